@@ -1,0 +1,20 @@
+// Each `coupler` subcommand registers itself on the CLI11 app; main() runs whichever was chosen.
+#pragma once
+
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+namespace coupler::cli {
+
+// Exit codes every command follows: 2 = bad input, 1 = runtime failure.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;
+inline constexpr int kExitBadInput = 2;
+
+// Sets `*run` to the command's body when that subcommand is chosen.
+using CommandBody = std::function<int()>;
+void AddPlanCommand(CLI::App& app, CommandBody* run);
+void AddVersionCommand(CLI::App& app, CommandBody* run);
+
+}  // namespace coupler::cli

@@ -1,0 +1,14 @@
+// Device discovery in a CPU-only build: no CUDA, so no devices, and that is not an error.
+#include "kernels/device.h"
+
+namespace coupler::kernels {
+
+Result<std::vector<DeviceInfo>> ListCudaDevices() { return std::vector<DeviceInfo>{}; }
+
+bool HaveCudaDevice() { return false; }
+
+std::string CudaRuntimeVersion() { return "none"; }
+
+bool BuiltWithCuda() { return false; }
+
+}  // namespace coupler::kernels

@@ -1,0 +1,85 @@
+// JobGraph: a user's job spec as data. The parser fills it from YAML/JSON with source
+// positions; the validator types the params against the op registry; the planner reads it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "runtime/job/diagnostics.h"
+
+namespace coupler::job {
+
+enum class Coupling { kAuto, kLoose, kTight };
+std::string_view CouplingName(Coupling c);
+
+// A value as written in the spec, before the op's schema gives it a type.
+struct RawValue {
+  enum class Kind { kNull, kScalar, kSequence, kMap };
+  Kind kind = Kind::kNull;
+  std::string text;             // scalar text
+  bool quoted = false;          // "8" (a string) vs 8 (a number)
+  std::vector<RawValue> items;  // sequence items
+  std::vector<std::pair<std::string, RawValue>> entries;  // map entries, in file order
+  SourcePos pos;
+};
+
+// A param after validation: typed, defaults filled in.
+using ParamValue = std::variant<bool, int64_t, double, std::string, std::vector<std::string>>;
+
+struct Resources {
+  double cpus = 1.0;             // per task (per rank for tight nodes)
+  int gpus = 0;                  // whole GPUs per task / per rank
+  uint64_t gpu_memory = 0;       // bytes of one GPU: a fractional share instead of whole GPUs
+  uint64_t memory = 0;           // host memory bytes, 0 = unspecified
+};
+
+// An input after validation: another node's output, or a dataset on disk.
+struct InputRef {
+  enum class Kind { kNode, kFile, kDirectory };
+  Kind kind = Kind::kNode;
+  std::string name;       // as written
+  std::string path;       // absolute path for datasets
+  size_t node_index = 0;  // for kNode
+  int shards = 0;         // .npy shards found in a dataset directory
+};
+
+struct NodeSpec {
+  std::string id;
+  std::string op;
+  std::vector<std::string> inputs;
+  std::map<std::string, RawValue> raw_params;  // as written
+  std::map<std::string, ParamValue> params;    // typed by the validator
+  std::vector<InputRef> resolved_inputs;       // filled by the validator
+  Resources resources;
+  Coupling coupling = Coupling::kAuto;
+  int ranks = 1;
+  bool ranks_given = false;
+  int retries = 3;
+  int priority = 0;
+  // Where each field was written ("id", "op", "inputs", "inputs[1]", "params.shards",
+  // "resources.gpus", ...), so late checks can still point at the line.
+  std::map<std::string, SourcePos> positions;
+  SourcePos pos;  // the node's own mapping
+
+  SourcePos PosOf(const std::string& field) const;
+};
+
+struct JobGraph {
+  std::string name;
+  std::string description;
+  std::string workdir;      // absolute once loaded
+  std::string source_file;  // as given by the user, for messages
+  std::string base_dir;     // relative inputs and paths resolve against this
+  int priority = 0;
+  std::vector<NodeSpec> nodes;
+  std::map<std::string, SourcePos> positions;  // job-level fields
+
+  // Index of the node with this id, or nullopt.
+  std::optional<size_t> Find(std::string_view id) const;
+};
+
+}  // namespace coupler::job

@@ -1,0 +1,292 @@
+#include "runtime/job/validator.h"
+
+#include <filesystem>
+#include <regex>
+#include <unordered_map>
+
+#include "runtime/job/param_validator.h"
+#include "runtime/job/scalars.h"
+
+namespace coupler::job {
+namespace {
+
+namespace fs = std::filesystem;
+using ops::OpDef;
+
+const std::regex& IdPattern() {
+  static const std::regex kId("[A-Za-z0-9][A-Za-z0-9_.-]*");
+  return kId;
+}
+
+std::string Plural(size_t n, const char* word) {
+  return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
+}
+
+class GraphValidator {
+ public:
+  GraphValidator(JobGraph& g, const ValidationEnv& env, Diagnostics& diags)
+      : g_(g), env_(env), diags_(diags) {}
+
+  void Run() {
+    CheckName();
+    IndexIds();
+    for (size_t i = 0; i < g_.nodes.size(); ++i) CheckNode(g_.nodes[i], i);
+    CheckCycles();
+  }
+
+ private:
+  SourcePos JobPos(const std::string& field) const {
+    auto it = g_.positions.find(field);
+    return it == g_.positions.end() ? SourcePos{1, 1} : it->second;
+  }
+
+  void CheckName() {
+    if (g_.name.empty()) return;  // the parser reported it missing
+    if (!std::regex_match(g_.name, IdPattern())) {
+      diags_.Add(JobPos("name"), "", "name",
+                 "job name '" + g_.name + "' may use only letters, digits, '_', '-' and '.'"
+                 " (it names the work directory)");
+    }
+  }
+
+  void IndexIds() {
+    for (size_t i = 0; i < g_.nodes.size(); ++i) {
+      const NodeSpec& n = g_.nodes[i];
+      if (n.id.empty()) continue;
+      if (!std::regex_match(n.id, IdPattern())) {
+        diags_.Add(n.PosOf("id"), n.id, "id",
+                   "node id may use only letters, digits, '_', '-' and '.' (it names the output "
+                   "directory)");
+      }
+      auto [it, inserted] = index_.emplace(n.id, i);
+      if (!inserted) {
+        const NodeSpec& first = g_.nodes[it->second];
+        diags_.Add(n.PosOf("id"), n.id, "id",
+                   "duplicate node id (first defined at line " +
+                       std::to_string(first.PosOf("id").line) + ")");
+      }
+      ids_.push_back(n.id);
+    }
+  }
+
+  void CheckNode(NodeSpec& n, size_t index) {
+    const OpDef* op = nullptr;
+    if (!n.op.empty()) {
+      op = env_.registry->Find(n.op);
+      if (op == nullptr) {
+        diags_.Add(n.PosOf("op"), n.id, "op", "unknown op '" + n.op + "'",
+                   DidYouMean(n.op, env_.registry->Names()));
+      }
+    }
+    CheckInputs(n, index, op);
+    if (op == nullptr) return;
+    ValidateParams(n, *op, env_, diags_);
+    CheckCoupling(n, *op);
+    CheckResources(n);
+  }
+
+  void CheckInputs(NodeSpec& n, size_t index, const OpDef* op) {
+    n.resolved_inputs.clear();
+    for (size_t k = 0; k < n.inputs.size(); ++k) {
+      const std::string& name = n.inputs[k];
+      const std::string field = "inputs[" + std::to_string(k) + "]";
+      InputRef ref;
+      ref.name = name;
+      auto it = index_.find(name);
+      if (it != index_.end()) {
+        if (it->second == index) {
+          diags_.Add(n.PosOf(field), n.id, field, "node reads its own output (cycle " + n.id +
+                                                     " -> " + n.id + ")");
+          continue;
+        }
+        ref.kind = InputRef::Kind::kNode;
+        ref.node_index = it->second;
+      } else {
+        ref.path = ResolvePath(env_.base_dir, name);
+        PathInfo info = env_.probe ? env_.probe(ref.path) : PathInfo{PathInfo::Kind::kDirectory, 1};
+        if (info.kind == PathInfo::Kind::kMissing) {
+          std::string hint = DidYouMean(name, ids_);
+          if (!hint.empty()) hint = hint.substr(0, hint.size() - 1) + " (a node)?";
+          diags_.Add(n.PosOf(field), n.id, field,
+                     "input '" + name + "' names neither a node nor an existing path (looked at " +
+                         ref.path + ")",
+                     hint);
+          continue;
+        }
+        ref.kind = info.kind == PathInfo::Kind::kFile ? InputRef::Kind::kFile
+                                                      : InputRef::Kind::kDirectory;
+        ref.shards = info.shards;
+      }
+      if (op != nullptr) CheckSlot(n, *op, k, ref, field);
+      n.resolved_inputs.push_back(std::move(ref));
+    }
+    if (op == nullptr) return;
+    if (n.inputs.size() < op->min_inputs || n.inputs.size() > op->max_inputs) {
+      std::string want;
+      if (op->min_inputs == op->max_inputs) {
+        want = Plural(op->min_inputs, "input");
+        if (!op->inputs.empty()) {
+          want += " [";
+          for (size_t s = 0; s < op->inputs.size(); ++s) {
+            want += (s ? ", " : "") + op->inputs[s].name;
+          }
+          want += "]";
+        }
+      } else if (op->max_inputs == SIZE_MAX) {
+        want = "at least " + Plural(op->min_inputs, "input");
+      } else {
+        want = std::to_string(op->min_inputs) + " to " + Plural(op->max_inputs, "input");
+      }
+      diags_.Add(n.PosOf("inputs"), n.id, "inputs",
+                 "op '" + op->name + "' takes " + want + ", got " + std::to_string(n.inputs.size()));
+    }
+  }
+
+  void CheckSlot(const NodeSpec& n, const OpDef& op, size_t k, const InputRef& ref,
+                 const std::string& field) {
+    if (k >= op.inputs.size()) return;
+    const ops::InputSlot& slot = op.inputs[k];
+    if (slot.dataset_file) {
+      if (ref.kind != InputRef::Kind::kFile) {
+        diags_.Add(n.PosOf(field), n.id, field,
+                   "op '" + op.name + "' reads a file (" + slot.name + "), but '" + ref.name +
+                       "' is " + (ref.kind == InputRef::Kind::kNode ? "a node" : "a directory"));
+      }
+      return;
+    }
+    if (ref.kind == InputRef::Kind::kFile) {
+      diags_.Add(n.PosOf(field), n.id, field,
+                 "'" + ref.name + "' is a file; op '" + op.name +
+                     "' reads a directory of .npy shards or a node (import a CSV with import_csv)");
+      return;
+    }
+    if (ref.kind == InputRef::Kind::kDirectory && ref.shards == 0 && env_.probe) {
+      diags_.Add(n.PosOf(field), n.id, field,
+                 "dataset directory '" + ref.name + "' holds no .npy shards");
+      return;
+    }
+    if (!slot.from_ops.empty()) {
+      const std::string producer =
+          ref.kind == InputRef::Kind::kNode ? g_.nodes[ref.node_index].op : std::string();
+      if (std::find(slot.from_ops.begin(), slot.from_ops.end(), producer) == slot.from_ops.end()) {
+        diags_.Add(n.PosOf(field), n.id, field,
+                   "input '" + slot.name + "' of op '" + op.name + "' must be a " +
+                       slot.from_ops.front() + " node, got '" + ref.name + "'" +
+                       (producer.empty() ? "" : " (op " + producer + ")"));
+      }
+    }
+  }
+
+  void CheckCoupling(const NodeSpec& n, const OpDef& op) {
+    if (n.ranks < 1) {
+      diags_.Add(n.PosOf("ranks"), n.id, "ranks",
+                 "ranks must be >= 1, got " + std::to_string(n.ranks));
+      return;
+    }
+    const Coupling effective = n.coupling == Coupling::kAuto ? op.default_coupling : n.coupling;
+    if (effective == Coupling::kTight && !op.can_be_tight) {
+      diags_.Add(n.PosOf("coupling"), n.id, "coupling",
+                 "op '" + op.name + "' cannot run tight: it is loose work (one task per shard)");
+      return;
+    }
+    if (effective == Coupling::kLoose && !op.can_be_loose) {
+      diags_.Add(n.PosOf("coupling"), n.id, "coupling",
+                 "op '" + op.name + "' cannot run loose");
+      return;
+    }
+    if (n.ranks > 1 && effective == Coupling::kLoose) {
+      if (!op.can_be_tight) {
+        diags_.Add(n.PosOf("ranks"), n.id, "ranks",
+                   "ranks > 1 on op '" + op.name +
+                       "', which cannot run tight (it runs one task per shard instead)");
+      } else {
+        diags_.Add(n.PosOf("coupling"), n.id, "coupling",
+                   "tight op '" + op.name + "' forced loose cannot have ranks > 1 (got " +
+                       std::to_string(n.ranks) + "); use coupling: tight or ranks: 1");
+      }
+    }
+  }
+
+  void CheckResources(const NodeSpec& n) {
+    const Resources& r = n.resources;
+    if (r.gpus > 0 && r.gpu_memory > 0) {
+      diags_.Add(n.PosOf("resources.gpu_memory"), n.id, "resources.gpu_memory",
+                 "gpu_memory asks for a share of one GPU; do not combine it with gpus");
+    }
+  }
+
+  // Iterative DFS (10,000-node chains must not overflow the stack); prints each cycle once.
+  void CheckCycles() {
+    enum Color : uint8_t { kWhite, kGrey, kBlack };
+    std::vector<Color> color(g_.nodes.size(), kWhite);
+    std::vector<size_t> parent(g_.nodes.size(), SIZE_MAX);
+    for (size_t root = 0; root < g_.nodes.size(); ++root) {
+      if (color[root] != kWhite) continue;
+      std::vector<std::pair<size_t, size_t>> stack{{root, 0}};  // node, next input
+      color[root] = kGrey;
+      while (!stack.empty()) {
+        auto& [u, next] = stack.back();
+        const auto& ins = g_.nodes[u].resolved_inputs;
+        if (next == ins.size()) {
+          color[u] = kBlack;
+          stack.pop_back();
+          continue;
+        }
+        const InputRef& ref = ins[next++];
+        if (ref.kind != InputRef::Kind::kNode) continue;
+        size_t v = ref.node_index;
+        if (color[v] == kWhite) {
+          color[v] = kGrey;
+          parent[v] = u;
+          stack.emplace_back(v, 0);
+        } else if (color[v] == kGrey) {
+          ReportCycle(u, v, parent);
+        }
+      }
+    }
+  }
+
+  void ReportCycle(size_t from, size_t to, const std::vector<size_t>& parent) {
+    // Data flows input → reader, so print the cycle in that direction: to -> ... -> from -> to.
+    std::vector<size_t> path{from};
+    for (size_t x = from; x != to && parent[x] != SIZE_MAX; x = parent[x]) path.push_back(parent[x]);
+    std::string text;
+    for (size_t x : path) text += g_.nodes[x].id + " -> ";
+    text += g_.nodes[from].id;
+    const NodeSpec& n = g_.nodes[from];
+    diags_.Add(n.PosOf("inputs"), n.id, "inputs", "cycle: " + text);
+  }
+
+  JobGraph& g_;
+  const ValidationEnv& env_;
+  Diagnostics& diags_;
+  std::unordered_map<std::string, size_t> index_;
+  std::vector<std::string> ids_;
+};
+
+}  // namespace
+
+PathInfo ProbePath(const std::string& abs_path) {
+  std::error_code ec;
+  auto st = fs::status(abs_path, ec);
+  if (ec || !fs::exists(st)) return {};
+  if (fs::is_regular_file(st)) return {PathInfo::Kind::kFile, 0};
+  if (!fs::is_directory(st)) return {};
+  PathInfo info{PathInfo::Kind::kDirectory, 0};
+  for (const auto& e : fs::directory_iterator(abs_path, ec)) {
+    if (e.path().extension() == ".npy") ++info.shards;
+  }
+  return info;
+}
+
+std::string ResolvePath(const std::string& base_dir, const std::string& path) {
+  fs::path p(path);
+  if (p.is_relative() && !base_dir.empty()) p = fs::path(base_dir) / p;
+  return p.lexically_normal().string();
+}
+
+void ValidateJob(JobGraph& graph, const ValidationEnv& env, Diagnostics& diags) {
+  GraphValidator(graph, env, diags).Run();
+}
+
+}  // namespace coupler::job

@@ -1,0 +1,182 @@
+#include "runtime/ops/builtin_ops.h"
+
+#include <cstdint>
+#include <limits>
+
+namespace coupler::ops {
+namespace {
+
+using job::Coupling;
+using job::ParamValue;
+constexpr size_t kAny = std::numeric_limits<size_t>::max();
+
+ParamSchema Param(std::string name, ParamType type, std::string doc) {
+  ParamSchema p;
+  p.name = std::move(name);
+  p.type = type;
+  p.doc = std::move(doc);
+  return p;
+}
+ParamSchema Required(ParamSchema p) {
+  p.required = true;
+  return p;
+}
+ParamSchema Default(ParamSchema p, ParamValue v) {
+  p.default_value = std::move(v);
+  return p;
+}
+ParamSchema Range(ParamSchema p, std::optional<double> lo, std::optional<double> hi) {
+  p.min = lo;
+  p.max = hi;
+  return p;
+}
+ParamSchema Choices(ParamSchema p, std::vector<std::string> c) {
+  p.choices = std::move(c);
+  return p;
+}
+
+OpDef Loose(std::string name, std::string summary, Expansion expansion) {
+  OpDef d;
+  d.name = std::move(name);
+  d.summary = std::move(summary);
+  d.expansion = expansion;
+  d.min_inputs = 1;
+  d.max_inputs = 1;
+  d.inputs = {InputSlot{"data", {}, false}};
+  return d;
+}
+
+ParamSchema Columns(std::string doc) { return Param("columns", ParamType::kStringList, std::move(doc)); }
+
+}  // namespace
+
+std::vector<OpDef> BuiltinOpDefs() {
+  std::vector<OpDef> ops;
+
+  OpDef import_csv = Loose("import_csv", "split a CSV file into .npy shards", Expansion::kFixed);
+  import_csv.output = OutputShape::kFromParam;
+  import_csv.count_param = "shards";
+  import_csv.inputs = {InputSlot{"csv", {}, true}};
+  import_csv.params = {
+      Range(Default(Param("shards", ParamType::kInt, "number of output shards (one task each)"),
+                    int64_t{8}),
+            1, 1'000'000),
+      Default(Param("header", ParamType::kBool, "the first line names the columns"), true),
+      Param("label_column", ParamType::kString, "column stored as int32 labels"),
+  };
+  ops.push_back(import_csv);
+
+  OpDef stats = Loose("column_stats", "count, mean, variance, min, max per column",
+                      Expansion::kPerShardWithReduce);
+  stats.output = OutputShape::kSingle;
+  stats.params = {Columns("columns to summarize (default: every numeric column)")};
+  ops.push_back(stats);
+
+  OpDef standardize = Loose("standardize", "(x - mean) / stddev with reduced stats",
+                            Expansion::kPerShard);
+  standardize.min_inputs = standardize.max_inputs = 2;
+  standardize.inputs = {InputSlot{"data", {}, false}, InputSlot{"stats", {"column_stats"}, false}};
+  standardize.params = {Columns("columns to standardize (default: those in the stats)")};
+  ops.push_back(standardize);
+
+  OpDef filter_map = Loose("filter_map", "value = a * b; keep rows with value > threshold; sqrt",
+                           Expansion::kPerShard);
+  filter_map.params = {
+      Required(Param("a", ParamType::kString, "first factor column")),
+      Required(Param("b", ParamType::kString, "second factor column")),
+      Default(Param("threshold", ParamType::kFloat, "keep rows whose product exceeds this"), 0.0),
+      Default(Param("out", ParamType::kString, "name of the output column"), std::string("value")),
+  };
+  ops.push_back(filter_map);
+
+  OpDef clip = Loose("clip", "clamp columns into [min, max]", Expansion::kPerShard);
+  clip.params = {
+      Required(Param("min", ParamType::kFloat, "lower bound")),
+      Required(Param("max", ParamType::kFloat, "upper bound")),
+      Columns("columns to clip (default: every float column)"),
+  };
+  ops.push_back(clip);
+
+  OpDef cast = Loose("cast", "float32 columns to float16 or bfloat16", Expansion::kPerShard);
+  cast.params = {
+      Required(Choices(Param("dtype", ParamType::kString, "target type"), {"float16", "bfloat16"})),
+      Columns("columns to cast (default: every float32 column)"),
+  };
+  ops.push_back(cast);
+
+  OpDef evaluate = Loose("evaluate", "score a trained model on held-out shards",
+                         Expansion::kPerShardWithReduce);
+  evaluate.hardware = HardwareClass::kGpu;
+  evaluate.output = OutputShape::kSingle;
+  evaluate.min_inputs = evaluate.max_inputs = 2;
+  evaluate.inputs = {InputSlot{"data", {}, false}, InputSlot{"model", {"train"}, false}};
+  evaluate.params = {Param("label_column", ParamType::kString, "column holding the labels")};
+  ops.push_back(evaluate);
+
+  OpDef noop = Loose("noop", "does nothing, one task per input shard or `tasks` tasks",
+                     Expansion::kPerShard);
+  noop.min_inputs = 0;
+  noop.max_inputs = kAny;
+  noop.inputs = {};
+  noop.count_param = "tasks";
+  noop.params = {
+      Range(Default(Param("tasks", ParamType::kInt, "task count when the node has no inputs"),
+                    int64_t{1}),
+            1, 100'000'000),
+      Range(Default(Param("sleep_ms", ParamType::kInt, "time each task takes"), int64_t{0}), 0,
+            86'400'000),
+  };
+  ops.push_back(noop);
+
+  OpDef exec = Loose("exec", "run a command per shard", Expansion::kPerShard);
+  exec.params = {
+      Required(Param("command", ParamType::kString, "shell command; {input} {output} {shard}")),
+      Range(Default(Param("timeout", ParamType::kFloat, "seconds before the task is killed"),
+                    3600.0),
+            0.001, 7 * 86400.0),
+  };
+  exec.params[0].placeholders = {"input", "output", "shard"};
+  ops.push_back(exec);
+
+  OpDef train;
+  train.name = "train";
+  train.summary = "data-parallel MLP training, one rank per GPU";
+  train.default_coupling = Coupling::kTight;
+  train.can_be_tight = true;
+  train.hardware = HardwareClass::kGpuFastInterconnect;
+  train.expansion = Expansion::kGang;
+  train.output = OutputShape::kSingle;
+  train.min_inputs = 0;
+  train.max_inputs = 1;
+  train.inputs = {InputSlot{"data", {}, false}};
+  train.params = {
+      Required(Param("config", ParamType::kPath, "training config file (YAML)")),
+      Choices(Param("precision", ParamType::kString, "compute precision"), {"fp32", "fp16", "bf16"}),
+      Range(Param("epochs", ParamType::kInt, "passes over the data"), 1, 1'000'000),
+      Range(Param("micro_batch", ParamType::kIntOrAuto, "samples per micro-batch, or auto"), 1,
+            1e9),
+      Range(Param("accumulate", ParamType::kInt, "micro-batches per optimizer step"), 1, 1e6),
+  };
+  ops.push_back(train);
+
+  OpDef mpi_exec;
+  mpi_exec.name = "mpi_exec";
+  mpi_exec.summary = "the user's own MPI program as one gang";
+  mpi_exec.default_coupling = Coupling::kTight;
+  mpi_exec.can_be_tight = true;
+  mpi_exec.hardware = HardwareClass::kGpuFastInterconnect;
+  mpi_exec.expansion = Expansion::kGang;
+  mpi_exec.output = OutputShape::kSingle;
+  mpi_exec.min_inputs = 0;
+  mpi_exec.max_inputs = kAny;
+  mpi_exec.params = {
+      Required(Param("command", ParamType::kString,
+                     "command; {ranks} {hostfile} {input} {output}")),
+  };
+  mpi_exec.params[0].placeholders = {"ranks", "hostfile", "input", "output"};
+  ops.push_back(mpi_exec);
+
+  return ops;
+}
+
+}  // namespace coupler::ops

@@ -1,0 +1,34 @@
+#include "runtime/ops/op_def.h"
+
+namespace coupler::ops {
+
+std::string_view ParamTypeName(ParamType t) {
+  switch (t) {
+    case ParamType::kBool: return "a boolean (true/false)";
+    case ParamType::kInt: return "an integer";
+    case ParamType::kFloat: return "a number";
+    case ParamType::kString: return "a string";
+    case ParamType::kStringList: return "a list of strings";
+    case ParamType::kIntOrAuto: return "an integer or 'auto'";
+    case ParamType::kPath: return "a file path";
+  }
+  return "a value";
+}
+
+std::string_view HardwareClassName(HardwareClass h) {
+  switch (h) {
+    case HardwareClass::kCpu: return "cpu";
+    case HardwareClass::kGpu: return "gpu";
+    case HardwareClass::kGpuFastInterconnect: return "gpu+fast-interconnect";
+  }
+  return "cpu";
+}
+
+const ParamSchema* OpDef::FindParam(std::string_view param) const {
+  for (const auto& p : params) {
+    if (p.name == param) return &p;
+  }
+  return nullptr;
+}
+
+}  // namespace coupler::ops

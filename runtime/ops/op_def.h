@@ -1,0 +1,79 @@
+// OpDef: what an op declares about itself — coupling, params, hardware class and how it
+// expands into tasks. The validator and planner read these; execution comes from elsewhere.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/job/job_graph.h"
+
+namespace coupler::ops {
+
+enum class ParamType {
+  kBool,
+  kInt,
+  kFloat,
+  kString,
+  kStringList,
+  kIntOrAuto,  // an int, or the word "auto"
+  kPath,       // a string naming an existing file, relative to the spec
+};
+std::string_view ParamTypeName(ParamType t);
+
+struct ParamSchema {
+  std::string name;
+  ParamType type = ParamType::kString;
+  bool required = false;
+  std::optional<job::ParamValue> default_value;
+  std::optional<double> min;             // inclusive, for numbers
+  std::optional<double> max;             // inclusive, for numbers
+  std::vector<std::string> choices;      // allowed strings, when non-empty
+  std::vector<std::string> placeholders; // allowed {name} placeholders in a command string
+  std::string doc;
+};
+
+enum class HardwareClass { kCpu, kGpu, kGpuFastInterconnect };
+std::string_view HardwareClassName(HardwareClass h);
+
+// How a node of this op becomes work.
+enum class Expansion {
+  kPerShard,            // one task per shard of the first input
+  kPerShardWithReduce,  // one task per shard, then one reduce task
+  kFixed,               // a count from a param (import_csv: shards; noop without inputs: tasks)
+  kGang,                // one group of `ranks` processes started together
+};
+
+// What a node's output looks like to the nodes that read it.
+enum class OutputShape {
+  kSameAsInput,  // one output shard per input shard
+  kFromParam,    // the count param's value
+  kSingle,       // one shard (stats, a model, metrics)
+};
+
+// One declared input slot, e.g. standardize's "stats" must come from a column_stats node.
+struct InputSlot {
+  std::string name;
+  std::vector<std::string> from_ops;  // allowed producer ops; empty = any node or dataset
+  bool dataset_file = false;          // a path to a file (a CSV), not a node or shard directory
+};
+
+struct OpDef {
+  std::string name;
+  std::string summary;
+  job::Coupling default_coupling = job::Coupling::kLoose;
+  bool can_be_tight = false;
+  bool can_be_loose = true;
+  HardwareClass hardware = HardwareClass::kCpu;
+  Expansion expansion = Expansion::kPerShard;
+  OutputShape output = OutputShape::kSameAsInput;
+  std::string count_param;     // for kFixed / kFromParam
+  std::vector<InputSlot> inputs;  // fixed slots, in order
+  size_t min_inputs = 0;
+  size_t max_inputs = 0;       // SIZE_MAX = any number
+  std::vector<ParamSchema> params;
+
+  const ParamSchema* FindParam(std::string_view param) const;
+};
+
+}  // namespace coupler::ops

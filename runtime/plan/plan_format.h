@@ -1,0 +1,16 @@
+// How a Plan is shown: a table for people, JSON for scripts (`coupler plan --json`).
+#pragma once
+
+#include <string>
+
+#include "runtime/plan/planner.h"
+
+namespace coupler::plan {
+
+std::string FormatPlanTable(const Plan& plan);
+
+// {"job": NAME, "stages": S, "total_tasks": T, "nodes": [{"id", "op", "coupling", "tasks",
+//  "ranks", "hardware", "stage", "deps": [...]}]}
+std::string FormatPlanJson(const Plan& plan);
+
+}  // namespace coupler::plan

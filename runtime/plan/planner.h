@@ -1,0 +1,42 @@
+// Planner: a validated JobGraph → a Plan saying, per node, how it runs: loose tasks or a tight
+// gang, how many, on what hardware, in which stage. Pure logic, no I/O.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "runtime/job/job_graph.h"
+#include "runtime/ops/op_registry.h"
+#include "runtime/status.h"
+
+namespace coupler::plan {
+
+struct PlanNode {
+  std::string id;
+  std::string op;
+  job::Coupling coupling = job::Coupling::kLoose;  // never kAuto in a plan
+  int64_t tasks = 0;         // loose: map tasks + reduce; tight: 1 (the gang)
+  int64_t map_tasks = 0;     // one per shard (loose); 0 for tight
+  bool has_reduce = false;
+  int ranks = 1;             // processes per task: the gang size for tight nodes
+  ops::HardwareClass hardware = ops::HardwareClass::kCpu;
+  int stage = 0;             // topological level: 0 reads only datasets
+  std::vector<std::string> deps;  // node ids this one reads
+  int64_t output_shards = 0;
+  size_t node_index = 0;     // into JobGraph::nodes
+};
+
+struct Plan {
+  std::string job;
+  std::vector<PlanNode> nodes;  // by stage, then in spec order
+  int stages = 0;
+  int64_t total_tasks = 0;
+};
+
+// The graph must have passed ValidateJob (inputs resolved, params typed); a graph that did
+// not (a cycle, an unknown op) gets InvalidArgument.
+Result<Plan> PlanJob(const job::JobGraph& graph,
+                     const ops::OpRegistry& registry = ops::OpRegistry::Builtin());
+
+}  // namespace coupler::plan

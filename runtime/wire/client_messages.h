@@ -1,0 +1,171 @@
+// Messages between `coupler` client commands (submit, status, cancel, workers, drain) and the
+// coordinator. Each request is answered by its reply type, or by Ack / Error.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <cereal/types/string.hpp>
+#include <cereal/types/vector.hpp>
+
+#include "runtime/wire/message_type.h"
+#include "runtime/wire/worker_messages.h"
+
+namespace coupler::wire {
+
+struct SubmitJob {
+  static constexpr MessageType kType = MessageType::kSubmitJob;
+
+  std::string spec_text;  // the job graph, YAML or JSON, as the user wrote it
+  std::string spec_path;  // only for error messages ("job.yaml:12: ...")
+  int32_t priority = 0;   // higher runs first
+  std::string client_id;
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(spec_text, spec_path, priority, client_id);
+  }
+  friend bool operator==(const SubmitJob&, const SubmitJob&) = default;
+};
+
+struct SubmitReply {
+  static constexpr MessageType kType = MessageType::kSubmitReply;
+
+  std::string job_id;  // empty when !ok
+  bool ok = false;
+  std::string error;  // why the job was refused (validation error with file:line or node id)
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(job_id, ok, error);
+  }
+  friend bool operator==(const SubmitReply&, const SubmitReply&) = default;
+};
+
+struct StatusRequest {
+  static constexpr MessageType kType = MessageType::kStatusRequest;
+
+  std::string job_id;  // empty: all jobs
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(job_id);
+  }
+  friend bool operator==(const StatusRequest&, const StatusRequest&) = default;
+};
+
+struct NodeStatus {
+  std::string id;
+  std::string state;  // "pending", "running", "done", "failed", "cancelled"
+  uint64_t tasks_total = 0;
+  uint64_t tasks_done = 0;
+  uint64_t attempts = 0;
+  std::string error;  // the first task error, if the node failed
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(id, state, tasks_total, tasks_done, attempts, error);
+  }
+  friend bool operator==(const NodeStatus&, const NodeStatus&) = default;
+};
+
+// States travel as text so a client built against an older state list still prints them.
+struct JobStatus {
+  std::string id;
+  std::string name;
+  std::string state;
+  uint64_t tasks_total = 0;
+  uint64_t tasks_queued = 0;
+  uint64_t tasks_running = 0;
+  uint64_t tasks_done = 0;
+  uint64_t tasks_failed = 0;
+  uint64_t attempts = 0;
+  std::vector<NodeStatus> nodes;
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(id, name, state, tasks_total, tasks_queued, tasks_running, tasks_done, tasks_failed,
+       attempts, nodes);
+  }
+  friend bool operator==(const JobStatus&, const JobStatus&) = default;
+};
+
+struct StatusReply {
+  static constexpr MessageType kType = MessageType::kStatusReply;
+
+  std::vector<JobStatus> jobs;
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(jobs);
+  }
+  friend bool operator==(const StatusReply&, const StatusReply&) = default;
+};
+
+// Client -> coordinator, and coordinator -> workers holding the job's tasks.
+struct CancelJob {
+  static constexpr MessageType kType = MessageType::kCancelJob;
+
+  std::string job_id;
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(job_id);
+  }
+  friend bool operator==(const CancelJob&, const CancelJob&) = default;
+};
+
+// Client -> coordinator, then coordinator -> that worker: finish running tasks, take no more.
+struct DrainWorker {
+  static constexpr MessageType kType = MessageType::kDrainWorker;
+
+  std::string worker_id;
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(worker_id);
+  }
+  friend bool operator==(const DrainWorker&, const DrainWorker&) = default;
+};
+
+struct WorkersRequest {
+  static constexpr MessageType kType = MessageType::kWorkersRequest;
+
+  std::string worker_id;  // empty: all workers
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(worker_id);
+  }
+  friend bool operator==(const WorkersRequest&, const WorkersRequest&) = default;
+};
+
+struct WorkerStatus {
+  std::string id;
+  std::string host;
+  uint32_t slots = 0;
+  uint32_t running = 0;
+  std::string state;  // "alive", "draining", "dead"
+  std::vector<GpuInfo> gpus;
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(id, host, slots, running, state, gpus);
+  }
+  friend bool operator==(const WorkerStatus&, const WorkerStatus&) = default;
+};
+
+struct WorkersReply {
+  static constexpr MessageType kType = MessageType::kWorkersReply;
+
+  std::vector<WorkerStatus> workers;
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(workers);
+  }
+  friend bool operator==(const WorkersReply&, const WorkersReply&) = default;
+};
+
+}  // namespace coupler::wire

@@ -1,0 +1,44 @@
+// The fixed 12-byte header in front of every coupler message: what it is, which protocol
+// version wrote it, and how long the payload is. Packed byte by byte, little-endian, so the
+// layout never depends on a compiler's struct padding or the host's byte order.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "runtime/status.h"
+#include "runtime/wire/message_type.h"
+
+namespace coupler::wire {
+
+// Offset 0: magic "CPLR" | 4: version u16 | 6: type u16 | 8: payload length u32 | 12: payload.
+inline constexpr char kMagic[4] = {'C', 'P', 'L', 'R'};
+inline constexpr size_t kHeaderSize = 12;
+
+// The version this build writes. A reader accepts [kMinSupportedVersion, kProtocolVersion];
+// any change to a message's fields needs a bump (see docs/protocol.md).
+inline constexpr uint16_t kProtocolVersion = 1;
+inline constexpr uint16_t kMinSupportedVersion = 1;
+
+// Default cap on a payload the decoder will look at; far above a batch of a few hundred tasks,
+// far below what would hurt a coordinator holding a million-task job.
+inline constexpr size_t kDefaultMaxPayloadBytes = size_t{64} << 20;
+
+struct Header {
+  uint16_t version = kProtocolVersion;
+  MessageType type = MessageType::kAck;
+  uint32_t payload_size = 0;
+
+  friend bool operator==(const Header&, const Header&) = default;
+};
+
+// Writes exactly kHeaderSize bytes at `out`.
+void WriteHeader(const Header& header, char* out);
+
+// Reads and checks the first kHeaderSize bytes of `bytes`: long enough, magic, supported
+// version, known type. It does not look at the payload (Decode does); the payload_size it
+// returns is what the sender claimed.
+Result<Header> ReadHeader(std::string_view bytes);
+
+}  // namespace coupler::wire

@@ -1,0 +1,68 @@
+// The numbers that name each coupler wire message in the envelope header. They are part of the
+// protocol: a number, once shipped, keeps its meaning; new messages take new numbers.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace coupler::wire {
+
+// Grouped by who talks: 1-15 worker <-> coordinator, 16-31 client <-> coordinator,
+// 32-47 replies anyone may send. Gaps leave room to grow a group without renumbering.
+enum class MessageType : uint16_t {
+  kRegisterWorker = 1,
+  kHeartbeat = 2,
+  kTaskAssignment = 3,
+  kTaskResult = 4,
+
+  kSubmitJob = 16,
+  kSubmitReply = 17,
+  kStatusRequest = 18,
+  kStatusReply = 19,
+  kCancelJob = 20,
+  kDrainWorker = 21,
+  kWorkersRequest = 22,
+  kWorkersReply = 23,
+
+  kAck = 32,
+  kError = 33,
+};
+
+inline constexpr MessageType kAllMessageTypes[] = {
+    MessageType::kRegisterWorker, MessageType::kHeartbeat,     MessageType::kTaskAssignment,
+    MessageType::kTaskResult,     MessageType::kSubmitJob,     MessageType::kSubmitReply,
+    MessageType::kStatusRequest,  MessageType::kStatusReply,   MessageType::kCancelJob,
+    MessageType::kDrainWorker,    MessageType::kWorkersRequest, MessageType::kWorkersReply,
+    MessageType::kAck,            MessageType::kError,
+};
+
+// "RegisterWorker", ...; "Unknown" for a number outside the enum (e.g. read off the wire).
+constexpr std::string_view MessageTypeName(MessageType type) {
+  switch (type) {
+    case MessageType::kRegisterWorker: return "RegisterWorker";
+    case MessageType::kHeartbeat: return "Heartbeat";
+    case MessageType::kTaskAssignment: return "TaskAssignment";
+    case MessageType::kTaskResult: return "TaskResult";
+    case MessageType::kSubmitJob: return "SubmitJob";
+    case MessageType::kSubmitReply: return "SubmitReply";
+    case MessageType::kStatusRequest: return "StatusRequest";
+    case MessageType::kStatusReply: return "StatusReply";
+    case MessageType::kCancelJob: return "CancelJob";
+    case MessageType::kDrainWorker: return "DrainWorker";
+    case MessageType::kWorkersRequest: return "WorkersRequest";
+    case MessageType::kWorkersReply: return "WorkersReply";
+    case MessageType::kAck: return "Ack";
+    case MessageType::kError: return "Error";
+  }
+  return "Unknown";
+}
+
+// True when `raw` (a type number read off the wire) names a message this build understands.
+constexpr bool IsKnownMessageType(uint16_t raw) {
+  for (MessageType type : kAllMessageTypes) {
+    if (static_cast<uint16_t>(type) == raw) return true;
+  }
+  return false;
+}
+
+}  // namespace coupler::wire

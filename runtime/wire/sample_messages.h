@@ -1,0 +1,123 @@
+// One message of every type with every field set to a non-default value. For tests and for the
+// fuzzer's seed corpus (tests/fuzz/make_decode_corpus.cc), not for production code: a round
+// trip of these proves each field is on the wire, and their encodings pin the wire format.
+#pragma once
+
+#include <cctype>
+#include <string>
+#include <vector>
+
+#include "runtime/wire/messages.h"
+
+namespace coupler::wire {
+
+inline std::vector<Message> SampleMessages() {
+  const GpuInfo gpu{1, "H100", 80ull << 30, 79ull << 30};
+
+  RegisterWorker reg;
+  reg.worker_id = "w-1";
+  reg.host = "node7";
+  reg.pid = 4242;
+  reg.slots = 8;
+  reg.prefetch = 4;
+  reg.cpus = 32;
+  reg.memory_bytes = 256ull << 30;
+  reg.gpus = {gpu};
+  reg.labels = {{"interconnect", "nvlink"}};
+  reg.protocol_version = 1;
+
+  Heartbeat beat;
+  beat.sender_id = "w-1";
+  beat.sequence = 17;
+  beat.running_tasks = 3;
+  beat.timestamp_ms = 1700000000123;
+  beat.gpus = {GpuUsage{1, 87, 12ull << 30, 80ull << 30}};
+  beat.draining = true;
+
+  TaskSpec task;
+  task.job_id = "j-9";
+  task.task_id = 1ull << 40;
+  task.node_id = "norm";
+  task.op = "standardize";
+  task.attempt = 2;
+  task.shard_index = 5;
+  task.input_paths = {"/d/a.npy", "/d/b.npy"};
+  task.output_path = "/o/5.npy";
+  task.params = {{"a", "1.5"}, {"mode", "z"}};
+  task.timeout_ms = 60000;
+  task.gpu_memory_bytes = 4ull << 30;
+  TaskAssignment assign;
+  assign.tasks = {task};
+
+  TaskOutcome outcome;
+  outcome.job_id = "j-9";
+  outcome.task_id = 1ull << 40;
+  outcome.attempt = 2;
+  outcome.ok = true;
+  outcome.error = "warn";
+  outcome.output_paths = {"/o/5.npy"};
+  outcome.rows_in = 1000;
+  outcome.rows_out = 990;
+  outcome.device = "cuda:1";
+  outcome.gpu_requested_but_cpu = true;
+  outcome.kernel_ms = 1.25;
+  outcome.bytes_processed = 123456;
+  TaskResult result;
+  result.worker_id = "w-1";
+  result.outcomes = {outcome};
+
+  SubmitJob submit{"name: t\nnodes: []\n", "t.yaml", -3, "cli-1"};
+  SubmitReply submit_reply{"j-9", true, "none"};
+  StatusRequest status_request{"j-9"};
+
+  JobStatus job;
+  job.id = "j-9";
+  job.name = "t";
+  job.state = "running";
+  job.tasks_total = 10;
+  job.tasks_queued = 4;
+  job.tasks_running = 3;
+  job.tasks_done = 2;
+  job.tasks_failed = 1;
+  job.attempts = 12;
+  job.nodes = {NodeStatus{"norm", "failed", 10, 2, 5, "boom"}};
+  StatusReply status_reply;
+  status_reply.jobs = {job};
+
+  WorkerStatus worker{"w-1", "node7", 8, 3, "draining", {gpu}};
+  WorkersReply workers_reply;
+  workers_reply.workers = {worker};
+
+  return {
+      reg,
+      beat,
+      assign,
+      result,
+      submit,
+      submit_reply,
+      status_request,
+      status_reply,
+      CancelJob{"j-9"},
+      DrainWorker{"w-1"},
+      WorkersRequest{"w-1"},
+      workers_reply,
+      Ack{static_cast<uint16_t>(MessageType::kDrainWorker), "draining"},
+      Error{static_cast<uint16_t>(MessageType::kSubmitJob), 1, "bad spec"},
+  };
+}
+
+// "register_worker.bin" for kRegisterWorker: the seed file holding that sample's encoding.
+inline std::string SeedFileName(MessageType type) {
+  std::string name;
+  for (char c : MessageTypeName(type)) {
+    if (std::isupper(static_cast<unsigned char>(c))) {
+      if (!name.empty()) name += '_';
+      name += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    } else {
+      name += c;
+    }
+  }
+  return name + ".bin";
+}
+
+}  // namespace coupler::wire

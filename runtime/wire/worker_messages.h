@@ -1,0 +1,161 @@
+// Messages between the coordinator and its workers: registration, heartbeats (both ways), and
+// the batched task traffic. Assignments and results travel many per message because one task
+// per round trip caps the pipe at ~10k tasks/s (see DESIGN.md, "Limits measured").
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <cereal/types/map.hpp>
+#include <cereal/types/string.hpp>
+#include <cereal/types/vector.hpp>
+
+#include "runtime/wire/message_type.h"
+
+namespace coupler::wire {
+
+// One GPU as a worker sees it when it registers (and as `coupler workers` shows it).
+struct GpuInfo {
+  uint32_t index = 0;  // CUDA device ordinal on that host
+  std::string name;    // e.g. "NVIDIA H100 80GB HBM3"
+  uint64_t total_memory = 0;
+  uint64_t free_memory = 0;
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(index, name, total_memory, free_memory);
+  }
+  friend bool operator==(const GpuInfo&, const GpuInfo&) = default;
+};
+
+// A worker's announcement of itself; the coordinator answers with Ack or Error.
+struct RegisterWorker {
+  static constexpr MessageType kType = MessageType::kRegisterWorker;
+
+  std::string worker_id;
+  std::string host;
+  uint32_t pid = 0;
+  uint32_t slots = 0;     // tasks it runs at once
+  uint32_t prefetch = 0;  // extra tasks it may hold queued, so its pipe never runs dry
+  uint32_t cpus = 0;
+  uint64_t memory_bytes = 0;
+  std::vector<GpuInfo> gpus;
+  std::map<std::string, std::string> labels;  // e.g. interconnect=nvlink
+  // The newest version the worker speaks; the envelope carries the one this message uses.
+  uint16_t protocol_version = 0;
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(worker_id, host, pid, slots, prefetch, cpus, memory_bytes, gpus, labels, protocol_version);
+  }
+  friend bool operator==(const RegisterWorker&, const RegisterWorker&) = default;
+};
+
+// Live load of one GPU, reported in every worker heartbeat.
+struct GpuUsage {
+  uint32_t index = 0;
+  uint32_t utilization_percent = 0;  // integer, as NVML reports it
+  uint64_t used_memory = 0;
+  uint64_t total_memory = 0;
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(index, utilization_percent, used_memory, total_memory);
+  }
+  friend bool operator==(const GpuUsage&, const GpuUsage&) = default;
+};
+
+// Sent both ways; a peer silent for the timeout is presumed dead.
+struct Heartbeat {
+  static constexpr MessageType kType = MessageType::kHeartbeat;
+
+  std::string sender_id;  // worker id, or "coordinator"
+  uint64_t sequence = 0;  // per sender, +1 each beat: gaps show lost beats
+  uint32_t running_tasks = 0;
+  uint64_t timestamp_ms = 0;  // sender's wall clock, Unix epoch
+  std::vector<GpuUsage> gpus;
+  bool draining = false;  // the worker takes no new tasks and leaves when idle
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(sender_id, sequence, running_tasks, timestamp_ms, gpus, draining);
+  }
+  friend bool operator==(const Heartbeat&, const Heartbeat&) = default;
+};
+
+// One unit of loose work. Params are rendered to text by the coordinator so the wire does
+// not need to know each op's parameter types.
+struct TaskSpec {
+  std::string job_id;
+  uint64_t task_id = 0;
+  std::string node_id;
+  std::string op;
+  uint32_t attempt = 0;  // 0 first; +1 on each re-queue
+  int32_t shard_index = -1;  // -1: not a per-shard task (e.g. a reduce)
+  std::vector<std::string> input_paths;
+  std::string output_path;
+  std::map<std::string, std::string> params;
+  uint64_t timeout_ms = 0;        // 0: no limit
+  uint64_t gpu_memory_bytes = 0;  // 0: no GPU asked; else the slice of one device it needs
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(job_id, task_id, node_id, op, attempt, shard_index, input_paths, output_path, params,
+       timeout_ms, gpu_memory_bytes);
+  }
+  friend bool operator==(const TaskSpec&, const TaskSpec&) = default;
+};
+
+// Coordinator -> worker: a batch of tasks, within the worker's slots + prefetch credit.
+struct TaskAssignment {
+  static constexpr MessageType kType = MessageType::kTaskAssignment;
+
+  std::vector<TaskSpec> tasks;
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(tasks);
+  }
+  friend bool operator==(const TaskAssignment&, const TaskAssignment&) = default;
+};
+
+// How one attempt of one task ended, with what it ran on, so an idle GPU shows up.
+struct TaskOutcome {
+  std::string job_id;
+  uint64_t task_id = 0;
+  uint32_t attempt = 0;
+  bool ok = false;
+  std::string error;  // one line: what failed and why; empty when ok
+  std::vector<std::string> output_paths;
+  uint64_t rows_in = 0;
+  uint64_t rows_out = 0;
+  std::string device;  // where it actually ran: "cpu", "cuda:0", ...
+  bool gpu_requested_but_cpu = false;  // asked for a GPU, ran on the CPU fallback
+  double kernel_ms = 0;
+  uint64_t bytes_processed = 0;
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(job_id, task_id, attempt, ok, error, output_paths, rows_in, rows_out, device,
+       gpu_requested_but_cpu, kernel_ms, bytes_processed);
+  }
+  friend bool operator==(const TaskOutcome&, const TaskOutcome&) = default;
+};
+
+// Worker -> coordinator: a batch of finished attempts; each returns one credit.
+struct TaskResult {
+  static constexpr MessageType kType = MessageType::kTaskResult;
+
+  std::string worker_id;
+  std::vector<TaskOutcome> outcomes;
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(worker_id, outcomes);
+  }
+  friend bool operator==(const TaskResult&, const TaskResult&) = default;
+};
+
+}  // namespace coupler::wire

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds, and runs the whole test suite with ctest. GPU tests (label
+# `gpu`) run only where a GPU is usable; elsewhere they are excluded.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD_DIR="${BUILD_DIR:-$ROOT/build}"
+
+"$ROOT/scripts/install-deps.sh"
+"$ROOT/scripts/fetch-digits.sh"
+BUILD_DIR="$BUILD_DIR" "$ROOT/scripts/build.sh" "$@"
+
+CTEST_ARGS=(--test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)" --timeout 600)
+if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
+  echo "test: GPU found, running gpu tests too"
+else
+  echo "test: no usable GPU, excluding tests labelled gpu"
+  CTEST_ARGS+=(-LE gpu)
+fi
+ctest "${CTEST_ARGS[@]}"

@@ -1,0 +1,112 @@
+#include "runtime/job/job_parser.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace coupler::job {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(JobParserTest, ReadsEveryNodeField) {
+  Diagnostics d("job.yaml");
+  auto g = ParseJobSpec(R"(name: demo
+workdir: out
+priority: 3
+nodes:
+  - id: a
+    op: noop
+    inputs: [x, y]
+    params: {tasks: 4, note: "8"}
+    resources: {cpus: 0.5, gpu_memory: 4GiB, memory: 1GB}
+    coupling: loose
+    ranks: 1
+    retries: 5
+)", d);
+  ASSERT_TRUE(g.has_value());
+  EXPECT_TRUE(d.empty()) << d.ToString();
+  EXPECT_EQ(g->name, "demo");
+  EXPECT_EQ(g->workdir, "out");
+  EXPECT_EQ(g->priority, 3);
+  ASSERT_EQ(g->nodes.size(), 1u);
+  const NodeSpec& n = g->nodes[0];
+  EXPECT_EQ(n.id, "a");
+  EXPECT_EQ(n.op, "noop");
+  EXPECT_EQ(n.inputs, (std::vector<std::string>{"x", "y"}));
+  EXPECT_EQ(n.raw_params.at("tasks").text, "4");
+  EXPECT_FALSE(n.raw_params.at("tasks").quoted);
+  EXPECT_TRUE(n.raw_params.at("note").quoted);
+  EXPECT_DOUBLE_EQ(n.resources.cpus, 0.5);
+  EXPECT_EQ(n.resources.gpu_memory, 4ull << 30);
+  EXPECT_EQ(n.resources.memory, 1'000'000'000ull);
+  EXPECT_EQ(n.coupling, Coupling::kLoose);
+  EXPECT_EQ(n.retries, 5);
+  EXPECT_EQ(n.PosOf("op").line, 6);
+  EXPECT_EQ(n.PosOf("op").column, 9);
+  EXPECT_EQ(n.PosOf("inputs[1]").line, 7);
+}
+
+TEST(JobParserTest, AcceptsJson) {
+  Diagnostics d("job.json");
+  auto g = ParseJobSpec(R"({"name": "j", "nodes": [{"id": "a", "op": "noop", "params": {"tasks": 2}}]})", d);
+  ASSERT_TRUE(g.has_value());
+  EXPECT_TRUE(d.empty()) << d.ToString();
+  EXPECT_EQ(g->nodes.at(0).raw_params.at("tasks").text, "2");
+}
+
+TEST(JobParserTest, RejectsTextThatIsNotYaml) {
+  Diagnostics d("bad.yaml");
+  EXPECT_FALSE(ParseJobSpec("name: [unclosed\nnodes: {", d).has_value());
+  EXPECT_THAT(d.ToString(), HasSubstr("bad.yaml:"));
+  EXPECT_THAT(d.ToString(), HasSubstr("not valid YAML or JSON"));
+}
+
+TEST(JobParserTest, RejectsEmptyAndNonMappingDocuments) {
+  Diagnostics empty("e.yaml");
+  EXPECT_FALSE(ParseJobSpec("", empty).has_value());
+  EXPECT_THAT(empty.ToString(), HasSubstr("empty spec"));
+  Diagnostics list("l.yaml");
+  EXPECT_FALSE(ParseJobSpec("- a\n- b\n", list).has_value());
+  EXPECT_THAT(list.ToString(), HasSubstr("expected a mapping"));
+}
+
+TEST(JobParserTest, ReportsEveryStructuralErrorWithItsPosition) {
+  Diagnostics d("job.yaml");
+  auto g = ParseJobSpec(R"(name: j
+nodez: 1
+nodes:
+  - id: a
+    op: noop
+    ranks: two
+    colour: red
+    resources: {cpus: -1, gpu_memory: 4 gigs}
+)", d);
+  ASSERT_TRUE(g.has_value());
+  const std::string s = d.ToString();
+  EXPECT_THAT(s, HasSubstr("job.yaml:2:1: error: field 'nodez': unknown top-level field 'nodez'; "
+                           "did you mean 'nodes'?"));
+  EXPECT_THAT(s, HasSubstr("job.yaml:6:12: error: node 'a': field 'ranks': expected an integer, got 'two'"));
+  EXPECT_THAT(s, HasSubstr("job.yaml:7:5: error: node 'a': field 'colour': unknown field 'colour'"));
+  EXPECT_THAT(s, HasSubstr("field 'resources.cpus': must be > 0"));
+  EXPECT_THAT(s, HasSubstr("field 'resources.gpu_memory': expected a positive size"));
+  EXPECT_EQ(d.size(), 5u);
+}
+
+TEST(JobParserTest, ReportsDuplicateKeys) {
+  Diagnostics d("job.yaml");
+  ParseJobSpec("name: j\nnodes:\n  - id: a\n    op: noop\n    op: clip\n", d);
+  EXPECT_THAT(d.ToString(), HasSubstr("job.yaml:5:5: error: node 'a': field 'op': key given twice"));
+}
+
+TEST(JobParserTest, CapsTheNumberOfReportedErrors) {
+  std::string yaml = "name: j\nnodes:\n";
+  for (int i = 0; i < 50; ++i) yaml += "  - {id: n" + std::to_string(i) + ", op: noop, bogus: 1}\n";
+  Diagnostics d("job.yaml", 10);
+  ParseJobSpec(yaml, d);
+  EXPECT_EQ(d.size(), 10u);
+  EXPECT_EQ(d.total(), 50u);
+  EXPECT_THAT(d.ToString(), HasSubstr("... and 40 more errors"));
+}
+
+}  // namespace
+}  // namespace coupler::job
