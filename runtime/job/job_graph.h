@@ -10,22 +10,12 @@
 #include <vector>
 
 #include "runtime/job/diagnostics.h"
+#include "runtime/job/raw_value.h"
 
 namespace coupler::job {
 
 enum class Coupling { kAuto, kLoose, kTight };
 std::string_view CouplingName(Coupling c);
-
-// A value as written in the spec, before the op's schema gives it a type.
-struct RawValue {
-  enum class Kind { kNull, kScalar, kSequence, kMap };
-  Kind kind = Kind::kNull;
-  std::string text;             // scalar text
-  bool quoted = false;          // "8" (a string) vs 8 (a number)
-  std::vector<RawValue> items;  // sequence items
-  std::vector<std::pair<std::string, RawValue>> entries;  // map entries, in file order
-  SourcePos pos;
-};
 
 // A param after validation: typed, defaults filled in.
 using ParamValue = std::variant<bool, int64_t, double, std::string, std::vector<std::string>>;

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
+#include <iterator>
 
 #include "runtime/job/job_parser.h"
 
@@ -36,19 +36,23 @@ LoadedJob LoadJobText(std::string_view text, const std::string& display_name,
 }
 
 LoadedJob LoadJobFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    LoadedJob out{std::nullopt, Diagnostics(path)};
-    out.diags.Add({}, "", "", std::string("cannot read the spec file: ") + std::strerror(errno));
-    return out;
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
+  std::string text;
   std::error_code ec;
+  {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+      LoadedJob out{std::nullopt, Diagnostics(path)};
+      out.diags.Add({}, "", "", std::string("cannot read the spec file: ") + std::strerror(errno));
+      return out;
+    }
+    const auto size = fs::file_size(path, ec);
+    if (!ec) text.reserve(size);
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
   fs::path abs = fs::absolute(path, ec);
   ValidationEnv env;
   env.probe = ProbePath;
-  return LoadJobText(text.str(), path, abs.parent_path().lexically_normal().string(), env);
+  return LoadJobText(text, path, abs.parent_path().lexically_normal().string(), env);
 }
 
 }  // namespace coupler::job

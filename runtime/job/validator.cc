@@ -1,7 +1,8 @@
 #include "runtime/job/validator.h"
 
 #include <filesystem>
-#include <regex>
+#include <algorithm>
+#include <cctype>
 #include <unordered_map>
 
 #include "runtime/job/param_validator.h"
@@ -13,9 +14,12 @@ namespace {
 namespace fs = std::filesystem;
 using ops::OpDef;
 
-const std::regex& IdPattern() {
-  static const std::regex kId("[A-Za-z0-9][A-Za-z0-9_.-]*");
-  return kId;
+// [A-Za-z0-9][A-Za-z0-9_.-]*: ids and job names become directory names.
+bool IsValidId(std::string_view s) {
+  auto alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
+  if (s.empty() || !alnum(s.front())) return false;
+  return std::all_of(s.begin(), s.end(),
+                     [&](char c) { return alnum(c) || c == '_' || c == '.' || c == '-'; });
 }
 
 std::string Plural(size_t n, const char* word) {
@@ -42,7 +46,7 @@ class GraphValidator {
 
   void CheckName() {
     if (g_.name.empty()) return;  // the parser reported it missing
-    if (!std::regex_match(g_.name, IdPattern())) {
+    if (!IsValidId(g_.name)) {
       diags_.Add(JobPos("name"), "", "name",
                  "job name '" + g_.name + "' may use only letters, digits, '_', '-' and '.'"
                  " (it names the work directory)");
@@ -53,7 +57,7 @@ class GraphValidator {
     for (size_t i = 0; i < g_.nodes.size(); ++i) {
       const NodeSpec& n = g_.nodes[i];
       if (n.id.empty()) continue;
-      if (!std::regex_match(n.id, IdPattern())) {
+      if (!IsValidId(n.id)) {
         diags_.Add(n.PosOf("id"), n.id, "id",
                    "node id may use only letters, digits, '_', '-' and '.' (it names the output "
                    "directory)");
@@ -247,7 +251,8 @@ class GraphValidator {
   }
 
   void ReportCycle(size_t from, size_t to, const std::vector<size_t>& parent) {
-    // Data flows input → reader, so print the cycle in that direction: to -> ... -> from -> to.
+    // `from` reads `to`, and parent[] walks from each node to the node that reads it, so this
+    // path follows the data: from -> (its readers ...) -> to -> from.
     std::vector<size_t> path{from};
     for (size_t x = from; x != to && parent[x] != SIZE_MAX; x = parent[x]) path.push_back(parent[x]);
     std::string text;

@@ -30,7 +30,9 @@ class StringAppendBuffer : public std::streambuf {
 
  protected:
   int_type overflow(int_type c) override {
-    if (!traits_type::eq_int_type(c, traits_type::eof())) out_->push_back(traits_type::to_char_type(c));
+    if (!traits_type::eq_int_type(c, traits_type::eof())) {
+      out_->push_back(traits_type::to_char_type(c));
+    }
     return traits_type::not_eof(c);
   }
   std::streamsize xsputn(const char* s, std::streamsize n) override {
