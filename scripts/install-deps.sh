@@ -7,7 +7,7 @@ PACKAGES=(
   build-essential cmake pkg-config git
   libopenmpi-dev openmpi-bin
   libzmq3-dev cppzmq-dev
-  libcereal-dev libspdlog-dev libfmt-dev
+  libcereal-dev rapidjson-dev libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev libyaml-cpp-dev libsqlite3-dev
   libopenblas-dev libcpp-httplib-dev

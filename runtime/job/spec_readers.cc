@@ -177,8 +177,8 @@ std::optional<RawValue> ReadJson(std::string_view text) {
   TrackingStream stream(text);
   JsonEvents events(builder, stream, text);
   rapidjson::Reader reader;
-  // Iterative parsing: deep nesting costs heap, not stack.
-  auto result = reader.Parse<rapidjson::kParseIterativeFlag | rapidjson::kParseNumbersAsStringsFlag |
+  // Recursive parsing is safe: PrecheckSpecText has already capped the nesting depth.
+  auto result = reader.Parse<rapidjson::kParseNumbersAsStringsFlag |
                              rapidjson::kParseValidateEncodingFlag>(stream, events);
   if (result.IsError() || builder.too_large()) return std::nullopt;
   return builder.Take();
