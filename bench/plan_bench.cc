@@ -8,8 +8,11 @@
 #include <cstring>
 #include <fstream>
 
+#include <yaml-cpp/yaml.h>
+
 #include "bench/spec_gen.h"
 #include "runtime/job/job_loader.h"
+#include "runtime/job/spec_readers.h"
 #include "runtime/plan/plan_format.h"
 #include "runtime/plan/planner.h"
 
@@ -37,6 +40,27 @@ void BM_ParseAndValidate(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(text.size()));
 }
 
+// Baseline: yaml-cpp's node API (YAML::Load), the obvious way to read a spec, on the same text.
+void BM_YamlCppLoadBaseline(benchmark::State& state) {
+  const std::string text = bench::MakeSyntheticSpec(static_cast<int>(state.range(0)));
+  for (auto _ : state) benchmark::DoNotOptimize(YAML::Load(text));
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(text.size()));
+}
+
+// Ours, reading only (no validation): the event reader for YAML, rapidjson for JSON.
+void BM_ReadSpecText(benchmark::State& state) {
+  const std::string text =
+      bench::MakeSyntheticSpec(static_cast<int>(state.range(0)), 100, state.range(1) != 0);
+  state.SetLabel(state.range(1) ? "json" : "yaml");
+  for (auto _ : state) {
+    job::Diagnostics diags("synthetic");
+    benchmark::DoNotOptimize(job::ReadSpecText(text, diags));
+  }
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(text.size()));
+}
+
 void BM_Plan(benchmark::State& state) {
   job::LoadedJob j = LoadSynthetic(bench::MakeSyntheticSpec(static_cast<int>(state.range(0))));
   if (!j.ok()) state.SkipWithError("invalid synthetic spec");
@@ -57,6 +81,8 @@ void BM_FormatJson(benchmark::State& state) {
 BENCHMARK(BM_ParseAndValidate)
     ->Args({1000, 0})->Args({10000, 0})->Args({1000, 1})->Args({10000, 1})
     ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_YamlCppLoadBaseline)->Arg(10000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ReadSpecText)->Args({10000, 0})->Args({10000, 1})->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Plan)->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_FormatJson)->Arg(10000)->Unit(benchmark::kMillisecond);
 

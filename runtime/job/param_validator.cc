@@ -51,16 +51,10 @@ class ParamChecker {
         if (!b) return mistyped();
         return ParamValue(*b);
       }
-      case ParamType::kInt: {
-        if (!plain_scalar) return mistyped();
-        auto i = ParseInt(v.text);
-        if (!i && LooksLikeInteger(v.text)) return OutOfRange(s, v);
-        if (!i) return mistyped();
-        if (!InRange(s, v, static_cast<double>(*i))) return std::nullopt;
-        return ParamValue(*i);
-      }
-      case ParamType::kIntOrAuto: {
+      case ParamType::kIntOrAuto:
         if (v.kind == RawValue::Kind::kScalar && v.text == "auto") return ParamValue(v.text);
+        [[fallthrough]];
+      case ParamType::kInt: {
         if (!plain_scalar) return mistyped();
         auto i = ParseInt(v.text);
         if (!i && LooksLikeInteger(v.text)) return OutOfRange(s, v);

@@ -45,16 +45,16 @@ void RawTreeBuilder::Null(SourcePos pos, uint64_t anchor) {
 }
 
 void RawTreeBuilder::StartSequence(SourcePos pos, uint64_t anchor) {
-  Frame f;
-  f.value.kind = RawValue::Kind::kSequence;
-  f.value.pos = pos;
-  f.anchor = anchor;
-  stack_.push_back(std::move(f));
+  Start(RawValue::Kind::kSequence, pos, anchor);
 }
 
 void RawTreeBuilder::StartMap(SourcePos pos, uint64_t anchor) {
+  Start(RawValue::Kind::kMap, pos, anchor);
+}
+
+void RawTreeBuilder::Start(RawValue::Kind kind, SourcePos pos, uint64_t anchor) {
   Frame f;
-  f.value.kind = RawValue::Kind::kMap;
+  f.value.kind = kind;
   f.value.pos = pos;
   f.anchor = anchor;
   stack_.push_back(std::move(f));

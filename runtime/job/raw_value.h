@@ -67,6 +67,7 @@ class RawTreeBuilder {
     std::string key;
     SourcePos key_pos;
   };
+  void Start(RawValue::Kind kind, SourcePos pos, uint64_t anchor);
   void Emit(RawValue v, uint64_t anchor);
 
   std::vector<Frame> stack_;

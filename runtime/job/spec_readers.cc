@@ -177,20 +177,21 @@ std::optional<RawValue> ReadJson(std::string_view text) {
   TrackingStream stream(text);
   JsonEvents events(builder, stream, text);
   rapidjson::Reader reader;
-  // Recursive parsing is safe: PrecheckSpecText has already capped the nesting depth.
-  auto result = reader.Parse<rapidjson::kParseNumbersAsStringsFlag |
+  // Iterative parsing: deep nesting costs heap, not stack.
+  auto result = reader.Parse<rapidjson::kParseIterativeFlag | rapidjson::kParseNumbersAsStringsFlag |
                              rapidjson::kParseValidateEncodingFlag>(stream, events);
   if (result.IsError() || builder.too_large()) return std::nullopt;
   return builder.Take();
 }
 
 std::optional<RawValue> ReadSpecText(std::string_view text, Diagnostics& diags) {
-  TextFacts facts;
-  if (!PrecheckSpecText(text, diags, facts)) return std::nullopt;
+  if (!CheckSpecBytes(text, diags)) return std::nullopt;
   const size_t first = text.find_first_not_of(" \t\r\n");
   if (first != std::string_view::npos && (text[first] == '{' || text[first] == '[')) {
     if (auto json = ReadJson(text)) return json;
   }
+  TextFacts facts;
+  if (!CheckYamlLexically(text, diags, facts)) return std::nullopt;
   RawTreeBuilder builder;
   try {
     std::istringstream in{std::string(text)};

@@ -26,12 +26,16 @@ struct Open {
 
 }  // namespace
 
-bool PrecheckSpecText(std::string_view text, Diagnostics& diags, TextFacts& facts,
-                      int max_depth) {
-  // Pass 1: bytes. A spec is UTF-8 text without control characters other than tab/newline/CR.
+bool CheckSpecBytes(std::string_view text, Diagnostics& diags) {
+  // A spec is UTF-8 text without control characters other than tab, newline and CR.
   int line = 1, col = 1;
   for (size_t i = 0; i < text.size();) {
     const auto c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x20 && c < 0x7F) {  // printable ASCII: the common case, kept cheap
+      ++i;
+      ++col;
+      continue;
+    }
     if (c == '\n') {
       ++line;
       col = 1;
@@ -56,11 +60,13 @@ bool PrecheckSpecText(std::string_view text, Diagnostics& diags, TextFacts& fact
     i += len;
     ++col;
   }
+  return true;
+}
 
-  // Pass 2: quotes, comments, flow brackets and block scalars, by YAML's lexical rules.
+bool CheckYamlLexically(std::string_view text, Diagnostics& diags, TextFacts& facts,
+                        int max_depth) {
   std::vector<Open> flow;
-  line = 1;
-  col = 1;
+  int line = 1, col = 1;
   char quote = 0;
   SourcePos quote_pos;
   char prev_significant = '\n';  // last non-space character on this line ('\n' = none yet)

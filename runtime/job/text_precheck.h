@@ -16,9 +16,13 @@ struct TextFacts {
   char unclosed_bracket_char = 0;
 };
 
-// Adds a diagnostic and returns false for binary or non-UTF-8 text, an unterminated quoted
-// scalar, or flow collections nested deeper than `max_depth`.
-bool PrecheckSpecText(std::string_view text, Diagnostics& diags, TextFacts& facts,
-                      int max_depth = 64);
+// Adds a diagnostic and returns false for binary or non-UTF-8 text.
+bool CheckSpecBytes(std::string_view text, Diagnostics& diags);
+
+// By YAML's lexical rules (quotes, comments, flow brackets, block scalars): adds a diagnostic
+// and returns false for an unterminated quoted scalar or flow collections nested deeper than
+// `max_depth`; records an unclosed bracket in `facts` for a better parser error later.
+bool CheckYamlLexically(std::string_view text, Diagnostics& diags, TextFacts& facts,
+                        int max_depth = 64);
 
 }  // namespace coupler::job

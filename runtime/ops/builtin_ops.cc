@@ -46,6 +46,21 @@ OpDef Loose(std::string name, std::string summary, Expansion expansion) {
   return d;
 }
 
+// A gang op: one group of `ranks` processes, on GPUs with a fast interconnect by default.
+OpDef Tight(std::string name, std::string summary, size_t max_inputs) {
+  OpDef d;
+  d.name = std::move(name);
+  d.summary = std::move(summary);
+  d.default_coupling = Coupling::kTight;
+  d.can_be_tight = true;
+  d.hardware = HardwareClass::kGpuFastInterconnect;
+  d.expansion = Expansion::kGang;
+  d.output = OutputShape::kSingle;
+  d.min_inputs = 0;
+  d.max_inputs = max_inputs;
+  return d;
+}
+
 ParamSchema Columns(std::string doc) { return Param("columns", ParamType::kStringList, std::move(doc)); }
 
 }  // namespace
@@ -138,16 +153,7 @@ std::vector<OpDef> BuiltinOpDefs() {
   exec.params[0].placeholders = {"input", "output", "shard"};
   ops.push_back(exec);
 
-  OpDef train;
-  train.name = "train";
-  train.summary = "data-parallel MLP training, one rank per GPU";
-  train.default_coupling = Coupling::kTight;
-  train.can_be_tight = true;
-  train.hardware = HardwareClass::kGpuFastInterconnect;
-  train.expansion = Expansion::kGang;
-  train.output = OutputShape::kSingle;
-  train.min_inputs = 0;
-  train.max_inputs = 1;
+  OpDef train = Tight("train", "data-parallel MLP training, one rank per GPU", 1);
   train.inputs = {InputSlot{"data", {}, false}};
   train.params = {
       Required(Param("config", ParamType::kPath, "training config file (YAML)")),
@@ -159,16 +165,7 @@ std::vector<OpDef> BuiltinOpDefs() {
   };
   ops.push_back(train);
 
-  OpDef mpi_exec;
-  mpi_exec.name = "mpi_exec";
-  mpi_exec.summary = "the user's own MPI program as one gang";
-  mpi_exec.default_coupling = Coupling::kTight;
-  mpi_exec.can_be_tight = true;
-  mpi_exec.hardware = HardwareClass::kGpuFastInterconnect;
-  mpi_exec.expansion = Expansion::kGang;
-  mpi_exec.output = OutputShape::kSingle;
-  mpi_exec.min_inputs = 0;
-  mpi_exec.max_inputs = kAny;
+  OpDef mpi_exec = Tight("mpi_exec", "the user's own MPI program as one gang", kAny);
   mpi_exec.params = {
       Required(Param("command", ParamType::kString,
                      "command; {ranks} {hostfile} {input} {output}")),
