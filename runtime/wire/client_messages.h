@@ -82,23 +82,41 @@ struct JobStatus {
   uint64_t tasks_failed = 0;
   uint64_t attempts = 0;
   std::vector<NodeStatus> nodes;
+  std::string error;  // why the job failed, with the failing task's error; empty otherwise
+  int64_t submitted_ms = 0;
+  int64_t finished_ms = 0;  // 0 while running
 
   template <class Archive>
   void serialize(Archive& ar) {
     ar(id, name, state, tasks_total, tasks_queued, tasks_running, tasks_done, tasks_failed,
-       attempts, nodes);
+       attempts, nodes, error, submitted_ms, finished_ms);
   }
   friend bool operator==(const JobStatus&, const JobStatus&) = default;
+};
+
+// The coordinator's own health, sent with every status reply.
+struct CoordinatorStats {
+  uint64_t messages_received = 0;
+  uint64_t messages_dropped = 0;  // malformed, wrong version, oversize, unexpected type
+  uint32_t workers_alive = 0;
+  uint64_t uptime_ms = 0;
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(messages_received, messages_dropped, workers_alive, uptime_ms);
+  }
+  friend bool operator==(const CoordinatorStats&, const CoordinatorStats&) = default;
 };
 
 struct StatusReply {
   static constexpr MessageType kType = MessageType::kStatusReply;
 
   std::vector<JobStatus> jobs;
+  CoordinatorStats coordinator;
 
   template <class Archive>
   void serialize(Archive& ar) {
-    ar(jobs);
+    ar(jobs, coordinator);
   }
   friend bool operator==(const StatusReply&, const StatusReply&) = default;
 };

@@ -81,8 +81,12 @@ inline std::vector<Message> SampleMessages() {
   job.tasks_failed = 1;
   job.attempts = 12;
   job.nodes = {NodeStatus{"norm", "failed", 10, 2, 5, "boom"}};
+  job.error = "node 'norm': boom";
+  job.submitted_ms = 1'700'000'000'000;
+  job.finished_ms = 1'700'000'000'123;
   StatusReply status_reply;
   status_reply.jobs = {job};
+  status_reply.coordinator = CoordinatorStats{100, 3, 2, 4567};
 
   WorkerStatus worker{"w-1", "node7", 8, 3, "draining", {gpu}};
   WorkersReply workers_reply;

@@ -1,0 +1,231 @@
+#include "coordinator/job_state.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "runtime/check.h"
+#include "runtime/job/param_validator.h"
+
+namespace coupler::coordinator {
+
+std::string_view JobPhaseName(JobPhase p) {
+  switch (p) {
+    case JobPhase::kQueued: return "queued";
+    case JobPhase::kRunning: return "running";
+    case JobPhase::kSucceeded: return "succeeded";
+    case JobPhase::kFailed: return "failed";
+    case JobPhase::kCancelled: return "cancelled";
+  }
+  return "queued";
+}
+
+JobState::JobState(std::string id, job::JobGraph graph, plan::Plan plan, DatasetListing datasets)
+    : id_(std::move(id)),
+      graph_(std::move(graph)),
+      plan_(std::move(plan)),
+      table_(plan_),
+      datasets_(std::move(datasets)) {
+  const size_t n = plan_.nodes.size();
+  plan_of_node_.resize(graph_.nodes.size());
+  for (size_t p = 0; p < n; ++p) plan_of_node_[plan_.nodes[p].node_index] = p;
+  state_.assign(table_.size(), static_cast<uint8_t>(TaskState::kBlocked));
+  attempts_.assign(table_.size(), 0);
+  deps_left_.resize(n);
+  node_done_.assign(n, 0);
+  node_maps_done_.assign(n, 0);
+  node_attempts_.assign(n, 0);
+  node_error_.resize(n);
+  readers_.resize(n);
+  for (size_t p = 0; p < n; ++p) {
+    std::vector<uint32_t> deps = table_.deps(p);
+    std::sort(deps.begin(), deps.end());
+    deps.erase(std::unique(deps.begin(), deps.end()), deps.end());  // inputs: [a, a]
+    deps_left_[p] = static_cast<uint32_t>(deps.size());
+    for (uint32_t d : deps) readers_[d].push_back(static_cast<uint32_t>(p));
+  }
+  for (size_t p = 0; p < n; ++p) {
+    if (deps_left_[p] == 0) Release(p);
+  }
+}
+
+int JobState::MaxAttempts(size_t plan_node) const {
+  return 1 + graph_.nodes[plan_.nodes[plan_node].node_index].retries;
+}
+
+void JobState::Release(size_t p) {
+  const uint64_t first = table_.first_task(p);
+  const uint64_t count = table_.task_count(p);
+  const bool needs_gpu = graph_.nodes[plan_.nodes[p].node_index].resources.gpus > 0;
+  auto& queue = needs_gpu ? ready_gpu_ : ready_;
+  // A reduce task waits for the node's map tasks, so it is released by Complete().
+  const uint64_t releasable = plan_.nodes[p].has_reduce ? count - 1 : count;
+  for (uint64_t t = first; t < first + releasable; ++t) {
+    if (state_[t] != static_cast<uint8_t>(TaskState::kBlocked)) continue;  // restored as done
+    state_[t] = static_cast<uint8_t>(TaskState::kReady);
+    queue.push_back(t);
+  }
+  if (count == 0) NodeFinished(p);
+}
+
+std::optional<uint64_t> JobState::TakeReady(bool worker_has_gpus) {
+  if (finished()) return std::nullopt;
+  for (auto* queue : {worker_has_gpus ? &ready_gpu_ : nullptr, &ready_}) {
+    if (queue == nullptr) continue;
+    while (!queue->empty()) {
+      const uint64_t t = queue->front();
+      queue->pop_front();
+      if (state_[t] != static_cast<uint8_t>(TaskState::kReady)) continue;  // stale entry
+      state_[t] = static_cast<uint8_t>(TaskState::kRunning);
+      if (attempts_[t] < 255) ++attempts_[t];
+      ++node_attempts_[table_.Describe(t).plan_node];
+      ++total_attempts_;
+      ++running_;
+      if (phase_ == JobPhase::kQueued) phase_ = JobPhase::kRunning;
+      return t;
+    }
+  }
+  return std::nullopt;
+}
+
+bool JobState::Complete(uint64_t t) {
+  if (finished() || state_[t] == static_cast<uint8_t>(TaskState::kDone) ||
+      state_[t] == static_cast<uint8_t>(TaskState::kFailed)) {
+    return false;
+  }
+  if (state_[t] == static_cast<uint8_t>(TaskState::kRunning)) --running_;
+  state_[t] = static_cast<uint8_t>(TaskState::kDone);
+  ++done_;
+  const TaskRef ref = table_.Describe(t);
+  const size_t p = ref.plan_node;
+  ++node_done_[p];
+  const plan::PlanNode& pn = plan_.nodes[p];
+  if (ref.kind == TaskKind::kMap && pn.has_reduce &&
+      ++node_maps_done_[p] == static_cast<uint64_t>(pn.map_tasks)) {
+    const uint64_t reduce = table_.first_task(p) + table_.task_count(p) - 1;
+    if (state_[reduce] == static_cast<uint8_t>(TaskState::kBlocked)) {
+      state_[reduce] = static_cast<uint8_t>(TaskState::kReady);
+      ready_.push_back(reduce);
+    }
+  }
+  if (node_done_[p] == table_.task_count(p)) NodeFinished(p);
+  if (done_ == table_.size()) phase_ = JobPhase::kSucceeded;
+  return true;
+}
+
+void JobState::NodeFinished(size_t p) {
+  for (uint32_t r : readers_[p]) {
+    if (--deps_left_[r] == 0) Release(r);
+  }
+}
+
+void JobState::Fail(uint64_t t, const std::string& error) {
+  if (finished() || state_[t] == static_cast<uint8_t>(TaskState::kDone) ||
+      state_[t] == static_cast<uint8_t>(TaskState::kFailed)) {
+    return;
+  }
+  if (state_[t] != static_cast<uint8_t>(TaskState::kRunning)) return;  // a stale duplicate
+  --running_;
+  const TaskRef ref = table_.Describe(t);
+  const size_t p = ref.plan_node;
+  if (attempts_[t] < MaxAttempts(p)) {
+    state_[t] = static_cast<uint8_t>(TaskState::kReady);
+    const bool needs_gpu = graph_.nodes[plan_.nodes[p].node_index].resources.gpus > 0;
+    // To the front: a retried task holds back its whole node, so it goes next.
+    (needs_gpu ? ready_gpu_ : ready_).push_front(t);
+    return;
+  }
+  state_[t] = static_cast<uint8_t>(TaskState::kFailed);
+  ++failed_;
+  const std::string what =
+      ref.kind == TaskKind::kMap ? fmt::format("task {} (shard {})", t, ref.shard)
+                                 : fmt::format("task {} ({})", t,
+                                               ref.kind == TaskKind::kReduce ? "reduce" : "gang");
+  node_error_[p] = fmt::format("{} failed after {} attempt{}: {}", what, attempts_[t],
+                               attempts_[t] == 1 ? "" : "s", error);
+  error_ = fmt::format("node '{}': {}", plan_.nodes[p].id, node_error_[p]);
+  phase_ = JobPhase::kFailed;
+}
+
+void JobState::RestoreDone(uint64_t t, uint32_t attempts) {
+  attempts_[t] = static_cast<uint8_t>(std::min<uint32_t>(attempts, 255));
+  total_attempts_ += attempts;
+  node_attempts_[table_.Describe(t).plan_node] += attempts;
+  Complete(t);
+}
+
+void JobState::RestoreAttempts(uint64_t t, uint32_t attempts) {
+  attempts_[t] = static_cast<uint8_t>(std::min<uint32_t>(attempts, 255));
+  total_attempts_ += attempts;
+  node_attempts_[table_.Describe(t).plan_node] += attempts;
+}
+
+void JobState::Cancel() {
+  if (finished()) return;
+  phase_ = JobPhase::kCancelled;
+  error_ = "cancelled";
+  ready_.clear();
+  ready_gpu_.clear();
+  running_ = 0;
+}
+
+std::string JobState::OutputPath(size_t p, int64_t shard, bool partial) const {
+  return fmt::format("{}/{}/{}-{:05d}.npy", graph_.workdir, plan_.nodes[p].id,
+                     partial ? "partial" : "part", shard);
+}
+
+std::string JobState::InputShard(const job::InputRef& in, int64_t shard) const {
+  switch (in.kind) {
+    case job::InputRef::Kind::kFile:
+      return in.path;
+    case job::InputRef::Kind::kDirectory: {
+      auto it = datasets_.find(in.path);
+      if (it == datasets_.end() || it->second.empty()) return in.path;
+      const auto& files = it->second;
+      return files[static_cast<size_t>(shard) % files.size()];
+    }
+    case job::InputRef::Kind::kNode: {
+      const size_t producer = plan_of_node_[in.node_index];
+      const int64_t shards = plan_.nodes[producer].output_shards;
+      return OutputPath(producer, shards <= 1 ? 0 : shard % shards, false);
+    }
+  }
+  return in.path;
+}
+
+wire::TaskSpec JobState::MakeSpec(uint64_t t) const {
+  const TaskRef ref = table_.Describe(t);
+  const plan::PlanNode& pn = plan_.nodes[ref.plan_node];
+  const job::NodeSpec& node = graph_.nodes[pn.node_index];
+  wire::TaskSpec spec;
+  spec.job_id = id_;
+  spec.task_id = t;
+  spec.node_id = node.id;
+  spec.op = node.op;
+  spec.attempt = attempts_[t] > 0 ? attempts_[t] - 1u : 0u;
+  spec.shard_index = ref.kind == TaskKind::kMap ? static_cast<int32_t>(ref.shard) : -1;
+  for (const auto& [name, value] : node.params) spec.params[name] = job::ParamToString(value);
+  spec.params["__kind"] = ref.kind == TaskKind::kMap      ? "map"
+                          : ref.kind == TaskKind::kReduce ? "reduce"
+                                                          : "gang";
+  spec.params["__shards"] = std::to_string(pn.map_tasks);
+  if (ref.kind == TaskKind::kReduce) {
+    for (int64_t i = 0; i < pn.map_tasks; ++i) {
+      spec.input_paths.push_back(OutputPath(ref.plan_node, i, true));
+    }
+    spec.output_path = OutputPath(ref.plan_node, 0, false);
+  } else {
+    for (const auto& in : node.resolved_inputs) spec.input_paths.push_back(InputShard(in, ref.shard));
+    spec.output_path = OutputPath(ref.plan_node, ref.shard, pn.has_reduce);
+  }
+  if (auto it = node.params.find("timeout"); it != node.params.end()) {
+    if (const auto* secs = std::get_if<double>(&it->second)) {
+      spec.timeout_ms = static_cast<uint64_t>(std::llround(*secs * 1000.0));
+    }
+  }
+  spec.gpu_memory_bytes = node.resources.gpu_memory;
+  return spec;
+}
+
+}  // namespace coupler::coordinator

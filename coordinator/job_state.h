@@ -1,0 +1,105 @@
+// JobState: one submitted job as the scheduler sees it — its plan unrolled into tasks, each
+// task's state and attempts, the per-node countdowns that release the next stage, and the
+// queue of tasks ready to run. Pure logic: paths are computed, never touched.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "coordinator/task_table.h"
+#include "runtime/job/job_graph.h"
+#include "runtime/plan/planner.h"
+#include "runtime/wire/worker_messages.h"
+
+namespace coupler::coordinator {
+
+enum class TaskState : uint8_t { kBlocked, kReady, kRunning, kDone, kFailed, kCancelled };
+enum class JobPhase : uint8_t { kQueued, kRunning, kSucceeded, kFailed, kCancelled };
+std::string_view JobPhaseName(JobPhase p);
+
+// Dataset directories a job reads, listed once at submission (sorted shard files), so task
+// inputs are known without touching the filesystem again.
+using DatasetListing = std::map<std::string, std::vector<std::string>>;
+
+class JobState {
+ public:
+  JobState(std::string id, job::JobGraph graph, plan::Plan plan, DatasetListing datasets);
+
+  const std::string& id() const { return id_; }
+  const job::JobGraph& graph() const { return graph_; }
+  const plan::Plan& plan() const { return plan_; }
+  const TaskTable& table() const { return table_; }
+  JobPhase phase() const { return phase_; }
+  const std::string& error() const { return error_; }
+  int priority() const { return graph_.priority; }
+  bool finished() const { return phase_ != JobPhase::kQueued && phase_ != JobPhase::kRunning; }
+
+  TaskState task_state(uint64_t task) const { return static_cast<TaskState>(state_[task]); }
+  uint32_t attempts(uint64_t task) const { return attempts_[task]; }
+  uint64_t done() const { return done_; }
+  uint64_t running() const { return running_; }
+  uint64_t total_attempts() const { return total_attempts_; }
+  size_t ready_count() const { return ready_.size() + ready_gpu_.size(); }
+  uint64_t failed() const { return failed_; }
+
+  // Pops the next ready task and marks it running (its attempt counter +1). Tasks of nodes
+  // that ask for whole GPUs go only to workers that have GPUs. nullopt when none is ready or
+  // the job has finished.
+  std::optional<uint64_t> TakeReady(bool worker_has_gpus);
+  // The wire form of a task: op, params, input shards, output file.
+  wire::TaskSpec MakeSpec(uint64_t task) const;
+
+  // Outcome of a running (or, for late duplicates, any) attempt. Returns false when the
+  // result was dropped: the task was already done, or the job has finished.
+  bool Complete(uint64_t task);
+  // An attempt that failed (ok=false) or was lost with its worker: re-queue while attempts
+  // remain, else fail the task and the job with `error`.
+  void Fail(uint64_t task, const std::string& error);
+  // Marks a task done without running it (resume from the state store).
+  void RestoreDone(uint64_t task, uint32_t attempts);
+  void RestoreAttempts(uint64_t task, uint32_t attempts);
+  void Cancel();
+
+  // Per plan node: tasks done, attempts, first error.
+  uint64_t node_done(size_t plan_node) const { return node_done_[plan_node]; }
+  uint64_t node_attempts(size_t plan_node) const { return node_attempts_[plan_node]; }
+  const std::string& node_error(size_t plan_node) const { return node_error_[plan_node]; }
+  bool node_released(size_t plan_node) const { return deps_left_[plan_node] == 0; }
+
+ private:
+  std::string OutputPath(size_t plan_node, int64_t shard, bool partial) const;
+  std::string InputShard(const job::InputRef& in, int64_t shard) const;
+  void Release(size_t plan_node);
+  void NodeFinished(size_t plan_node);
+  void MaybeRestoreFinish();
+  int MaxAttempts(size_t plan_node) const;
+
+  std::string id_;
+  job::JobGraph graph_;
+  plan::Plan plan_;
+  TaskTable table_;
+  DatasetListing datasets_;
+  std::vector<size_t> plan_of_node_;   // JobGraph node index → plan node index
+  std::vector<uint8_t> state_;         // TaskState per task
+  std::vector<uint8_t> attempts_;      // attempts started per task (capped at 255)
+  std::vector<uint32_t> deps_left_;    // per plan node: input nodes not finished yet
+  std::vector<uint64_t> node_done_;
+  std::vector<uint64_t> node_maps_done_;
+  std::vector<uint64_t> node_attempts_;
+  std::vector<std::string> node_error_;
+  std::vector<std::vector<uint32_t>> readers_;  // per plan node: plan nodes reading it
+  std::deque<uint64_t> ready_;      // may hold stale ids (tasks completed meanwhile): skipped
+  std::deque<uint64_t> ready_gpu_;  // tasks of nodes asking for whole GPUs
+  JobPhase phase_ = JobPhase::kQueued;
+  std::string error_;
+  uint64_t done_ = 0;
+  uint64_t running_ = 0;
+  uint64_t failed_ = 0;
+  uint64_t total_attempts_ = 0;
+};
+
+}  // namespace coupler::coordinator

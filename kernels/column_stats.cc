@@ -1,0 +1,50 @@
+#include "kernels/column_stats.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "kernels/cpu/preprocess_cpu.h"
+
+namespace coupler::kernels {
+namespace {
+
+template <typename T>
+Result<ColumnMoments> Compute(std::span<const T> column, Backend backend) {
+  if (backend == Backend::kCuda) {
+    return Unavailable("column_stats: there is no CUDA implementation yet; use the CPU backend");
+  }
+  return MomentsCpu(column.data(), column.size());
+}
+
+}  // namespace
+
+Result<ColumnMoments> ComputeMoments(std::span<const float> column, Backend backend) {
+  return Compute(column, backend);
+}
+
+Result<ColumnMoments> ComputeMoments(std::span<const int32_t> column, Backend backend) {
+  return Compute(column, backend);
+}
+
+ColumnMoments MergeMoments(const ColumnMoments& a, const ColumnMoments& b) {
+  if (a.count == 0) return b;
+  if (b.count == 0) return a;
+  ColumnMoments m;
+  m.count = a.count + b.count;
+  const double na = static_cast<double>(a.count);
+  const double nb = static_cast<double>(b.count);
+  const double n = static_cast<double>(m.count);
+  const double delta = b.mean - a.mean;
+  m.mean = a.mean + delta * (nb / n);
+  m.m2 = a.m2 + b.m2 + delta * delta * (na * nb / n);
+  m.min = std::min(a.min, b.min);
+  m.max = std::max(a.max, b.max);
+  return m;
+}
+
+double PopulationStddev(const ColumnMoments& moments) {
+  if (moments.count == 0) return 0;
+  return std::sqrt(moments.m2 / static_cast<double>(moments.count));
+}
+
+}  // namespace coupler::kernels

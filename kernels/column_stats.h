@@ -1,0 +1,38 @@
+// column_stats: count, mean, M2 (sum of squared deviations), min and max of a column, computed
+// per shard and merged with Chan et al.'s parallel formula, so the reduce of many partials
+// equals one pass over all the data. Accumulates in float64.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <span>
+
+#include "kernels/backend.h"
+#include "runtime/status.h"
+
+namespace coupler::kernels {
+
+struct ColumnMoments {
+  uint64_t count = 0;
+  double mean = 0;
+  double m2 = 0;  // sum of (x - mean)^2
+  // An empty column has min +inf and max -inf: the identities of min and max, so merging an
+  // empty partial changes nothing.
+  double min = std::numeric_limits<double>::infinity();
+  double max = -std::numeric_limits<double>::infinity();
+
+  friend bool operator==(const ColumnMoments&, const ColumnMoments&) = default;
+};
+
+// NaN values count and make mean and M2 NaN (a data fault shows up downstream instead of being
+// hidden); min and max skip NaN. Unavailable for kCuda (no CUDA twin yet).
+Result<ColumnMoments> ComputeMoments(std::span<const float> column, Backend backend);
+Result<ColumnMoments> ComputeMoments(std::span<const int32_t> column, Backend backend);
+
+// Chan et al.: the moments of the concatenation of the data behind `a` and `b`.
+ColumnMoments MergeMoments(const ColumnMoments& a, const ColumnMoments& b);
+
+// Population standard deviation sqrt(M2 / count); 0 for an empty column.
+double PopulationStddev(const ColumnMoments& moments);
+
+}  // namespace coupler::kernels

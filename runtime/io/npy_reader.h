@@ -1,0 +1,19 @@
+// Reading a shard: a .npy file holding a 1-D structured array (one field per column) or a plain
+// 1-D/2-D array (columns c0, c1, ...), transposed into a columnar Table. Files come from users,
+// so everything is validated and every problem is an InvalidArgument naming the file.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "runtime/io/table.h"
+#include "runtime/status.h"
+
+namespace coupler::io {
+
+// Checks magic, version (1.0, 2.0, 3.0), header length, header dict, dtypes (<f4 <i4 <f2 <u2
+// <f8; big-endian refused) and that the file is exactly header + rows * record bytes long.
+// NotFound when the file does not exist. `file_bytes`, when given, receives the file's size.
+Result<Table> ReadNpy(std::string_view path, uint64_t* file_bytes = nullptr);
+
+}  // namespace coupler::io

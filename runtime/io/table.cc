@@ -1,0 +1,87 @@
+#include "runtime/io/table.h"
+
+#include <unordered_set>
+
+namespace coupler::io {
+
+Column::Column(std::string name, DType dtype, size_t rows) : name_(std::move(name)), dtype_(dtype) {
+  switch (dtype) {
+    case DType::kFloat32: values_ = std::vector<float>(rows); break;
+    case DType::kInt32: values_ = std::vector<int32_t>(rows); break;
+    case DType::kFloat16:
+    case DType::kBfloat16: values_ = std::vector<uint16_t>(rows); break;
+    case DType::kFloat64: values_ = std::vector<double>(rows); break;
+  }
+}
+
+size_t Column::size() const {
+  return std::visit([](const auto& v) { return v.size(); }, values_);
+}
+
+std::byte* Column::data() {
+  return std::visit([](auto& v) { return reinterpret_cast<std::byte*>(v.data()); }, values_);
+}
+
+void Column::Resize(size_t rows) {
+  std::visit([rows](auto& v) { v.resize(rows); }, values_);
+}
+
+Status Table::AddColumn(Column column) {
+  if (column.name().empty()) return InvalidArgument("a column needs a non-empty name");
+  if (Find(column.name()) != nullptr) {
+    return InvalidArgument("duplicate column '" + column.name() + "'");
+  }
+  if (!columns_.empty() && column.size() != rows()) {
+    return InvalidArgument("column '" + column.name() + "' has " + std::to_string(column.size()) +
+                           " rows but the table has " + std::to_string(rows()));
+  }
+  columns_.push_back(std::move(column));
+  return Status::Ok();
+}
+
+const Column* Table::Find(std::string_view name) const {
+  for (const Column& c : columns_) {
+    if (c.name() == name) return &c;
+  }
+  return nullptr;
+}
+
+Column* Table::Find(std::string_view name) {
+  return const_cast<Column*>(std::as_const(*this).Find(name));
+}
+
+size_t Table::RowBytes() const {
+  size_t bytes = 0;
+  for (const Column& c : columns_) bytes += ItemSize(c.dtype());
+  return bytes;
+}
+
+std::string Table::Describe() const {
+  std::string out;
+  for (const Column& c : columns_) {
+    if (!out.empty()) out += ", ";
+    out += c.name();
+    out += " (";
+    out += DTypeName(c.dtype());
+    out += ")";
+  }
+  return out.empty() ? "no columns" : out;
+}
+
+Status Table::Validate() const {
+  std::unordered_set<std::string_view> names;
+  for (const Column& c : columns_) {
+    if (c.name().empty()) return InvalidArgument("a column has an empty name");
+    if (!names.insert(c.name()).second) {
+      return InvalidArgument("duplicate column '" + c.name() + "'");
+    }
+    if (c.size() != rows()) {
+      return InvalidArgument("column '" + c.name() + "' has " + std::to_string(c.size()) +
+                             " rows but column '" + columns_.front().name() + "' has " +
+                             std::to_string(rows()));
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace coupler::io

@@ -1,0 +1,117 @@
+// Table: a shard in memory, held by column (name, dtype, contiguous values) so kernels run tight
+// loops over whole columns. The .npy files store records; the reader and writer transpose.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "runtime/check.h"
+#include "runtime/io/dtype.h"
+#include "runtime/status.h"
+
+namespace coupler::io {
+
+class Column {
+ public:
+  // `rows` zero values of `dtype`.
+  Column(std::string name, DType dtype, size_t rows = 0);
+
+  // Takes `values` without copying. `dtype` must be stored as T (fp16/bf16 as uint16_t bits).
+  template <typename T>
+  Column(std::string name, std::vector<T> values, DType dtype)
+      : name_(std::move(name)), dtype_(dtype), values_(std::move(values)) {
+    COUPLER_CHECK(StoresDType<T>(dtype)) << "column '" << name_ << "' of " << DTypeName(dtype)
+                                         << " built from the wrong element type";
+  }
+  static Column Float32(std::string name, std::vector<float> values) {
+    return Column(std::move(name), std::move(values), DType::kFloat32);
+  }
+  static Column Int32(std::string name, std::vector<int32_t> values) {
+    return Column(std::move(name), std::move(values), DType::kInt32);
+  }
+  static Column Float64(std::string name, std::vector<double> values) {
+    return Column(std::move(name), std::move(values), DType::kFloat64);
+  }
+
+  const std::string& name() const { return name_; }
+  void set_name(std::string name) { name_ = std::move(name); }
+  DType dtype() const { return dtype_; }
+  size_t size() const;
+  size_t size_bytes() const { return size() * ItemSize(dtype_); }
+
+  // Typed views; asking for the wrong element type is a bug (checked).
+  template <typename T>
+  std::span<T> values() {
+    return Vector<T>();
+  }
+  template <typename T>
+  std::span<const T> values() const {
+    return const_cast<Column*>(this)->Vector<T>();
+  }
+  // The storage itself, e.g. to append while parsing or to move the values out.
+  template <typename T>
+  std::vector<T>& Vector() {
+    COUPLER_CHECK(StoresDType<T>(dtype_)) << "column '" << name_ << "' holds "
+                                          << DTypeName(dtype_);
+    return std::get<std::vector<T>>(values_);
+  }
+
+  // Raw bytes, for code that only moves values (the .npy transposition).
+  std::byte* data();
+  const std::byte* data() const { return const_cast<Column*>(this)->data(); }
+
+  // New rows are zero.
+  void Resize(size_t rows);
+
+ private:
+  using Storage = std::variant<std::vector<float>, std::vector<int32_t>, std::vector<uint16_t>,
+                               std::vector<double>>;
+
+  std::string name_;
+  DType dtype_;
+  Storage values_;
+};
+
+class Table {
+ public:
+  Table() = default;
+
+  // 0 when there are no columns.
+  size_t rows() const { return columns_.empty() ? 0 : columns_.front().size(); }
+  size_t num_columns() const { return columns_.size(); }
+  const std::vector<Column>& columns() const { return columns_; }
+
+  // Mutable access; callers keep every column at rows() values (the writer checks).
+  Column& column(size_t i) { return columns_.at(i); }
+  const Column& column(size_t i) const { return columns_.at(i); }
+
+  // InvalidArgument for a duplicate or empty name, or a length other than rows() (the first
+  // column sets the row count).
+  Status AddColumn(Column column);
+
+  // nullptr when there is no such column.
+  const Column* Find(std::string_view name) const;
+  Column* Find(std::string_view name);
+
+  // Bytes of one record: the sum of the columns' item sizes.
+  size_t RowBytes() const;
+  size_t DataBytes() const { return rows() * RowBytes(); }
+
+  // "a (float32), b (int32)": for error messages that list what a shard has.
+  std::string Describe() const;
+
+  // OK when every column has rows() values and names are unique and non-empty.
+  Status Validate() const;
+
+ private:
+  std::vector<Column> columns_;
+};
+
+}  // namespace coupler::io

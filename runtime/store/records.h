@@ -1,0 +1,56 @@
+// The rows a coordinator keeps across restarts: submitted jobs, the one committed result of each
+// task, and every task attempt that ended. Plain data; StateStore reads and writes them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace coupler::store {
+
+struct JobRecord {
+  std::string id;         // "j-000001"-style, assigned by the coordinator; trailing digits count
+  std::string name;
+  std::string spec_text;  // the submitted YAML/JSON, re-planned on resume
+  std::string spec_path;  // as the user gave it, for messages
+  std::string base_dir;   // relative paths in the spec resolve here
+  int priority = 0;
+  std::string state;      // queued | running | succeeded | failed | cancelled
+  std::string error;
+  int64_t submitted_ms = 0;
+  int64_t finished_ms = 0;
+  std::string extra;      // opaque bytes for the coordinator (e.g. dataset shard listings)
+
+  friend bool operator==(const JobRecord&, const JobRecord&) = default;
+};
+
+// The one committed result of a task: the first attempt to finish wins, later ones are dropped.
+struct TaskCommit {
+  std::string job_id;
+  uint64_t task_id = 0;
+  uint32_t attempt = 0;
+  std::vector<std::string> output_paths;
+  uint64_t rows_in = 0;
+  uint64_t rows_out = 0;
+  std::string device;
+  double kernel_ms = 0;
+  uint64_t bytes_processed = 0;
+  std::string worker_id;
+
+  friend bool operator==(const TaskCommit&, const TaskCommit&) = default;
+};
+
+// An attempt that ended, however it ended: ok, failed, lost (its worker died) or cancelled.
+struct AttemptRecord {
+  std::string job_id;
+  uint64_t task_id = 0;
+  uint32_t attempt = 0;
+  std::string worker_id;
+  std::string outcome;
+  std::string error;
+  int64_t ended_ms = 0;
+
+  friend bool operator==(const AttemptRecord&, const AttemptRecord&) = default;
+};
+
+}  // namespace coupler::store

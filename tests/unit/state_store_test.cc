@@ -1,0 +1,409 @@
+// StateStore as a coordinator relies on it: what it wrote is there after a restart, the first
+// committed attempt wins, unflushed rows are not, and broken state dirs give a clear Status.
+#include "runtime/store/state_store.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "runtime/store/path_list.h"
+
+extern char** environ;
+
+namespace coupler::store {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+// A fresh directory under $TMPDIR, removed with everything in it.
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "coupler-store-XXXXXX").string();
+    COUPLER_CHECK(mkdtemp(pattern.data()) != nullptr) << "mkdtemp failed";
+    path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  std::string str() const { return path_.string(); }
+  fs::path path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+std::unique_ptr<StateStore> OpenOrDie(const std::string& dir,
+                                      OpenMode mode = OpenMode::kReadWrite) {
+  auto store = StateStore::Open(dir, mode);
+  COUPLER_CHECK_OK(store.status());
+  return std::move(store).value();
+}
+
+JobRecord MakeJob(const std::string& id) {
+  JobRecord j;
+  j.id = id;
+  j.name = "demo " + id;
+  j.spec_text = "name: demo\nnodes: []\n";
+  j.spec_path = "jobs/demo.yaml";
+  j.base_dir = "/srv/jobs";
+  j.priority = 3;
+  j.state = "queued";
+  j.submitted_ms = 1700000000000;
+  j.extra = std::string("shard\0list\xff", 11);  // opaque bytes, NUL included
+  return j;
+}
+
+TaskCommit MakeCommit(const std::string& job, uint64_t task, uint32_t attempt) {
+  TaskCommit c;
+  c.job_id = job;
+  c.task_id = task;
+  c.attempt = attempt;
+  c.output_paths = {"out/part-" + std::to_string(task) + ".parquet"};
+  c.rows_in = 1000 + task;
+  c.rows_out = 990 + task;
+  c.device = "cuda:0";
+  c.kernel_ms = 1.25;
+  c.bytes_processed = 1ull << 40;
+  c.worker_id = "w-" + std::to_string(attempt);
+  return c;
+}
+
+AttemptRecord MakeAttempt(const std::string& job, uint64_t task, uint32_t attempt,
+                          const std::string& outcome) {
+  return AttemptRecord{job, task, attempt, "w-" + std::to_string(attempt), outcome,
+                       outcome == "ok" ? "" : "worker w-1 missed 3 heartbeats", 1700000001000};
+}
+
+TEST(PathListTest, RoundTripsAnyPathList) {
+  const std::vector<std::vector<std::string>> cases = {
+      {}, {""}, {"a"}, {"a", "", "b"}, {"new\nline", "back\\slash", "\\n", "trail\\"}};
+  std::string encoded;
+  for (const auto& paths : cases) {
+    EncodePathList(paths, &encoded);
+    auto decoded = DecodePathList(encoded);
+    ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+    EXPECT_EQ(*decoded, paths);
+  }
+  EncodePathList({"x/a", "x/b"}, &encoded);
+  EXPECT_EQ(encoded, "x/a\nx/b\n");  // readable in the sqlite3 shell
+}
+
+TEST(PathListTest, RejectsTextItCouldNotHaveWritten) {
+  EXPECT_FALSE(DecodePathList("unterminated").ok());
+  EXPECT_FALSE(DecodePathList("bad\\escape\n").ok());
+  EXPECT_FALSE(DecodePathList("dangling\\").ok());
+}
+
+TEST(StateStoreTest, RoundTripsJobsCommitsAndAttempts) {
+  TempDir dir;
+  auto store = OpenOrDie(dir.str());
+  EXPECT_EQ(store->path(), (dir.path() / "coupler.db").string());
+  const JobRecord job = MakeJob("j-000001");
+  ASSERT_TRUE(store->PutJob(job).ok());
+
+  TaskCommit odd = MakeCommit(job.id, 7, 2);
+  odd.output_paths = {"a b/new\nline.bin", "c\\d", ""};
+  odd.task_id = ~0ull;  // full unsigned range survives SQLite's signed integers
+  odd.bytes_processed = ~0ull - 1;
+  TaskCommit none = MakeCommit(job.id, 3, 1);
+  none.output_paths.clear();
+  store->AddCommit(odd);
+  store->AddCommit(none);
+  store->AddAttempt(MakeAttempt(job.id, 3, 0, "lost"));
+  store->AddAttempt(MakeAttempt(job.id, 3, 1, "ok"));
+  EXPECT_EQ(store->pending(), 4u);
+  ASSERT_TRUE(store->Flush().ok());
+  EXPECT_EQ(store->pending(), 0u);
+
+  auto jobs = store->LoadJobs();
+  ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();
+  ASSERT_EQ(jobs->size(), 1u);
+  EXPECT_EQ((*jobs)[0], job);
+
+  auto commits = store->LoadCommits(job.id);
+  ASSERT_TRUE(commits.ok()) << commits.status().ToString();
+  EXPECT_EQ(*commits, (std::vector<TaskCommit>{none, odd}));  // by task id
+
+  auto attempts = store->LoadAttempts(job.id);
+  ASSERT_TRUE(attempts.ok()) << attempts.status().ToString();
+  EXPECT_EQ(*attempts, (std::vector<AttemptRecord>{MakeAttempt(job.id, 3, 0, "lost"),
+                                                    MakeAttempt(job.id, 3, 1, "ok")}));
+
+  auto other = store->LoadCommits("j-000002");
+  ASSERT_TRUE(other.ok());
+  EXPECT_TRUE(other->empty());
+}
+
+TEST(StateStoreTest, FirstCommittedAttemptWins) {
+  TempDir dir;
+  auto store = OpenOrDie(dir.str());
+  store->AddCommit(MakeCommit("j-000001", 1, 0));
+  store->AddCommit(MakeCommit("j-000001", 1, 1));  // same flush: the later one is dropped
+  ASSERT_TRUE(store->Flush().ok());
+  store->AddCommit(MakeCommit("j-000001", 1, 2));  // a later flush: dropped as well
+  store->AddCommit(MakeCommit("j-000002", 1, 2));  // another job's task 1 is its own
+  ASSERT_TRUE(store->Flush().ok());
+
+  auto commits = store->LoadCommits("j-000001");
+  ASSERT_TRUE(commits.ok());
+  EXPECT_EQ(*commits, (std::vector<TaskCommit>{MakeCommit("j-000001", 1, 0)}));
+  auto others = store->LoadCommits("j-000002");
+  ASSERT_TRUE(others.ok());
+  EXPECT_EQ(*others, (std::vector<TaskCommit>{MakeCommit("j-000002", 1, 2)}));
+}
+
+TEST(StateStoreTest, FlushedStateSurvivesARestart) {
+  TempDir dir;
+  {
+    auto store = OpenOrDie(dir.str());
+    ASSERT_TRUE(store->PutJob(MakeJob("j-000001")).ok());
+    store->AddCommit(MakeCommit("j-000001", 0, 0));
+    store->AddAttempt(MakeAttempt("j-000001", 0, 0, "ok"));
+    ASSERT_TRUE(store->Flush().ok());
+  }
+  auto store = OpenOrDie(dir.str());
+  auto jobs = store->LoadJobs();
+  ASSERT_TRUE(jobs.ok());
+  EXPECT_EQ(*jobs, (std::vector<JobRecord>{MakeJob("j-000001")}));
+  EXPECT_EQ(store->LoadCommits("j-000001")->size(), 1u);
+  EXPECT_EQ(store->LoadAttempts("j-000001")->size(), 1u);
+}
+
+// The grouped-commit contract: rows live in memory until a write; a crash (here: destroying the
+// store) loses them, and a restarted coordinator re-runs those tasks.
+TEST(StateStoreTest, UnflushedRowsAreLostOnRestart) {
+  TempDir dir;
+  {
+    auto store = OpenOrDie(dir.str());
+    ASSERT_TRUE(store->PutJob(MakeJob("j-000001")).ok());
+    store->AddCommit(MakeCommit("j-000001", 0, 0));
+    ASSERT_TRUE(store->Flush().ok());
+    store->AddCommit(MakeCommit("j-000001", 1, 0));
+    store->AddAttempt(MakeAttempt("j-000001", 1, 0, "ok"));
+    EXPECT_EQ(store->pending(), 2u);
+    EXPECT_EQ(store->LoadCommits("j-000001")->size(), 1u);  // not visible before a flush either
+  }
+  auto store = OpenOrDie(dir.str());
+  EXPECT_EQ(*store->LoadCommits("j-000001"), (std::vector<TaskCommit>{MakeCommit("j-000001", 0, 0)}));
+  EXPECT_TRUE(store->LoadAttempts("j-000001")->empty());
+  EXPECT_EQ(store->pending(), 0u);
+}
+
+// A job write carries the rows buffered before it, so a job is never on disk as finished while
+// the commits that finished it are not.
+TEST(StateStoreTest, JobWritesIncludeEverythingBufferedBeforeThem) {
+  TempDir dir;
+  {
+    auto store = OpenOrDie(dir.str());
+    ASSERT_TRUE(store->PutJob(MakeJob("j-000001")).ok());
+    store->AddCommit(MakeCommit("j-000001", 0, 0));
+    ASSERT_TRUE(store->SetJobState("j-000001", "succeeded", "", 1700000002000).ok());
+    EXPECT_EQ(store->pending(), 0u);
+  }
+  auto store = OpenOrDie(dir.str());
+  EXPECT_EQ(store->LoadJobs()->at(0).state, "succeeded");
+  EXPECT_EQ(store->LoadCommits("j-000001")->size(), 1u);
+}
+
+TEST(StateStoreTest, SetJobStateUpdatesOnlyThatJob) {
+  TempDir dir;
+  auto store = OpenOrDie(dir.str());
+  ASSERT_TRUE(store->PutJob(MakeJob("j-000001")).ok());
+  ASSERT_TRUE(store->PutJob(MakeJob("j-000002")).ok());
+  ASSERT_TRUE(store->SetJobState("j-000002", "failed", "node b: task 4 failed 3 times", 42).ok());
+
+  auto jobs = store->LoadJobs();
+  ASSERT_TRUE(jobs.ok());
+  ASSERT_EQ(jobs->size(), 2u);
+  EXPECT_EQ((*jobs)[0], MakeJob("j-000001"));
+  EXPECT_EQ((*jobs)[1].state, "failed");
+  EXPECT_EQ((*jobs)[1].error, "node b: task 4 failed 3 times");
+  EXPECT_EQ((*jobs)[1].finished_ms, 42);
+  EXPECT_EQ((*jobs)[1].spec_text, MakeJob("j-000002").spec_text);  // the rest untouched
+
+  JobRecord replaced = MakeJob("j-000001");
+  replaced.priority = 9;
+  ASSERT_TRUE(store->PutJob(replaced).ok());  // PutJob replaces a job with the same id
+  EXPECT_EQ(store->LoadJobs()->at(0), replaced);
+}
+
+TEST(StateStoreTest, SetJobStateOfUnknownJobIsNotFoundAndKeepsBufferedRows) {
+  TempDir dir;
+  auto store = OpenOrDie(dir.str());
+  store->AddCommit(MakeCommit("j-000009", 0, 0));
+  Status s = store->SetJobState("j-000009", "running", "", 0);
+  EXPECT_EQ(s.code(), StatusCode::kNotFound) << s.ToString();
+  EXPECT_THAT(s.message(), HasSubstr("no job j-000009"));
+  // The failed transaction wrote nothing, and the row waits for the next write.
+  EXPECT_EQ(store->pending(), 1u);
+  EXPECT_TRUE(store->LoadCommits("j-000009")->empty());
+  ASSERT_TRUE(store->Flush().ok());
+  EXPECT_EQ(store->LoadCommits("j-000009")->size(), 1u);
+}
+
+TEST(StateStoreTest, NextJobNumberContinuesAcrossRestarts) {
+  TempDir dir;
+  {
+    auto store = OpenOrDie(dir.str());
+    EXPECT_EQ(*store->NextJobNumber(), 1u);
+    ASSERT_TRUE(store->PutJob(MakeJob("j-000041")).ok());
+    ASSERT_TRUE(store->PutJob(MakeJob("j-000007")).ok());
+    ASSERT_TRUE(store->PutJob(MakeJob("imported")).ok());  // no number: does not count
+    EXPECT_EQ(*store->NextJobNumber(), 42u);
+  }
+  auto store = OpenOrDie(dir.str());
+  EXPECT_EQ(*store->NextJobNumber(), 42u);
+  // Past six digits ids keep their numeric order, not their string order.
+  ASSERT_TRUE(store->PutJob(MakeJob("j-1000000")).ok());
+  EXPECT_EQ(*store->NextJobNumber(), 1000001u);
+  auto jobs = store->LoadJobs();
+  ASSERT_TRUE(jobs.ok());
+  std::vector<std::string> ids;
+  for (const JobRecord& j : *jobs) ids.push_back(j.id);
+  EXPECT_EQ(ids, (std::vector<std::string>{"imported", "j-000007", "j-000041", "j-1000000"}));
+}
+
+TEST(StateStoreTest, FlushesHundredThousandCommitsInOneTransaction) {
+  constexpr uint64_t kCommits = 100000;
+  TempDir dir;
+  auto store = OpenOrDie(dir.str());
+  for (uint64_t t = 0; t < kCommits; ++t) store->AddCommit(MakeCommit("j-000001", t, 0));
+  ASSERT_EQ(store->pending(), kCommits);
+
+  const auto start = std::chrono::steady_clock::now();
+  Status s = store->Flush();
+  const auto flushed = std::chrono::steady_clock::now();
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  auto commits = store->LoadCommits("j-000001");
+  const auto loaded = std::chrono::steady_clock::now();
+  // A measurement, not a gate (timing on a loaded CI machine proves nothing).
+  using Ms = std::chrono::duration<double, std::milli>;
+  std::printf("[ measure  ] Flush of %llu commits: %.1f ms; LoadCommits: %.1f ms\n",
+              static_cast<unsigned long long>(kCommits), Ms(flushed - start).count(),
+              Ms(loaded - flushed).count());
+
+  ASSERT_TRUE(commits.ok()) << commits.status().ToString();
+  ASSERT_EQ(commits->size(), kCommits);
+  EXPECT_EQ(commits->front(), MakeCommit("j-000001", 0, 0));
+  EXPECT_EQ(commits->back(), MakeCommit("j-000001", kCommits - 1, 0));
+  EXPECT_EQ(store->pending(), 0u);
+}
+
+TEST(StateStoreTest, ReaderSeesFlushedRowsOnlyWhileWriterIsOpen) {
+  TempDir dir;
+  auto writer = OpenOrDie(dir.str());
+  ASSERT_TRUE(writer->PutJob(MakeJob("j-000001")).ok());
+  auto reader = OpenOrDie(dir.str(), OpenMode::kReadOnly);
+  writer->AddCommit(MakeCommit("j-000001", 0, 0));
+  EXPECT_TRUE(reader->LoadCommits("j-000001")->empty());
+  ASSERT_TRUE(writer->Flush().ok());
+  EXPECT_EQ(reader->LoadCommits("j-000001")->size(), 1u);
+
+  Status s = reader->PutJob(MakeJob("j-000002"));
+  EXPECT_THAT(s.message(), HasSubstr("opened read-only"));
+  writer.reset();  // the writer's last close checkpoints and removes the WAL; reading goes on
+  EXPECT_EQ(reader->LoadJobs()->size(), 1u);
+  auto again = StateStore::Open(dir.str(), OpenMode::kReadOnly);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ((*again)->LoadCommits("j-000001")->size(), 1u);
+}
+
+TEST(StateStoreTest, ReadOnlyOpenOfMissingStateIsNotFound) {
+  TempDir dir;
+  auto missing = StateStore::Open((dir.path() / "nope").string(), OpenMode::kReadOnly);
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  auto empty = StateStore::Open(dir.str(), OpenMode::kReadOnly);
+  EXPECT_EQ(empty.status().code(), StatusCode::kNotFound);
+  EXPECT_THAT(empty.status().message(), HasSubstr("no coupler state in " + dir.str()));
+  EXPECT_FALSE(fs::exists(dir.path() / "coupler.db"));  // a reader creates nothing
+}
+
+TEST(StateStoreTest, FileThatIsNotSqliteIsAnError) {
+  TempDir dir;
+  const fs::path db = dir.path() / "coupler.db";
+  const std::string junk(4096, 'x');
+  std::ofstream(db) << junk;
+  auto store = StateStore::Open(dir.str());
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().code(), StatusCode::kInvalidArgument) << store.status().ToString();
+  EXPECT_THAT(store.status().message(), HasSubstr(db.string()));
+  EXPECT_THAT(store.status().message(), HasSubstr("file is not a database"));
+  std::ifstream in(db);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), junk);  // left untouched
+}
+
+// Runs SQL on DIR/coupler.db directly, as another program (or a future coupler) would.
+void ExecRaw(const fs::path& db_path, const char* sql) {
+  sqlite3* db = nullptr;
+  COUPLER_CHECK(sqlite3_open(db_path.c_str(), &db) == SQLITE_OK) << sqlite3_errmsg(db);
+  COUPLER_CHECK(sqlite3_exec(db, sql, nullptr, nullptr, nullptr) == SQLITE_OK)
+      << sqlite3_errmsg(db);
+  sqlite3_close(db);
+}
+
+TEST(StateStoreTest, ForeignSqliteDatabaseIsRefusedUntouched) {
+  TempDir dir;
+  const fs::path db = dir.path() / "coupler.db";
+  ExecRaw(db, "CREATE TABLE photos (id INTEGER PRIMARY KEY)");
+  auto store = StateStore::Open(dir.str());
+  ASSERT_FALSE(store.ok());
+  EXPECT_THAT(store.status().message(), HasSubstr("not coupler state"));
+  EXPECT_FALSE(fs::exists(dir.path() / "coupler.db-wal"));  // not even switched to WAL
+}
+
+TEST(StateStoreTest, NewerSchemaVersionIsRefused) {
+  TempDir dir;
+  { OpenOrDie(dir.str()); }
+  ExecRaw(dir.path() / "coupler.db", "PRAGMA user_version = 99");
+  for (OpenMode mode : {OpenMode::kReadWrite, OpenMode::kReadOnly}) {
+    auto store = StateStore::Open(dir.str(), mode);
+    ASSERT_FALSE(store.ok());
+    EXPECT_EQ(store.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_THAT(store.status().message(), HasSubstr("written by a newer coupler"));
+    EXPECT_THAT(store.status().message(), HasSubstr("schema version 99"));
+  }
+}
+
+TEST(StateStoreTest, UnusableStateDirIsAClearError) {
+  TempDir dir;
+  const fs::path file = dir.path() / "plain-file";
+  std::ofstream(file) << "x";
+  auto not_dir = StateStore::Open(file.string());
+  EXPECT_EQ(not_dir.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(not_dir.status().message(), HasSubstr("state dir " + file.string() +
+                                                    " is not a directory"));
+  auto under_file = StateStore::Open((file / "state").string());
+  EXPECT_FALSE(under_file.ok());
+  EXPECT_THAT(under_file.status().message(), HasSubstr("state dir " + (file / "state").string()));
+
+  if (geteuid() == 0) GTEST_SKIP() << "root writes to read-only directories";
+  const fs::path locked = dir.path() / "locked";
+  fs::create_directory(locked);
+  fs::permissions(locked, fs::perms::owner_read | fs::perms::owner_exec);
+  auto unwritable = StateStore::Open(locked.string());
+  fs::permissions(locked, fs::perms::owner_all);
+  EXPECT_EQ(unwritable.status().code(), StatusCode::kUnavailable);
+  EXPECT_THAT(unwritable.status().message(), HasSubstr("state dir " + locked.string() +
+                                                       " is not writable"));
+}
+
+}  // namespace
+}  // namespace coupler::store
