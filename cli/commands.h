@@ -16,5 +16,8 @@ inline constexpr int kExitBadInput = 2;
 using CommandBody = std::function<int()>;
 void AddPlanCommand(CLI::App& app, CommandBody* run);
 void AddVersionCommand(CLI::App& app, CommandBody* run);
+void AddServiceCommands(CLI::App& app, CommandBody* run);  // coordinator, worker
+void AddClientCommands(CLI::App& app, CommandBody* run);   // submit, status, cancel, workers, drain
+void AddRunCommand(CLI::App& app, CommandBody* run);       // run: the embedded default
 
 }  // namespace coupler::cli

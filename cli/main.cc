@@ -16,6 +16,9 @@ int main(int argc, char** argv) {
 
   CommandBody run;
   AddPlanCommand(app, &run);
+  AddRunCommand(app, &run);
+  AddServiceCommands(app, &run);
+  AddClientCommands(app, &run);
   AddVersionCommand(app, &run);
 
   try {

@@ -63,6 +63,22 @@ class JobState {
   void RestoreDone(uint64_t task, uint32_t attempts);
   void RestoreAttempts(uint64_t task, uint32_t attempts);
   void Cancel();
+  // A job that had failed before a restart stays failed.
+  void RestoreFailed(const std::string& error);
+
+  // Where committed tasks ran, for "which device ran what".
+  void CountDevice(const std::string& device, bool gpu_fallback) {
+    ++devices_[device];
+    gpu_fallbacks_ += gpu_fallback ? 1 : 0;
+  }
+  const std::map<std::string, uint64_t>& devices() const { return devices_; }
+  uint64_t gpu_fallbacks() const { return gpu_fallbacks_; }
+  void set_times(int64_t submitted_ms, int64_t finished_ms) {
+    submitted_ms_ = submitted_ms;
+    finished_ms_ = finished_ms;
+  }
+  int64_t submitted_ms() const { return submitted_ms_; }
+  int64_t finished_ms() const { return finished_ms_; }
 
   // Per plan node: tasks done, attempts, first error.
   uint64_t node_done(size_t plan_node) const { return node_done_[plan_node]; }
@@ -99,6 +115,10 @@ class JobState {
   uint64_t done_ = 0;
   uint64_t running_ = 0;
   uint64_t failed_ = 0;
+  std::map<std::string, uint64_t> devices_;
+  uint64_t gpu_fallbacks_ = 0;
+  int64_t submitted_ms_ = 0;
+  int64_t finished_ms_ = 0;
   uint64_t total_attempts_ = 0;
 };
 

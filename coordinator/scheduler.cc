@@ -97,7 +97,11 @@ OutcomeKind Scheduler::OnOutcome(const std::string& worker_id, const wire::TaskO
   if (WorkerEntry* w = registry_.Find(worker_id)) {
     if (w->inflight.erase({it->second, o.task_id}) > 0) ++w->tasks_done;
   }
-  if (o.ok) return job.Complete(o.task_id) ? OutcomeKind::kCommitted : OutcomeKind::kDropped;
+  if (o.ok) {
+    if (!job.Complete(o.task_id)) return OutcomeKind::kDropped;
+    job.CountDevice(o.device.empty() ? "cpu" : o.device, o.gpu_requested_but_cpu);
+    return OutcomeKind::kCommitted;
+  }
   if (job.task_state(o.task_id) != TaskState::kRunning) return OutcomeKind::kDropped;
   job.Fail(o.task_id, o.error);
   return job.phase() == JobPhase::kFailed ? OutcomeKind::kFailed : OutcomeKind::kRetrying;
@@ -135,6 +139,10 @@ wire::JobStatus Scheduler::Status(const JobState& job) const {
   s.tasks_queued = job.finished() ? 0 : s.tasks_total - s.tasks_done - s.tasks_running - s.tasks_failed;
   s.attempts = job.total_attempts();
   s.error = job.error();
+  s.devices = job.devices();
+  s.gpu_fallbacks = job.gpu_fallbacks();
+  s.submitted_ms = job.submitted_ms();
+  s.finished_ms = job.finished_ms();
   const auto& plan = job.plan();
   for (size_t p = 0; p < plan.nodes.size(); ++p) {
     wire::NodeStatus n;

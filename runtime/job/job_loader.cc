@@ -25,7 +25,7 @@ LoadedJob LoadJobText(std::string_view text, const std::string& display_name,
   if (!out.diags.empty()) return out;
 
   std::error_code ec;
-  const fs::path cwd = fs::current_path(ec);
+  const fs::path cwd = env.cwd.empty() ? fs::current_path(ec) : fs::path(env.cwd);
   if (graph->workdir.empty()) {
     graph->workdir = (cwd / "coupler-work" / graph->name).lexically_normal().string();
   } else {

@@ -22,6 +22,7 @@ struct ValidationEnv {
   // Looks at an absolute path. Injected so validation is testable without a filesystem.
   std::function<PathInfo(const std::string& abs_path)> probe;
   std::string base_dir;  // relative paths resolve against this (the spec file's directory)
+  std::string cwd;       // the default workdir ./coupler-work/<name> resolves here; empty: ours
 };
 
 // The filesystem probe used by LoadJob.

@@ -110,8 +110,9 @@ Result<std::unique_ptr<StateStore>> StateStore::Open(const std::string& dir, Ope
   COUPLER_RETURN_IF_ERROR(PrepareDir(dir, mode));
   const std::string path = (fs::path(dir) / kFileName).string();
   const bool writing = mode == OpenMode::kReadWrite;
-  if (!writing && !fs::exists(path)) return NotFound("no coupler state in " + dir + " (no " +
-                                                     std::string(kFileName) + ")");
+  if (!writing && !fs::exists(path)) {
+    return NotFound("no coupler state in " + dir + " (no " + std::string(kFileName) + ")");
+  }
 
   // NOMUTEX: one owner per connection (see the class comment), so SQLite's own locking is waste.
   const int flags = (writing ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY) |
@@ -152,10 +153,14 @@ Status StateStore::PrepareStatements() {
     const char* sql;
   };
   const Entry entries[] = {
-      {&put_job_, kPutJob},           {&set_job_state_, kSetJobState},
-      {&insert_commit_, kInsertCommit}, {&insert_attempt_, kInsertAttempt},
-      {&load_jobs_, kLoadJobs},       {&load_commits_, kLoadCommits},
-      {&load_attempts_, kLoadAttempts}, {&next_job_number_, kNextJobNumber},
+      {&put_job_, kPutJob},
+      {&set_job_state_, kSetJobState},
+      {&insert_commit_, kInsertCommit},
+      {&insert_attempt_, kInsertAttempt},
+      {&load_jobs_, kLoadJobs},
+      {&load_commits_, kLoadCommits},
+      {&load_attempts_, kLoadAttempts},
+      {&next_job_number_, kNextJobNumber},
   };
   for (const Entry& e : entries) {
     COUPLER_ASSIGN_OR_RETURN(*e.stmt, SqliteStatement::Prepare(db_.get(), e.sql));

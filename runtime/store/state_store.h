@@ -63,7 +63,8 @@ class StateStore {
 
   // Only what is on disk; buffered rows are not seen.
   Result<std::vector<JobRecord>> LoadJobs();  // by job number, then id
-  Result<std::vector<TaskCommit>> LoadCommits(const std::string& job_id);       // by task_id
+  // By task_id (compared as SQLite's signed 64-bit: ids from 2^63 up would come first).
+  Result<std::vector<TaskCommit>> LoadCommits(const std::string& job_id);
   Result<std::vector<AttemptRecord>> LoadAttempts(const std::string& job_id);  // by task, attempt
 
   // 1 + the largest number at the end of a stored job id ("j-000041" → 42), 1 when there is

@@ -3,9 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
+#include <cereal/types/map.hpp>
 #include <cereal/types/string.hpp>
 #include <cereal/types/vector.hpp>
 
@@ -21,10 +23,11 @@ struct SubmitJob {
   std::string spec_path;  // only for error messages ("job.yaml:12: ...")
   int32_t priority = 0;   // higher runs first
   std::string client_id;
+  std::string cwd;        // the client's directory: the default workdir resolves against it
 
   template <class Archive>
   void serialize(Archive& ar) {
-    ar(spec_text, spec_path, priority, client_id);
+    ar(spec_text, spec_path, priority, client_id, cwd);
   }
   friend bool operator==(const SubmitJob&, const SubmitJob&) = default;
 };
@@ -85,11 +88,13 @@ struct JobStatus {
   std::string error;  // why the job failed, with the failing task's error; empty otherwise
   int64_t submitted_ms = 0;
   int64_t finished_ms = 0;  // 0 while running
+  std::map<std::string, uint64_t> devices;  // committed tasks per device: "cpu", "cuda:0"
+  uint64_t gpu_fallbacks = 0;  // tasks that asked for a GPU and ran on the CPU
 
   template <class Archive>
   void serialize(Archive& ar) {
     ar(id, name, state, tasks_total, tasks_queued, tasks_running, tasks_done, tasks_failed,
-       attempts, nodes, error, submitted_ms, finished_ms);
+       attempts, nodes, error, submitted_ms, finished_ms, devices, gpu_fallbacks);
   }
   friend bool operator==(const JobStatus&, const JobStatus&) = default;
 };

@@ -66,7 +66,7 @@ inline std::vector<Message> SampleMessages() {
   result.worker_id = "w-1";
   result.outcomes = {outcome};
 
-  SubmitJob submit{"name: t\nnodes: []\n", "t.yaml", -3, "cli-1"};
+  SubmitJob submit{"name: t\nnodes: []\n", "t.yaml", -3, "cli-1", "/home/u"};
   SubmitReply submit_reply{"j-9", true, "none"};
   StatusRequest status_request{"j-9"};
 
@@ -84,6 +84,8 @@ inline std::vector<Message> SampleMessages() {
   job.error = "node 'norm': boom";
   job.submitted_ms = 1'700'000'000'000;
   job.finished_ms = 1'700'000'000'123;
+  job.devices = {{"cpu", 7}, {"cuda:0", 3}};
+  job.gpu_fallbacks = 1;
   StatusReply status_reply;
   status_reply.jobs = {job};
   status_reply.coordinator = CoordinatorStats{100, 3, 2, 4567};

@@ -7,14 +7,16 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sqlite3.h>
-#include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -92,6 +94,110 @@ AttemptRecord MakeAttempt(const std::string& job, uint64_t task, uint32_t attemp
                        outcome == "ok" ? "" : "worker w-1 missed 3 heartbeats", 1700000001000};
 }
 
+// ---- A second process that reads while this one writes ----
+// The child is this test binary started again (a fresh exec, not a bare fork: SQLite's
+// per-process lock bookkeeping must not be inherited), told by an environment variable to run
+// RunReaderChild before gtest's main and exit with one of these codes.
+constexpr const char* kReaderEnv = "COUPLER_STORE_TEST_READER_DIR";
+constexpr uint64_t kReaderBatch = 500;
+constexpr uint64_t kReaderBatches = 40;
+enum ReaderExit {
+  kReaderOk = 0,
+  kReaderOpenFailed = 10,
+  kReaderLoadFailed = 11,
+  kReaderSawTornFlush = 12,   // a flush must appear all at once
+  kReaderSawRowsVanish = 13,  // what was visible stays visible
+  kReaderTimedOut = 14,
+};
+
+int RunReaderChild(const std::string& dir) {
+  auto store = StateStore::Open(dir, OpenMode::kReadOnly);
+  if (!store.ok()) {
+    std::fprintf(stderr, "reader: %s\n", store.status().ToString().c_str());
+    return kReaderOpenFailed;
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  size_t last = 0;
+  int reads = 0;
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto commits = (*store)->LoadCommits("j-000001");
+    if (!commits.ok()) {
+      std::fprintf(stderr, "reader: %s\n", commits.status().ToString().c_str());
+      return kReaderLoadFailed;
+    }
+    const size_t n = commits->size();
+    if (n % kReaderBatch != 0) return kReaderSawTornFlush;
+    if (n < last) return kReaderSawRowsVanish;
+    if (reads++ == 0) std::ofstream(fs::path(dir) / "reader-ready") << "ready";
+    last = n;
+    if (n == kReaderBatch * kReaderBatches) {
+      std::fprintf(stderr, "reader: %d consistent reads\n", reads);
+      return kReaderOk;
+    }
+  }
+  return kReaderTimedOut;
+}
+
+[[maybe_unused]] const bool kIsReaderChild = [] {
+  if (const char* dir = std::getenv(kReaderEnv)) std::_Exit(RunReaderChild(dir));
+  return false;
+}();
+
+// Owns a child process: killed and reaped on every exit path, so a failing test never leaves it.
+class ChildProcess {
+ public:
+  explicit ChildProcess(pid_t pid) : pid_(pid) {}
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+  ~ChildProcess() {
+    if (pid_ <= 0) return;
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+  }
+  pid_t pid() const { return pid_; }
+
+  // The exit code (128 + signal if killed), or nullopt if still running at the deadline.
+  std::optional<int> Wait(std::chrono::seconds limit) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < deadline) {
+      int status = 0;
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = 0;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return std::nullopt;
+  }
+
+ private:
+  pid_t pid_;
+};
+
+ChildProcess SpawnReader(const std::string& dir) {
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e != nullptr; ++e) env_strings.emplace_back(*e);
+  env_strings.push_back(std::string(kReaderEnv) + "=" + dir);
+  std::vector<char*> env;
+  for (std::string& e : env_strings) env.push_back(e.data());
+  env.push_back(nullptr);
+  std::string self = fs::read_symlink("/proc/self/exe").string();
+  char* argv[] = {self.data(), nullptr};
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, self.c_str(), nullptr, nullptr, argv, env.data());
+  COUPLER_CHECK(rc == 0) << "posix_spawn " << self << ": " << std::strerror(rc);
+  return ChildProcess(pid);
+}
+
+bool WaitForFile(const fs::path& path, std::chrono::seconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (fs::exists(path)) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
 TEST(PathListTest, RoundTripsAnyPathList) {
   const std::vector<std::vector<std::string>> cases = {
       {}, {""}, {"a"}, {"a", "", "b"}, {"new\nline", "back\\slash", "\\n", "trail\\"}};
@@ -121,8 +227,8 @@ TEST(StateStoreTest, RoundTripsJobsCommitsAndAttempts) {
 
   TaskCommit odd = MakeCommit(job.id, 7, 2);
   odd.output_paths = {"a b/new\nline.bin", "c\\d", ""};
-  odd.task_id = ~0ull;  // full unsigned range survives SQLite's signed integers
-  odd.bytes_processed = ~0ull - 1;
+  odd.task_id = 1ull << 62;
+  odd.bytes_processed = ~0ull - 1;  // the full unsigned range survives SQLite's signed integers
   TaskCommit none = MakeCommit(job.id, 3, 1);
   none.output_paths.clear();
   store->AddCommit(odd);
@@ -150,6 +256,11 @@ TEST(StateStoreTest, RoundTripsJobsCommitsAndAttempts) {
   auto other = store->LoadCommits("j-000002");
   ASSERT_TRUE(other.ok());
   EXPECT_TRUE(other->empty());
+
+  TaskCommit last = MakeCommit("j-000002", ~0ull, ~0u);
+  store->AddCommit(last);
+  ASSERT_TRUE(store->Flush().ok());
+  EXPECT_EQ(*store->LoadCommits("j-000002"), (std::vector<TaskCommit>{last}));
 }
 
 TEST(StateStoreTest, FirstCommittedAttemptWins) {
@@ -324,6 +435,25 @@ TEST(StateStoreTest, ReaderSeesFlushedRowsOnlyWhileWriterIsOpen) {
   auto again = StateStore::Open(dir.str(), OpenMode::kReadOnly);
   ASSERT_TRUE(again.ok()) << again.status().ToString();
   EXPECT_EQ((*again)->LoadCommits("j-000001")->size(), 1u);
+}
+
+TEST(StateStoreTest, AnotherProcessReadsWhileTheCoordinatorWrites) {
+  TempDir dir;
+  auto writer = OpenOrDie(dir.str());
+  ASSERT_TRUE(writer->PutJob(MakeJob("j-000001")).ok());
+  ChildProcess reader = SpawnReader(dir.str());
+  ASSERT_TRUE(WaitForFile(dir.path() / "reader-ready", std::chrono::seconds(60)))
+      << "the reader process never read the store";
+  for (uint64_t b = 0; b < kReaderBatches; ++b) {
+    for (uint64_t i = 0; i < kReaderBatch; ++i) {
+      writer->AddCommit(MakeCommit("j-000001", b * kReaderBatch + i, 0));
+    }
+    Status s = writer->Flush();
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+  std::optional<int> code = reader.Wait(std::chrono::seconds(90));
+  ASSERT_TRUE(code.has_value()) << "the reader process was still running after 90 s";
+  EXPECT_EQ(*code, kReaderOk) << "see ReaderExit for what the reader saw";
 }
 
 TEST(StateStoreTest, ReadOnlyOpenOfMissingStateIsNotFound) {

@@ -1,0 +1,167 @@
+// `coupler run JOB --workers N`: the embedded default. Starts a coordinator and N workers on
+// this machine (over an ipc socket in a private temporary folder), runs the job with
+// progress, prints a summary, and stops everything it started, whatever happens.
+#include <signal.h>
+#include <stdlib.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "cli/child_process.h"
+#include "cli/commands.h"
+#include "cli/job_wait.h"
+#include "cli/signals.h"
+#include "coordinator/client.h"
+#include "runtime/job/job_loader.h"
+
+namespace coupler::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct RunArgs {
+  std::string job;
+  int workers = 2;
+  int slots = 1;
+  std::string state;
+  bool keep_state = false;
+  std::string log_level = "warn";
+};
+
+// Waits for the coordinator's ready file; nullopt if it died or took too long.
+std::optional<std::string> WaitReady(const fs::path& ready, ChildProcess& coordinator) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::ifstream in(ready);
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.rfind("workers=", 0) == 0) return line.substr(8);
+    }
+    if (!coordinator.running()) return std::nullopt;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return std::nullopt;
+}
+
+void StopAll(std::vector<ChildProcess>& workers, ChildProcess& coordinator) {
+  for (auto& w : workers) w.Signal(SIGTERM);
+  for (auto& w : workers) {
+    if (!w.WaitFor(std::chrono::seconds(10))) w.Signal(SIGKILL);
+  }
+  coordinator.Signal(SIGTERM);
+  if (!coordinator.WaitFor(std::chrono::seconds(10))) coordinator.Signal(SIGKILL);
+}
+
+void PrintSummary(const wire::JobStatus& j, double wall_s) {
+  std::string devices;
+  for (const auto& [d, n] : j.devices) devices += fmt::format("{}{}: {} tasks", devices.empty() ? "" : ", ", d, n);
+  std::printf("job %s (%s) %s: %llu/%llu tasks, %llu attempts, %.2f s wall, %.0f tasks/s\n",
+              j.id.c_str(), j.name.c_str(), j.state.c_str(),
+              static_cast<unsigned long long>(j.tasks_done),
+              static_cast<unsigned long long>(j.tasks_total),
+              static_cast<unsigned long long>(j.attempts), wall_s,
+              wall_s > 0 ? double(j.tasks_done) / wall_s : 0.0);
+  std::printf("devices: %s\n", devices.empty() ? "none" : devices.c_str());
+  if (j.gpu_fallbacks > 0) {
+    std::printf("warning: %llu task(s) asked for a GPU and ran on the CPU\n",
+                static_cast<unsigned long long>(j.gpu_fallbacks));
+  }
+  for (const auto& n : j.nodes) {
+    std::printf("  %-20s %-9s %llu/%llu tasks, %llu attempts%s%s\n", n.id.c_str(), n.state.c_str(),
+                static_cast<unsigned long long>(n.tasks_done),
+                static_cast<unsigned long long>(n.tasks_total),
+                static_cast<unsigned long long>(n.attempts), n.error.empty() ? "" : "  ",
+                n.error.c_str());
+  }
+}
+
+int Run(const RunArgs& a) {
+  job::LoadedJob local = job::LoadJobFile(a.job);
+  if (!local.ok()) {
+    std::fputs(local.diags.ToString().c_str(), stderr);
+    return kExitBadInput;
+  }
+  if (a.workers < 1 || a.slots < 1) {
+    std::fprintf(stderr, "coupler: --workers and --slots must be >= 1\n");
+    return kExitBadInput;
+  }
+  StopRequested();  // install handlers before any child exists
+  char tmpl[] = "/tmp/coupler-run-XXXXXX";
+  if (mkdtemp(tmpl) == nullptr) {
+    std::perror("coupler: mkdtemp");
+    return kExitFailure;
+  }
+  const fs::path run_dir = tmpl;
+  const std::string state = a.state.empty() ? (run_dir / "state").string() : a.state;
+  const fs::path ready = run_dir / "ready";
+  const std::string endpoint = "ipc://" + (run_dir / "coordinator").string();
+
+  int code = kExitFailure;
+  {
+    auto coordinator = ChildProcess::SpawnSelf({"--log-level", a.log_level, "coordinator",
+                                                "--listen", endpoint, "--state", state,
+                                                "--ready-file", ready.string()});
+    if (!coordinator.ok()) {
+      std::fprintf(stderr, "coupler: %s\n", coordinator.status().message().c_str());
+      return kExitFailure;
+    }
+    std::vector<ChildProcess> workers;
+    auto ep = WaitReady(ready, *coordinator);
+    if (!ep) {
+      std::fprintf(stderr, "coupler: the coordinator did not start (see its errors above)\n");
+    } else {
+      for (int i = 0; i < a.workers; ++i) {
+        auto w = ChildProcess::SpawnSelf({"--log-level", a.log_level, "worker", "--coordinator",
+                                          *ep, "--slots", std::to_string(a.slots), "--id",
+                                          fmt::format("local-{}", i + 1)});
+        if (w.ok()) workers.push_back(std::move(*w));
+      }
+      auto client = coordinator::Client::Connect(endpoint + ".clients");
+      const auto start = std::chrono::steady_clock::now();
+      Result<std::string> id = client.ok() ? (*client)->Submit(a.job) : Result<std::string>(client.status());
+      if (!id.ok()) {
+        std::fprintf(stderr, "coupler: %s\n", id.status().message().c_str());
+        code = id.status().code() == StatusCode::kInvalidArgument ? kExitBadInput : kExitFailure;
+      } else {
+        std::fprintf(stderr, "running %s on %d local worker(s) x %d slot(s)\n", id->c_str(),
+                     a.workers, a.slots);
+        WaitOutcome outcome = WaitForJob(**client, *id);
+        const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        if (outcome.final_status) PrintSummary(*outcome.final_status, wall);
+        code = outcome.exit_code;
+      }
+    }
+    StopAll(workers, *coordinator);
+  }
+  std::error_code ec;
+  if (a.keep_state || !a.state.empty()) {
+    fs::remove(ready, ec);
+    if (a.state.empty()) std::fprintf(stderr, "state kept in %s\n", state.c_str());
+  } else {
+    fs::remove_all(run_dir, ec);
+  }
+  return code;
+}
+
+}  // namespace
+
+void AddRunCommand(CLI::App& app, CommandBody* run) {
+  auto args = std::make_shared<RunArgs>();
+  CLI::App* c = app.add_subcommand(
+      "run", "Run a job here: a local coordinator and N workers, progress, a summary");
+  c->add_option("job", args->job, "job spec (YAML or JSON)")->required();
+  c->add_option("--workers", args->workers, "worker processes")->capture_default_str();
+  c->add_option("--slots", args->slots, "tasks each worker runs at once")->capture_default_str();
+  c->add_option("--state", args->state, "state directory (default: a temporary one)");
+  c->add_flag("--keep-state", args->keep_state, "keep the temporary state directory");
+  c->add_option("--child-log-level", args->log_level, "log level of the started processes")
+      ->capture_default_str();
+  c->callback([args, run] { *run = [args] { return Run(*args); }; });
+}
+
+}  // namespace coupler::cli

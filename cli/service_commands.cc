@@ -1,0 +1,99 @@
+// `coupler coordinator` and `coupler worker`: the two long-running processes.
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "cli/commands.h"
+#include "cli/signals.h"
+#include "coordinator/coordinator.h"
+#include "worker/worker.h"
+
+namespace coupler::cli {
+namespace {
+
+bool IsLoopback(const std::string& endpoint) {
+  return endpoint.rfind("ipc://", 0) == 0 || endpoint.rfind("inproc://", 0) == 0 ||
+         endpoint.find("://127.") != std::string::npos ||
+         endpoint.find("://localhost:") != std::string::npos ||
+         endpoint.find("://[::1]") != std::string::npos;
+}
+
+int RunCoordinator(const coordinator::CoordinatorOptions& opts, bool insecure) {
+  if (!IsLoopback(opts.listen) && !insecure) {
+    std::fprintf(stderr,
+                 "coupler: refusing to listen on %s without encryption keys: pass --insecure to "
+                 "accept unauthenticated workers and clients on that network\n",
+                 opts.listen.c_str());
+    return kExitBadInput;
+  }
+  const std::atomic<bool>& stop = StopRequested();
+  auto c = coordinator::Coordinator::Create(opts);
+  if (!c.ok()) {
+    std::fprintf(stderr, "coupler: %s\n", c.status().message().c_str());
+    return c.status().code() == StatusCode::kInvalidArgument ? kExitBadInput : kExitFailure;
+  }
+  std::fprintf(stderr, "coupler coordinator: workers %s, clients %s, state %s\n",
+               (*c)->worker_endpoint().c_str(), (*c)->client_endpoint().c_str(),
+               opts.state_dir.c_str());
+  Status s = (*c)->Run(stop);
+  if (!s.ok()) {
+    std::fprintf(stderr, "coupler: %s\n", s.message().c_str());
+    return kExitFailure;
+  }
+  return kExitOk;
+}
+
+int RunWorker(const worker::WorkerOptions& opts) {
+  const std::atomic<bool>& drain = StopRequested();
+  auto w = worker::Worker::Create(opts);
+  if (!w.ok()) {
+    std::fprintf(stderr, "coupler: %s\n", w.status().message().c_str());
+    return kExitFailure;
+  }
+  Status s = (*w)->Run(drain);
+  if (!s.ok()) {
+    std::fprintf(stderr, "coupler: %s\n", s.message().c_str());
+    return kExitFailure;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void AddServiceCommands(CLI::App& app, CommandBody* run) {
+  auto copts = std::make_shared<coordinator::CoordinatorOptions>();
+  auto insecure = std::make_shared<bool>(false);
+  CLI::App* c = app.add_subcommand("coordinator", "Run the coordinator: schedules jobs over workers");
+  c->add_option("--listen", copts->listen, "endpoint for workers (clients use the port + 1)")
+      ->capture_default_str();
+  c->add_option("--clients", copts->client_listen, "endpoint for clients (default: listen port + 1)");
+  c->add_option("--state", copts->state_dir, "directory for the SQLite state (resumes from it)")
+      ->required();
+  c->add_option("--heartbeat-ms", copts->heartbeat_ms, "heartbeat period")->capture_default_str();
+  c->add_option("--dead-after-ms", copts->dead_after_ms, "a silent worker is dead after this")
+      ->capture_default_str();
+  c->add_option("--ready-file", copts->ready_file, "write the bound endpoints here once listening");
+  c->add_flag("--insecure", *insecure, "allow a non-loopback address without keys");
+  c->callback([copts, insecure, run] { *run = [copts, insecure] { return RunCoordinator(*copts, *insecure); }; });
+
+  auto wopts = std::make_shared<worker::WorkerOptions>();
+  auto labels = std::make_shared<std::vector<std::string>>();
+  CLI::App* w = app.add_subcommand("worker", "Run a worker: executes tasks for a coordinator");
+  w->add_option("--coordinator", wopts->coordinator, "the coordinator's worker endpoint")
+      ->capture_default_str();
+  w->add_option("--id", wopts->id, "worker id (default host-pid)");
+  w->add_option("--slots", wopts->slots, "tasks run at once (default: CPUs)");
+  w->add_option("--prefetch", wopts->prefetch, "extra tasks held queued (default 2 x slots + 8)");
+  w->add_option("--labels", *labels, "k=v labels, e.g. interconnect=nvlink")->delimiter(',');
+  w->add_option("--heartbeat-ms", wopts->heartbeat_ms, "heartbeat period")->capture_default_str();
+  w->callback([wopts, labels, run] {
+    for (const auto& kv : *labels) {
+      const auto eq = kv.find('=');
+      if (eq == std::string::npos) throw CLI::ValidationError("--labels", "expected k=v, got " + kv);
+      wopts->labels[kv.substr(0, eq)] = kv.substr(eq + 1);
+    }
+    *run = [wopts] { return RunWorker(*wopts); };
+  });
+}
+
+}  // namespace coupler::cli

@@ -1,0 +1,25 @@
+// How job and worker status is shown: JSON for scripts, text for people, and the one-line
+// progress display of `submit --wait` and `run`.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "runtime/wire/client_messages.h"
+
+namespace coupler::cli {
+
+// {"id","name","state","tasks":{"total","queued","running","done","failed"},"attempts",
+//  "error","devices":{...},"gpu_fallbacks","nodes":[{"id","state","tasks","done","attempts","error"}]}
+std::string JobStatusJson(const wire::JobStatus& job);
+// {"jobs":[...], "coordinator":{"messages_received","messages_dropped","workers_alive","uptime_ms"}}
+std::string StatusReplyJson(const wire::StatusReply& reply);
+std::string WorkersJson(const std::vector<wire::WorkerStatus>& workers);
+
+std::string JobStatusText(const wire::JobStatus& job);
+std::string WorkersText(const std::vector<wire::WorkerStatus>& workers);
+
+// "j-000001  1,234/5,000 tasks  24.7%  3,412 tasks/s  ETA 1.1 s"
+std::string ProgressLine(const wire::JobStatus& job, double elapsed_s);
+
+}  // namespace coupler::cli

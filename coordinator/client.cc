@@ -1,0 +1,85 @@
+#include "coordinator/client.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "runtime/net/zmq_socket.h"
+#include "runtime/wire/codec.h"
+#include "runtime/wire/control_messages.h"
+
+namespace coupler::coordinator {
+
+Client::Client(std::string endpoint, std::chrono::milliseconds timeout)
+    : endpoint_(std::move(endpoint)), timeout_(timeout), ctx_(1) {}
+
+Result<std::unique_ptr<Client>> Client::Connect(const std::string& endpoint,
+                                                std::chrono::milliseconds timeout) {
+  std::unique_ptr<Client> c(new Client(endpoint, timeout));
+  COUPLER_ASSIGN_OR_RETURN(c->socket_, net::ConnectDealer(c->ctx_, endpoint, ""));
+  return c;
+}
+
+Result<wire::Message> Client::Call(const std::string& request) {
+  COUPLER_RETURN_IF_ERROR(net::Send(socket_, request));
+  auto reply = net::RecvFor(socket_, timeout_);
+  if (!reply) {
+    return DeadlineExceeded("no answer from the coordinator at " + endpoint_ + " within " +
+                            std::to_string(timeout_.count() / 1000) +
+                            " s (is `coupler coordinator` running there?)");
+  }
+  COUPLER_ASSIGN_OR_RETURN(wire::Message msg, wire::Decode(*reply));
+  if (const auto* err = std::get_if<wire::Error>(&msg)) return wire::StatusFromError(*err);
+  return msg;
+}
+
+Result<std::string> Client::Submit(const std::string& spec_path, int priority) {
+  std::ifstream in(spec_path, std::ios::binary);
+  if (!in) return NotFound("cannot read the spec file " + spec_path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  std::error_code ec;
+  wire::SubmitJob req;
+  req.spec_text = text.str();
+  req.spec_path = std::filesystem::absolute(spec_path, ec).lexically_normal().string();
+  req.priority = priority;
+  req.client_id = "cli-" + std::to_string(getpid());
+  req.cwd = std::filesystem::current_path(ec).string();
+  COUPLER_ASSIGN_OR_RETURN(wire::Message msg, Call(wire::Encode(req)));
+  const auto* reply = std::get_if<wire::SubmitReply>(&msg);
+  if (reply == nullptr) return Internal("unexpected reply to submit");
+  if (!reply->ok) return InvalidArgument(reply->error);
+  return reply->job_id;
+}
+
+Result<wire::StatusReply> Client::Status(const std::string& job_id) {
+  COUPLER_ASSIGN_OR_RETURN(wire::Message msg, Call(wire::Encode(wire::StatusRequest{job_id})));
+  auto* reply = std::get_if<wire::StatusReply>(&msg);
+  if (reply == nullptr) return Internal("unexpected reply to status");
+  return std::move(*reply);
+}
+
+Result<std::string> Client::Cancel(const std::string& job_id) {
+  COUPLER_ASSIGN_OR_RETURN(wire::Message msg, Call(wire::Encode(wire::CancelJob{job_id})));
+  const auto* ack = std::get_if<wire::Ack>(&msg);
+  if (ack == nullptr) return Internal("unexpected reply to cancel");
+  return ack->message;
+}
+
+Result<std::vector<wire::WorkerStatus>> Client::Workers() {
+  COUPLER_ASSIGN_OR_RETURN(wire::Message msg, Call(wire::Encode(wire::WorkersRequest{})));
+  auto* reply = std::get_if<wire::WorkersReply>(&msg);
+  if (reply == nullptr) return Internal("unexpected reply to workers");
+  return std::move(reply->workers);
+}
+
+Result<std::string> Client::Drain(const std::string& worker_id) {
+  COUPLER_ASSIGN_OR_RETURN(wire::Message msg, Call(wire::Encode(wire::DrainWorker{worker_id})));
+  const auto* ack = std::get_if<wire::Ack>(&msg);
+  if (ack == nullptr) return Internal("unexpected reply to drain");
+  return ack->message;
+}
+
+}  // namespace coupler::coordinator

@@ -1,0 +1,43 @@
+// Client: the request/reply API that `coupler submit|status|cancel|workers|drain` and
+// embedders use to talk to a coordinator's client port. One request at a time, each with a
+// deadline, so a dead coordinator is an error message, never a hang.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <zmq.hpp>
+
+#include "runtime/status.h"
+#include "runtime/wire/messages.h"
+
+namespace coupler::coordinator {
+
+class Client {
+ public:
+  static Result<std::unique_ptr<Client>> Connect(const std::string& endpoint,
+                                                 std::chrono::milliseconds timeout =
+                                                     std::chrono::seconds(10));
+
+  // Submits the spec at `spec_path` (read here; relative inputs resolve against its folder).
+  Result<std::string> Submit(const std::string& spec_path, int priority = 0);
+  Result<wire::StatusReply> Status(const std::string& job_id = "");
+  Result<std::string> Cancel(const std::string& job_id);
+  Result<std::vector<wire::WorkerStatus>> Workers();
+  Result<std::string> Drain(const std::string& worker_id);
+
+  const std::string& endpoint() const { return endpoint_; }
+
+ private:
+  Client(std::string endpoint, std::chrono::milliseconds timeout);
+  Result<wire::Message> Call(const std::string& request);
+
+  std::string endpoint_;
+  std::chrono::milliseconds timeout_;
+  zmq::context_t ctx_;
+  zmq::socket_t socket_;
+};
+
+}  // namespace coupler::coordinator

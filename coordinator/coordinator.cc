@@ -1,0 +1,227 @@
+#include "coordinator/coordinator.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "coordinator/job_intake.h"
+#include "runtime/logging.h"
+#include "runtime/net/zmq_socket.h"
+#include "runtime/wire/codec.h"
+
+namespace coupler::coordinator {
+namespace {
+
+constexpr int64_t kReapEveryMs = 100;
+
+}  // namespace
+
+std::string ClientEndpointFor(const std::string& endpoint) {
+  if (endpoint.rfind("ipc://", 0) == 0) return endpoint + ".clients";
+  const auto colon = endpoint.rfind(':');
+  if (colon == std::string::npos) return endpoint;
+  const std::string port = endpoint.substr(colon + 1);
+  if (port == "*" || port.empty()) return endpoint;
+  try {
+    return endpoint.substr(0, colon + 1) + std::to_string(std::stoi(port) + 1);
+  } catch (const std::exception&) {
+    return endpoint;
+  }
+}
+
+Coordinator::Coordinator(CoordinatorOptions options, std::unique_ptr<store::StateStore> store)
+    : options_(std::move(options)),
+      store_(std::move(store)),
+      scheduler_(options_.dead_after_ms),
+      ctx_(1),
+      started_(std::chrono::steady_clock::now()) {}
+
+Result<std::unique_ptr<Coordinator>> Coordinator::Create(const CoordinatorOptions& options) {
+  if (options.state_dir.empty()) return InvalidArgument("the coordinator needs --state DIR");
+  COUPLER_ASSIGN_OR_RETURN(auto store, store::StateStore::Open(options.state_dir));
+  std::unique_ptr<Coordinator> c(new Coordinator(options, std::move(store)));
+  COUPLER_RETURN_IF_ERROR(c->Resume());
+  COUPLER_RETURN_IF_ERROR(c->Bind());
+  return c;
+}
+
+int64_t Coordinator::NowMs() const {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                               started_)
+      .count();
+}
+
+int64_t Coordinator::WallMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+Status Coordinator::Resume() {
+  auto log = Logger("coordinator");
+  COUPLER_ASSIGN_OR_RETURN(auto records, store_->LoadJobs());
+  // Finished jobs are rebuilt too, so `status` still answers for them; only unfinished ones
+  // get work dispatched.
+  for (const auto& rec : records) {
+    COUPLER_ASSIGN_OR_RETURN(auto commits, store_->LoadCommits(rec.id));
+    COUPLER_ASSIGN_OR_RETURN(auto attempts, store_->LoadAttempts(rec.id));
+    Result<std::unique_ptr<JobState>> job = RestoreJob(rec, commits, attempts);
+    if (!job.ok()) {
+      log->error("cannot resume job {}: {}", rec.id, job.status().message());
+      COUPLER_RETURN_IF_ERROR(store_->SetJobState(rec.id, "failed", job.status().message(), WallMs()));
+      continue;
+    }
+    if (rec.state == "cancelled") (*job)->Cancel();
+    if (rec.state == "failed") (*job)->RestoreFailed(rec.error);
+    persisted_phase_[rec.id] = (*job)->phase();
+    if (rec.state == "queued" || rec.state == "running") {
+      log->info("resuming job {} ({}): {} of {} tasks already done", rec.id, rec.name,
+                (*job)->done(), (*job)->table().size());
+    }
+    scheduler_.AddJob(std::move(*job));
+  }
+  return Status::Ok();
+}
+
+Status Coordinator::Bind() {
+  COUPLER_ASSIGN_OR_RETURN(workers_, net::BindRouter(ctx_, options_.listen));
+  const std::string client_ep =
+      options_.client_listen.empty() ? ClientEndpointFor(options_.listen) : options_.client_listen;
+  COUPLER_ASSIGN_OR_RETURN(clients_, net::BindRouter(ctx_, client_ep));
+  worker_endpoint_ = net::LastEndpoint(workers_);
+  client_endpoint_ = net::LastEndpoint(clients_);
+  if (!options_.ready_file.empty()) {
+    const std::string tmp = options_.ready_file + ".tmp";
+    {
+      std::ofstream out(tmp);
+      out << "workers=" << worker_endpoint_ << "\nclients=" << client_endpoint_ << "\n";
+      if (!out) return Internal("cannot write ready file " + tmp);
+    }
+    std::error_code ec;
+    std::filesystem::rename(tmp, options_.ready_file, ec);
+    if (ec) return Internal("cannot write ready file " + options_.ready_file + ": " + ec.message());
+  }
+  return Status::Ok();
+}
+
+Status Coordinator::Run(const std::atomic<bool>& stop) {
+  auto log = Logger("coordinator");
+  log->info("listening for workers on {}, clients on {}", worker_endpoint_, client_endpoint_);
+  while (!stop.load()) {
+    const unsigned ready = net::PollReadable({&workers_, &clients_}, std::chrono::milliseconds(20));
+    // Drain what is waiting in bounded bursts, so one busy socket cannot starve the other.
+    if (ready & 1u) {
+      for (int i = 0; i < 4096; ++i) {
+        auto m = net::TryRecvRouted(workers_);
+        if (!m) break;
+        ++received_;
+        if (m->frames != 2) {
+          ++dropped_;
+          continue;
+        }
+        OnWorkerMessage(m->identity, m->payload);
+      }
+    }
+    if (ready & 2u) {
+      for (int i = 0; i < 256; ++i) {
+        auto m = net::TryRecvRouted(clients_);
+        if (!m) break;
+        ++received_;
+        OnClientMessage(m->identity, m->payload, m->has_empty_delimiter);
+      }
+    }
+    Tick();
+    Dispatch();
+  }
+  FlushStore();
+  log->info("stopped");
+  return Status::Ok();
+}
+
+void Coordinator::Tick() {
+  const int64_t now = NowMs();
+  if (now - last_reap_ms_ >= kReapEveryMs) {
+    last_reap_ms_ = now;
+    RecordLost(scheduler_.ReapSilentWorkers(now));
+  }
+  if (now - last_heartbeat_ms_ >= options_.heartbeat_ms) {
+    last_heartbeat_ms_ = now;
+    wire::Heartbeat beat;
+    beat.sender_id = "coordinator";
+    beat.sequence = ++heartbeat_seq_;
+    beat.timestamp_ms = static_cast<uint64_t>(WallMs());
+    const std::string bytes = wire::Encode(beat);
+    for (const auto& [id, w] : scheduler_.registry().workers()) {
+      if (w.state != WorkerState::kDead) SendToWorker(id, bytes);
+    }
+  }
+  PersistFinishedJobs();
+  if (store_->pending() > 0 && now - last_flush_ms_ >= options_.flush_every_ms) FlushStore();
+}
+
+void Coordinator::FlushStore() {
+  last_flush_ms_ = NowMs();
+  if (store_->pending() == 0) return;
+  if (Status s = store_->Flush(); !s.ok()) Logger("coordinator")->error("state flush: {}", s.ToString());
+}
+
+void Coordinator::PersistFinishedJobs() {
+  for (const auto& job : scheduler_.jobs()) {
+    JobPhase& persisted = persisted_phase_[job->id()];
+    if (persisted == job->phase()) continue;
+    persisted = job->phase();
+    const bool finished = job->finished();
+    if (finished) {
+      job->set_times(job->submitted_ms(), WallMs());
+      FlushStore();  // the job's last commits before its final state
+    }
+    Status s = store_->SetJobState(job->id(), std::string(JobPhaseName(job->phase())), job->error(),
+                                   finished ? WallMs() : 0);
+    if (!s.ok()) Logger("coordinator")->error("job {} state: {}", job->id(), s.ToString());
+    if (finished) {
+      Logger("coordinator")->info("job {} {}: {} of {} tasks, {} attempts{}", job->id(),
+                                  JobPhaseName(job->phase()), job->done(), job->table().size(),
+                                  job->total_attempts(),
+                                  job->error().empty() ? "" : " — " + job->error());
+    }
+  }
+}
+
+void Coordinator::RecordLost(const std::vector<LostAttempt>& lost) {
+  for (const auto& l : lost) {
+    store_->AddAttempt({l.job_id, l.task_id, l.attempt, l.worker_id, "lost",
+                        "worker " + l.worker_id + " was lost", WallMs()});
+  }
+  if (!lost.empty()) {
+    Logger("coordinator")->warn("{} task(s) re-queued from lost worker {}", lost.size(),
+                                lost.front().worker_id);
+  }
+}
+
+void Coordinator::Dispatch() {
+  if (!scheduler_.HasDispatchableWork()) return;
+  for (const auto& [id, w] : scheduler_.registry().workers()) {
+    if (w.credit() == 0) continue;
+    std::vector<wire::TaskSpec> tasks = scheduler_.Assign(id);
+    if (tasks.empty()) continue;
+    wire::TaskAssignment a;
+    a.tasks = std::move(tasks);
+    SendToWorker(id, wire::Encode(a));
+  }
+}
+
+void Coordinator::SendToWorker(const std::string& worker_id, const std::string& payload) {
+  if (Status s = net::SendRouted(workers_, worker_id, payload); !s.ok()) {
+    Logger("coordinator")->warn("send to worker {}: {}", worker_id, s.message());
+  }
+}
+
+void Coordinator::ReplyToClient(const std::string& identity, const std::string& payload,
+                                bool delimiter) {
+  if (Status s = net::SendRouted(clients_, identity, payload, delimiter); !s.ok()) {
+    Logger("coordinator")->warn("reply to client: {}", s.message());
+  }
+}
+
+}  // namespace coupler::coordinator

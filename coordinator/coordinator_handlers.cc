@@ -1,0 +1,176 @@
+// The Coordinator's message handlers: one per message type, each a few scheduler calls.
+#include <fmt/format.h>
+
+#include "coordinator/coordinator.h"
+#include "coordinator/job_intake.h"
+#include "runtime/logging.h"
+#include "runtime/wire/codec.h"
+#include "runtime/wire/control_messages.h"
+
+namespace coupler::coordinator {
+
+void Coordinator::OnWorkerMessage(const std::string& identity, const std::string& payload) {
+  wire::DecodeLimits limits;
+  limits.max_payload_bytes = options_.max_message_bytes;
+  Result<wire::Message> msg = wire::Decode(payload, limits);
+  if (!msg.ok()) {
+    ++dropped_;
+    Logger("coordinator")->debug("dropped a malformed worker message: {}", msg.status().message());
+    return;
+  }
+  const int64_t now = NowMs();
+  if (const auto* reg = std::get_if<wire::RegisterWorker>(&*msg)) {
+    if (reg->worker_id != identity) {
+      ++dropped_;
+      return;
+    }
+    RecordLost(scheduler_.RegisterWorker(*reg, now));
+    Logger("coordinator")->info("worker {} joined from {} with {} slots, {} GPUs", identity,
+                                reg->host, reg->slots, reg->gpus.size());
+    SendToWorker(identity, wire::Encode(wire::Ack{static_cast<uint16_t>(wire::MessageType::kRegisterWorker),
+                                                  "registered as " + identity}));
+    return;
+  }
+  if (!scheduler_.registry().Heard(identity, now)) {
+    // A worker we do not know (we restarted, or it was declared dead): it must register again.
+    SendToWorker(identity, wire::Encode(wire::ErrorFromStatus(
+                               NotFound("unknown worker " + identity + ": register again"),
+                               wire::TypeOf(*msg))));
+    return;
+  }
+  if (const auto* beat = std::get_if<wire::Heartbeat>(&*msg)) {
+    if (beat->draining) scheduler_.registry().SetDraining(identity);
+  } else if (const auto* result = std::get_if<wire::TaskResult>(&*msg)) {
+    OnResults(identity, *result);
+  } else {
+    ++dropped_;
+  }
+}
+
+void Coordinator::OnResults(const std::string& worker_id, const wire::TaskResult& result) {
+  for (const wire::TaskOutcome& o : result.outcomes) {
+    const OutcomeKind kind = scheduler_.OnOutcome(worker_id, o);
+    if (kind == OutcomeKind::kCommitted) {
+      store_->AddCommit({o.job_id, o.task_id, o.attempt, o.output_paths, o.rows_in, o.rows_out,
+                         o.device, o.kernel_ms, o.bytes_processed, worker_id});
+    } else if (kind == OutcomeKind::kRetrying || kind == OutcomeKind::kFailed) {
+      store_->AddAttempt({o.job_id, o.task_id, o.attempt, worker_id, "failed", o.error, WallMs()});
+      Logger("coordinator")->warn("job {} task {} attempt {} failed on {}: {}", o.job_id,
+                                  o.task_id, o.attempt, worker_id, o.error);
+    }
+  }
+}
+
+void Coordinator::OnClientMessage(const std::string& identity, const std::string& payload,
+                                  bool delimiter) {
+  wire::DecodeLimits limits;
+  limits.max_payload_bytes = options_.max_message_bytes;
+  Result<wire::Message> msg = wire::Decode(payload, limits);
+  if (!msg.ok()) {
+    ++dropped_;
+    return;  // no reply: a peer speaking another protocol gets nothing to misparse
+  }
+  if (const auto* submit = std::get_if<wire::SubmitJob>(&*msg)) {
+    OnSubmit(identity, *submit, delimiter);
+  } else if (const auto* status = std::get_if<wire::StatusRequest>(&*msg)) {
+    OnStatus(identity, *status, delimiter);
+  } else if (const auto* cancel = std::get_if<wire::CancelJob>(&*msg)) {
+    OnCancel(identity, *cancel, delimiter);
+  } else if (const auto* drain = std::get_if<wire::DrainWorker>(&*msg)) {
+    OnDrain(identity, *drain, delimiter);
+  } else if (std::holds_alternative<wire::WorkersRequest>(*msg)) {
+    wire::WorkersReply reply;
+    reply.workers = scheduler_.Workers();
+    ReplyToClient(identity, wire::Encode(reply), delimiter);
+  } else {
+    ++dropped_;
+    ReplyToClient(identity,
+                  wire::Encode(wire::ErrorFromStatus(
+                      InvalidArgument("not a client request"), wire::TypeOf(*msg))),
+                  delimiter);
+  }
+}
+
+void Coordinator::OnSubmit(const std::string& identity, const wire::SubmitJob& submit,
+                           bool delimiter) {
+  wire::SubmitReply reply;
+  Result<uint64_t> number = store_->NextJobNumber();
+  Result<AdmittedJob> admitted =
+      number.ok() ? AdmitJob(submit, fmt::format("j-{:06d}", *number), WallMs())
+                  : Result<AdmittedJob>(number.status());
+  Status stored = admitted.ok() ? store_->PutJob(admitted->record) : admitted.status();
+  if (!stored.ok()) {
+    reply.ok = false;
+    reply.error = stored.message();
+  } else {
+    reply.ok = true;
+    reply.job_id = admitted->record.id;
+    persisted_phase_[reply.job_id] = JobPhase::kQueued;
+    Logger("coordinator")->info("job {} ({}) submitted: {} tasks", reply.job_id,
+                                admitted->record.name, admitted->job->table().size());
+    scheduler_.AddJob(std::move(admitted->job));
+  }
+  ReplyToClient(identity, wire::Encode(reply), delimiter);
+}
+
+void Coordinator::OnStatus(const std::string& identity, const wire::StatusRequest& req,
+                           bool delimiter) {
+  // What a client sees as done is durable: flush before answering.
+  PersistFinishedJobs();
+  FlushStore();
+  wire::StatusReply reply;
+  for (const auto& job : scheduler_.jobs()) {
+    if (!req.job_id.empty() && job->id() != req.job_id) continue;
+    reply.jobs.push_back(scheduler_.Status(*job));
+  }
+  if (!req.job_id.empty() && reply.jobs.empty()) {
+    ReplyToClient(identity,
+                  wire::Encode(wire::ErrorFromStatus(NotFound("no job " + req.job_id),
+                                                     wire::MessageType::kStatusRequest)),
+                  delimiter);
+    return;
+  }
+  reply.coordinator.messages_received = received_;
+  reply.coordinator.messages_dropped = dropped_;
+  reply.coordinator.workers_alive = static_cast<uint32_t>(scheduler_.registry().alive());
+  reply.coordinator.uptime_ms = static_cast<uint64_t>(NowMs());
+  ReplyToClient(identity, wire::Encode(reply), delimiter);
+}
+
+void Coordinator::OnCancel(const std::string& identity, const wire::CancelJob& req,
+                           bool delimiter) {
+  JobState* job = scheduler_.FindJob(req.job_id);
+  if (job == nullptr) {
+    ReplyToClient(identity,
+                  wire::Encode(wire::ErrorFromStatus(NotFound("no job " + req.job_id),
+                                                     wire::MessageType::kCancelJob)),
+                  delimiter);
+    return;
+  }
+  const bool was_finished = job->finished();
+  for (const auto& worker : scheduler_.Cancel(req.job_id)) SendToWorker(worker, wire::Encode(req));
+  PersistFinishedJobs();
+  ReplyToClient(identity,
+                wire::Encode(wire::Ack{static_cast<uint16_t>(wire::MessageType::kCancelJob),
+                                       was_finished ? "job already finished" : "cancelled"}),
+                delimiter);
+}
+
+void Coordinator::OnDrain(const std::string& identity, const wire::DrainWorker& req,
+                          bool delimiter) {
+  if (scheduler_.registry().Find(req.worker_id) == nullptr) {
+    ReplyToClient(identity,
+                  wire::Encode(wire::ErrorFromStatus(NotFound("no worker " + req.worker_id),
+                                                     wire::MessageType::kDrainWorker)),
+                  delimiter);
+    return;
+  }
+  scheduler_.registry().SetDraining(req.worker_id);
+  SendToWorker(req.worker_id, wire::Encode(req));
+  ReplyToClient(identity,
+                wire::Encode(wire::Ack{static_cast<uint16_t>(wire::MessageType::kDrainWorker),
+                                       "draining " + req.worker_id}),
+                delimiter);
+}
+
+}  // namespace coupler::coordinator

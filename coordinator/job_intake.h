@@ -1,0 +1,31 @@
+// Job intake: a submitted spec becomes a JobState (validated, planned, its dataset shards
+// listed once) and a JobRecord to persist; a stored JobRecord becomes a JobState again on
+// restart, with its committed tasks marked done. The only coordinator code that reads the
+// filesystem for jobs.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "coordinator/job_state.h"
+#include "runtime/status.h"
+#include "runtime/store/records.h"
+#include "runtime/wire/client_messages.h"
+
+namespace coupler::coordinator {
+
+struct AdmittedJob {
+  std::unique_ptr<JobState> job;
+  store::JobRecord record;
+};
+
+// InvalidArgument carries the spec's diagnostics, one per line, ready for the user.
+Result<AdmittedJob> AdmitJob(const wire::SubmitJob& submit, const std::string& job_id,
+                             int64_t now_ms);
+
+Result<std::unique_ptr<JobState>> RestoreJob(const store::JobRecord& record,
+                                             const std::vector<store::TaskCommit>& commits,
+                                             const std::vector<store::AttemptRecord>& attempts);
+
+}  // namespace coupler::coordinator

@@ -1,0 +1,130 @@
+#include "runtime/net/zmq_socket.h"
+
+#include <vector>
+
+#include <zmq_addon.hpp>
+
+namespace coupler::net {
+namespace {
+
+// Enough queued messages for 100,000s of tasks in flight; beyond it, sends block, never drop.
+constexpr int kHighWaterMark = 200'000;
+
+Status ZmqError(const std::string& what, const zmq::error_t& e) {
+  return Unavailable(what + ": " + e.what());
+}
+
+}  // namespace
+
+Result<zmq::socket_t> BindRouter(zmq::context_t& ctx, const std::string& endpoint) {
+  try {
+    zmq::socket_t s(ctx, zmq::socket_type::router);
+    s.set(zmq::sockopt::linger, 0);
+    s.set(zmq::sockopt::sndhwm, kHighWaterMark);
+    s.set(zmq::sockopt::rcvhwm, kHighWaterMark);
+    // A worker that reconnects with the same id takes over its old route.
+    s.set(zmq::sockopt::router_handover, 1);
+    s.bind(endpoint);
+    return s;
+  } catch (const zmq::error_t& e) {
+    return ZmqError("cannot listen on " + endpoint, e);
+  }
+}
+
+Result<zmq::socket_t> ConnectDealer(zmq::context_t& ctx, const std::string& endpoint,
+                                    const std::string& identity) {
+  try {
+    zmq::socket_t s(ctx, zmq::socket_type::dealer);
+    s.set(zmq::sockopt::linger, 0);
+    s.set(zmq::sockopt::sndhwm, kHighWaterMark);
+    s.set(zmq::sockopt::rcvhwm, kHighWaterMark);
+    if (!identity.empty()) s.set(zmq::sockopt::routing_id, identity);
+    s.connect(endpoint);
+    return s;
+  } catch (const zmq::error_t& e) {
+    return ZmqError("cannot connect to " + endpoint, e);
+  }
+}
+
+std::string LastEndpoint(zmq::socket_t& socket) {
+  try {
+    return socket.get(zmq::sockopt::last_endpoint);
+  } catch (const zmq::error_t&) {
+    return {};
+  }
+}
+
+std::optional<RoutedMessage> TryRecvRouted(zmq::socket_t& router) {
+  std::vector<zmq::message_t> frames;
+  try {
+    if (!zmq::recv_multipart(router, std::back_inserter(frames), zmq::recv_flags::dontwait)) {
+      return std::nullopt;
+    }
+  } catch (const zmq::error_t&) {
+    return std::nullopt;
+  }
+  RoutedMessage m;
+  m.frames = frames.size();
+  if (frames.empty()) return m;
+  m.identity = frames.front().to_string();
+  if (frames.size() >= 2) m.payload = frames.back().to_string();
+  m.has_empty_delimiter = frames.size() >= 3 && frames[1].size() == 0;
+  return m;
+}
+
+std::optional<std::string> TryRecv(zmq::socket_t& dealer) {
+  std::vector<zmq::message_t> frames;
+  try {
+    if (!zmq::recv_multipart(dealer, std::back_inserter(frames), zmq::recv_flags::dontwait)) {
+      return std::nullopt;
+    }
+  } catch (const zmq::error_t&) {
+    return std::nullopt;
+  }
+  if (frames.empty()) return std::string();
+  return frames.back().to_string();
+}
+
+std::optional<std::string> RecvFor(zmq::socket_t& dealer, std::chrono::milliseconds timeout) {
+  if (PollReadable({&dealer}, timeout) == 0) return std::nullopt;
+  return TryRecv(dealer);
+}
+
+Status SendRouted(zmq::socket_t& router, std::string_view identity, std::string_view payload,
+                  bool empty_delimiter) {
+  try {
+    router.send(zmq::buffer(identity), zmq::send_flags::sndmore);
+    if (empty_delimiter) router.send(zmq::message_t(), zmq::send_flags::sndmore);
+    router.send(zmq::buffer(payload), zmq::send_flags::none);
+    return Status::Ok();
+  } catch (const zmq::error_t& e) {
+    return ZmqError("send", e);
+  }
+}
+
+Status Send(zmq::socket_t& dealer, std::string_view payload) {
+  try {
+    dealer.send(zmq::buffer(payload), zmq::send_flags::none);
+    return Status::Ok();
+  } catch (const zmq::error_t& e) {
+    return ZmqError("send", e);
+  }
+}
+
+unsigned PollReadable(std::initializer_list<zmq::socket_t*> sockets,
+                      std::chrono::milliseconds timeout) {
+  std::vector<zmq::pollitem_t> items;
+  for (zmq::socket_t* s : sockets) items.push_back({s->handle(), 0, ZMQ_POLLIN, 0});
+  try {
+    zmq::poll(items, timeout);
+  } catch (const zmq::error_t&) {
+    return 0;  // EINTR: a signal arrived; the caller's loop checks its stop flag
+  }
+  unsigned mask = 0;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (items[i].revents & ZMQ_POLLIN) mask |= 1u << i;
+  }
+  return mask;
+}
+
+}  // namespace coupler::net

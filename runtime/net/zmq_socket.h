@@ -1,0 +1,49 @@
+// ZeroMQ plumbing shared by coordinator, workers and clients: socket setup with the options
+// coupler relies on, and framed send/receive of wire envelopes that turn ZeroMQ's exceptions
+// into Status values (EAGAIN is an ordinary "nothing yet", not an error).
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <zmq.hpp>
+
+#include "runtime/status.h"
+
+namespace coupler::net {
+
+// One message from a ROUTER socket: who sent it and the last frame (the envelope). `reply_prefix`
+// holds any delimiter frames between them (a REQ peer's empty frame), echoed on the reply.
+struct RoutedMessage {
+  std::string identity;
+  std::string payload;
+  bool has_empty_delimiter = false;
+  size_t frames = 0;
+};
+
+// A ROUTER bound to `endpoint` ("tcp://127.0.0.1:7100", "tcp://127.0.0.1:*" for any port).
+Result<zmq::socket_t> BindRouter(zmq::context_t& ctx, const std::string& endpoint);
+// A DEALER connected to `endpoint`, with `identity` as its routing id when non-empty.
+Result<zmq::socket_t> ConnectDealer(zmq::context_t& ctx, const std::string& endpoint,
+                                    const std::string& identity);
+// The endpoint a socket is actually bound to (resolves "*" ports).
+std::string LastEndpoint(zmq::socket_t& socket);
+
+// Non-blocking receive; nullopt when nothing is waiting.
+std::optional<RoutedMessage> TryRecvRouted(zmq::socket_t& router);
+std::optional<std::string> TryRecv(zmq::socket_t& dealer);
+// Blocking receive with a deadline; nullopt on timeout.
+std::optional<std::string> RecvFor(zmq::socket_t& dealer, std::chrono::milliseconds timeout);
+
+Status SendRouted(zmq::socket_t& router, std::string_view identity, std::string_view payload,
+                  bool empty_delimiter = false);
+Status Send(zmq::socket_t& dealer, std::string_view payload);
+
+// Waits until one of the sockets is readable or the timeout passes. Bit i of the result is
+// set when socket i is readable.
+unsigned PollReadable(std::initializer_list<zmq::socket_t*> sockets,
+                      std::chrono::milliseconds timeout);
+
+}  // namespace coupler::net

@@ -1,0 +1,44 @@
+// cast: the selected float32 columns (default: all of them) become float16 or bfloat16 columns
+// of the same name and position, rounded to nearest even by the shared cast kernel.
+#include "kernels/cast.h"
+#include "worker/ops/ops.h"
+#include "worker/ops/shard_io.h"
+#include "worker/ops/task_params.h"
+
+namespace coupler::worker {
+
+Status RunCast(const OpContext& context, OpReport& report) {
+  const TaskParams params(context.spec.params);
+  COUPLER_ASSIGN_OR_RETURN(const std::string input, InputPath(context, 0, "[data shard]"));
+  COUPLER_ASSIGN_OR_RETURN(const std::string output, OutputPath(context));
+  COUPLER_ASSIGN_OR_RETURN(const std::string dtype, params.String("dtype"));
+  precision::HalfFormat format;
+  io::DType target;
+  if (dtype == "float16" || dtype == "fp16") {
+    format = precision::HalfFormat::kFp16;
+    target = io::DType::kFloat16;
+  } else if (dtype == "bfloat16" || dtype == "bf16") {
+    format = precision::HalfFormat::kBf16;
+    target = io::DType::kBfloat16;
+  } else {
+    return InvalidArgument("param 'dtype' is '" + dtype + "', expected float16 or bfloat16");
+  }
+  COUPLER_ASSIGN_OR_RETURN(io::Table table, ReadShard(input, report));
+  auto selected = SelectColumns(table, params.List("columns"), io::DType::kFloat32);
+  if (!selected.ok()) return selected.status().WithContext(input);
+  if (context.Cancelled()) return Cancelled();
+  {
+    KernelTimer timer(report.kernel_ms);
+    for (const size_t index : *selected) {
+      io::Column& column = table.column(index);
+      std::vector<uint16_t> bits(column.size());
+      COUPLER_RETURN_IF_ERROR(
+          kernels::Cast(column.values<float>(), bits, format, kernels::Backend::kCpu));
+      column = io::Column(column.name(), std::move(bits), target);
+    }
+  }
+  report.rows_in = report.rows_out = table.rows();
+  return WriteShard(output, table, report);
+}
+
+}  // namespace coupler::worker

@@ -1,0 +1,45 @@
+// clip: bound the selected float32 columns (default: all of them) to [min, max], in place, with
+// the shared clip kernel on the CPU backend.
+#include <cmath>
+#include <limits>
+
+#include "kernels/clip.h"
+#include "worker/ops/ops.h"
+#include "worker/ops/shard_io.h"
+#include "worker/ops/task_params.h"
+
+namespace coupler::worker {
+namespace {
+
+// Bounds beyond float32's range become infinities rather than undefined conversions.
+float ToFloatBound(double v) {
+  constexpr double kMax = std::numeric_limits<float>::max();
+  if (v > kMax) return std::numeric_limits<float>::infinity();
+  if (v < -kMax) return -std::numeric_limits<float>::infinity();
+  return static_cast<float>(v);
+}
+
+}  // namespace
+
+Status RunClip(const OpContext& context, OpReport& report) {
+  const TaskParams params(context.spec.params);
+  COUPLER_ASSIGN_OR_RETURN(const std::string input, InputPath(context, 0, "[data shard]"));
+  COUPLER_ASSIGN_OR_RETURN(const std::string output, OutputPath(context));
+  COUPLER_ASSIGN_OR_RETURN(const double lo, params.Double("min"));
+  COUPLER_ASSIGN_OR_RETURN(const double hi, params.Double("max"));
+  COUPLER_ASSIGN_OR_RETURN(io::Table table, ReadShard(input, report));
+  auto selected = SelectColumns(table, params.List("columns"), io::DType::kFloat32);
+  if (!selected.ok()) return selected.status().WithContext(input);
+  if (context.Cancelled()) return Cancelled();
+  {
+    KernelTimer timer(report.kernel_ms);
+    for (const size_t index : *selected) {
+      COUPLER_RETURN_IF_ERROR(kernels::Clip(table.column(index).values<float>(), ToFloatBound(lo),
+                                            ToFloatBound(hi), kernels::Backend::kCpu));
+    }
+  }
+  report.rows_in = report.rows_out = table.rows();
+  return WriteShard(output, table, report);
+}
+
+}  // namespace coupler::worker

@@ -1,0 +1,125 @@
+// exec: any shell command per shard. {input}, {output} and {shard} are replaced (shell-quoted);
+// {output} is a temporary name beside output_path, renamed over it when the command succeeds,
+// so a command that dies half-way never leaves a partial output behind.
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+#include "runtime/io/atomic_file.h"
+#include "worker/ops/ops.h"
+#include "worker/ops/subprocess.h"
+#include "worker/ops/task_params.h"
+
+namespace coupler::worker {
+namespace {
+
+// Unknown placeholders are left as written (the job validator has already refused them).
+std::string Substitute(std::string_view command, std::string_view input, std::string_view output,
+                       std::string_view shard) {
+  std::string out;
+  size_t pos = 0;
+  while (pos < command.size()) {
+    const size_t open = command.find('{', pos);
+    out += command.substr(pos, open - pos);
+    if (open == std::string_view::npos) break;
+    const size_t close = command.find('}', open);
+    const std::string_view name =
+        close == std::string_view::npos ? "" : command.substr(open + 1, close - open - 1);
+    if (name == "input" || name == "output" || name == "shard") {
+      out += name == "input" ? input : (name == "output" ? output : shard);
+      pos = close + 1;
+    } else {
+      out += '{';
+      pos = open + 1;
+    }
+  }
+  return out;
+}
+
+// -1 when the path is not a regular file.
+int64_t FileSize(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) ? st.st_size : -1;
+}
+
+std::string FormatSeconds(double seconds) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%g", seconds);
+  return buffer;
+}
+
+// The error is one line: stderr's last lines are joined with " | ".
+std::string OneLine(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    if (c == '\n') {
+      out += " | ";
+    } else if (c != '\r') {
+      out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Status RunExec(const OpContext& context, OpReport& report) {
+  const wire::TaskSpec& spec = context.spec;
+  const TaskParams params(spec.params);
+  COUPLER_ASSIGN_OR_RETURN(const std::string command, params.String("command"));
+  COUPLER_ASSIGN_OR_RETURN(double timeout_s, params.DoubleOr("timeout", 3600.0));
+  if (spec.timeout_ms > 0) timeout_s = std::min(timeout_s, static_cast<double>(spec.timeout_ms) / 1e3);
+
+  std::string inputs;
+  for (const std::string& path : spec.input_paths) {
+    inputs += (inputs.empty() ? "" : " ") + ShellQuote(path);
+    if (const int64_t size = FileSize(path); size > 0) report.bytes_read += static_cast<uint64_t>(size);
+  }
+  if (inputs.empty()) inputs = "''";
+  std::string temp;
+  if (!spec.output_path.empty()) {
+    COUPLER_RETURN_IF_ERROR(io::CreateParentDirectories(spec.output_path));
+    temp = io::TempPathFor(spec.output_path, /*keep_extension=*/true);
+  }
+
+  ShellCommand shell;
+  shell.command = Substitute(command, inputs, ShellQuote(temp), std::to_string(spec.shard_index));
+  shell.timeout_s = timeout_s;
+  shell.cancel = context.cancel;
+  auto result = [&] {
+    KernelTimer timer(report.kernel_ms);
+    return RunShellCommand(shell);
+  }();
+  if (!result.ok()) return result.status();
+  const ShellResult& r = *result;
+  const bool succeeded = r.end == ShellResult::End::kExited && r.exit_status == 0;
+  if (!succeeded) {
+    if (!temp.empty()) io::RemoveQuietly(temp);
+    const std::string tail = r.stderr_tail.empty() ? "(no stderr output)" : OneLine(r.stderr_tail);
+    switch (r.end) {
+      case ShellResult::End::kCancelled: return Cancelled();
+      case ShellResult::End::kTimedOut:
+        return DeadlineExceeded("timed out after " + FormatSeconds(timeout_s) + " s" +
+                                (r.stderr_tail.empty() ? "" : ": " + tail));
+      case ShellResult::End::kSignaled:
+        return Aborted("command killed by signal " + std::to_string(r.signal) + " (" +
+                       strsignal(r.signal) + "): " + tail);
+      case ShellResult::End::kExited:
+        return InvalidArgument("command exited with status " + std::to_string(r.exit_status) +
+                               ": " + tail);
+    }
+  }
+  if (!temp.empty()) {
+    if (const int64_t size = FileSize(temp); size >= 0) {
+      COUPLER_RETURN_IF_ERROR(io::RenameOver(temp, spec.output_path));
+      report.output_paths.push_back(spec.output_path);
+      report.bytes_written += static_cast<uint64_t>(size);
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace coupler::worker

@@ -1,0 +1,50 @@
+// import_csv: task i of N parses the i-th byte range of one CSV file (kernels/csv_import.h)
+// into one .npy shard. The file is mapped, so a task touches only its range's pages (plus the
+// header line).
+#include "kernels/csv_import.h"
+#include "runtime/io/mapped_file.h"
+#include "worker/ops/ops.h"
+#include "worker/ops/shard_io.h"
+#include "worker/ops/task_params.h"
+
+namespace coupler::worker {
+
+Status RunImportCsv(const OpContext& context, OpReport& report) {
+  const wire::TaskSpec& spec = context.spec;
+  const TaskParams params(spec.params);
+  COUPLER_ASSIGN_OR_RETURN(const std::string csv_path, InputPath(context, 0, "[csv file]"));
+  COUPLER_ASSIGN_OR_RETURN(const std::string output, OutputPath(context));
+  kernels::CsvOptions options;
+  COUPLER_ASSIGN_OR_RETURN(options.header, params.BoolOr("header", true));
+  options.label_column = params.StringOr("label_column", "");
+  // __shards is what the coordinator sends; `shards` is the node's own param, for hand-made tasks.
+  COUPLER_ASSIGN_OR_RETURN(const int64_t shards, params.Has("__shards")
+                                                      ? params.Int("__shards")
+                                                      : params.IntOr("shards", 1));
+  if (shards < 1 || spec.shard_index < 0 || spec.shard_index >= shards) {
+    return InvalidArgument("shard_index " + std::to_string(spec.shard_index) +
+                           " is outside [0, " + std::to_string(shards) + ")");
+  }
+
+  COUPLER_ASSIGN_OR_RETURN(const io::MappedFile file, io::MappedFile::Open(csv_path));
+  const std::string_view text = file.text();
+  auto names = kernels::CsvColumnNames(text, options);
+  if (!names.ok()) return names.status().WithContext(csv_path);
+  const kernels::CsvRange range =
+      kernels::CsvTaskRange(text, options.header, static_cast<size_t>(spec.shard_index),
+                            static_cast<size_t>(shards));
+  file.AdviseSequential(range.begin, range.end - range.begin);
+  if (context.Cancelled()) return Cancelled();
+
+  auto table = [&] {
+    KernelTimer timer(report.kernel_ms);
+    return kernels::ParseCsvRange(text, range, *names, options);
+  }();
+  if (!table.ok()) return table.status().WithContext(csv_path);
+  report.bytes_read += range.end - range.begin;
+  report.rows_in = report.rows_out = table->rows();
+  if (context.Cancelled()) return Cancelled();
+  return WriteShard(output, *table, report);
+}
+
+}  // namespace coupler::worker

@@ -1,0 +1,33 @@
+#include "worker/ops/op_table.h"
+
+#include "worker/ops/ops.h"
+
+namespace coupler::worker {
+namespace {
+
+// noop first: it is the op dispatch benchmarks run millions of times.
+constexpr OpEntry kOps[] = {
+    {"noop", &RunNoop, {}},
+    {"import_csv", &RunImportCsv, {}},
+    {"column_stats", &RunColumnStats, {}},
+    {"standardize", &RunStandardize, {}},
+    {"filter_map", &RunFilterMap, {}},
+    {"clip", &RunClip, {}},
+    {"cast", &RunCast, {}},
+    {"exec", &RunExec, {}},
+    {"evaluate", nullptr,
+     "op 'evaluate' needs a trained model; the train op is not available yet"},
+};
+
+}  // namespace
+
+const OpEntry* FindOp(std::string_view name) {
+  for (const OpEntry& op : kOps) {
+    if (op.name == name) return &op;
+  }
+  return nullptr;
+}
+
+std::span<const OpEntry> WorkerOps() { return kOps; }
+
+}  // namespace coupler::worker

@@ -1,0 +1,19 @@
+// The loose ops a worker runs, one file each (worker/ops/<op>_op.cc). Their TaskSpec conventions
+// are documented in worker/task_runner.h; op_table.h maps names to these functions.
+#pragma once
+
+#include "runtime/status.h"
+#include "worker/ops/op_context.h"
+
+namespace coupler::worker {
+
+Status RunImportCsv(const OpContext& context, OpReport& report);
+Status RunColumnStats(const OpContext& context, OpReport& report);
+Status RunStandardize(const OpContext& context, OpReport& report);
+Status RunFilterMap(const OpContext& context, OpReport& report);
+Status RunClip(const OpContext& context, OpReport& report);
+Status RunCast(const OpContext& context, OpReport& report);
+Status RunNoop(const OpContext& context, OpReport& report);
+Status RunExec(const OpContext& context, OpReport& report);
+
+}  // namespace coupler::worker

@@ -1,0 +1,62 @@
+#include "worker/ops/shard_io.h"
+
+#include "runtime/io/npy_reader.h"
+#include "runtime/io/npy_writer.h"
+
+namespace coupler::worker {
+
+Result<io::Table> ReadShard(std::string_view path, OpReport& report) {
+  uint64_t bytes = 0;
+  auto table = io::ReadNpy(path, &bytes);
+  if (table.ok()) report.bytes_read += bytes;
+  return table;
+}
+
+Status WriteShard(std::string_view path, const io::Table& table, OpReport& report) {
+  COUPLER_RETURN_IF_ERROR(io::WriteNpyAtomic(path, table));
+  report.output_paths.emplace_back(path);
+  report.bytes_written += io::NpyFileSize(table);
+  return Status::Ok();
+}
+
+Result<std::string> InputPath(const OpContext& context, size_t index, std::string_view expected) {
+  const auto& inputs = context.spec.input_paths;
+  if (index >= inputs.size()) {
+    return InvalidArgument("expected input_paths " + std::string(expected) + ", got " +
+                           std::to_string(inputs.size()) + " path(s)");
+  }
+  return inputs[index];
+}
+
+Result<std::string> OutputPath(const OpContext& context) {
+  if (context.spec.output_path.empty()) return InvalidArgument("the task has no output_path");
+  return context.spec.output_path;
+}
+
+Result<std::vector<size_t>> SelectColumns(const io::Table& table,
+                                          const std::vector<std::string>& names,
+                                          io::DType dtype) {
+  std::vector<size_t> selected;
+  if (names.empty()) {
+    for (size_t i = 0; i < table.num_columns(); ++i) {
+      if (table.column(i).dtype() == dtype) selected.push_back(i);
+    }
+    return selected;
+  }
+  for (const std::string& name : names) {
+    size_t index = 0;
+    while (index < table.num_columns() && table.column(index).name() != name) ++index;
+    if (index == table.num_columns()) {
+      return InvalidArgument("no column '" + name + "' (the shard has " + table.Describe() + ")");
+    }
+    const io::DType actual = table.column(index).dtype();
+    if (actual != dtype) {
+      return InvalidArgument("column '" + name + "' is " + std::string(io::DTypeName(actual)) +
+                             "; this op needs " + std::string(io::DTypeName(dtype)));
+    }
+    selected.push_back(index);
+  }
+  return selected;
+}
+
+}  // namespace coupler::worker

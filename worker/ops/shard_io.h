@@ -1,0 +1,33 @@
+// The shard plumbing every npy op shares: reading and writing shards while counting bytes into
+// the report, picking the columns an op works on, and the task's input/output paths.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "runtime/io/dtype.h"
+#include "runtime/io/table.h"
+#include "runtime/status.h"
+#include "worker/ops/op_context.h"
+
+namespace coupler::worker {
+
+Result<io::Table> ReadShard(std::string_view path, OpReport& report);
+
+// Atomic write; records the path in output_paths and the file size in bytes_written.
+Status WriteShard(std::string_view path, const io::Table& table, OpReport& report);
+
+// input_paths[index], or InvalidArgument saying how many inputs the op expects.
+Result<std::string> InputPath(const OpContext& context, size_t index, std::string_view expected);
+
+// output_path, or InvalidArgument when the task has none.
+Result<std::string> OutputPath(const OpContext& context);
+
+// Indexes of the columns an op works on: `names` (each must exist and hold `dtype`), or when
+// `names` is empty every column holding `dtype`. Errors list what the shard has.
+Result<std::vector<size_t>> SelectColumns(const io::Table& table,
+                                          const std::vector<std::string>& names, io::DType dtype);
+
+}  // namespace coupler::worker

@@ -1,0 +1,263 @@
+#include "worker/ops/subprocess.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "runtime/io/unique_fd.h"
+
+extern char** environ;
+
+namespace coupler::worker {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr auto kPollSlice = std::chrono::milliseconds(20);
+// After the shell exits, descendants that escaped its group may still hold the pipes open;
+// we read what they write for this long, then stop waiting for end-of-file.
+constexpr auto kDrainAfterExit = std::chrono::milliseconds(500);
+
+// Keeps the last `limit` bytes, trimming in large steps so appends stay amortized O(1).
+class Tail {
+ public:
+  explicit Tail(size_t limit) : limit_(std::max<size_t>(limit, 1)) {}
+  void Append(const char* data, size_t n) {
+    text_.append(data, n);
+    if (text_.size() > 4 * limit_) text_.erase(0, text_.size() - limit_);
+  }
+  // The last `max_lines` lines of the kept bytes, without the final newline.
+  std::string Take(size_t max_lines) const {
+    std::string_view s = text_;
+    if (s.size() > limit_) s.remove_prefix(s.size() - limit_);
+    while (s.ends_with('\n')) s.remove_suffix(1);
+    size_t start = s.size();
+    for (size_t lines = 0; lines < max_lines && start > 0; ++lines) {
+      const size_t nl = s.rfind('\n', start - 1);
+      start = nl == std::string_view::npos ? 0 : nl;
+    }
+    if (start < s.size() && s[start] == '\n') ++start;
+    return std::string(s.substr(start));
+  }
+
+ private:
+  size_t limit_;
+  std::string text_;
+};
+
+// Owns the spawned process: if anything below returns early, the whole group is killed and the
+// child reaped, so an error path never leaves a running command or a zombie behind.
+class Child {
+ public:
+  explicit Child(pid_t pid) : pid_(pid) {}
+  ~Child() {
+    if (pid_ > 0) {
+      ::killpg(pid_, SIGKILL);
+      int status = 0;
+      while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {}
+    }
+  }
+  Child(const Child&) = delete;
+  Child& operator=(const Child&) = delete;
+
+  pid_t pid() const { return pid_; }
+
+  // True once the child has exited; it stays a zombie (WNOWAIT), which keeps its pid and so
+  // its process-group id from being reused until Reap, making killpg safe until then.
+  bool Exited() const {
+    siginfo_t info{};
+    return ::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+           info.si_pid == pid_;
+  }
+
+  void Signal(int signal) const { ::killpg(pid_, signal); }
+
+  // Kills what is left of the group, then collects the exit status.
+  int Reap() {
+    ::killpg(pid_, SIGKILL);
+    int status = 0;
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {}
+    pid_ = -1;
+    return status;
+  }
+
+ private:
+  pid_t pid_;
+};
+
+// The raw syscall: glibc 2.36's <sys/pidfd.h> declares pidfd_open without C linkage for C++.
+int PidFdOpen(pid_t pid) {
+#ifdef SYS_pidfd_open
+  return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+#else
+  (void)pid;
+  return -1;
+#endif
+}
+
+Status Spawn(const std::string& command, int out_fd, int err_fd, pid_t& pid) {
+  posix_spawn_file_actions_t actions;
+  posix_spawnattr_t attr;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawnattr_init(&attr);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, out_fd, 1);
+  posix_spawn_file_actions_adddup2(&actions, err_fd, 2);
+  // Own process group (so killpg reaches its children), default signal dispositions and an
+  // empty mask (the worker may block or ignore signals the command expects to work).
+  sigset_t empty;
+  sigset_t all;
+  sigemptyset(&empty);
+  sigfillset(&all);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
+                                      POSIX_SPAWN_SETSIGDEF);
+  posix_spawnattr_setpgroup(&attr, 0);
+  posix_spawnattr_setsigmask(&attr, &empty);
+  posix_spawnattr_setsigdefault(&attr, &all);
+  char sh[] = "/bin/sh";
+  char dash_c[] = "-c";
+  std::string text = command;
+  char* argv[] = {sh, dash_c, text.data(), nullptr};
+  const int rc = posix_spawn(&pid, sh, &actions, &attr, argv, environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) return Internal(std::string("posix_spawn /bin/sh: ") + std::strerror(rc));
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::string ShellQuote(std::string_view text) {
+  std::string out = "'";
+  for (const char c : text) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  out += '\'';
+  return out;
+}
+
+Result<ShellResult> RunShellCommand(const ShellCommand& command) {
+  int out_pipe[2];
+  int err_pipe[2];
+  if (::pipe2(out_pipe, O_CLOEXEC) != 0) return io::ErrnoStatus("pipe", "(stdout)", errno);
+  io::UniqueFd out_read(out_pipe[0]);
+  io::UniqueFd out_write(out_pipe[1]);
+  if (::pipe2(err_pipe, O_CLOEXEC) != 0) return io::ErrnoStatus("pipe", "(stderr)", errno);
+  io::UniqueFd err_read(err_pipe[0]);
+  io::UniqueFd err_write(err_pipe[1]);
+
+  const auto start = Clock::now();
+  pid_t pid = -1;
+  COUPLER_RETURN_IF_ERROR(Spawn(command.command, out_write.get(), err_write.get(), pid));
+  Child child(pid);
+  out_write.Reset();  // the child holds the write ends now; ours would hide end-of-file
+  err_write.Reset();
+  ::fcntl(out_read.get(), F_SETFL, O_NONBLOCK);
+  ::fcntl(err_read.get(), F_SETFL, O_NONBLOCK);
+  // Readable when the child exits, so its exit wakes poll(); without it (old kernels) the
+  // loop notices within one poll slice.
+  io::UniqueFd exit_fd(PidFdOpen(pid));
+
+  Tail out_tail(command.tail_bytes);
+  Tail err_tail(command.tail_bytes);
+  ShellResult result;
+  bool ending = false;  // SIGTERM sent (timeout or cancel)
+  bool killed = false;  // SIGKILL sent
+  Clock::time_point term_sent;
+  Clock::time_point exited_at;
+  bool exited = false;
+  const auto deadline =
+      command.timeout_s > 0
+          ? start + std::chrono::duration_cast<Clock::duration>(
+                        std::chrono::duration<double>(command.timeout_s))
+          : Clock::time_point::max();
+  const auto grace = std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(command.kill_grace_s));
+
+  while (true) {
+    const auto now = Clock::now();
+    if (!exited && child.Exited()) {
+      exited = true;
+      exited_at = now;
+      child.Signal(SIGKILL);  // leftovers in its group; they would hold the pipes open
+    }
+    const bool pipes_open = out_read.valid() || err_read.valid();
+    if (exited && (!pipes_open || now - exited_at > kDrainAfterExit)) break;
+    if (!exited && !ending) {
+      if (command.cancel != nullptr && command.cancel->load(std::memory_order_relaxed)) {
+        result.end = ShellResult::End::kCancelled;
+      } else if (now >= deadline) {
+        result.end = ShellResult::End::kTimedOut;
+      }
+      if (result.end != ShellResult::End::kExited) {
+        ending = true;
+        term_sent = now;
+        child.Signal(SIGTERM);
+      }
+    }
+    if (ending && !killed && now - term_sent >= grace) {
+      killed = true;
+      child.Signal(SIGKILL);
+    }
+
+    pollfd fds[3];
+    nfds_t count = 0;
+    for (const io::UniqueFd* fd : {&out_read, &err_read}) {
+      if (fd->valid()) fds[count++] = {fd->get(), POLLIN, 0};
+    }
+    if (!exited && exit_fd.valid()) fds[count++] = {exit_fd.get(), POLLIN, 0};
+    auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(kPollSlice);
+    if (!ending && deadline != Clock::time_point::max()) {
+      wait = std::min(wait, std::chrono::ceil<std::chrono::milliseconds>(deadline - now));
+    }
+    if (!exit_fd.valid() && !pipes_open) wait = std::chrono::milliseconds(1);
+    if (::poll(fds, count, static_cast<int>(std::max<int64_t>(0, wait.count()))) < 0 &&
+        errno != EINTR) {
+      return io::ErrnoStatus("poll", "(command pipes)", errno);
+    }
+    for (auto [fd, tail] : {std::pair{&out_read, &out_tail}, std::pair{&err_read, &err_tail}}) {
+      if (!fd->valid()) continue;
+      char buffer[16384];
+      while (true) {
+        const ssize_t n = ::read(fd->get(), buffer, sizeof(buffer));
+        if (n > 0) {
+          tail->Append(buffer, static_cast<size_t>(n));
+          continue;
+        }
+        if (n == 0) fd->Reset();  // end of file
+        if (n < 0 && errno == EINTR) continue;
+        break;  // EAGAIN: nothing more for now
+      }
+    }
+  }
+
+  const int status = child.Reap();
+  result.elapsed_ms =
+      std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  result.stderr_tail = err_tail.Take(command.tail_lines);
+  result.stdout_tail = out_tail.Take(command.tail_lines);
+  if (result.end == ShellResult::End::kExited) {
+    if (WIFEXITED(status)) {
+      result.exit_status = WEXITSTATUS(status);
+    } else if (WIFSIGNALED(status)) {
+      result.end = ShellResult::End::kSignaled;
+      result.signal = WTERMSIG(status);
+    }
+  }
+  return result;
+}
+
+}  // namespace coupler::worker

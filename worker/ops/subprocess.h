@@ -1,0 +1,41 @@
+// Running one shell command for the exec op: /bin/sh -c in its own process group (so a timeout
+// or cancel kills everything it started), stdout and stderr drained together with poll() so a
+// chatty command can never deadlock on a full pipe, and only their tails kept.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <string>
+
+#include "runtime/status.h"
+
+namespace coupler::worker {
+
+struct ShellCommand {
+  std::string command;                         // run as /bin/sh -c <command>
+  double timeout_s = 0;                        // 0: no limit
+  const std::atomic<bool>* cancel = nullptr;   // checked every few milliseconds
+  double kill_grace_s = 2.0;                   // SIGTERM, then SIGKILL after this long
+  size_t tail_bytes = 2048;                    // of stdout and stderr kept
+  size_t tail_lines = 20;
+};
+
+struct ShellResult {
+  enum class End { kExited, kSignaled, kTimedOut, kCancelled };
+  End end = End::kExited;
+  int exit_status = 0;  // kExited
+  int signal = 0;       // kSignaled
+  std::string stderr_tail;  // the last tail_lines lines / tail_bytes bytes
+  std::string stdout_tail;
+  double elapsed_ms = 0;
+};
+
+// Runs the command to its end. A Status only when it could not be started at all; how the
+// command itself ended (non-zero status, signal, timeout, cancel) is in the ShellResult. When it
+// ends, whatever it left running in its process group is killed.
+Result<ShellResult> RunShellCommand(const ShellCommand& command);
+
+// 'text' for /bin/sh: single quotes, with each ' written as '\''.
+std::string ShellQuote(std::string_view text);
+
+}  // namespace coupler::worker

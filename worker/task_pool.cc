@@ -1,0 +1,86 @@
+#include "worker/task_pool.h"
+
+#include "worker/task_runner.h"
+
+namespace coupler::worker {
+
+TaskPool::TaskPool(zmq::context_t& ctx, std::string wake_endpoint, uint32_t slots)
+    : ctx_(ctx), wake_endpoint_(std::move(wake_endpoint)) {
+  for (uint32_t i = 0; i < std::max(1u, slots); ++i) threads_.emplace_back([this] { Loop(); });
+}
+
+TaskPool::~TaskPool() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+    queue_.clear();  // a drained worker has none; an aborted one runs no more
+    for (auto& [job, flag] : cancel_flags_) flag->store(true);
+  }
+  cv_.notify_all();
+  for (auto& t : threads_) t.join();
+}
+
+void TaskPool::Submit(std::vector<wire::TaskSpec> tasks) {
+  {
+    std::lock_guard lock(mu_);
+    for (auto& t : tasks) {
+      auto& flag = cancel_flags_[t.job_id];
+      if (!flag) flag = std::make_shared<std::atomic<bool>>(false);
+      queue_.push_back(std::move(t));
+    }
+  }
+  cv_.notify_all();
+}
+
+void TaskPool::CancelJob(const std::string& job_id) {
+  std::lock_guard lock(mu_);
+  auto& flag = cancel_flags_[job_id];
+  if (!flag) flag = std::make_shared<std::atomic<bool>>(false);
+  flag->store(true);
+  std::erase_if(queue_, [&](const wire::TaskSpec& t) { return t.job_id == job_id; });
+}
+
+std::vector<wire::TaskOutcome> TaskPool::TakeOutcomes() {
+  std::lock_guard lock(mu_);
+  std::vector<wire::TaskOutcome> out;
+  out.swap(outcomes_);
+  return out;
+}
+
+size_t TaskPool::held() const {
+  std::lock_guard lock(mu_);
+  return queue_.size() + running_.load();
+}
+
+void TaskPool::Loop() {
+  // One PUSH socket per thread: ZeroMQ sockets are not shared between threads.
+  zmq::socket_t wake(ctx_, zmq::socket_type::push);
+  wake.set(zmq::sockopt::linger, 0);
+  wake.connect(wake_endpoint_);
+  for (;;) {
+    wire::TaskSpec task;
+    std::shared_ptr<std::atomic<bool>> cancel;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping and nothing left
+      task = std::move(queue_.front());
+      queue_.pop_front();
+      cancel = cancel_flags_[task.job_id];
+      ++running_;
+    }
+    wire::TaskOutcome outcome = RunTask(task, cancel.get());
+    {
+      std::lock_guard lock(mu_);
+      outcomes_.push_back(std::move(outcome));
+      --running_;
+    }
+    try {
+      wake.send(zmq::str_buffer("!"), zmq::send_flags::dontwait);
+    } catch (const zmq::error_t&) {
+      // The owner is shutting down; the outcome stays queued for TakeOutcomes.
+    }
+  }
+}
+
+}  // namespace coupler::worker

@@ -1,0 +1,54 @@
+// TaskPool: the worker's `slots` threads. Tasks go in from the network thread; outcomes come
+// out through a queue, and each outcome pokes an inproc ZeroMQ socket so the network thread,
+// which sleeps in zmq poll, wakes at once instead of polling on a timer.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <zmq.hpp>
+
+#include "runtime/wire/worker_messages.h"
+
+namespace coupler::worker {
+
+class TaskPool {
+ public:
+  // `wake_endpoint` is an inproc address the owner has bound a PULL socket to.
+  TaskPool(zmq::context_t& ctx, std::string wake_endpoint, uint32_t slots);
+  ~TaskPool();
+  TaskPool(const TaskPool&) = delete;
+  TaskPool& operator=(const TaskPool&) = delete;
+
+  void Submit(std::vector<wire::TaskSpec> tasks);
+  // Cancels a job's tasks: queued ones are dropped, running ones are told to stop.
+  void CancelJob(const std::string& job_id);
+  // Outcomes finished since the last call.
+  std::vector<wire::TaskOutcome> TakeOutcomes();
+  // Tasks queued or running.
+  size_t held() const;
+  size_t running() const { return running_.load(); }
+
+ private:
+  void Loop();
+
+  zmq::context_t& ctx_;
+  std::string wake_endpoint_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<wire::TaskSpec> queue_;
+  std::vector<wire::TaskOutcome> outcomes_;
+  std::map<std::string, std::shared_ptr<std::atomic<bool>>> cancel_flags_;  // per job
+  std::atomic<size_t> running_{0};
+  bool stopping_ = false;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace coupler::worker

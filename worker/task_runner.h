@@ -1,0 +1,40 @@
+// RunTask: executes one loose task on this worker — an op from worker/ops/ over .npy shards —
+// and reports how it went as a wire::TaskOutcome. This is the whole contract between the
+// coordinator's task expansion and the worker's ops.
+//
+// TaskSpec conventions (what the coordinator sends):
+// - `op`: the op name: import_csv, column_stats, standardize, filter_map, clip, cast, noop,
+//   exec; evaluate is known but not runnable yet (ok=false with the reason); anything else
+//   fails with "unknown op '<name>'".
+// - `params`: the node's params as text: numbers in decimal, bools `true`/`false`, lists
+//   comma-joined (`columns: [a, b]` -> "a,b"). Internal keys start with "__":
+//     `__kind`   = "map" | "reduce" (column_stats; when absent, shard_index -1 means reduce),
+//     `__shards` = the node's total shard count (import_csv: N in "task i of N"; when absent
+//                  the node's own `shards` param, else 1).
+// - `shard_index`: the shard of a map task (import_csv: i of N); -1 for a reduce task.
+// - `input_paths`: for a map task the shard_index-th shard of each input, in input order
+//   (import_csv: [csv file]; standardize: [data shard, stats file]; exec: any, all passed as
+//   {input}); for the column_stats reduce, every partial stats file.
+// - `output_path`: the final file this task publishes (column_stats map tasks write their
+//   partial there). Written under a temporary name and renamed, so it appears whole or not at
+//   all; parent directories are created.
+// - `timeout_ms`: exec honours it (with its own `timeout` param, the smaller wins).
+//
+// Shards are 1-D structured .npy arrays (runtime/io/npy_reader.h; docs/ops.md, "Shard format").
+#pragma once
+
+#include <atomic>
+
+#include "runtime/wire/worker_messages.h"
+
+namespace coupler::worker {
+
+// Never throws. Fills ok / error (one line: "<op>: what failed and why"; "cancelled" when
+// `cancel` became true), output_paths, rows_in / rows_out, device ("cpu": every op runs on the
+// CPU twins for now; gpu_requested_but_cpu when the task asked for GPU memory), kernel_ms (time
+// inside kernels, or the command for exec) and bytes_processed (bytes read + written).
+// `cancel` may be flipped by another thread at any time; ops check it between steps, noop
+// while sleeping and exec every few milliseconds (killing the command's process group).
+wire::TaskOutcome RunTask(const wire::TaskSpec& spec, const std::atomic<bool>* cancel = nullptr);
+
+}  // namespace coupler::worker

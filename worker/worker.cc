@@ -1,0 +1,188 @@
+#include "worker/worker.h"
+
+#include <unistd.h>
+
+#include <chrono>
+
+#include <fmt/format.h>
+
+#include "kernels/device.h"
+#include "runtime/logging.h"
+#include "runtime/net/zmq_socket.h"
+#include "runtime/wire/codec.h"
+#include "worker/host_info.h"
+
+namespace coupler::worker {
+namespace {
+
+constexpr int64_t kResendWindowMs = 15'000;
+
+int64_t SteadyMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+Worker::Worker(WorkerOptions options) : options_(std::move(options)), ctx_(1) {}
+
+Worker::~Worker() {
+  pool_.reset();  // joins the task threads before the sockets go
+}
+
+int64_t Worker::NowMs() const { return SteadyMs(); }
+
+Result<std::unique_ptr<Worker>> Worker::Create(WorkerOptions options) {
+  const HostInfo host = ProbeHost();
+  if (options.id.empty()) options.id = fmt::format("{}-{}", host.hostname, host.pid);
+  if (options.slots == 0) options.slots = static_cast<uint32_t>(std::max(1, host.cpus));
+  if (options.prefetch == 0) options.prefetch = 2 * options.slots + 8;
+  std::unique_ptr<Worker> w(new Worker(options));
+
+  wire::RegisterWorker& reg = w->registration_;
+  reg.worker_id = options.id;
+  reg.host = host.hostname;
+  reg.pid = static_cast<uint32_t>(host.pid);
+  reg.slots = options.slots;
+  reg.prefetch = options.prefetch;
+  reg.cpus = static_cast<uint32_t>(host.cpus);
+  reg.memory_bytes = host.memory_bytes;
+  reg.labels = options.labels;
+  reg.protocol_version = wire::kProtocolVersion;
+  if (auto devices = kernels::ListCudaDevices(); devices.ok()) {
+    for (const auto& d : *devices) {
+      reg.gpus.push_back({static_cast<uint32_t>(d.index), d.name, d.total_memory, d.free_memory});
+    }
+  }
+
+  try {
+    const std::string wake_ep = fmt::format("inproc://wake-{}", static_cast<const void*>(w.get()));
+    w->wake_ = zmq::socket_t(w->ctx_, zmq::socket_type::pull);
+    w->wake_.bind(wake_ep);
+    w->pool_ = std::make_unique<TaskPool>(w->ctx_, wake_ep, options.slots);
+  } catch (const zmq::error_t& e) {
+    return Internal(std::string("worker wake socket: ") + e.what());
+  }
+  COUPLER_RETURN_IF_ERROR(w->Connect());
+  return w;
+}
+
+Status Worker::Connect() {
+  COUPLER_ASSIGN_OR_RETURN(dealer_, net::ConnectDealer(ctx_, options_.coordinator, options_.id));
+  last_heard_ms_ = NowMs();
+  Register();
+  return Status::Ok();
+}
+
+void Worker::Register() {
+  (void)net::Send(dealer_, wire::Encode(registration_));
+  // Results the coordinator may not have seen before it restarted.
+  const int64_t now = NowMs();
+  while (!recent_.empty() && now - recent_.front().first > kResendWindowMs) recent_.pop_front();
+  if (recent_.empty()) return;
+  wire::TaskResult result;
+  result.worker_id = options_.id;
+  for (const auto& [t, o] : recent_) result.outcomes.push_back(o);
+  (void)net::Send(dealer_, wire::Encode(result));
+}
+
+void Worker::SendHeartbeat(bool draining) {
+  wire::Heartbeat beat;
+  beat.sender_id = options_.id;
+  beat.sequence = ++beat_seq_;
+  beat.running_tasks = static_cast<uint32_t>(pool_->running());
+  beat.timestamp_ms = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(
+          std::chrono::system_clock::now().time_since_epoch())
+          .count());
+  beat.draining = draining;
+  (void)net::Send(dealer_, wire::Encode(beat));
+  last_beat_ms_ = NowMs();
+}
+
+void Worker::SendOutcomes() {
+  std::vector<wire::TaskOutcome> outcomes = pool_->TakeOutcomes();
+  if (outcomes.empty()) return;
+  const int64_t now = NowMs();
+  for (const auto& o : outcomes) recent_.emplace_back(now, o);
+  while (!recent_.empty() && now - recent_.front().first > kResendWindowMs) recent_.pop_front();
+  wire::TaskResult result;
+  result.worker_id = options_.id;
+  result.outcomes = std::move(outcomes);
+  if (Status s = net::Send(dealer_, wire::Encode(result)); !s.ok()) {
+    Logger("worker")->warn("sending results: {}", s.message());
+  }
+}
+
+void Worker::OnMessage(const std::string& payload, bool& drain_requested) {
+  Result<wire::Message> msg = wire::Decode(payload);
+  if (!msg.ok()) {
+    Logger("worker")->warn("dropped a malformed message from the coordinator: {}",
+                           msg.status().message());
+    return;
+  }
+  last_heard_ms_ = NowMs();
+  if (auto* assign = std::get_if<wire::TaskAssignment>(&*msg)) {
+    pool_->Submit(std::move(assign->tasks));
+  } else if (const auto* cancel = std::get_if<wire::CancelJob>(&*msg)) {
+    pool_->CancelJob(cancel->job_id);
+  } else if (std::holds_alternative<wire::DrainWorker>(*msg)) {
+    drain_requested = true;
+  } else if (const auto* err = std::get_if<wire::Error>(&*msg)) {
+    if (err->code == static_cast<uint16_t>(StatusCode::kNotFound)) {
+      Logger("worker")->info("coordinator does not know us (it restarted?): registering again");
+      Register();
+    } else {
+      Logger("worker")->warn("coordinator error: {}", err->message);
+    }
+  }
+  // Heartbeats and acks only prove the coordinator is alive.
+}
+
+Status Worker::Run(const std::atomic<bool>& drain) {
+  auto log = Logger("worker");
+  log->info("worker {} connecting to {} with {} slots", options_.id, options_.coordinator,
+            options_.slots);
+  bool draining = false;
+  bool drain_requested = false;
+  for (;;) {
+    const unsigned ready =
+        net::PollReadable({&dealer_, &wake_}, std::chrono::milliseconds(draining ? 20 : 100));
+    if (ready & 2u) {
+      while (net::TryRecv(wake_)) {
+      }
+    }
+    SendOutcomes();
+    if (ready & 1u) {
+      for (int i = 0; i < 1024; ++i) {
+        auto m = net::TryRecv(dealer_);
+        if (!m) break;
+        OnMessage(*m, drain_requested);
+      }
+    }
+    if (!draining && (drain.load() || drain_requested)) {
+      draining = true;
+      log->info("draining: finishing {} held task(s), taking no new ones", pool_->held());
+      SendHeartbeat(true);
+    }
+    if (draining && pool_->held() == 0) {
+      SendOutcomes();
+      SendHeartbeat(true);
+      break;
+    }
+    const int64_t now = NowMs();
+    if (now - last_beat_ms_ >= options_.heartbeat_ms) SendHeartbeat(draining);
+    if (now - last_heard_ms_ > options_.coordinator_timeout_ms) {
+      log->warn("no word from the coordinator for {} ms: reconnecting", now - last_heard_ms_);
+      COUPLER_RETURN_IF_ERROR(Connect());
+    }
+  }
+  // Let the last results and the goodbye leave before the socket closes.
+  dealer_.set(zmq::sockopt::linger, 5000);
+  dealer_.close();
+  log->info("worker {} drained and stopped", options_.id);
+  return Status::Ok();
+}
+
+}  // namespace coupler::worker

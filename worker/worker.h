@@ -1,0 +1,64 @@
+// Worker: one process of the pool. It connects a DEALER to the coordinator, announces what it
+// offers, runs assigned tasks on `slots` threads, sends results back in batches, beats its
+// heart, re-registers after a coordinator restart, and on drain (SIGTERM or `coupler drain`)
+// finishes what it holds, then leaves.
+#pragma once
+
+#include <atomic>
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+
+#include <zmq.hpp>
+
+#include "runtime/status.h"
+#include "runtime/wire/messages.h"
+#include "worker/task_pool.h"
+
+namespace coupler::worker {
+
+struct WorkerOptions {
+  std::string coordinator = "tcp://127.0.0.1:7100";
+  std::string id;            // default: <host>-<pid>
+  uint32_t slots = 0;        // default: the CPUs this process may use
+  uint32_t prefetch = 0;     // default: 2 x slots + 8, enough to cover a round trip
+  std::map<std::string, std::string> labels;
+  int64_t heartbeat_ms = 1000;
+  int64_t coordinator_timeout_ms = 5000;  // silence after which it reconnects
+};
+
+class Worker {
+ public:
+  static Result<std::unique_ptr<Worker>> Create(WorkerOptions options);
+  ~Worker();
+
+  // Runs until drained: `drain` (set from a signal handler) or a DrainWorker message starts
+  // the drain. Returns OK after a clean drain.
+  Status Run(const std::atomic<bool>& drain);
+  const std::string& id() const { return options_.id; }
+
+ private:
+  explicit Worker(WorkerOptions options);
+  Status Connect();
+  void Register();
+  void SendHeartbeat(bool draining);
+  void SendOutcomes();
+  void OnMessage(const std::string& payload, bool& drain_requested);
+  int64_t NowMs() const;
+
+  WorkerOptions options_;
+  zmq::context_t ctx_;
+  zmq::socket_t wake_;  // PULL: task threads poke it when an outcome is ready
+  zmq::socket_t dealer_;
+  std::unique_ptr<TaskPool> pool_;
+  wire::RegisterWorker registration_;
+  // Outcomes sent recently, resent after a re-registration: a coordinator that restarted may
+  // have lost them; duplicates are dropped on its side.
+  std::deque<std::pair<int64_t, wire::TaskOutcome>> recent_;
+  int64_t last_heard_ms_ = 0;
+  int64_t last_beat_ms_ = 0;
+  uint64_t beat_seq_ = 0;
+};
+
+}  // namespace coupler::worker
