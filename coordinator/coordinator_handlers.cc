@@ -48,6 +48,9 @@ void Coordinator::OnWorkerMessage(const std::string& identity, const std::string
 }
 
 void Coordinator::OnResults(const std::string& worker_id, const wire::TaskResult& result) {
+  if (result.prefetch > 0) {
+    if (WorkerEntry* w = scheduler_.registry().Find(worker_id)) w->info.prefetch = result.prefetch;
+  }
   for (const wire::TaskOutcome& o : result.outcomes) {
     const OutcomeKind kind = scheduler_.OnOutcome(worker_id, o);
     if (kind == OutcomeKind::kCommitted) {

@@ -1,5 +1,7 @@
 #include "worker/task_pool.h"
 
+#include <chrono>
+
 #include "worker/task_runner.h"
 
 namespace coupler::worker {
@@ -47,6 +49,11 @@ std::vector<wire::TaskOutcome> TaskPool::TakeOutcomes() {
   return out;
 }
 
+double TaskPool::mean_task_us() const {
+  std::lock_guard lock(mu_);
+  return mean_task_us_;
+}
+
 size_t TaskPool::held() const {
   std::lock_guard lock(mu_);
   return queue_.size() + running_.load();
@@ -69,12 +76,21 @@ void TaskPool::Loop() {
       cancel = cancel_flags_[task.job_id];
       ++running_;
     }
+    const auto started = std::chrono::steady_clock::now();
     wire::TaskOutcome outcome = RunTask(task, cancel.get());
+    const double us =
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - started).count();
+    bool first = false;
     {
       std::lock_guard lock(mu_);
+      mean_task_us_ = mean_task_us_ == 0 ? us : 0.9 * mean_task_us_ + 0.1 * us;
+      first = outcomes_.empty();
       outcomes_.push_back(std::move(outcome));
       --running_;
     }
+    // Only the outcome that makes the queue non-empty wakes the owner; it takes them all, so
+    // fast tasks cost one wake per batch, not one per task.
+    if (!first) continue;
     try {
       wake.send(zmq::str_buffer("!"), zmq::send_flags::dontwait);
     } catch (const zmq::error_t&) {

@@ -35,6 +35,8 @@ class TaskPool {
   // Tasks queued or running.
   size_t held() const;
   size_t running() const { return running_.load(); }
+  // Moving average of how long a task takes here, in microseconds (0 before the first).
+  double mean_task_us() const;
 
  private:
   void Loop();
@@ -47,6 +49,7 @@ class TaskPool {
   std::vector<wire::TaskOutcome> outcomes_;
   std::map<std::string, std::shared_ptr<std::atomic<bool>>> cancel_flags_;  // per job
   std::atomic<size_t> running_{0};
+  double mean_task_us_ = 0;  // guarded by mu_
   bool stopping_ = false;
   std::vector<std::thread> threads_;
 };

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include <fmt/format.h>
@@ -16,6 +17,9 @@ namespace coupler::worker {
 namespace {
 
 constexpr int64_t kResendWindowMs = 15'000;
+// Adaptive prefetch: hold about this much work beyond the running tasks, within bounds.
+constexpr double kPipeDepthMs = 20.0;
+constexpr uint32_t kMaxPrefetch = 256;
 
 int64_t SteadyMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -37,8 +41,11 @@ Result<std::unique_ptr<Worker>> Worker::Create(WorkerOptions options) {
   const HostInfo host = ProbeHost();
   if (options.id.empty()) options.id = fmt::format("{}-{}", host.hostname, host.pid);
   if (options.slots == 0) options.slots = static_cast<uint32_t>(std::max(1, host.cpus));
-  if (options.prefetch == 0) options.prefetch = 2 * options.slots + 8;
+  const bool adaptive = options.prefetch == 0;
+  if (adaptive) options.prefetch = 2 * options.slots + 8;  // until tasks have been timed
   std::unique_ptr<Worker> w(new Worker(options));
+  w->adaptive_prefetch_ = adaptive;
+  w->sent_prefetch_ = options.prefetch;
 
   wire::RegisterWorker& reg = w->registration_;
   reg.worker_id = options.id;
@@ -101,6 +108,13 @@ void Worker::SendHeartbeat(bool draining) {
   last_beat_ms_ = NowMs();
 }
 
+uint32_t Worker::DesiredPrefetch() const {
+  const double us = pool_->mean_task_us();
+  if (!adaptive_prefetch_ || us <= 0) return options_.prefetch;
+  const double want = options_.slots * kPipeDepthMs * 1000.0 / us;
+  return static_cast<uint32_t>(std::clamp(want, static_cast<double>(options_.slots), static_cast<double>(kMaxPrefetch)));
+}
+
 void Worker::SendOutcomes() {
   std::vector<wire::TaskOutcome> outcomes = pool_->TakeOutcomes();
   if (outcomes.empty()) return;
@@ -110,6 +124,12 @@ void Worker::SendOutcomes() {
   wire::TaskResult result;
   result.worker_id = options_.id;
   result.outcomes = std::move(outcomes);
+  const uint32_t prefetch = DesiredPrefetch();
+  if (prefetch != sent_prefetch_) {
+    result.prefetch = prefetch;
+    sent_prefetch_ = prefetch;
+    registration_.prefetch = prefetch;  // a re-registration keeps what we learned
+  }
   if (Status s = net::Send(dealer_, wire::Encode(result)); !s.ok()) {
     Logger("worker")->warn("sending results: {}", s.message());
   }

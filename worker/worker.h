@@ -22,7 +22,7 @@ struct WorkerOptions {
   std::string coordinator = "tcp://127.0.0.1:7100";
   std::string id;            // default: <host>-<pid>
   uint32_t slots = 0;        // default: the CPUs this process may use
-  uint32_t prefetch = 0;     // default: 2 x slots + 8, enough to cover a round trip
+  uint32_t prefetch = 0;     // 0: adaptive — deep for short tasks, shallow for long ones
   std::map<std::string, std::string> labels;
   int64_t heartbeat_ms = 1000;
   int64_t coordinator_timeout_ms = 5000;  // silence after which it reconnects
@@ -44,6 +44,7 @@ class Worker {
   void Register();
   void SendHeartbeat(bool draining);
   void SendOutcomes();
+  uint32_t DesiredPrefetch() const;
   void OnMessage(const std::string& payload, bool& drain_requested);
   int64_t NowMs() const;
 
@@ -59,6 +60,8 @@ class Worker {
   int64_t last_heard_ms_ = 0;
   int64_t last_beat_ms_ = 0;
   uint64_t beat_seq_ = 0;
+  bool adaptive_prefetch_ = false;
+  uint32_t sent_prefetch_ = 0;
 };
 
 }  // namespace coupler::worker

@@ -190,7 +190,7 @@ Result<io::Table> ParseCsvRange(std::string_view text, CsvRange range,
   }
 
   auto error = [&](size_t line_begin, const std::string& what) {
-    return InvalidArgument("line " + std::to_string(LineNumber(text, line_begin)) + ": " + what);
+    return InvalidArgument("line " + std::to_string(LineNumber(text, line_begin)) + what);
   };
 
   for (size_t line_begin = range.begin; line_begin < range.end;) {
@@ -206,7 +206,7 @@ Result<io::Table> ParseCsvRange(std::string_view text, CsvRange range,
       const char* q = p;
       while (q < line_end && *q != ',') ++q;
       if ((q == line_end) != (c + 1 == columns)) {
-        return error(line_begin, "expected " + std::to_string(columns) + " fields, found " +
+        return error(line_begin, ": expected " + std::to_string(columns) + " fields, found " +
                                      std::to_string(SplitFields(line).size()));
       }
       const std::string_view field(p, static_cast<size_t>(q - p));
@@ -221,7 +221,7 @@ Result<io::Table> ParseCsvRange(std::string_view text, CsvRange range,
         floats[c].push_back(v);
       }
       if (status != ParseError::kOk) {
-        const std::string where = "column '" + names[c] + "' (field " + std::to_string(c + 1) +
+        const std::string where = ", column '" + names[c] + "' (field " + std::to_string(c + 1) +
                                   "): '" + std::string(field.substr(0, 40)) + "' ";
         switch (status) {
           case ParseError::kOutOfRange: return error(line_begin, where + "is out of float32 range");

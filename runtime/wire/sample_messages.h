@@ -65,6 +65,7 @@ inline std::vector<Message> SampleMessages() {
   TaskResult result;
   result.worker_id = "w-1";
   result.outcomes = {outcome};
+  result.prefetch = 48;
 
   SubmitJob submit{"name: t\nnodes: []\n", "t.yaml", -3, "cli-1", "/home/u"};
   SubmitReply submit_reply{"j-9", true, "none"};

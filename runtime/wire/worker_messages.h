@@ -150,10 +150,13 @@ struct TaskResult {
 
   std::string worker_id;
   std::vector<TaskOutcome> outcomes;
+  // The worker's current wish for tasks held beyond its slots, adapted to how long its tasks
+  // take (0 = unchanged): short tasks need a deep pipe, long ones must not be hoarded.
+  uint32_t prefetch = 0;
 
   template <class Archive>
   void serialize(Archive& ar) {
-    ar(worker_id, outcomes);
+    ar(worker_id, outcomes, prefetch);
   }
   friend bool operator==(const TaskResult&, const TaskResult&) = default;
 };

@@ -16,7 +16,8 @@ namespace {
 using ::testing::HasSubstr;
 
 // A version 1.0 file: magic, version, header padded to 64 bytes, then `data`.
-std::string NpyFile(std::string dict, const std::string& data, std::string version = "\x01\x00") {
+std::string NpyFile(std::string dict, const std::string& data,
+                    const std::string& version = std::string("\x01\x00", 2)) {
   const size_t total = (10 + dict.size() + 1 + 63) / 64 * 64;
   dict.append(total - 10 - 1 - dict.size(), ' ');
   dict += '\n';

@@ -1,0 +1,100 @@
+// The coordinator killed with SIGKILL mid-job and started again on the same state and port:
+// workers reconnect by themselves, the job finishes, and no task whose completion the old
+// coordinator had reported is run again.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "tests/integration/coupler_cluster.h"
+
+namespace coupler::itest {
+namespace {
+
+std::vector<int> LoggedShards(const fs::path& log) {
+  std::vector<int> shards;
+  std::stringstream in(ReadFile(log));
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) shards.push_back(std::stoi(line));
+  }
+  return shards;
+}
+
+TEST(CoordinatorRestartTest, ResumesFromStateWithoutRerunningCommittedTasks) {
+  Cluster::Options options;
+  options.heartbeat_ms = 300;
+  options.dead_after_ms = 3000;
+  Cluster cluster(options);
+  ASSERT_TRUE(cluster.StartCoordinator()) << cluster.Logs();
+  cluster.StartWorker("w1", 1, {"--prefetch", "1"});
+  cluster.StartWorker("w2", 1, {"--prefetch", "1"});
+  ASSERT_TRUE(cluster.WaitWorkersAlive(2)) << cluster.Logs();
+
+  constexpr int kShards = 16;
+  WriteSyntheticCsv(cluster.dir() / "in.csv", 800, 3);
+  const fs::path log = cluster.dir() / "finished.log";
+  const fs::path spec = cluster.dir() / "restart.yaml";
+  // A task appends its shard to the log as its last step, so a logged shard is a finished
+  // command, and every task the coordinator counts as done has been logged.
+  WriteFile(spec, "name: it-coordinator-restart\n"
+                  "workdir: work\n"
+                  "nodes:\n"
+                  "  - id: import\n"
+                  "    op: import_csv\n"
+                  "    inputs: [in.csv]\n"
+                  "    params: {shards: " + std::to_string(kShards) + "}\n"
+                  "  - id: run\n"
+                  "    op: exec\n"
+                  "    inputs: [import]\n"
+                  "    params:\n"
+                  "      command: \"sleep 0.5 && cp {input} {output} && echo {shard} >> " +
+                  log.string() + "\"\n");
+  std::string why;
+  const std::string job = cluster.Submit(spec, &why);
+  ASSERT_FALSE(job.empty()) << why << cluster.Logs();
+
+  // Status replies are flushed to the state store before they are sent, so `done` counts only
+  // durable commits, each of them already logged. When the log is the same before and after
+  // a status whose `done` equals the log's length, the logged shards are exactly the durable
+  // commits: those must never run again. Kill at such a moment, with work left on both sides.
+  std::vector<int> committed;
+  const bool killed = WaitUntil(
+      [&] {
+        const std::vector<int> before = LoggedShards(log);
+        const auto st = cluster.Job(job);
+        const std::vector<int> after = LoggedShards(log);
+        if (!st || before != after) return false;
+        const uint64_t done = st->nodes["run"].done;
+        if (done != after.size() || done < 3 || done > kShards - 4) return false;
+        cluster.coordinator().Kill();
+        committed = after;
+        return true;
+      },
+      60s, 10ms);
+  ASSERT_TRUE(killed) << "no quiet moment to kill the coordinator in\n" << cluster.Logs();
+  ASSERT_EQ(std::set<int>(committed.begin(), committed.end()).size(), committed.size())
+      << "a task ran twice before the coordinator was even killed";
+
+  ASSERT_TRUE(cluster.RestartCoordinator()) << cluster.Logs();
+  const auto final_status = cluster.WaitJobFinished(job, 90s);
+  ASSERT_TRUE(final_status) << cluster.Logs();
+  ASSERT_EQ(final_status->state, "succeeded") << final_status->error << "\n" << cluster.Logs();
+  EXPECT_EQ(final_status->done, final_status->total);
+  EXPECT_EQ(cluster.Workers().size(), 2u) << "both workers should have registered again";
+
+  // Committed before the kill: logged exactly once. In flight at the kill: may have run twice.
+  const std::vector<int> logged = LoggedShards(log);
+  std::map<int, int> runs;
+  for (int s : logged) ++runs[s];
+  for (int s : committed) {
+    EXPECT_EQ(runs[s], 1) << "shard " << s << " was committed before the kill and ran again";
+  }
+  for (int s = 0; s < kShards; ++s) {
+    EXPECT_GE(runs[s], 1) << "shard " << s << " never ran";
+    const fs::path out = cluster.dir() / "work" / "run" / PartName(s);
+    EXPECT_EQ(ReadFile(out), ReadFile(cluster.dir() / "work" / "import" / PartName(s)))
+        << out;
+  }
+}
+
+}  // namespace
+}  // namespace coupler::itest

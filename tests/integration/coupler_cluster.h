@@ -1,0 +1,285 @@
+// A coupler deployment on loopback for one test: a coordinator on a free port pair, workers,
+// the CLI as a user runs it, and status JSON read into plain structs. Everything it starts is
+// killed when it goes out of scope; every process logs at info level into its scratch folder,
+// and Logs() gathers those logs for a failure message.
+#pragma once
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <rapidjson/document.h>
+
+#include "tests/integration/process_harness.h"
+
+namespace coupler::itest {
+
+inline const std::string kCoupler = COUPLER_BINARY;
+inline const fs::path kSourceDir = COUPLER_SOURCE_DIR;
+
+struct NodeView {
+  std::string state;
+  uint64_t tasks = 0;
+  uint64_t done = 0;
+  uint64_t attempts = 0;
+  std::string error;
+};
+
+// `coupler status JOB --json`, parsed.
+struct JobView {
+  std::string id, name, state, error;
+  uint64_t total = 0, queued = 0, running = 0, done = 0, failed = 0, attempts = 0;
+  std::map<std::string, NodeView> nodes;
+  bool finished() const { return state != "queued" && state != "running"; }
+};
+
+// `coupler status --json`: the coordinator's counters.
+struct CoordinatorView {
+  uint64_t messages_received = 0;
+  uint64_t messages_dropped = 0;
+  uint64_t workers_alive = 0;
+};
+
+inline uint64_t U64(const rapidjson::Value& v, const char* key) {
+  return v.HasMember(key) && v[key].IsUint64() ? v[key].GetUint64() : 0;
+}
+inline std::string Str(const rapidjson::Value& v, const char* key) {
+  return v.HasMember(key) && v[key].IsString() ? v[key].GetString() : "";
+}
+
+inline std::optional<JobView> ParseJob(const rapidjson::Value& j) {
+  if (!j.IsObject() || !j.HasMember("tasks") || !j["tasks"].IsObject()) return std::nullopt;
+  JobView v;
+  v.id = Str(j, "id");
+  v.name = Str(j, "name");
+  v.state = Str(j, "state");
+  v.error = Str(j, "error");
+  const auto& t = j["tasks"];
+  v.total = U64(t, "total");
+  v.queued = U64(t, "queued");
+  v.running = U64(t, "running");
+  v.done = U64(t, "done");
+  v.failed = U64(t, "failed");
+  v.attempts = U64(j, "attempts");
+  if (j.HasMember("nodes") && j["nodes"].IsArray()) {
+    for (const auto& n : j["nodes"].GetArray()) {
+      NodeView nv{Str(n, "state"), U64(n, "tasks"), U64(n, "done"), U64(n, "attempts"),
+                  Str(n, "error")};
+      v.nodes[Str(n, "id")] = nv;
+    }
+  }
+  return v;
+}
+
+class Cluster {
+ public:
+  struct Options {
+    int heartbeat_ms = 300;
+    int dead_after_ms = 3000;
+  };
+
+  Cluster() : Cluster(Options{}) {}
+  explicit Cluster(Options options) : options_(options) {
+    fs::create_directories(logs());
+  }
+  ~Cluster() {
+    for (auto& [id, w] : workers_) w.Kill();
+    coordinator_.Kill();
+  }
+
+  const fs::path& dir() const { return dir_.path(); }
+  fs::path logs() const { return dir_ / "logs"; }
+  fs::path state() const { return dir_ / "state"; }
+  const std::string& endpoint() const { return endpoint_; }
+  Process& coordinator() { return coordinator_; }
+  Process& worker(const std::string& id) { return workers_.at(id); }
+
+  // Starts the coordinator on a fresh free port pair (retrying when another process takes the
+  // port first) and waits until it is listening. False (with Logs() telling why) otherwise.
+  bool StartCoordinator() {
+    for (int attempt = 0; attempt < 5; ++attempt) {
+      port_ = FreePortPair();
+      endpoint_ = "tcp://127.0.0.1:" + std::to_string(port_);
+      if (port_ > 0 && LaunchCoordinator()) return true;
+    }
+    return false;
+  }
+
+  // Starts a coordinator again on the same port and state (after a crash).
+  bool RestartCoordinator() { return LaunchCoordinator(); }
+
+  Process& StartWorker(const std::string& id, int slots, std::vector<std::string> extra = {}) {
+    std::vector<std::string> argv{kCoupler,       "--log-level",  "info",    "worker",
+                                  "--coordinator", endpoint_,     "--slots", std::to_string(slots),
+                                  "--id",          id,            "--heartbeat-ms",
+                                  std::to_string(options_.heartbeat_ms)};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    Process::Options o;
+    o.deadline = 240s;
+    o.output = logs();
+    o.name = "worker-" + id + "-" + std::to_string(++launches_);
+    workers_.erase(id);
+    return workers_.emplace(id, Process::Spawn(argv, o)).first->second;
+  }
+
+  // `coupler ARGS --coordinator ENDPOINT`, run to its end.
+  CommandResult Cli(std::vector<std::string> args, std::chrono::seconds timeout = 60s) {
+    std::vector<std::string> argv{kCoupler};
+    argv.insert(argv.end(), args.begin(), args.end());
+    argv.push_back("--coordinator");
+    argv.push_back(endpoint_);
+    return RunToEnd(argv, logs(), timeout);
+  }
+
+  // `coupler submit SPEC`: the job id, or "" (with the reason in *error).
+  std::string Submit(const fs::path& spec, std::string* error = nullptr) {
+    CommandResult r = Cli({"submit", spec.string()});
+    std::string id = r.out;
+    while (!id.empty() && (id.back() == '\n' || id.back() == ' ')) id.pop_back();
+    if (r.exit_code != 0 || id.empty() || id.find('\n') != std::string::npos) {
+      if (error != nullptr) *error = "exit " + std::to_string(r.exit_code) + ": " + r.err + r.out;
+      return "";
+    }
+    return id;
+  }
+
+  std::optional<JobView> Job(const std::string& id) {
+    CommandResult r = Cli({"status", id, "--json"});
+    if (r.exit_code != 0) return std::nullopt;
+    rapidjson::Document d;
+    if (d.Parse(r.out.c_str()).HasParseError()) return std::nullopt;
+    return ParseJob(d);
+  }
+
+  std::optional<CoordinatorView> Coordinator() {
+    CommandResult r = Cli({"status", "--json"});
+    if (r.exit_code != 0) return std::nullopt;
+    rapidjson::Document d;
+    if (d.Parse(r.out.c_str()).HasParseError() || !d.IsObject() || !d.HasMember("coordinator")) {
+      return std::nullopt;
+    }
+    const auto& c = d["coordinator"];
+    return CoordinatorView{U64(c, "messages_received"), U64(c, "messages_dropped"),
+                           U64(c, "workers_alive")};
+  }
+
+  // `coupler workers --json`: id → (state, running tasks).
+  std::map<std::string, std::pair<std::string, uint64_t>> Workers() {
+    std::map<std::string, std::pair<std::string, uint64_t>> out;
+    CommandResult r = Cli({"workers", "--json"});
+    rapidjson::Document d;
+    if (r.exit_code != 0 || d.Parse(r.out.c_str()).HasParseError() || !d.IsArray()) return out;
+    for (const auto& w : d.GetArray()) out[Str(w, "id")] = {Str(w, "state"), U64(w, "running")};
+    return out;
+  }
+
+  bool WaitWorkersAlive(size_t n, std::chrono::milliseconds timeout = 60s) {
+    return WaitUntil(
+        [&] {
+          size_t alive = 0;
+          for (const auto& [id, w] : Workers()) alive += w.first == "alive" ? 1 : 0;
+          return alive >= n;
+        },
+        timeout, 100ms);
+  }
+
+  // Polls until the job has finished; its last status (nullopt if it never answered).
+  std::optional<JobView> WaitJobFinished(const std::string& id,
+                                         std::chrono::milliseconds timeout = 90s) {
+    std::optional<JobView> last;
+    WaitUntil(
+        [&] {
+          if (auto v = Job(id)) last = v;
+          return last && last->finished();
+        },
+        timeout, 100ms);
+    return last;
+  }
+
+  // Every process's stderr (the tail), for a failure message.
+  std::string Logs() const {
+    std::string out;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(logs(), ec)) {
+      if (e.path().extension() != ".err") continue;
+      std::string text = ReadFile(e.path());
+      if (text.size() > 3000) text = "..." + text.substr(text.size() - 3000);
+      out += "---- " + e.path().filename().string() + "\n" + text;
+    }
+    return out;
+  }
+
+ private:
+  bool LaunchCoordinator() {
+    const fs::path ready = dir_ / "ready";
+    std::error_code ec;
+    fs::remove(ready, ec);
+    std::vector<std::string> argv{kCoupler,
+                                  "--log-level",
+                                  "info",
+                                  "coordinator",
+                                  "--listen",
+                                  endpoint_,
+                                  "--state",
+                                  state().string(),
+                                  "--ready-file",
+                                  ready.string(),
+                                  "--heartbeat-ms",
+                                  std::to_string(options_.heartbeat_ms),
+                                  "--dead-after-ms",
+                                  std::to_string(options_.dead_after_ms)};
+    Process::Options o;
+    o.deadline = 240s;
+    o.output = logs();
+    o.name = "coordinator-" + std::to_string(++launches_);
+    coordinator_ = Process::Spawn(argv, o);
+    return WaitUntil(
+        [&] {
+          return ReadFile(ready).find("clients=") != std::string::npos || !coordinator_.running();
+        },
+        60s, 20ms) &&
+           coordinator_.running();
+  }
+
+  Options options_;
+  TempDir dir_;
+  int port_ = -1;
+  std::string endpoint_;
+  int launches_ = 0;
+  Process coordinator_;
+  std::map<std::string, Process> workers_;
+};
+
+// A CSV of `rows` x `cols` float columns c0..c{cols-1} (values with a fractional part, so the
+// parse is exercised) plus an integer label, with a header line.
+inline void WriteSyntheticCsv(const fs::path& path, int rows, int cols, unsigned seed = 7) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> v(-5000, 5000);
+  std::ofstream out(path);
+  for (int c = 0; c < cols; ++c) out << "c" << c << ",";
+  out << "label\n";
+  for (int r = 0; r < rows; ++r) {
+    for (int c = 0; c < cols; ++c) out << v(rng) / 100.0 << ",";
+    out << r % 10 << "\n";
+  }
+}
+
+// The files in a directory, by name.
+inline std::vector<std::string> ListDir(const fs::path& dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+inline std::string PartName(int shard) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "part-%05d.npy", shard);
+  return buf;
+}
+
+}  // namespace coupler::itest

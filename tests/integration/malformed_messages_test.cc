@@ -1,0 +1,119 @@
+// Garbage on the wire: random bytes, a wrong protocol version, an oversize message and
+// truncated envelopes sent from raw ZeroMQ DEALER sockets to both coordinator ports. The
+// coordinator drops and counts each one, and keeps serving workers and clients.
+#include <gtest/gtest.h>
+
+#include <zmq.hpp>
+
+#include "coordinator/coordinator.h"
+#include "runtime/wire/codec.h"
+#include "runtime/wire/envelope.h"
+#include "runtime/wire/messages.h"
+#include "tests/integration/coupler_cluster.h"
+
+namespace coupler::itest {
+namespace {
+
+// The malformed messages both ports get: each must be dropped (and counted) on its own.
+std::vector<std::string> BadMessages(const std::string& valid) {
+  std::vector<std::string> bad;
+
+  std::mt19937 rng(1234);
+  std::string random(300, '\0');
+  for (char& c : random) c = static_cast<char>(rng());
+  random[0] = '\xff';  // never "CPLR" by chance
+  bad.push_back(random);
+
+  std::string wrong_version = valid;
+  wrong_version[4] = 7;  // version 7, little-endian u16 at offset 4
+  wrong_version[5] = 0;
+  bad.push_back(wrong_version);
+
+  // A well-formed header over the 64 MiB cap, with every byte it announces present.
+  const size_t payload = (size_t{64} << 20) + 4096;
+  std::string oversize(wire::kHeaderSize + payload, '\0');
+  wire::Header h;
+  h.type = wire::MessageType::kSubmitJob;
+  h.payload_size = static_cast<uint32_t>(payload);
+  wire::WriteHeader(h, oversize.data());
+  bad.push_back(std::move(oversize));
+
+  bad.push_back(valid.substr(0, valid.size() - 2));  // payload cut short
+  bad.push_back(valid.substr(0, 7));                 // header cut short
+  return bad;
+}
+
+zmq::socket_t Dealer(zmq::context_t& ctx, const std::string& endpoint) {
+  zmq::socket_t s(ctx, zmq::socket_type::dealer);
+  s.set(zmq::sockopt::linger, 0);
+  s.connect(endpoint);
+  return s;
+}
+
+TEST(MalformedMessagesTest, CoordinatorDropsAndCountsGarbageAndKeepsServing) {
+  Cluster cluster;
+  ASSERT_TRUE(cluster.StartCoordinator()) << cluster.Logs();
+  cluster.StartWorker("w1", 2);
+  ASSERT_TRUE(cluster.WaitWorkersAlive(1)) << cluster.Logs();
+  const auto before = cluster.Coordinator();
+  ASSERT_TRUE(before) << cluster.Logs();
+
+  zmq::context_t ctx(1);
+  zmq::socket_t to_workers_port = Dealer(ctx, cluster.endpoint());
+  zmq::socket_t to_clients_port = Dealer(ctx, coordinator::ClientEndpointFor(cluster.endpoint()));
+
+  wire::Heartbeat beat;
+  beat.sender_id = "intruder";
+  const std::string valid_worker_msg = wire::Encode(beat);
+  const std::string valid_client_msg = wire::Encode(wire::StatusRequest{"j-000001"});
+  ASSERT_TRUE(wire::Decode(valid_worker_msg).ok());
+  ASSERT_TRUE(wire::Decode(valid_client_msg).ok());
+
+  uint64_t sent = 0;
+  for (const std::string& m : BadMessages(valid_worker_msg)) {
+    ASSERT_TRUE(to_workers_port.send(zmq::buffer(m), zmq::send_flags::none));
+    ++sent;
+  }
+  for (const std::string& m : BadMessages(valid_client_msg)) {
+    ASSERT_TRUE(to_clients_port.send(zmq::buffer(m), zmq::send_flags::none));
+    ++sent;
+  }
+  // A worker message must be exactly one frame after the identity.
+  ASSERT_TRUE(to_workers_port.send(zmq::buffer(valid_worker_msg), zmq::send_flags::sndmore));
+  ASSERT_TRUE(to_workers_port.send(zmq::buffer(valid_worker_msg), zmq::send_flags::none));
+  ++sent;
+
+  // Every one is counted as dropped, and status keeps answering meanwhile.
+  std::optional<CoordinatorView> after;
+  const bool counted = WaitUntil(
+      [&] {
+        after = cluster.Coordinator();
+        return after && after->messages_dropped >= before->messages_dropped + sent;
+      },
+      60s, 100ms);
+  ASSERT_TRUE(after) << "status stopped answering\n" << cluster.Logs();
+  EXPECT_TRUE(counted) << "dropped " << after->messages_dropped - before->messages_dropped
+                       << " of the " << sent << " bad messages";
+  EXPECT_GT(after->messages_received, before->messages_received + sent);
+  EXPECT_TRUE(cluster.coordinator().running()) << cluster.Logs();
+
+  // Still serving: a job submitted now completes on the worker that was there all along.
+  const fs::path spec = cluster.dir() / "after.yaml";
+  WriteFile(spec, "name: it-after-garbage\n"
+                  "workdir: work\n"
+                  "nodes:\n"
+                  "  - id: n\n"
+                  "    op: noop\n"
+                  "    params: {tasks: 4, sleep_ms: 50}\n");
+  std::string why;
+  const std::string job = cluster.Submit(spec, &why);
+  ASSERT_FALSE(job.empty()) << why << cluster.Logs();
+  const auto st = cluster.WaitJobFinished(job);
+  ASSERT_TRUE(st) << cluster.Logs();
+  EXPECT_EQ(st->state, "succeeded") << st->error;
+  EXPECT_EQ(st->done, 4u);
+  EXPECT_EQ(cluster.Workers()["w1"].first, "alive");
+}
+
+}  // namespace
+}  // namespace coupler::itest

@@ -1,0 +1,305 @@
+// RunTask end to end in a temp dir: every op on real files (CSV -> shards -> stats ->
+// standardize -> filter_map/clip/cast), the error paths users hit, and exec's process handling
+// (output publishing, stderr tail, timeout, cancel, process-group cleanup).
+#include "worker/task_runner.h"
+
+#include <signal.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "runtime/io/npy_reader.h"
+#include "runtime/io/temp_dir.h"
+
+namespace coupler::worker {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
+
+wire::TaskSpec Spec(std::string op, std::vector<std::string> inputs, std::string output,
+                    std::map<std::string, std::string> params = {}, int32_t shard = 0) {
+  wire::TaskSpec spec;
+  spec.job_id = "job-1";
+  spec.task_id = 42;
+  spec.attempt = 1;
+  spec.op = std::move(op);
+  spec.input_paths = std::move(inputs);
+  spec.output_path = std::move(output);
+  spec.params = std::move(params);
+  spec.shard_index = shard;
+  return spec;
+}
+
+// Polls `done` until it holds or a generous deadline passes (the machine may be loaded).
+template <typename F>
+bool WaitFor(F done) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
+}
+
+class TaskRunnerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto dir = io::TempDir::Create("task-runner-");
+    ASSERT_TRUE(dir.ok()) << dir.status().ToString();
+    dir_.emplace(std::move(dir).value());
+  }
+  std::string Path(const std::string& name) const { return dir_->File(name); }
+
+  wire::TaskOutcome Run(const wire::TaskSpec& spec, const std::atomic<bool>* cancel = nullptr) {
+    wire::TaskOutcome outcome = RunTask(spec, cancel);
+    EXPECT_EQ(outcome.job_id, "job-1");
+    EXPECT_EQ(outcome.task_id, 42u);
+    EXPECT_EQ(outcome.attempt, 1u);
+    EXPECT_EQ(outcome.device, "cpu");
+    EXPECT_EQ(outcome.error.find('\n'), std::string::npos) << "error must be one line";
+    return outcome;
+  }
+
+  // Runs and expects success, returning the table written to `spec.output_path`.
+  io::Table RunOk(const wire::TaskSpec& spec) {
+    const wire::TaskOutcome outcome = Run(spec);
+    EXPECT_TRUE(outcome.ok) << outcome.error;
+    EXPECT_THAT(outcome.output_paths, ElementsAre(spec.output_path));
+    EXPECT_GT(outcome.bytes_processed, 0u);
+    auto table = io::ReadNpy(spec.output_path);
+    EXPECT_TRUE(table.ok()) << table.status().ToString();
+    return table.ok() ? std::move(table).value() : io::Table();
+  }
+
+  std::optional<io::TempDir> dir_;
+};
+
+TEST_F(TaskRunnerTest, PipelineFromCsvThroughEveryShardOp) {
+  // 1000 rows; p0 and p1 spread around different means, label in 0..9.
+  constexpr int kRows = 1000;
+  constexpr int kShards = 3;
+  std::ofstream csv(Path("data.csv"));
+  csv << "p0,p1,p2,label\n";
+  std::vector<double> p0;
+  for (int r = 0; r < kRows; ++r) {
+    p0.push_back(100.0 + (r % 37) * 0.5);
+    csv << p0.back() << "," << (r % 11) - 5 << "," << (r % 7) * 0.75 - 2 << "," << r % 10 << "\n";
+  }
+  csv.close();
+
+  std::vector<std::string> shards;
+  uint64_t rows = 0;
+  for (int i = 0; i < kShards; ++i) {
+    shards.push_back(Path("raw/part-" + std::to_string(i) + ".npy"));
+    const auto spec = Spec("import_csv", {Path("data.csv")}, shards.back(),
+                           {{"__kind", "map"}, {"__shards", "3"}, {"header", "true"},
+                            {"label_column", "label"}},
+                           i);
+    const wire::TaskOutcome outcome = Run(spec);
+    ASSERT_TRUE(outcome.ok) << outcome.error;
+    EXPECT_EQ(outcome.rows_in, outcome.rows_out);
+    rows += outcome.rows_out;
+  }
+  EXPECT_EQ(rows, static_cast<uint64_t>(kRows));
+
+  std::vector<std::string> partials;
+  for (int i = 0; i < kShards; ++i) {
+    partials.push_back(Path("stats/partial-" + std::to_string(i) + ".npy"));
+    const io::Table partial = RunOk(Spec("column_stats", {shards[static_cast<size_t>(i)]},
+                                         partials.back(), {{"__kind", "map"}}, i));
+    EXPECT_EQ(partial.rows(), 5u);
+    EXPECT_EQ(partial.Describe(), "p0 (float64), p1 (float64), p2 (float64)");
+  }
+  const io::Table stats = RunOk(Spec("column_stats", partials, Path("stats/stats.npy"),
+                                     {{"__kind", "reduce"}, {"__shards", "3"}}, -1));
+  const auto s0 = stats.column(0).values<double>();
+  double mean = 0;
+  for (double v : p0) mean += v;
+  mean /= kRows;
+  double m2 = 0;
+  for (double v : p0) m2 += (v - mean) * (v - mean);
+  EXPECT_EQ(s0[0], kRows);
+  EXPECT_NEAR(s0[1], mean, 1e-9 * mean);
+  EXPECT_NEAR(s0[2], m2, 1e-9 * m2);
+  EXPECT_EQ(s0[3], 100.0);
+  EXPECT_EQ(s0[4], 118.0);
+
+  double sum = 0;
+  double squares = 0;
+  for (int i = 0; i < kShards; ++i) {
+    const std::string out = Path("std/part-" + std::to_string(i) + ".npy");
+    const io::Table standardized =
+        RunOk(Spec("standardize", {shards[static_cast<size_t>(i)], Path("stats/stats.npy")}, out));
+    EXPECT_EQ(standardized.Find("label")->dtype(), io::DType::kInt32);  // passes through
+    for (float v : standardized.Find("p0")->values<float>()) {
+      sum += v;
+      squares += static_cast<double>(v) * v;
+    }
+
+    const io::Table filtered = RunOk(Spec("filter_map", {out}, Path("fm/part.npy"),
+                                          {{"a", "p0"}, {"b", "p1"}, {"threshold", "0.25"},
+                                           {"out", "v"}}));
+    ASSERT_NE(filtered.Find("v"), nullptr);
+    EXPECT_EQ(filtered.Find("label")->size(), filtered.rows());
+    const auto a = filtered.Find("p0")->values<float>();
+    const auto b = filtered.Find("p1")->values<float>();
+    const auto v = filtered.Find("v")->values<float>();
+    for (size_t r = 0; r < filtered.rows(); ++r) {
+      ASSERT_GT(static_cast<double>(a[r] * b[r]), 0.25);
+      ASSERT_EQ(v[r], std::sqrt(a[r] * b[r]));
+    }
+
+    const io::Table clipped = RunOk(Spec("clip", {out}, Path("clip/part.npy"),
+                                         {{"min", "-1"}, {"max", "0.5"}, {"columns", "p0,p2"}}));
+    for (float x : clipped.Find("p2")->values<float>()) ASSERT_TRUE(x >= -1 && x <= 0.5f);
+    EXPECT_EQ(clipped.Find("p1")->values<float>()[0], standardized.Find("p1")->values<float>()[0]);
+
+    const io::Table cast = RunOk(Spec("cast", {out}, Path("cast/part.npy"), {{"dtype", "bfloat16"}}));
+    EXPECT_EQ(cast.Describe(), "p0 (bfloat16), p1 (bfloat16), p2 (bfloat16), label (int32)");
+  }
+  EXPECT_NEAR(sum / kRows, 0.0, 1e-5);
+  EXPECT_NEAR(std::sqrt(squares / kRows), 1.0, 1e-5);
+}
+
+TEST_F(TaskRunnerTest, ErrorsNameTheOpTheFileAndTheProblem) {
+  std::ofstream(Path("bad.csv")) << "a,b\n1,2\n3\n";
+  auto csv = Run(Spec("import_csv", {Path("bad.csv")}, Path("o.npy"), {{"__shards", "1"}}));
+  EXPECT_FALSE(csv.ok);
+  EXPECT_THAT(csv.error, HasSubstr("import_csv: " + Path("bad.csv") + ": line 3: expected 2 fields"));
+  EXPECT_THAT(csv.output_paths, IsEmpty());
+  EXPECT_FALSE(std::filesystem::exists(Path("o.npy")));
+
+  auto missing = Run(Spec("clip", {Path("nope.npy")}, Path("o.npy"), {{"min", "0"}, {"max", "1"}}));
+  EXPECT_THAT(missing.error, HasSubstr("clip: open " + Path("nope.npy")));
+
+  auto no_stats = Run(Spec("standardize", {Path("x.npy")}, Path("o.npy")));
+  EXPECT_THAT(no_stats.error, HasSubstr("expected input_paths [data shard, stats file], got 1"));
+
+  auto no_param = Run(Spec("filter_map", {Path("x.npy")}, Path("o.npy"), {{"b", "y"}}));
+  EXPECT_THAT(no_param.error, HasSubstr("filter_map: missing param 'a'"));
+
+  auto evaluate = Run(Spec("evaluate", {}, ""));
+  EXPECT_FALSE(evaluate.ok);
+  EXPECT_EQ(evaluate.error,
+            "op 'evaluate' needs a trained model; the train op is not available yet");
+
+  auto unknown = Run(Spec("frobnicate", {}, ""));
+  EXPECT_FALSE(unknown.ok);
+  EXPECT_EQ(unknown.error, "unknown op 'frobnicate'");
+}
+
+TEST_F(TaskRunnerTest, NoopDoesNothingAndHonoursCancel) {
+  auto quick = Run(Spec("noop", {}, "", {{"sleep_ms", "0"}, {"tasks", "5"}}));
+  EXPECT_TRUE(quick.ok) << quick.error;
+  EXPECT_THAT(quick.output_paths, IsEmpty());
+  EXPECT_EQ(quick.bytes_processed, 0u);
+
+  auto slept = Run(Spec("noop", {}, "", {{"sleep_ms", "5"}}));
+  EXPECT_TRUE(slept.ok);
+
+  std::atomic<bool> cancel{false};
+  wire::TaskOutcome outcome;
+  std::thread runner([&] { outcome = Run(Spec("noop", {}, "", {{"sleep_ms", "600000"}}), &cancel); });
+  cancel = true;
+  runner.join();  // returns within a sleep slice, not after ten minutes
+  EXPECT_FALSE(outcome.ok);
+  EXPECT_EQ(outcome.error, "cancelled");
+}
+
+TEST_F(TaskRunnerTest, ExecPublishesItsOutputAtomically) {
+  std::ofstream(Path("in put's.txt")) << "hello\n";
+  const std::string output = Path("out/shard-7.npy");
+  auto copy = Run(Spec("exec", {Path("in put's.txt")}, output,
+                       {{"command", "cp {input} {output} && echo shard={shard}"}}, 7));
+  ASSERT_TRUE(copy.ok) << copy.error;
+  EXPECT_THAT(copy.output_paths, ElementsAre(output));
+  std::ifstream in(output);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "hello\n");
+  EXPECT_EQ(copy.bytes_processed, 12u);  // 6 read + 6 written
+
+  auto nothing = Run(Spec("exec", {}, Path("out/none.npy"), {{"command", "true"}}));
+  EXPECT_TRUE(nothing.ok) << nothing.error;
+  EXPECT_THAT(nothing.output_paths, IsEmpty());
+
+  // A command that writes its output and then fails publishes nothing, not even a temp file.
+  auto half = Run(Spec("exec", {}, Path("out/half.npy"), {{"command", "echo x > {output}; exit 1"}}));
+  EXPECT_FALSE(half.ok);
+  EXPECT_FALSE(std::filesystem::exists(Path("out/half.npy")));
+  size_t files = 0;
+  for ([[maybe_unused]] auto& e : std::filesystem::directory_iterator(Path("out"))) ++files;
+  EXPECT_EQ(files, 1u);  // shard-7.npy only
+}
+
+TEST_F(TaskRunnerTest, ExecFailureReportsStatusAndTheTailOfStderr) {
+  auto failed = Run(Spec("exec", {}, "", {{"command", "echo to-stdout; echo oops >&2; exit 3"}}));
+  EXPECT_FALSE(failed.ok);
+  EXPECT_EQ(failed.error, "exec: command exited with status 3: oops");
+
+  // 100 lines of stderr, more than the pipe buffer with the padding: only the last 20 are kept.
+  auto chatty = Run(Spec("exec", {}, "",
+                         {{"command", "i=0; while [ $i -lt 100 ]; do i=$((i+1)); "
+                                      "echo line$i >&2; done; head -c 200000 /dev/zero; exit 1"}}));
+  EXPECT_FALSE(chatty.ok);
+  EXPECT_THAT(chatty.error, HasSubstr("status 1: line81 | line82"));
+  EXPECT_THAT(chatty.error, HasSubstr("| line100"));
+  EXPECT_THAT(chatty.error, Not(HasSubstr("line80 ")));
+
+  auto killed = Run(Spec("exec", {}, "", {{"command", "kill -9 $$"}}));
+  EXPECT_THAT(killed.error, HasSubstr("exec: command killed by signal 9"));
+}
+
+TEST_F(TaskRunnerTest, ExecTimeoutKillsTheProcessGroup) {
+  auto slept = Run(Spec("exec", {}, "", {{"command", "sleep 60"}, {"timeout", "0.2"}}));
+  EXPECT_FALSE(slept.ok);
+  EXPECT_EQ(slept.error, "exec: timed out after 0.2 s");
+
+  // SIGTERM ignored: SIGKILL follows after the grace period.
+  auto stubborn = Run(Spec("exec", {}, "",
+                           {{"command", "trap '' TERM; echo stubborn >&2; while :; do sleep 0.05; done"},
+                            {"timeout", "0.2"}}));
+  EXPECT_EQ(stubborn.error, "exec: timed out after 0.2 s: stubborn");
+}
+
+TEST_F(TaskRunnerTest, ExecCancelKillsEverythingItStarted) {
+  std::atomic<bool> cancel{false};
+  const std::string pid_file = Path("child.pid");
+  wire::TaskOutcome outcome;
+  std::thread runner([&] {
+    outcome = Run(Spec("exec", {}, "",
+                       {{"command", "sleep 60 & echo $! > " + pid_file + ".tmp; mv " + pid_file +
+                                        ".tmp " + pid_file + "; wait"}}),
+                  &cancel);
+  });
+  ASSERT_TRUE(WaitFor([&] { return std::filesystem::exists(pid_file); }));
+  cancel = true;
+  runner.join();
+  EXPECT_FALSE(outcome.ok);
+  EXPECT_EQ(outcome.error, "cancelled");
+
+  int pid = 0;
+  std::ifstream(pid_file) >> pid;
+  ASSERT_GT(pid, 0);
+  // The background sleep was in the command's process group, so it is gone (or a zombie
+  // waiting for its new parent to reap it) rather than running on.
+  EXPECT_TRUE(WaitFor([pid] {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string pid_text, comm, state;
+    return !(stat >> pid_text >> comm >> state) || state == "Z";
+  }));
+}
+
+}  // namespace
+}  // namespace coupler::worker
