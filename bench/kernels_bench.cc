@@ -15,6 +15,7 @@
 #include "kernels/csv_import.h"
 #include "kernels/filter_map.h"
 #include "kernels/standardize.h"
+#include "worker/task_runner.h"
 
 namespace {
 
@@ -158,6 +159,22 @@ void BM_ImportCsvParse(benchmark::State& state) {
   SetBytes(state, text.size());
 }
 BENCHMARK(BM_ImportCsvParse)->Unit(benchmark::kMillisecond);
+
+// Not a kernel: what one noop task costs on a worker (RunTask's dispatch, outcome building),
+// the floor under the coordinator's tasks-per-second figures.
+void BM_RunTaskNoop(benchmark::State& state) {
+  wire::TaskSpec spec;
+  spec.job_id = "bench";
+  spec.op = "noop";
+  spec.params = {{"sleep_ms", "0"}, {"__kind", "map"}, {"__shards", "1000"}};
+  for (auto _ : state) {
+    wire::TaskOutcome outcome = worker::RunTask(spec);
+    if (!outcome.ok) state.SkipWithError(outcome.error.c_str());
+    benchmark::DoNotOptimize(outcome);
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
+}
+BENCHMARK(BM_RunTaskNoop);
 
 }  // namespace
 

@@ -19,7 +19,9 @@ WaitOutcome WaitForJob(coordinator::Client& client, const std::string& job_id) {
   WaitOutcome out;
   const std::atomic<bool>& stop = StopRequested();
   while (!stop.load()) {
-    Result<wire::StatusReply> reply = client.Status(job_id);
+    // Long poll: the reply comes as soon as the job finishes, or after the progress period.
+    Result<wire::StatusReply> reply =
+        client.Status(job_id, std::chrono::milliseconds(tty ? 200 : 2000));
     if (!reply.ok()) {
       // A restarting coordinator is briefly unreachable: keep trying for a while.
       if (++unreachable >= 6) {
@@ -54,7 +56,6 @@ WaitOutcome WaitForJob(coordinator::Client& client, const std::string& job_id) {
       }
       return out;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(tty ? 100 : 200));
   }
   std::fprintf(stderr, "\ncoupler: interrupted; job %s keeps running (coupler cancel %s)\n",
                job_id.c_str(), job_id.c_str());

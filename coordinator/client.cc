@@ -22,9 +22,9 @@ Result<std::unique_ptr<Client>> Client::Connect(const std::string& endpoint,
   return c;
 }
 
-Result<wire::Message> Client::Call(const std::string& request) {
+Result<wire::Message> Client::Call(const std::string& request, std::chrono::milliseconds extra) {
   COUPLER_RETURN_IF_ERROR(net::Send(socket_, request));
-  auto reply = net::RecvFor(socket_, timeout_);
+  auto reply = net::RecvFor(socket_, timeout_ + extra);
   if (!reply) {
     return DeadlineExceeded("no answer from the coordinator at " + endpoint_ + " within " +
                             std::to_string(timeout_.count() / 1000) +
@@ -54,8 +54,10 @@ Result<std::string> Client::Submit(const std::string& spec_path, int priority) {
   return reply->job_id;
 }
 
-Result<wire::StatusReply> Client::Status(const std::string& job_id) {
-  COUPLER_ASSIGN_OR_RETURN(wire::Message msg, Call(wire::Encode(wire::StatusRequest{job_id})));
+Result<wire::StatusReply> Client::Status(const std::string& job_id,
+                                         std::chrono::milliseconds wait) {
+  wire::StatusRequest req{job_id, static_cast<uint32_t>(wait.count())};
+  COUPLER_ASSIGN_OR_RETURN(wire::Message msg, Call(wire::Encode(req), wait));
   auto* reply = std::get_if<wire::StatusReply>(&msg);
   if (reply == nullptr) return Internal("unexpected reply to status");
   return std::move(*reply);

@@ -23,7 +23,9 @@ class Client {
 
   // Submits the spec at `spec_path` (read here; relative inputs resolve against its folder).
   Result<std::string> Submit(const std::string& spec_path, int priority = 0);
-  Result<wire::StatusReply> Status(const std::string& job_id = "");
+  // With `wait` > 0 (and a job id), the reply comes when the job finishes or `wait` passes.
+  Result<wire::StatusReply> Status(const std::string& job_id = "",
+                                   std::chrono::milliseconds wait = std::chrono::milliseconds(0));
   Result<std::string> Cancel(const std::string& job_id);
   Result<std::vector<wire::WorkerStatus>> Workers();
   Result<std::string> Drain(const std::string& worker_id);
@@ -32,7 +34,9 @@ class Client {
 
  private:
   Client(std::string endpoint, std::chrono::milliseconds timeout);
-  Result<wire::Message> Call(const std::string& request);
+  // `extra`: how long the coordinator may hold the reply on purpose (long poll).
+  Result<wire::Message> Call(const std::string& request,
+                             std::chrono::milliseconds extra = std::chrono::milliseconds(0));
 
   std::string endpoint_;
   std::chrono::milliseconds timeout_;

@@ -133,7 +133,9 @@ Status Coordinator::Run(const std::atomic<bool>& stop) {
     }
     Tick();
     Dispatch();
+    AnswerWaiters(false);
   }
+  AnswerWaiters(true);
   FlushStore();
   log->info("stopped");
   return Status::Ok();
@@ -172,10 +174,9 @@ void Coordinator::PersistFinishedJobs() {
     if (persisted == job->phase()) continue;
     persisted = job->phase();
     const bool finished = job->finished();
-    if (finished) {
-      job->set_times(job->submitted_ms(), WallMs());
-      FlushStore();  // the job's last commits before its final state
-    }
+    // SetJobState writes the buffered commits in the same transaction, so a job is never
+    // on disk as finished without the commits that finished it.
+    if (finished) job->set_times(job->submitted_ms(), WallMs());
     Status s = store_->SetJobState(job->id(), std::string(JobPhaseName(job->phase())), job->error(),
                                    finished ? WallMs() : 0);
     if (!s.ok()) Logger("coordinator")->error("job {} state: {}", job->id(), s.ToString());

@@ -83,6 +83,17 @@ class Coordinator {
   uint64_t heartbeat_seq_ = 0;
   uint64_t received_ = 0;
   uint64_t dropped_ = 0;
+  uint64_t next_job_number_ = 0;
+  // Status requests waiting for their job to finish (long poll).
+  struct Waiter {
+    std::string identity;
+    std::string job_id;
+    int64_t deadline_ms = 0;
+    bool delimiter = false;
+  };
+  std::vector<Waiter> waiters_;
+  void AnswerWaiters(bool all_due);
+  void SendStatus(const std::string& identity, const std::string& job_id, bool delimiter);
 };
 
 }  // namespace coupler::coordinator

@@ -97,7 +97,13 @@ void Coordinator::OnClientMessage(const std::string& identity, const std::string
 void Coordinator::OnSubmit(const std::string& identity, const wire::SubmitJob& submit,
                            bool delimiter) {
   wire::SubmitReply reply;
-  Result<uint64_t> number = store_->NextJobNumber();
+  // The coordinator is the store's only writer: ask it once, then count here.
+  if (next_job_number_ == 0) {
+    Result<uint64_t> n = store_->NextJobNumber();
+    if (n.ok()) next_job_number_ = *n;
+  }
+  Result<uint64_t> number = next_job_number_ > 0 ? Result<uint64_t>(next_job_number_)
+                                                 : Result<uint64_t>(Internal("no job number"));
   Result<AdmittedJob> admitted =
       number.ok() ? AdmitJob(submit, fmt::format("j-{:06d}", *number), WallMs())
                   : Result<AdmittedJob>(number.status());
@@ -107,6 +113,7 @@ void Coordinator::OnSubmit(const std::string& identity, const wire::SubmitJob& s
     reply.error = stored.message();
   } else {
     reply.ok = true;
+    ++next_job_number_;
     reply.job_id = admitted->record.id;
     persisted_phase_[reply.job_id] = JobPhase::kQueued;
     Logger("coordinator")->info("job {} ({}) submitted: {} tasks", reply.job_id,
@@ -118,17 +125,28 @@ void Coordinator::OnSubmit(const std::string& identity, const wire::SubmitJob& s
 
 void Coordinator::OnStatus(const std::string& identity, const wire::StatusRequest& req,
                            bool delimiter) {
+  JobState* job = req.job_id.empty() ? nullptr : scheduler_.FindJob(req.job_id);
+  if (req.wait_ms > 0 && job != nullptr && !job->finished()) {
+    waiters_.push_back({identity, req.job_id, NowMs() + std::min<uint32_t>(req.wait_ms, 60'000),
+                        delimiter});
+    return;
+  }
+  SendStatus(identity, req.job_id, delimiter);
+}
+
+void Coordinator::SendStatus(const std::string& identity, const std::string& job_id,
+                             bool delimiter) {
   // What a client sees as done is durable: flush before answering.
   PersistFinishedJobs();
   FlushStore();
   wire::StatusReply reply;
   for (const auto& job : scheduler_.jobs()) {
-    if (!req.job_id.empty() && job->id() != req.job_id) continue;
+    if (!job_id.empty() && job->id() != job_id) continue;
     reply.jobs.push_back(scheduler_.Status(*job));
   }
-  if (!req.job_id.empty() && reply.jobs.empty()) {
+  if (!job_id.empty() && reply.jobs.empty()) {
     ReplyToClient(identity,
-                  wire::Encode(wire::ErrorFromStatus(NotFound("no job " + req.job_id),
+                  wire::Encode(wire::ErrorFromStatus(NotFound("no job " + job_id),
                                                      wire::MessageType::kStatusRequest)),
                   delimiter);
     return;
@@ -138,6 +156,21 @@ void Coordinator::OnStatus(const std::string& identity, const wire::StatusReques
   reply.coordinator.workers_alive = static_cast<uint32_t>(scheduler_.registry().alive());
   reply.coordinator.uptime_ms = static_cast<uint64_t>(NowMs());
   ReplyToClient(identity, wire::Encode(reply), delimiter);
+}
+
+void Coordinator::AnswerWaiters(bool all_due) {
+  if (waiters_.empty()) return;
+  const int64_t now = NowMs();
+  std::vector<Waiter> still;
+  for (auto& w : waiters_) {
+    JobState* job = scheduler_.FindJob(w.job_id);
+    if (all_due || job == nullptr || job->finished() || now >= w.deadline_ms) {
+      SendStatus(w.identity, w.job_id, w.delimiter);
+    } else {
+      still.push_back(std::move(w));
+    }
+  }
+  waiters_.swap(still);
 }
 
 void Coordinator::OnCancel(const std::string& identity, const wire::CancelJob& req,

@@ -1,22 +1,60 @@
+// filter_map in two passes: a vector pass computes every product, its keep flag and its square
+// root; a branch-free pass then packs the kept roots to the front. Branching per row on a
+// random keep pattern mispredicts half the time (measured: 10 ns a row), and a scalar sqrt
+// cannot vectorize while it must set errno, hence the explicit SSE2 (sqrtps is the same IEEE
+// operation as sqrtss, so results stay bit-identical to the scalar loop).
 #include <cmath>
+#include <cstring>
 
-#include "kernels/cpu/column_loop.h"
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "kernels/cpu/preprocess_cpu.h"
 
 namespace coupler::kernels {
+namespace {
+
+#if defined(__SSE2__)
+// kKeepBytes[mask]: the four keep bytes (0 or 1) of a 4-bit compare mask, little-endian.
+constexpr auto kKeepBytes = [] {
+  struct Table {
+    uint32_t bytes[16];
+  } table{};
+  for (uint32_t mask = 0; mask < 16; ++mask) {
+    for (uint32_t lane = 0; lane < 4; ++lane) {
+      table.bytes[mask] |= ((mask >> lane) & 1u) << (8 * lane);
+    }
+  }
+  return table;
+}();
+#endif
+
+}  // namespace
 
 size_t FilterMapCpu(const float* __restrict a, const float* __restrict b, size_t n,
                     float threshold, uint8_t* __restrict keep, float* __restrict value) {
-  // Branch-free compaction: every row writes its slot and only kept rows advance the cursor,
-  // so a random keep pattern costs no mispredictions. Rows not kept take sqrt(0), which keeps
-  // negative products (never kept unless the threshold is negative) off libm's errno path.
-  size_t kept = 0;
-  for (size_t i = 0; i < n; ++i) {
+  size_t i = 0;
+#if defined(__SSE2__)
+  const __m128 t = _mm_set1_ps(threshold);
+  for (; i + 4 <= n; i += 4) {
+    const __m128 v = _mm_mul_ps(_mm_loadu_ps(a + i), _mm_loadu_ps(b + i));
+    const int mask = _mm_movemask_ps(_mm_cmpgt_ps(v, t));  // NaN compares false: not kept
+    _mm_storeu_ps(value + i, _mm_sqrt_ps(v));
+    std::memcpy(keep + i, &kKeepBytes.bytes[mask], 4);
+  }
+#endif
+  for (; i < n; ++i) {
     const float v = a[i] * b[i];
-    const bool k = v > threshold;
-    keep[i] = k;
-    value[kept] = std::sqrt(k ? v : 0.0f);
-    kept += k;
+    keep[i] = v > threshold;
+    // Rows not kept take sqrt(0): keeps negative products off libm's errno path.
+    value[i] = std::sqrt(keep[i] != 0 ? v : 0.0f);
+  }
+  // Pack in place: the write cursor never passes the read cursor.
+  size_t kept = 0;
+  for (size_t j = 0; j < n; ++j) {
+    value[kept] = value[j];
+    kept += keep[j];
   }
   return kept;
 }

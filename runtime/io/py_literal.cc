@@ -121,20 +121,40 @@ class Parser {
         case 'n': out += '\n'; break;
         case 'r': out += '\r'; break;
         case 't': out += '\t'; break;
-        case 'x': {
-          unsigned byte = 0;
-          const char* begin = text_.data() + pos_;
-          if (text_.size() - pos_ < 2 ||
-              std::from_chars(begin, begin + 2, byte, 16).ptr != begin + 2) {
-            return Error("bad \\x escape in a string");
-          }
-          pos_ += 2;
-          out += static_cast<char>(byte);
-          break;
-        }
+        case 'x': COUPLER_RETURN_IF_ERROR(AppendCodePoint(2, out)); break;
+        case 'u': COUPLER_RETURN_IF_ERROR(AppendCodePoint(4, out)); break;
+        case 'U': COUPLER_RETURN_IF_ERROR(AppendCodePoint(8, out)); break;
         default: return Error("unsupported escape in a string");
       }
     }
+  }
+
+  // A \x, \u or \U escape names a code point (as in Python 3 str), stored as UTF-8.
+  Status AppendCodePoint(size_t digits, std::string& out) {
+    uint32_t cp = 0;
+    const char* begin = text_.data() + pos_;
+    if (text_.size() - pos_ < digits ||
+        std::from_chars(begin, begin + digits, cp, 16).ptr != begin + digits) {
+      return Error("bad hex escape in a string");
+    }
+    pos_ += digits;
+    if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return Error("bad code point escape");
+    if (cp < 0x80) {
+      out += static_cast<char>(cp);
+    } else if (cp < 0x800) {
+      out += static_cast<char>(0xC0 | (cp >> 6));
+      out += static_cast<char>(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+      out += static_cast<char>(0xE0 | (cp >> 12));
+      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+      out += static_cast<char>(0x80 | (cp & 0x3F));
+    } else {
+      out += static_cast<char>(0xF0 | (cp >> 18));
+      out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+      out += static_cast<char>(0x80 | (cp & 0x3F));
+    }
+    return Status::Ok();
   }
 
   Result<PyValue> ParseSequence(int depth, char close, PyValue::Kind kind) {

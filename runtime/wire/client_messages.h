@@ -50,10 +50,13 @@ struct StatusRequest {
   static constexpr MessageType kType = MessageType::kStatusRequest;
 
   std::string job_id;  // empty: all jobs
+  // Long poll: with a job id, the reply waits until that job finishes or this many
+  // milliseconds pass, so waiting clients neither spin nor lag. 0 answers at once.
+  uint32_t wait_ms = 0;
 
   template <class Archive>
   void serialize(Archive& ar) {
-    ar(job_id);
+    ar(job_id, wait_ms);
   }
   friend bool operator==(const StatusRequest&, const StatusRequest&) = default;
 };

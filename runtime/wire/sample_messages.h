@@ -69,7 +69,7 @@ inline std::vector<Message> SampleMessages() {
 
   SubmitJob submit{"name: t\nnodes: []\n", "t.yaml", -3, "cli-1", "/home/u"};
   SubmitReply submit_reply{"j-9", true, "none"};
-  StatusRequest status_request{"j-9"};
+  StatusRequest status_request{"j-9", 250};
 
   JobStatus job;
   job.id = "j-9";

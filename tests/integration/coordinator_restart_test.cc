@@ -63,7 +63,7 @@ TEST(CoordinatorRestartTest, ResumesFromStateWithoutRerunningCommittedTasks) {
         const auto st = cluster.Job(job);
         const std::vector<int> after = LoggedShards(log);
         if (!st || before != after) return false;
-        const uint64_t done = st->nodes["run"].done;
+        const uint64_t done = st->node("run").done;
         if (done != after.size() || done < 3 || done > kShards - 4) return false;
         cluster.coordinator().Kill();
         committed = after;

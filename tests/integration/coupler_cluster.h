@@ -34,6 +34,11 @@ struct JobView {
   uint64_t total = 0, queued = 0, running = 0, done = 0, failed = 0, attempts = 0;
   std::map<std::string, NodeView> nodes;
   bool finished() const { return state != "queued" && state != "running"; }
+  // The node's status; an empty one (state "") when the job has no such node.
+  NodeView node(const std::string& node_id) const {
+    auto it = nodes.find(node_id);
+    return it == nodes.end() ? NodeView{} : it->second;
+  }
 };
 
 // `coupler status --json`: the coordinator's counters.

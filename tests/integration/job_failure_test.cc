@@ -73,10 +73,10 @@ TEST(JobFailureTest, FailingTaskFailsItsJobWithTheCommandsErrorAndSparesOthers) 
   EXPECT_NE(st->error.find("boom-reason"), std::string::npos) << st->error;
   EXPECT_NE(st->error.find("3 attempts"), std::string::npos) << st->error;
   EXPECT_EQ(st->failed, 1u);
-  EXPECT_EQ(st->nodes["boom"].attempts, 3u) << "1 attempt + 2 retries";
-  EXPECT_EQ(st->nodes["boom"].state, "failed");
-  EXPECT_NE(st->nodes["boom"].error.find("boom-reason"), std::string::npos);
-  EXPECT_EQ(st->nodes["import"].state, "done");
+  EXPECT_EQ(st->node("boom").attempts, 3u) << "1 attempt + 2 retries";
+  EXPECT_EQ(st->node("boom").state, "failed");
+  EXPECT_NE(st->node("boom").error.find("boom-reason"), std::string::npos);
+  EXPECT_EQ(st->node("import").state, "done");
   EXPECT_FALSE(fs::exists(cluster.dir() / "work-bad" / "boom" / PartName(0)));
 
   const auto good_status = cluster.WaitJobFinished(good_job);

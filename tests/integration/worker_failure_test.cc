@@ -48,7 +48,7 @@ TEST(WorkerFailureTest, KilledWorkerTasksAreRerunAndEveryOutputExistsOnce) {
       [&] {
         auto st = cluster.Job(job);
         if (!st || st->finished()) return false;
-        if (st->nodes["copy"].done < 2) return false;
+        if (st->node("copy").done < 2) return false;
         auto workers = cluster.Workers();
         return workers.count("w2") != 0 && workers["w2"].second > 0;
       },
@@ -63,7 +63,7 @@ TEST(WorkerFailureTest, KilledWorkerTasksAreRerunAndEveryOutputExistsOnce) {
   EXPECT_EQ(final_status->total, 2u * kShards);
   // The killed worker's tasks ran again: more attempts than tasks.
   EXPECT_GT(final_status->attempts, final_status->total);
-  EXPECT_GT(final_status->nodes["copy"].attempts, static_cast<uint64_t>(kShards));
+  EXPECT_GT(final_status->node("copy").attempts, static_cast<uint64_t>(kShards));
   EXPECT_EQ(cluster.Workers()["w2"].first, "dead");
 
   // Each shard exactly once under its final name, nothing else beside it, and each a whole copy.
@@ -139,7 +139,7 @@ TEST(WorkerFailureTest, SigtermDrainsHeldTasksCommitsThemAndExitsZero) {
       30s, 50ms))
       << cluster.Logs();
   EXPECT_EQ(after->state, "running");
-  EXPECT_EQ(after->nodes["slow"].done, ran_on_w1.size());
+  EXPECT_EQ(after->node("slow").done, ran_on_w1.size());
   EXPECT_LT(ran_on_w1.size(), static_cast<size_t>(kShards)) << "w1 should not have run it all";
   EXPECT_EQ(after->attempts, after->done) << "a task was lost or re-run";
   for (int s : ran_on_w1) {

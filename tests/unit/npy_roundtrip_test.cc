@@ -201,6 +201,20 @@ TEST_F(NpyTest, BigHeadersUseVersion2AndUnicodeNamesVersion3) {
   ExpectSameTable(named, *read_named);
 }
 
+// Python 3 writes non-printable or escaped characters of field names as \x, \u, \U escapes.
+TEST_F(NpyTest, ReadsEscapedFieldNames) {
+  std::string dict = "{'descr': [('caf\\u00e9', '<f4'), (\"it's\", '<f4'), ('t\\tab', '<f4')], "
+                     "'fortran_order': False, 'shape': (1,), }";
+  dict.append(128 - 10 - 1 - dict.size(), ' ');
+  WriteFile(Path("escaped.npy"), std::string("\x93NUMPY\x01\x00\x76\x00", 10) + dict + "\n" +
+                                     Bytes(std::vector<float>{1, 2, 3}));
+  auto read = ReadNpy(Path("escaped.npy"));
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(read->column(0).name(), "caf\xC3\xA9");
+  EXPECT_EQ(read->column(1).name(), "it's");
+  EXPECT_EQ(read->column(2).name(), "t\tab");
+}
+
 TEST_F(NpyTest, WriteCreatesDirectoriesAndLeavesNoTempFiles) {
   const std::string path = Path("a/b/c/out.npy");
   ASSERT_TRUE(WriteNpyAtomic(path, AllDtypes(10)).ok());

@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <optional>
 #include <thread>
 
 #include "runtime/io/unique_fd.h"
@@ -60,38 +61,42 @@ class Child {
  public:
   explicit Child(pid_t pid) : pid_(pid) {}
   ~Child() {
-    if (pid_ > 0) {
-      ::killpg(pid_, SIGKILL);
-      int status = 0;
-      while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {}
-    }
+    if (pid_ > 0) Reap();
   }
   Child(const Child&) = delete;
   Child& operator=(const Child&) = delete;
 
-  pid_t pid() const { return pid_; }
-
   // True once the child has exited; it stays a zombie (WNOWAIT), which keeps its pid and so
   // its process-group id from being reused until Reap, making killpg safe until then.
-  bool Exited() const {
+  // ECHILD means the process was reaped behind our back (SIGCHLD set to SIG_IGN in the
+  // worker): it is gone, and its status with it.
+  bool Exited() {
     siginfo_t info{};
-    return ::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-           info.si_pid == pid_;
+    if (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) != 0) {
+      if (errno == ECHILD) lost_ = true;
+      return lost_;
+    }
+    return info.si_pid == pid_;
   }
 
-  void Signal(int signal) const { ::killpg(pid_, signal); }
+  void Signal(int signal) const {
+    if (!lost_) ::killpg(pid_, signal);  // a lost pid may already belong to someone else
+  }
 
-  // Kills what is left of the group, then collects the exit status.
-  int Reap() {
-    ::killpg(pid_, SIGKILL);
+  // Kills what is left of the group, then collects the wait status; nullopt when it was lost.
+  std::optional<int> Reap() {
+    Signal(SIGKILL);
     int status = 0;
-    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {}
+    pid_t rc = 0;
+    while ((rc = ::waitpid(pid_, &status, 0)) < 0 && errno == EINTR) {}
     pid_ = -1;
+    if (rc < 0) return std::nullopt;
     return status;
   }
 
  private:
   pid_t pid_;
+  bool lost_ = false;
 };
 
 // The raw syscall: glibc 2.36's <sys/pidfd.h> declares pidfd_open without C linkage for C++.
@@ -244,17 +249,19 @@ Result<ShellResult> RunShellCommand(const ShellCommand& command) {
     }
   }
 
-  const int status = child.Reap();
+  const std::optional<int> status = child.Reap();
   result.elapsed_ms =
       std::chrono::duration<double, std::milli>(Clock::now() - start).count();
   result.stderr_tail = err_tail.Take(command.tail_lines);
   result.stdout_tail = out_tail.Take(command.tail_lines);
   if (result.end == ShellResult::End::kExited) {
-    if (WIFEXITED(status)) {
-      result.exit_status = WEXITSTATUS(status);
-    } else if (WIFSIGNALED(status)) {
+    if (!status) {
+      result.exit_status = -1;
+    } else if (WIFEXITED(*status)) {
+      result.exit_status = WEXITSTATUS(*status);
+    } else if (WIFSIGNALED(*status)) {
       result.end = ShellResult::End::kSignaled;
-      result.signal = WTERMSIG(status);
+      result.signal = WTERMSIG(*status);
     }
   }
   return result;

@@ -23,7 +23,7 @@ struct ShellCommand {
 struct ShellResult {
   enum class End { kExited, kSignaled, kTimedOut, kCancelled };
   End end = End::kExited;
-  int exit_status = 0;  // kExited
+  int exit_status = 0;  // kExited; -1 when the status was lost (the worker ignores SIGCHLD)
   int signal = 0;       // kSignaled
   std::string stderr_tail;  // the last tail_lines lines / tail_bytes bytes
   std::string stdout_tail;
