@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Writes data/digits.csv: the 1,797 8x8 handwritten digits (64 pixel columns p0..p63 and a
 # label), as shipped inside Debian's python3-sklearn package. Only the package file is
-# downloaded and unpacked into a temporary folder; nothing is installed. Idempotent.
+# downloaded (apt-get download) and unpacked (dpkg-deb -x) into a temporary folder, the file is
+# checksum-checked; nothing is installed. Idempotent.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 OUT="${1:-$ROOT/data/digits.csv}"
@@ -20,6 +21,13 @@ fi
 dpkg-deb -x python3-sklearn_*.deb unpacked
 GZ="$(find unpacked -name digits.csv.gz | head -n1)"
 [[ -n "$GZ" ]] || { echo "fetch-digits: digits.csv.gz not found in python3-sklearn" >&2; exit 1; }
+# The file as Debian 12's python3-sklearn 1.2.1 ships it; another version must be checked first.
+EXPECTED_SHA256="46abec6b12486ad9e51943373abcf22bbea1b5a51a1619b361570d8893f1464a"
+ACTUAL_SHA256="$(sha256sum "$GZ" | cut -d' ' -f1)"
+if [[ "$ACTUAL_SHA256" != "$EXPECTED_SHA256" ]]; then
+  echo "fetch-digits: checksum mismatch for digits.csv.gz: got $ACTUAL_SHA256, expected $EXPECTED_SHA256" >&2
+  exit 1
+fi
 {
   header=""
   for i in $(seq 0 63); do header+="p$i,"; done

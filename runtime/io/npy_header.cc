@@ -134,7 +134,9 @@ Result<NpyLayout> ParseNpyHeader(std::string_view header) {
                            std::to_string(kMaxNpyColumns) + " are supported");
   }
   for (uint64_t c = 0; c < columns; ++c) {
-    layout.fields.push_back({"c" + std::to_string(c), dtype, layout.record_bytes});
+    std::string name = "c";
+    name += std::to_string(c);
+    layout.fields.push_back({std::move(name), dtype, layout.record_bytes});
     layout.record_bytes += ItemSize(dtype);
   }
   return layout;
@@ -150,7 +152,13 @@ Result<std::string> EncodeNpyHeader(const Table& table) {
     const Column& column = table.column(i);
     for (const char c : column.name()) utf8 |= static_cast<unsigned char>(c) >= 0x80;
     if (i > 0) dict += ", ";
-    dict += "(" + PyRepr(column.name()) + ", '" + std::string(NpyDescr(column.dtype())) + "')";
+    // Appends rather than "(" + ...: GCC 12 at -O3 warns falsely (-Wrestrict) on
+    // literal + std::string.
+    dict += '(';
+    dict += PyRepr(column.name());
+    dict += ", '";
+    dict += NpyDescr(column.dtype());
+    dict += "')";
   }
   dict += "], 'fortran_order': False, 'shape': (" + std::to_string(table.rows()) + ",), }";
 

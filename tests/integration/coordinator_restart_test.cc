@@ -12,15 +12,6 @@
 namespace coupler::itest {
 namespace {
 
-std::vector<int> LoggedShards(const fs::path& log) {
-  std::vector<int> shards;
-  std::stringstream in(ReadFile(log));
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty()) shards.push_back(std::stoi(line));
-  }
-  return shards;
-}
-
 TEST(CoordinatorRestartTest, ResumesFromStateWithoutRerunningCommittedTasks) {
   Cluster::Options options;
   options.heartbeat_ms = 300;

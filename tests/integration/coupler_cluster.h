@@ -287,4 +287,14 @@ inline std::string PartName(int shard) {
   return buf;
 }
 
+// The shards a task log names, one per line, in the order they were written.
+inline std::vector<int> LoggedShards(const fs::path& log) {
+  std::vector<int> shards;
+  std::stringstream in(ReadFile(log));
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) shards.push_back(std::stoi(line));
+  }
+  return shards;
+}
+
 }  // namespace coupler::itest

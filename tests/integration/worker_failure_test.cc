@@ -79,16 +79,6 @@ TEST(WorkerFailureTest, KilledWorkerTasksAreRerunAndEveryOutputExistsOnce) {
   }
 }
 
-// The shards a task log names, one per line, in the order they were written.
-std::vector<int> LoggedShards(const fs::path& log) {
-  std::vector<int> shards;
-  std::stringstream in(ReadFile(log));
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty()) shards.push_back(std::stoi(line));
-  }
-  return shards;
-}
-
 TEST(WorkerFailureTest, SigtermDrainsHeldTasksCommitsThemAndExitsZero) {
   Cluster::Options options;
   options.heartbeat_ms = 300;
