@@ -1,0 +1,66 @@
+#include "coordinator/worker_registry.h"
+
+#include <gtest/gtest.h>
+
+namespace coupler::coordinator {
+namespace {
+
+wire::RegisterWorker Info(const std::string& id, uint32_t slots, uint32_t prefetch) {
+  wire::RegisterWorker w;
+  w.worker_id = id;
+  w.slots = slots;
+  w.prefetch = prefetch;
+  return w;
+}
+
+TEST(WorkerRegistryTest, CreditIsSlotsPlusPrefetchMinusHeld) {
+  WorkerRegistry r(5000);
+  r.Register(Info("w", 2, 3), 0);
+  WorkerEntry* w = r.Find("w");
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->credit(), 5u);
+  w->inflight.insert({0, 1});
+  w->inflight.insert({0, 2});
+  EXPECT_EQ(w->credit(), 3u);
+}
+
+TEST(WorkerRegistryTest, DrainingWorkersGetNoCredit) {
+  WorkerRegistry r(5000);
+  r.Register(Info("w", 4, 0), 0);
+  r.SetDraining("w");
+  EXPECT_EQ(r.Find("w")->credit(), 0u);
+  EXPECT_EQ(r.Find("w")->state, WorkerState::kDraining);
+}
+
+TEST(WorkerRegistryTest, SilentWorkersAreReapedWithWhatTheyHeld) {
+  WorkerRegistry r(5000);
+  r.Register(Info("quiet", 1, 0), 0);
+  r.Register(Info("chatty", 1, 0), 0);
+  r.Find("quiet")->inflight.insert({3, 7});
+  EXPECT_TRUE(r.Heard("chatty", 4000));
+  EXPECT_TRUE(r.ReapSilent(5000).empty());  // exactly at the timeout: still alive
+  auto dead = r.ReapSilent(8000);
+  ASSERT_EQ(dead.size(), 1u);
+  EXPECT_EQ(dead[0].first, "quiet");
+  EXPECT_EQ(dead[0].second.count({3, 7}), 1u);
+  EXPECT_FALSE(r.Heard("quiet", 8100));  // dead workers must register again
+  EXPECT_EQ(r.alive(), 1u);
+}
+
+TEST(WorkerRegistryTest, ReRegistrationReturnsTheOldIncarnationsTasks) {
+  WorkerRegistry r(5000);
+  r.Register(Info("w", 1, 0), 0);
+  r.Find("w")->inflight.insert({0, 9});
+  auto lost = r.Register(Info("w", 2, 0), 100);
+  EXPECT_EQ(lost.count({0, 9}), 1u);
+  EXPECT_TRUE(r.Find("w")->inflight.empty());
+  EXPECT_EQ(r.Find("w")->info.slots, 2u);
+}
+
+TEST(WorkerRegistryTest, UnknownWorkersAreNotHeard) {
+  WorkerRegistry r(5000);
+  EXPECT_FALSE(r.Heard("nobody", 0));
+}
+
+}  // namespace
+}  // namespace coupler::coordinator
