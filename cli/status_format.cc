@@ -3,79 +3,46 @@
 #include <algorithm>
 
 #include <fmt/format.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
+
+#include "runtime/util/json_writer.h"
 
 namespace coupler::cli {
 namespace {
 
-using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
-
-void Str(Writer& w, const std::string& s) {
-  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-}
-
-void WriteJob(Writer& w, const wire::JobStatus& j) {
-  w.StartObject();
-  w.Key("id");
-  Str(w, j.id);
-  w.Key("name");
-  Str(w, j.name);
-  w.Key("state");
-  Str(w, j.state);
-  w.Key("tasks");
-  w.StartObject();
-  w.Key("total");
-  w.Uint64(j.tasks_total);
-  w.Key("queued");
-  w.Uint64(j.tasks_queued);
-  w.Key("running");
-  w.Uint64(j.tasks_running);
-  w.Key("done");
-  w.Uint64(j.tasks_done);
-  w.Key("failed");
-  w.Uint64(j.tasks_failed);
+void WriteJob(json::Writer& w, const wire::JobStatus& j) {
+  w.BeginObject();
+  w.Field("id", j.id);
+  w.Field("name", j.name);
+  w.Field("state", j.state);
+  w.BeginObject("tasks");
+  w.Field("total", j.tasks_total);
+  w.Field("queued", j.tasks_queued);
+  w.Field("running", j.tasks_running);
+  w.Field("done", j.tasks_done);
+  w.Field("failed", j.tasks_failed);
   w.EndObject();
-  w.Key("attempts");
-  w.Uint64(j.attempts);
-  w.Key("error");
-  Str(w, j.error);
-  w.Key("submitted_ms");
-  w.Int64(j.submitted_ms);
-  w.Key("finished_ms");
-  w.Int64(j.finished_ms);
-  w.Key("devices");
-  w.StartObject();
-  for (const auto& [d, n] : j.devices) {
-    Str(w, d);
-    w.Uint64(n);
-  }
+  w.Field("attempts", j.attempts);
+  w.Field("error", j.error);
+  w.Field("submitted_ms", j.submitted_ms);
+  w.Field("finished_ms", j.finished_ms);
+  w.BeginObject("devices");
+  for (const auto& [device, n] : j.devices) w.Field(device, n);
   w.EndObject();
-  w.Key("gpu_fallbacks");
-  w.Uint64(j.gpu_fallbacks);
-  w.Key("nodes");
-  w.StartArray();
+  w.Field("gpu_fallbacks", j.gpu_fallbacks);
+  w.BeginArray("nodes");
   for (const auto& n : j.nodes) {
-    w.StartObject();
-    w.Key("id");
-    Str(w, n.id);
-    w.Key("state");
-    Str(w, n.state);
-    w.Key("tasks");
-    w.Uint64(n.tasks_total);
-    w.Key("done");
-    w.Uint64(n.tasks_done);
-    w.Key("attempts");
-    w.Uint64(n.attempts);
-    w.Key("error");
-    Str(w, n.error);
+    w.BeginObject();
+    w.Field("id", n.id);
+    w.Field("state", n.state);
+    w.Field("tasks", n.tasks_total);
+    w.Field("done", n.tasks_done);
+    w.Field("attempts", n.attempts);
+    w.Field("error", n.error);
     w.EndObject();
   }
   w.EndArray();
   w.EndObject();
 }
-
-std::string Done(rapidjson::StringBuffer& buf) { return std::string(buf.GetString(), buf.GetSize()) + "\n"; }
 
 std::string Thousands(uint64_t v) {
   const std::string digits = std::to_string(v);
@@ -90,70 +57,51 @@ std::string Thousands(uint64_t v) {
 }  // namespace
 
 std::string JobStatusJson(const wire::JobStatus& job) {
-  rapidjson::StringBuffer buf;
-  Writer w(buf);
+  json::Writer w;
   WriteJob(w, job);
-  return Done(buf);
+  return w.Finish();
 }
 
 std::string StatusReplyJson(const wire::StatusReply& reply) {
-  rapidjson::StringBuffer buf;
-  Writer w(buf);
-  w.StartObject();
-  w.Key("jobs");
-  w.StartArray();
+  json::Writer w;
+  w.BeginObject();
+  w.BeginArray("jobs");
   for (const auto& j : reply.jobs) WriteJob(w, j);
   w.EndArray();
-  w.Key("coordinator");
-  w.StartObject();
-  w.Key("messages_received");
-  w.Uint64(reply.coordinator.messages_received);
-  w.Key("messages_dropped");
-  w.Uint64(reply.coordinator.messages_dropped);
-  w.Key("workers_alive");
-  w.Uint(reply.coordinator.workers_alive);
-  w.Key("uptime_ms");
-  w.Uint64(reply.coordinator.uptime_ms);
+  w.BeginObject("coordinator");
+  w.Field("messages_received", reply.coordinator.messages_received);
+  w.Field("messages_dropped", reply.coordinator.messages_dropped);
+  w.Field("workers_alive", reply.coordinator.workers_alive);
+  w.Field("uptime_ms", reply.coordinator.uptime_ms);
   w.EndObject();
   w.EndObject();
-  return Done(buf);
+  return w.Finish();
 }
 
 std::string WorkersJson(const std::vector<wire::WorkerStatus>& workers) {
-  rapidjson::StringBuffer buf;
-  Writer w(buf);
-  w.StartArray();
+  json::Writer w;
+  w.BeginArray();
   for (const auto& s : workers) {
-    w.StartObject();
-    w.Key("id");
-    Str(w, s.id);
-    w.Key("host");
-    Str(w, s.host);
-    w.Key("slots");
-    w.Uint(s.slots);
-    w.Key("running");
-    w.Uint(s.running);
-    w.Key("state");
-    Str(w, s.state);
-    w.Key("gpus");
-    w.StartArray();
+    w.BeginObject();
+    w.Field("id", s.id);
+    w.Field("host", s.host);
+    w.Field("slots", s.slots);
+    w.Field("running", s.running);
+    w.Field("state", s.state);
+    w.BeginArray("gpus");
     for (const auto& g : s.gpus) {
-      w.StartObject();
-      w.Key("index");
-      w.Uint(g.index);
-      w.Key("name");
-      Str(w, g.name);
-      w.Key("total_memory");
-      w.Uint64(g.total_memory);
-      w.Key("free_memory");
-      w.Uint64(g.free_memory);
+      w.BeginObject();
+      w.Field("index", g.index);
+      w.Field("name", g.name);
+      w.Field("total_memory", g.total_memory);
+      w.Field("free_memory", g.free_memory);
       w.EndObject();
     }
     w.EndArray();
     w.EndObject();
   }
   w.EndArray();
-  return Done(buf);
+  return w.Finish();
 }
 
 std::string JobStatusText(const wire::JobStatus& j) {

@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include <fmt/format.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
+
+#include "runtime/util/json_writer.h"
 
 namespace coupler::plan {
 
@@ -31,49 +31,32 @@ std::string FormatPlanTable(const Plan& plan) {
 }
 
 std::string FormatPlanJson(const Plan& plan) {
-  rapidjson::StringBuffer buf;
-  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
-  auto str = [&](std::string_view s) { w.String(s.data(), static_cast<rapidjson::SizeType>(s.size())); };
-  w.StartObject();
-  w.Key("job");
-  str(plan.job);
-  w.Key("stages");
-  w.Int(plan.stages);
-  w.Key("total_tasks");
-  w.Int64(plan.total_tasks);
-  w.Key("nodes");
-  w.StartArray();
+  json::Writer w;
+  w.BeginObject();
+  w.Field("job", plan.job);
+  w.Field("stages", plan.stages);
+  w.Field("total_tasks", plan.total_tasks);
+  w.BeginArray("nodes");
   for (const auto& n : plan.nodes) {
-    w.StartObject();
-    w.Key("id");
-    str(n.id);
-    w.Key("op");
-    str(n.op);
-    w.Key("coupling");
-    str(job::CouplingName(n.coupling));
-    w.Key("tasks");
-    w.Int64(n.tasks);
-    w.Key("map_tasks");
-    w.Int64(n.map_tasks);
-    w.Key("reduce");
-    w.Bool(n.has_reduce);
-    w.Key("ranks");
-    w.Int(n.ranks);
-    w.Key("hardware");
-    str(ops::HardwareClassName(n.hardware));
-    w.Key("stage");
-    w.Int(n.stage);
-    w.Key("deps");
-    w.StartArray();
-    for (const auto& d : n.deps) str(d);
+    w.BeginObject();
+    w.Field("id", n.id);
+    w.Field("op", n.op);
+    w.Field("coupling", job::CouplingName(n.coupling));
+    w.Field("tasks", n.tasks);
+    w.Field("map_tasks", n.map_tasks);
+    w.Field("reduce", n.has_reduce);
+    w.Field("ranks", n.ranks);
+    w.Field("hardware", ops::HardwareClassName(n.hardware));
+    w.Field("stage", n.stage);
+    w.BeginArray("deps");
+    for (const auto& d : n.deps) w.String(d);
     w.EndArray();
-    w.Key("output_shards");
-    w.Int64(n.output_shards);
+    w.Field("output_shards", n.output_shards);
     w.EndObject();
   }
   w.EndArray();
   w.EndObject();
-  return std::string(buf.GetString(), buf.GetSize()) + "\n";
+  return w.Finish();
 }
 
 }  // namespace coupler::plan
