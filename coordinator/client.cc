@@ -26,6 +26,8 @@ Result<wire::Message> Client::Call(const std::string& request, std::chrono::mill
   COUPLER_RETURN_IF_ERROR(net::Send(socket_, request));
   auto reply = net::RecvFor(socket_, timeout_ + extra);
   if (!reply) {
+    // A late reply must not answer the next request: start over on a fresh socket.
+    if (auto fresh = net::ConnectDealer(ctx_, endpoint_, ""); fresh.ok()) socket_ = std::move(*fresh);
     return DeadlineExceeded("no answer from the coordinator at " + endpoint_ + " within " +
                             std::to_string(timeout_.count() / 1000) +
                             " s (is `coupler coordinator` running there?)");

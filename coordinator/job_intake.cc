@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "runtime/job/job_loader.h"
+#include "runtime/job/validator.h"
 #include "runtime/plan/planner.h"
 
 namespace coupler::coordinator {
@@ -45,7 +46,7 @@ DatasetListing ListDatasets(const job::JobGraph& graph) {
       std::vector<std::string> files;
       std::error_code ec;
       for (const auto& e : fs::directory_iterator(in.path, ec)) {
-        if (e.path().extension() == ".npy") files.push_back(e.path().string());
+        if (job::IsShardFileName(e.path().filename().string())) files.push_back(e.path().string());
       }
       std::sort(files.begin(), files.end());
       out[in.path] = std::move(files);

@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "worker/stale_temps.h"
 #include "worker/task_runner.h"
 
 namespace coupler::worker {
@@ -76,6 +77,8 @@ void TaskPool::Loop() {
       cancel = cancel_flags_[task.job_id];
       ++running_;
     }
+    // A retry may follow an attempt killed mid-write: clear what it left behind.
+    if (task.attempt > 0 && !task.output_path.empty()) RemoveStaleTemps(task.output_path);
     const auto started = std::chrono::steady_clock::now();
     wire::TaskOutcome outcome = RunTask(task, cancel.get());
     const double us =

@@ -32,7 +32,8 @@ namespace coupler::worker {
 // Never throws. Fills ok / error (one line: "<op>: what failed and why"; "cancelled" when
 // `cancel` became true), output_paths, rows_in / rows_out, device ("cpu": every op runs on the
 // CPU twins for now; gpu_requested_but_cpu when the task asked for GPU memory), kernel_ms (time
-// inside kernels, or the command for exec) and bytes_processed (bytes read + written).
+// inside kernels, or the command for exec) and bytes_processed (bytes read + written; for exec
+// the sizes of its input files and of the output it published).
 // `cancel` may be flipped by another thread at any time; ops check it between steps, noop
 // while sleeping and exec every few milliseconds (killing the command's process group).
 wire::TaskOutcome RunTask(const wire::TaskSpec& spec, const std::atomic<bool>* cancel = nullptr);

@@ -271,6 +271,11 @@ class GraphValidator {
 
 }  // namespace
 
+bool IsShardFileName(std::string_view name) {
+  return name.size() > 4 && name.substr(name.size() - 4) == ".npy" && name.front() != '.' &&
+         name.find(".tmp.") == std::string_view::npos;
+}
+
 PathInfo ProbePath(const std::string& abs_path) {
   std::error_code ec;
   auto st = fs::status(abs_path, ec);
@@ -279,7 +284,7 @@ PathInfo ProbePath(const std::string& abs_path) {
   if (!fs::is_directory(st)) return {};
   PathInfo info{PathInfo::Kind::kDirectory, 0};
   for (const auto& e : fs::directory_iterator(abs_path, ec)) {
-    if (e.path().extension() == ".npy") ++info.shards;
+    if (IsShardFileName(e.path().filename().string())) ++info.shards;
   }
   return info;
 }

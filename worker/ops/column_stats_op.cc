@@ -23,10 +23,9 @@ Status RunMap(const OpContext& context, OpReport& report) {
     for (const std::string& name : names) {
       const io::Column* column = table.Find(name);
       const bool is_int = column != nullptr && column->dtype() == io::DType::kInt32;
-      COUPLER_ASSIGN_OR_RETURN(const std::vector<size_t> one,
-                               SelectColumns(table, {name}, is_int ? io::DType::kInt32
-                                                                   : io::DType::kFloat32));
-      selected.push_back(one.front());
+      auto one = SelectColumns(table, {name}, is_int ? io::DType::kInt32 : io::DType::kFloat32);
+      if (!one.ok()) return one.status().WithContext(input);
+      selected.push_back(one->front());
     }
   }
   if (selected.empty()) {
@@ -58,13 +57,14 @@ Status RunReduce(const OpContext& context, OpReport& report) {
   COUPLER_ASSIGN_OR_RETURN(const std::string output, OutputPath(context));
 
   std::vector<NamedMoments> total;
-  for (const std::string& path : inputs) {
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const std::string& path = inputs[i];
     if (context.Cancelled()) return Cancelled();
     COUPLER_ASSIGN_OR_RETURN(const io::Table table, ReadShard(path, report));
     auto partial = StatsFromTable(table);
     if (!partial.ok()) return partial.status().WithContext(path);
     report.rows_in += table.rows();
-    if (&path == &inputs.front()) {
+    if (i == 0) {
       total = std::move(partial).value();
       continue;
     }
