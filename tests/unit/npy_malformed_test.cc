@@ -123,6 +123,39 @@ TEST(NpyMalformedTest, EveryTruncationIsRefused) {
   EXPECT_TRUE(ReadNpy(path).ok());
 }
 
+// Random byte corruption (header and data alike) gives a table or an InvalidArgument, never a
+// crash; under ASan/UBSan this doubles as a small fuzz run of the header parser.
+TEST(NpyMalformedTest, RandomCorruptionIsRefusedOrReadNeverACrash) {
+  auto dir = TempDir::Create("npy-fuzz-");
+  ASSERT_TRUE(dir.ok());
+  const std::string valid = NpyFile(Dict(kTwoFields, "(3,)"), std::string(24, '\x7f'));
+  const std::string path = dir->File("fuzz.npy");
+  uint64_t state = 12345;
+  auto next = [&state] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<size_t>(state >> 33);
+  };
+  const char alphabet[] = "{}[](),:' \"<>|0123456789-fiuTrueFalsNone\x93\n\\x";
+  for (int round = 0; round < 1000; ++round) {
+    std::string bytes = valid;
+    const size_t edits = 1 + next() % 4;
+    for (size_t e = 0; e < edits; ++e) {
+      const size_t at = next() % bytes.size();
+      switch (next() % 3) {
+        case 0: bytes[at] = alphabet[next() % (sizeof(alphabet) - 1)]; break;
+        case 1: bytes[at] = static_cast<char>(next()); break;
+        default: bytes.erase(at, 1 + next() % 8); break;
+      }
+      if (bytes.empty()) bytes = "x";
+    }
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+    auto read = ReadNpy(path);
+    if (!read.ok()) {
+      ASSERT_EQ(read.status().code(), StatusCode::kInvalidArgument) << read.status().ToString();
+    }
+  }
+}
+
 TEST(NpyMalformedTest, MissingFileAndDirectoryAreReported) {
   auto dir = TempDir::Create("npy-missing-");
   ASSERT_TRUE(dir.ok());

@@ -191,6 +191,21 @@ TEST_F(TaskRunnerTest, ErrorsNameTheOpTheFileAndTheProblem) {
   auto no_param = Run(Spec("filter_map", {Path("x.npy")}, Path("o.npy"), {{"b", "y"}}));
   EXPECT_THAT(no_param.error, HasSubstr("filter_map: missing param 'a'"));
 
+  // A data shard handed to the stats reduce, and an `out` that would overwrite a column.
+  std::ofstream(Path("ok.csv")) << "a,b\n1,2\n";
+  ASSERT_TRUE(Run(Spec("import_csv", {Path("ok.csv")}, Path("ok.npy"))).ok);
+  auto not_stats = Run(Spec("column_stats", {Path("ok.npy")}, Path("s.npy"),
+                            {{"__kind", "reduce"}}, -1));
+  EXPECT_THAT(not_stats.error, HasSubstr("column_stats: " + Path("ok.npy") +
+                                         ": not a column_stats file: expected 5 rows"));
+  auto clash = Run(Spec("filter_map", {Path("ok.npy")}, Path("f.npy"),
+                        {{"a", "a"}, {"b", "b"}, {"out", "b"}}));
+  EXPECT_THAT(clash.error, HasSubstr("already has a column 'b'"));
+  auto no_column = Run(Spec("clip", {Path("ok.npy")}, Path("c.npy"),
+                            {{"min", "0"}, {"max", "1"}, {"columns", "z"}}));
+  EXPECT_THAT(no_column.error,
+              HasSubstr("no column 'z' (the shard has a (float32), b (float32))"));
+
   auto evaluate = Run(Spec("evaluate", {}, ""));
   EXPECT_FALSE(evaluate.ok);
   EXPECT_EQ(evaluate.error,
@@ -265,6 +280,10 @@ TEST_F(TaskRunnerTest, ExecTimeoutKillsTheProcessGroup) {
   auto slept = Run(Spec("exec", {}, "", {{"command", "sleep 60"}, {"timeout", "0.2"}}));
   EXPECT_FALSE(slept.ok);
   EXPECT_EQ(slept.error, "exec: timed out after 0.2 s");
+
+  // Output without pause must not keep the runner from noticing its deadline.
+  auto flood = Run(Spec("exec", {}, "", {{"command", "yes"}, {"timeout", "0.3"}}));
+  EXPECT_EQ(flood.error, "exec: timed out after 0.3 s");
 
   // SIGTERM ignored: SIGKILL follows after the grace period.
   auto stubborn = Run(Spec("exec", {}, "",

@@ -24,6 +24,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr auto kPollSlice = std::chrono::milliseconds(20);
+constexpr int kReadsPerWake = 64;  // of 16 KiB: 1 MiB
 // After the shell exits, descendants that escaped its group may still hold the pipes open;
 // we read what they write for this long, then stop waiting for end-of-file.
 constexpr auto kDrainAfterExit = std::chrono::milliseconds(500);
@@ -235,8 +236,10 @@ Result<ShellResult> RunShellCommand(const ShellCommand& command) {
     }
     for (auto [fd, tail] : {std::pair{&out_read, &out_tail}, std::pair{&err_read, &err_tail}}) {
       if (!fd->valid()) continue;
+      // Bounded per wake-up, so a command writing without pause cannot keep the loop from
+      // checking its deadline and the cancel flag.
       char buffer[16384];
-      while (true) {
+      for (int reads = 0; reads < kReadsPerWake; ++reads) {
         const ssize_t n = ::read(fd->get(), buffer, sizeof(buffer));
         if (n > 0) {
           tail->Append(buffer, static_cast<size_t>(n));
