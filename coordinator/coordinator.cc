@@ -74,7 +74,13 @@ Status Coordinator::Resume() {
     }
     if (rec.state == "cancelled") (*job)->Cancel();
     if (rec.state == "failed") (*job)->RestoreFailed(rec.error);
-    persisted_phase_[rec.id] = (*job)->phase();
+    // What the store says, so a job whose last commits landed just before a crash (all done,
+    // state still "running" on disk) gets its final state written by PersistFinishedJobs.
+    persisted_phase_[rec.id] = rec.state == "succeeded"   ? JobPhase::kSucceeded
+                               : rec.state == "failed"    ? JobPhase::kFailed
+                               : rec.state == "cancelled" ? JobPhase::kCancelled
+                               : rec.state == "running"   ? JobPhase::kRunning
+                                                          : JobPhase::kQueued;
     if (rec.state == "queued" || rec.state == "running") {
       log->info("resuming job {} ({}): {} of {} tasks already done", rec.id, rec.name,
                 (*job)->done(), (*job)->table().size());

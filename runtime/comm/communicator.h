@@ -1,0 +1,56 @@
+// Communicator: the narrow collective interface the tight path trains over (MPI, NCCL, or the
+// in-process fake for tests). No MPI or NCCL header here, so callers build without either.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <string_view>
+
+#include "runtime/status.h"
+
+namespace coupler::comm {
+
+enum class DataType { kFloat32, kFloat16, kBFloat16, kInt32, kInt64, kFloat64 };
+enum class ReduceOp { kSum, kMax, kMin };
+
+size_t DataTypeSize(DataType type);
+std::string_view DataTypeName(DataType type);
+std::string_view ReduceOpName(ReduceOp op);
+
+// Long enough for a slow first step (allocation, warm-up) yet finite: a stalled peer must end
+// the group with an error, never hang it.
+inline constexpr std::chrono::milliseconds kDefaultCollectiveTimeout{300'000};
+
+// Every rank of a group calls the same collectives in the same order with the same count,
+// type, op and root. fp16/bf16 travel as raw 16-bit words (runtime/precision/half.h); their
+// sums accumulate in float32 and round to nearest even. A collective that cannot complete
+// within timeout() returns DeadlineExceeded naming it (and the missing ranks where known);
+// after that the communicator is broken and later calls return Aborted.
+class Communicator {
+ public:
+  virtual ~Communicator();
+  Communicator(const Communicator&) = delete;
+  Communicator& operator=(const Communicator&) = delete;
+
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  std::chrono::milliseconds timeout() const { return timeout_; }
+
+  // send may equal recv (in place). count is in elements.
+  virtual Status AllReduce(const void* send, void* recv, size_t count, DataType type,
+                           ReduceOp op) = 0;
+  virtual Status Broadcast(void* buf, size_t count, DataType type, int root) = 0;
+  virtual Status Barrier() = 0;
+
+ protected:
+  explicit Communicator(std::chrono::milliseconds timeout) : timeout_(timeout) {}
+
+  // Shared argument checks, so every backend rejects the same misuse with the same text.
+  Status CheckAllReduceArgs(const void* send, const void* recv, size_t count) const;
+  Status CheckBroadcastArgs(const void* buf, size_t count, int root) const;
+
+ private:
+  std::chrono::milliseconds timeout_;
+};
+
+}  // namespace coupler::comm
