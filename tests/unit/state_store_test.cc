@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "runtime/store/path_list.h"
+#include "tests/unit/store_test_util.h"
 
 extern char** environ;
 
@@ -30,69 +31,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
-
-// A fresh directory under $TMPDIR, removed with everything in it.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "coupler-store-XXXXXX").string();
-    COUPLER_CHECK(mkdtemp(pattern.data()) != nullptr) << "mkdtemp failed";
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  std::string str() const { return path_.string(); }
-  fs::path path() const { return path_; }
-
- private:
-  fs::path path_;
-};
-
-std::unique_ptr<StateStore> OpenOrDie(const std::string& dir,
-                                      OpenMode mode = OpenMode::kReadWrite) {
-  auto store = StateStore::Open(dir, mode);
-  COUPLER_CHECK_OK(store.status());
-  return std::move(store).value();
-}
-
-JobRecord MakeJob(const std::string& id) {
-  JobRecord j;
-  j.id = id;
-  j.name = "demo " + id;
-  j.spec_text = "name: demo\nnodes: []\n";
-  j.spec_path = "jobs/demo.yaml";
-  j.base_dir = "/srv/jobs";
-  j.priority = 3;
-  j.state = "queued";
-  j.submitted_ms = 1700000000000;
-  j.extra = std::string("shard\0list\xff", 11);  // opaque bytes, NUL included
-  return j;
-}
-
-TaskCommit MakeCommit(const std::string& job, uint64_t task, uint32_t attempt) {
-  TaskCommit c;
-  c.job_id = job;
-  c.task_id = task;
-  c.attempt = attempt;
-  c.output_paths = {"out/part-" + std::to_string(task) + ".parquet"};
-  c.rows_in = 1000 + task;
-  c.rows_out = 990 + task;
-  c.device = "cuda:0";
-  c.kernel_ms = 1.25;
-  c.bytes_processed = 1ull << 40;
-  c.worker_id = "w-" + std::to_string(attempt);
-  return c;
-}
-
-AttemptRecord MakeAttempt(const std::string& job, uint64_t task, uint32_t attempt,
-                          const std::string& outcome) {
-  return AttemptRecord{job, task, attempt, "w-" + std::to_string(attempt), outcome,
-                       outcome == "ok" ? "" : "worker w-1 missed 3 heartbeats", 1700000001000};
-}
+using namespace coupler::store::testing;
 
 // ---- A second process that reads while this one writes ----
 // The child is this test binary started again (a fresh exec, not a bare fork: SQLite's
@@ -196,26 +135,6 @@ bool WaitForFile(const fs::path& path, std::chrono::seconds limit) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return false;
-}
-
-TEST(PathListTest, RoundTripsAnyPathList) {
-  const std::vector<std::vector<std::string>> cases = {
-      {}, {""}, {"a"}, {"a", "", "b"}, {"new\nline", "back\\slash", "\\n", "trail\\"}};
-  std::string encoded;
-  for (const auto& paths : cases) {
-    EncodePathList(paths, &encoded);
-    auto decoded = DecodePathList(encoded);
-    ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
-    EXPECT_EQ(*decoded, paths);
-  }
-  EncodePathList({"x/a", "x/b"}, &encoded);
-  EXPECT_EQ(encoded, "x/a\nx/b\n");  // readable in the sqlite3 shell
-}
-
-TEST(PathListTest, RejectsTextItCouldNotHaveWritten) {
-  EXPECT_FALSE(DecodePathList("unterminated").ok());
-  EXPECT_FALSE(DecodePathList("bad\\escape\n").ok());
-  EXPECT_FALSE(DecodePathList("dangling\\").ok());
 }
 
 TEST(StateStoreTest, RoundTripsJobsCommitsAndAttempts) {
@@ -454,85 +373,6 @@ TEST(StateStoreTest, AnotherProcessReadsWhileTheCoordinatorWrites) {
   std::optional<int> code = reader.Wait(std::chrono::seconds(90));
   ASSERT_TRUE(code.has_value()) << "the reader process was still running after 90 s";
   EXPECT_EQ(*code, kReaderOk) << "see ReaderExit for what the reader saw";
-}
-
-TEST(StateStoreTest, ReadOnlyOpenOfMissingStateIsNotFound) {
-  TempDir dir;
-  auto missing = StateStore::Open((dir.path() / "nope").string(), OpenMode::kReadOnly);
-  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
-  auto empty = StateStore::Open(dir.str(), OpenMode::kReadOnly);
-  EXPECT_EQ(empty.status().code(), StatusCode::kNotFound);
-  EXPECT_THAT(empty.status().message(), HasSubstr("no coupler state in " + dir.str()));
-  EXPECT_FALSE(fs::exists(dir.path() / "coupler.db"));  // a reader creates nothing
-}
-
-TEST(StateStoreTest, FileThatIsNotSqliteIsAnError) {
-  TempDir dir;
-  const fs::path db = dir.path() / "coupler.db";
-  const std::string junk(4096, 'x');
-  std::ofstream(db) << junk;
-  auto store = StateStore::Open(dir.str());
-  ASSERT_FALSE(store.ok());
-  EXPECT_EQ(store.status().code(), StatusCode::kInvalidArgument) << store.status().ToString();
-  EXPECT_THAT(store.status().message(), HasSubstr(db.string()));
-  EXPECT_THAT(store.status().message(), HasSubstr("file is not a database"));
-  std::ifstream in(db);
-  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), junk);  // left untouched
-}
-
-// Runs SQL on DIR/coupler.db directly, as another program (or a future coupler) would.
-void ExecRaw(const fs::path& db_path, const char* sql) {
-  sqlite3* db = nullptr;
-  COUPLER_CHECK(sqlite3_open(db_path.c_str(), &db) == SQLITE_OK) << sqlite3_errmsg(db);
-  COUPLER_CHECK(sqlite3_exec(db, sql, nullptr, nullptr, nullptr) == SQLITE_OK)
-      << sqlite3_errmsg(db);
-  sqlite3_close(db);
-}
-
-TEST(StateStoreTest, ForeignSqliteDatabaseIsRefusedUntouched) {
-  TempDir dir;
-  const fs::path db = dir.path() / "coupler.db";
-  ExecRaw(db, "CREATE TABLE photos (id INTEGER PRIMARY KEY)");
-  auto store = StateStore::Open(dir.str());
-  ASSERT_FALSE(store.ok());
-  EXPECT_THAT(store.status().message(), HasSubstr("not coupler state"));
-  EXPECT_FALSE(fs::exists(dir.path() / "coupler.db-wal"));  // not even switched to WAL
-}
-
-TEST(StateStoreTest, NewerSchemaVersionIsRefused) {
-  TempDir dir;
-  { OpenOrDie(dir.str()); }
-  ExecRaw(dir.path() / "coupler.db", "PRAGMA user_version = 99");
-  for (OpenMode mode : {OpenMode::kReadWrite, OpenMode::kReadOnly}) {
-    auto store = StateStore::Open(dir.str(), mode);
-    ASSERT_FALSE(store.ok());
-    EXPECT_EQ(store.status().code(), StatusCode::kInvalidArgument);
-    EXPECT_THAT(store.status().message(), HasSubstr("written by a newer coupler"));
-    EXPECT_THAT(store.status().message(), HasSubstr("schema version 99"));
-  }
-}
-
-TEST(StateStoreTest, UnusableStateDirIsAClearError) {
-  TempDir dir;
-  const fs::path file = dir.path() / "plain-file";
-  std::ofstream(file) << "x";
-  auto not_dir = StateStore::Open(file.string());
-  EXPECT_EQ(not_dir.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_THAT(not_dir.status().message(), HasSubstr("state dir " + file.string() +
-                                                    " is not a directory"));
-  auto under_file = StateStore::Open((file / "state").string());
-  EXPECT_FALSE(under_file.ok());
-  EXPECT_THAT(under_file.status().message(), HasSubstr("state dir " + (file / "state").string()));
-
-  if (geteuid() == 0) GTEST_SKIP() << "root writes to read-only directories";
-  const fs::path locked = dir.path() / "locked";
-  fs::create_directory(locked);
-  fs::permissions(locked, fs::perms::owner_read | fs::perms::owner_exec);
-  auto unwritable = StateStore::Open(locked.string());
-  fs::permissions(locked, fs::perms::owner_all);
-  EXPECT_EQ(unwritable.status().code(), StatusCode::kUnavailable);
-  EXPECT_THAT(unwritable.status().message(), HasSubstr("state dir " + locked.string() +
-                                                       " is not writable"));
 }
 
 }  // namespace

@@ -1,0 +1,124 @@
+// StateStore and its path encoding at the edges: text it could not have written, state dirs
+// that are missing, foreign, newer or unusable — each a clear Status, never a crash.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "runtime/store/path_list.h"
+#include "runtime/store/state_store.h"
+#include "tests/unit/store_test_util.h"
+
+namespace coupler::store {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using namespace coupler::store::testing;
+
+TEST(PathListTest, RoundTripsAnyPathList) {
+  const std::vector<std::vector<std::string>> cases = {
+      {}, {""}, {"a"}, {"a", "", "b"}, {"new\nline", "back\\slash", "\\n", "trail\\"}};
+  std::string encoded;
+  for (const auto& paths : cases) {
+    EncodePathList(paths, &encoded);
+    auto decoded = DecodePathList(encoded);
+    ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+    EXPECT_EQ(*decoded, paths);
+  }
+  EncodePathList({"x/a", "x/b"}, &encoded);
+  EXPECT_EQ(encoded, "x/a\nx/b\n");  // readable in the sqlite3 shell
+}
+
+TEST(PathListTest, RejectsTextItCouldNotHaveWritten) {
+  EXPECT_FALSE(DecodePathList("unterminated").ok());
+  EXPECT_FALSE(DecodePathList("bad\\escape\n").ok());
+  EXPECT_FALSE(DecodePathList("dangling\\").ok());
+}
+
+TEST(StateStoreTest, ReadOnlyOpenOfMissingStateIsNotFound) {
+  TempDir dir;
+  auto missing = StateStore::Open((dir.path() / "nope").string(), OpenMode::kReadOnly);
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  auto empty = StateStore::Open(dir.str(), OpenMode::kReadOnly);
+  EXPECT_EQ(empty.status().code(), StatusCode::kNotFound);
+  EXPECT_THAT(empty.status().message(), HasSubstr("no coupler state in " + dir.str()));
+  EXPECT_FALSE(fs::exists(dir.path() / "coupler.db"));  // a reader creates nothing
+}
+
+TEST(StateStoreTest, FileThatIsNotSqliteIsAnError) {
+  TempDir dir;
+  const fs::path db = dir.path() / "coupler.db";
+  const std::string junk(4096, 'x');
+  std::ofstream(db) << junk;
+  auto store = StateStore::Open(dir.str());
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().code(), StatusCode::kInvalidArgument) << store.status().ToString();
+  EXPECT_THAT(store.status().message(), HasSubstr(db.string()));
+  EXPECT_THAT(store.status().message(), HasSubstr("file is not a database"));
+  std::ifstream in(db);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), junk);  // left untouched
+}
+
+// Runs SQL on DIR/coupler.db directly, as another program (or a future coupler) would.
+void ExecRaw(const fs::path& db_path, const char* sql) {
+  sqlite3* db = nullptr;
+  COUPLER_CHECK(sqlite3_open(db_path.c_str(), &db) == SQLITE_OK) << sqlite3_errmsg(db);
+  COUPLER_CHECK(sqlite3_exec(db, sql, nullptr, nullptr, nullptr) == SQLITE_OK)
+      << sqlite3_errmsg(db);
+  sqlite3_close(db);
+}
+
+TEST(StateStoreTest, ForeignSqliteDatabaseIsRefusedUntouched) {
+  TempDir dir;
+  const fs::path db = dir.path() / "coupler.db";
+  ExecRaw(db, "CREATE TABLE photos (id INTEGER PRIMARY KEY)");
+  auto store = StateStore::Open(dir.str());
+  ASSERT_FALSE(store.ok());
+  EXPECT_THAT(store.status().message(), HasSubstr("not coupler state"));
+  EXPECT_FALSE(fs::exists(dir.path() / "coupler.db-wal"));  // not even switched to WAL
+}
+
+TEST(StateStoreTest, NewerSchemaVersionIsRefused) {
+  TempDir dir;
+  { OpenOrDie(dir.str()); }
+  ExecRaw(dir.path() / "coupler.db", "PRAGMA user_version = 99");
+  for (OpenMode mode : {OpenMode::kReadWrite, OpenMode::kReadOnly}) {
+    auto store = StateStore::Open(dir.str(), mode);
+    ASSERT_FALSE(store.ok());
+    EXPECT_EQ(store.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_THAT(store.status().message(), HasSubstr("written by a newer coupler"));
+    EXPECT_THAT(store.status().message(), HasSubstr("schema version 99"));
+  }
+}
+
+TEST(StateStoreTest, UnusableStateDirIsAClearError) {
+  TempDir dir;
+  const fs::path file = dir.path() / "plain-file";
+  std::ofstream(file) << "x";
+  auto not_dir = StateStore::Open(file.string());
+  EXPECT_EQ(not_dir.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(not_dir.status().message(), HasSubstr("state dir " + file.string() +
+                                                    " is not a directory"));
+  auto under_file = StateStore::Open((file / "state").string());
+  EXPECT_FALSE(under_file.ok());
+  EXPECT_THAT(under_file.status().message(), HasSubstr("state dir " + (file / "state").string()));
+
+  if (geteuid() == 0) GTEST_SKIP() << "root writes to read-only directories";
+  const fs::path locked = dir.path() / "locked";
+  fs::create_directory(locked);
+  fs::permissions(locked, fs::perms::owner_read | fs::perms::owner_exec);
+  auto unwritable = StateStore::Open(locked.string());
+  fs::permissions(locked, fs::perms::owner_all);
+  EXPECT_EQ(unwritable.status().code(), StatusCode::kUnavailable);
+  EXPECT_THAT(unwritable.status().message(), HasSubstr("state dir " + locked.string() +
+                                                       " is not writable"));
+}
+
+}  // namespace
+}  // namespace coupler::store
