@@ -2,14 +2,7 @@
 // MPI backend's .cc files (it includes mpi.h).
 #pragma once
 
-// The C API only: Open MPI's deprecated C++ bindings would need libmpi_cxx at link time.
-#ifndef OMPI_SKIP_MPICXX
-#define OMPI_SKIP_MPICXX 1
-#endif
-#ifndef MPICH_SKIP_MPICXX
-#define MPICH_SKIP_MPICXX 1
-#endif
-#include <mpi.h>
+#include "runtime/comm/mpi_include.h"
 
 #include <string>
 

@@ -2,14 +2,7 @@
 // user reduction op. Both are released only while MPI is still up. Internal (includes mpi.h).
 #pragma once
 
-// The C API only: Open MPI's deprecated C++ bindings would need libmpi_cxx at link time.
-#ifndef OMPI_SKIP_MPICXX
-#define OMPI_SKIP_MPICXX 1
-#endif
-#ifndef MPICH_SKIP_MPICXX
-#define MPICH_SKIP_MPICXX 1
-#endif
-#include <mpi.h>
+#include "runtime/comm/mpi_include.h"
 
 #include <utility>
 

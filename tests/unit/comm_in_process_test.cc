@@ -15,9 +15,14 @@
 #include <gtest/gtest.h>
 
 #include "runtime/precision/half.h"
+#include "tests/comm_test_values.h"
 
 namespace coupler::comm {
 namespace {
+
+using testing::Load;
+using testing::Store;
+using testing::Value;
 
 using precision::HalfFormat;
 
@@ -33,36 +38,6 @@ std::vector<Status> RunRanks(InProcessGroup& group, int ranks_to_run,
   return results;
 }
 
-// Values as doubles, stored in any DataType.
-void Store(DataType type, double v, void* buf, size_t i) {
-  switch (type) {
-    case DataType::kFloat32: static_cast<float*>(buf)[i] = static_cast<float>(v); return;
-    case DataType::kFloat64: static_cast<double*>(buf)[i] = v; return;
-    case DataType::kInt32: static_cast<int32_t*>(buf)[i] = static_cast<int32_t>(v); return;
-    case DataType::kInt64: static_cast<int64_t*>(buf)[i] = static_cast<int64_t>(v); return;
-    case DataType::kFloat16:
-      static_cast<uint16_t*>(buf)[i] = precision::FloatToHalfBits(static_cast<float>(v));
-      return;
-    case DataType::kBFloat16:
-      static_cast<uint16_t*>(buf)[i] = precision::FloatToBf16Bits(static_cast<float>(v));
-      return;
-  }
-}
-
-double Load(DataType type, const void* buf, size_t i) {
-  switch (type) {
-    case DataType::kFloat32: return static_cast<const float*>(buf)[i];
-    case DataType::kFloat64: return static_cast<const double*>(buf)[i];
-    case DataType::kInt32: return static_cast<const int32_t*>(buf)[i];
-    case DataType::kInt64: return static_cast<double>(static_cast<const int64_t*>(buf)[i]);
-    case DataType::kFloat16: return precision::HalfBitsToFloat(static_cast<const uint16_t*>(buf)[i]);
-    case DataType::kBFloat16: return precision::Bf16BitsToFloat(static_cast<const uint16_t*>(buf)[i]);
-  }
-  return 0;
-}
-
-// Small integers: exact in every type, so the reference can be computed in double.
-double Value(int rank, size_t i) { return static_cast<double>(static_cast<int>((i * 7 + static_cast<size_t>(rank) * 13) % 23) - 11); }
 
 constexpr DataType kAllTypes[] = {DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16,
                                   DataType::kInt32,   DataType::kInt64,   DataType::kFloat64};
