@@ -19,5 +19,6 @@ void AddVersionCommand(CLI::App& app, CommandBody* run);
 void AddServiceCommands(CLI::App& app, CommandBody* run);  // coordinator, worker
 void AddClientCommands(CLI::App& app, CommandBody* run);   // submit, status, cancel, workers, drain
 void AddRunCommand(CLI::App& app, CommandBody* run);       // run: the embedded default
+void AddTrainCommand(CLI::App& app, CommandBody* run);     // train: one rank under mpirun
 
 }  // namespace coupler::cli

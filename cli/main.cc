@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   CommandBody run;
   AddPlanCommand(app, &run);
   AddRunCommand(app, &run);
+  AddTrainCommand(app, &run);
   AddServiceCommands(app, &run);
   AddClientCommands(app, &run);
   AddVersionCommand(app, &run);

@@ -1,5 +1,6 @@
 #include "runtime/comm/mpi_session.h"
 
+#include <cstdlib>
 #include <utility>
 
 #include "runtime/comm/mpi_error.h"
@@ -44,6 +45,11 @@ MpiSession& MpiSession::operator=(MpiSession&& other) noexcept {
 }
 
 MpiSession::~MpiSession() noexcept { Finalize(); }
+
+void MpiSession::AbortJob(int exit_code) noexcept {
+  MPI_Abort(MPI_COMM_WORLD, exit_code);
+  std::_Exit(exit_code);  // MPI_Abort does not return in practice; be sure
+}
 
 void MpiSession::Finalize() noexcept {
   if (!owns_) return;

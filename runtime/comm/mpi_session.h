@@ -19,6 +19,10 @@ class MpiSession {
   ~MpiSession() noexcept;
 
   bool owns_mpi() const { return owns_; }
+
+  // Ends every rank of the job now (MPI_Abort on MPI_COMM_WORLD). For a rank that failed while
+  // collectives may still be pending: MPI_Finalize could wait on them forever.
+  [[noreturn]] static void AbortJob(int exit_code) noexcept;
   int world_rank() const { return world_rank_; }
   int world_size() const { return world_size_; }
 

@@ -1,5 +1,6 @@
 #include "runtime/io/atomic_file.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -39,6 +40,34 @@ Status RenameOver(const std::string& from, const std::string& to) {
     const int error = errno;
     RemoveQuietly(from);
     return ErrnoStatus("rename " + from + " to", to, error);
+  }
+  return Status::Ok();
+}
+
+Status WriteFileAtomic(const std::string& path, std::span<const std::span<const std::byte>> parts,
+                       bool durable) {
+  COUPLER_RETURN_IF_ERROR(CreateParentDirectories(path));
+  const std::string temp = TempPathFor(path);
+  UniqueFd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666));
+  if (!fd.valid()) return ErrnoStatus("create", temp, errno);
+  Status status;
+  for (const auto& part : parts) {
+    if (status.ok()) status = WriteFull(fd.get(), part.data(), part.size(), temp);
+  }
+  if (status.ok() && durable && ::fsync(fd.get()) != 0) status = ErrnoStatus("fsync", temp, errno);
+  if (status.ok()) status = fd.Close(temp);
+  if (!status.ok()) {
+    fd.Reset();
+    RemoveQuietly(temp);
+    return status;
+  }
+  COUPLER_RETURN_IF_ERROR(RenameOver(temp, path));
+  if (durable) {
+    // The rename is durable only once the directory entry is on disk too.
+    std::filesystem::path dir = std::filesystem::path(path).parent_path();
+    if (dir.empty()) dir = std::filesystem::path(".");
+    UniqueFd dir_fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (dir_fd.valid()) ::fsync(dir_fd.get());
   }
   return Status::Ok();
 }

@@ -3,6 +3,8 @@
 // so readers see the old file or the whole new one, never half of it.
 #pragma once
 
+#include <cstddef>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -19,6 +21,12 @@ Status CreateParentDirectories(std::string_view path);
 
 // rename(2) `from` over `to`; on failure `from` is removed.
 Status RenameOver(const std::string& from, const std::string& to);
+
+// Writes the concatenation of `parts` to a temp file beside `path` and renames it over `path`
+// (creating parent directories). `durable` adds fsync of the file before the rename and of the
+// directory after it, for state that cannot be recomputed (checkpoints).
+Status WriteFileAtomic(const std::string& path, std::span<const std::span<const std::byte>> parts,
+                       bool durable);
 
 // Removes `path` if it exists; errors are ignored (used on failure paths).
 void RemoveQuietly(const std::string& path) noexcept;

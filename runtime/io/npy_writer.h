@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
+#include <string>
 #include <string_view>
 
 #include "runtime/io/table.h"
@@ -17,6 +19,9 @@ namespace coupler::io {
 // column lengths (InvalidArgument otherwise). Format 1.0, or 2.0 for a header over 64 KiB, or
 // 3.0 when a column name is not ASCII.
 Status WriteNpyAtomic(std::string_view path, const Table& table);
+
+// A plain 1-D little-endian float32 array (np.load gives shape (n,), dtype float32), atomically.
+Status WriteFloatArrayNpyAtomic(const std::string& path, std::span<const float> values);
 
 // The size WriteNpyAtomic gives the file (header + data); 0 for a table it would refuse.
 uint64_t NpyFileSize(const Table& table);

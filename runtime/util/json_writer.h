@@ -42,6 +42,10 @@ class Writer {
     w_.Int64(v);
   }
   void Field(std::string_view key, int v) { Field(key, int64_t{v}); }
+  void Field(std::string_view key, double v) {
+    Key(key);
+    w_.Double(v);
+  }
   void Field(std::string_view key, bool v) {
     Key(key);
     w_.Bool(v);

@@ -1,0 +1,89 @@
+// The training kernels of the data-parallel MLP: GEMM over fp32 or 16-bit operands, bias + ReLU,
+// softmax cross-entropy and the optimizer updates. CPU implementations (OpenBLAS for GEMMs) live
+// in kernels/cpu/; a CUDA twin follows the same declarations.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace coupler::kernels {
+
+// How a matrix's elements are stored. 16-bit storage holds raw fp16/bf16 bits
+// (runtime/precision/half.h); every write to it rounds to nearest even.
+enum class Storage : uint8_t { kFloat32, kFp16, kBf16 };
+
+size_t StorageBytes(Storage storage);  // 4 or 2
+
+// Row-major, densely packed (leading dimension == cols).
+struct ConstMatrix {
+  const void* data = nullptr;
+  Storage storage = Storage::kFloat32;
+  size_t rows = 0;
+  size_t cols = 0;
+};
+struct MutMatrix {
+  void* data = nullptr;
+  Storage storage = Storage::kFloat32;
+  size_t rows = 0;
+  size_t cols = 0;
+};
+
+// The most scratch memory one Gemm call uses to widen 16-bit operands to fp32 (tiles), so a
+// caller can reserve it in its memory budget. fp32-only calls use none.
+inline constexpr size_t kGemmWorkspaceBytes = size_t{1} << 20;
+
+// c = alpha * op(a) * op(b) + beta * c, op(x) = x or its transpose. Accumulates in fp32; a 16-bit
+// c is rounded once per element. Shapes must agree (COUPLER_CHECK). Single-threaded OpenBLAS.
+// As in BLAS, beta == 0 never reads the old c (NaN garbage there cannot leak), and c must not
+// overlap a or b. The widening scratch is thread_local, allocated once per calling thread.
+void Gemm(bool trans_a, bool trans_b, float alpha, ConstMatrix a, ConstMatrix b, float beta,
+          MutMatrix c);
+
+// y[r][j] += bias[j] for every row, then max(0, .) when relu; in place, rounding to y's storage.
+// NaN stays NaN through the ReLU, so a forward-pass overflow still reaches the loss.
+void AddBiasActivate(MutMatrix y, const float* bias, bool relu);
+
+// dy[i] = 0 wherever y[i] <= 0 (y is the ReLU output kept from the forward pass); in place.
+void ReluBackward(ConstMatrix y, MutMatrix dy);
+
+// bias_grad[j] += sum over rows of dy[r][j], in fp32.
+void BiasGradAccumulate(ConstMatrix dy, float* bias_grad);
+
+// Softmax cross-entropy over rows of logits with integer labels in [0, cols). Returns the SUM of
+// the per-row losses (double). Writes dlogits = (softmax - onehot) * grad_scale (rounded to its
+// storage); dlogits may be null for evaluation. correct (may be null) += rows whose argmax ==
+// label (the first maximal column on ties).
+double SoftmaxCrossEntropy(ConstMatrix logits, const int32_t* labels, float grad_scale,
+                           MutMatrix* dlogits, size_t* correct);
+
+// dst[i] = src[i] rounded to `storage` (a copy for kFloat32). dst holds n elements of it.
+void RoundCopy(const float* src, void* dst, Storage storage, size_t n);
+
+// Widens n elements of `storage` to fp32.
+void WidenCopy(const void* src, Storage storage, float* dst, size_t n);
+
+// x[i] *= s.
+void Scale(float* x, size_t n, float s);
+
+// True when every x[i] is finite (no inf, no NaN).
+bool AllFinite(const float* x, size_t n);
+
+// SGD with momentum and decoupled weight decay, on fp32 master weights:
+//   v = momentum * v + g;  w -= lr * (v + weight_decay * w)
+void SgdMomentumStep(float* w, const float* g, float* v, size_t n, float lr, float momentum,
+                     float weight_decay);
+
+// AdamW (Loshchilov & Hutter), bias-corrected, step counts from 1:
+//   m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2
+//   w -= lr * (m / (1-b1^t) / (sqrt(v / (1-b2^t)) + eps) + weight_decay * w)
+struct AdamWParams {
+  float lr = 1e-3f;
+  float beta1 = 0.9f;
+  float beta2 = 0.999f;
+  float eps = 1e-8f;
+  float weight_decay = 0.0f;
+};
+void AdamWStep(float* w, const float* g, float* m, float* v, size_t n, const AdamWParams& params,
+               int64_t step);
+
+}  // namespace coupler::kernels

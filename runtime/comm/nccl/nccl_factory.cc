@@ -1,0 +1,22 @@
+// runtime/comm/nccl_factory.h for builds with NCCL (runtime/comm/nccl_unavailable.cc otherwise).
+#include "runtime/comm/nccl_factory.h"
+
+#include <cuda_runtime_api.h>
+
+#include "runtime/comm/nccl/nccl_communicator.h"
+
+namespace coupler::comm {
+
+bool NcclAvailable() {
+  int count = 0;
+  // cudaGetDeviceCount fails (cudaErrorNoDevice, cudaErrorInsufficientDriver) where no GPU is.
+  return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+}
+
+Result<std::unique_ptr<Communicator>> CreateNcclCommunicator(Communicator& bootstrap, int device,
+                                                             std::chrono::milliseconds timeout) {
+  COUPLER_ASSIGN_OR_RETURN(auto comm, NcclCommunicator::Create(bootstrap, device, timeout));
+  return std::unique_ptr<Communicator>(std::move(comm));
+}
+
+}  // namespace coupler::comm

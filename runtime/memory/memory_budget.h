@@ -1,0 +1,104 @@
+// A budgeted device allocator: every training buffer is charged to a budget that fails with
+// ResourceExhausted past its limit, as a GPU's allocator would. The CPU backend enforces
+// `--device-memory-limit` through it, which makes OOM handling testable without a GPU.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "runtime/status.h"
+
+namespace coupler::memory {
+
+// What a buffer holds, so reports can say where the bytes went.
+enum class MemoryKind : uint8_t {
+  kMaster,       // fp32 master weights
+  kGradient,     // fp32 gradient accumulators
+  kOptimizer,    // momentum / Adam moments
+  kComputeCopy,  // weights rounded to the compute precision (fp16/bf16 runs only)
+  kActivation,   // activations kept for the backward pass and their gradients
+  kWorkspace,    // transient scratch (GEMM widening tiles, staging)
+  kData,         // input batches staged on the device
+};
+inline constexpr size_t kMemoryKindCount = 7;
+std::string_view MemoryKindName(MemoryKind kind);
+
+class MemoryBudget;
+
+// A 64-byte aligned allocation charged to a MemoryBudget; move-only, returns its bytes when
+// destroyed. The budget must outlive it.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  DeviceBuffer(DeviceBuffer&& other) noexcept;
+  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept;
+  ~DeviceBuffer();
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+  void* data() const { return data_; }
+  template <typename T>
+  T* as() const { return static_cast<T*>(data_); }
+  size_t bytes() const { return bytes_; }
+  MemoryKind kind() const { return kind_; }
+
+ private:
+  friend class MemoryBudget;
+  void Release() noexcept;
+
+  MemoryBudget* budget_ = nullptr;
+  void* data_ = nullptr;
+  size_t bytes_ = 0;
+  MemoryKind kind_ = MemoryKind::kWorkspace;
+};
+
+// Not thread-safe: one budget per rank, used by that rank's training thread.
+class MemoryBudget {
+ public:
+  // limit_bytes == 0 means unlimited.
+  explicit MemoryBudget(size_t limit_bytes = 0);
+  MemoryBudget(const MemoryBudget&) = delete;
+  MemoryBudget& operator=(const MemoryBudget&) = delete;
+
+  // Zero-filled. ResourceExhausted past the limit, naming `what`, the request and the bytes in
+  // use; nothing is charged then. Also ResourceExhausted when the host cannot back a request the
+  // budget allows. A zero-byte request gives an empty buffer (data() == nullptr), not an error.
+  Result<DeviceBuffer> Allocate(size_t bytes, MemoryKind kind, std::string_view what);
+
+  size_t limit() const { return limit_; }
+  size_t in_use() const { return in_use_; }
+  size_t peak() const { return peak_; }
+  size_t in_use(MemoryKind kind) const;
+  size_t peak(MemoryKind kind) const;
+  // Peak of activations + compute copies + workspace together: what mixed precision shrinks.
+  size_t peak_compute_working_set() const { return peak_working_; }
+  void ResetPeaks();
+
+ private:
+  friend class DeviceBuffer;
+  void Return(size_t bytes, MemoryKind kind) noexcept;
+  void UpdatePeaks();
+
+  size_t limit_;
+  size_t in_use_ = 0;
+  size_t peak_ = 0;
+  size_t peak_working_ = 0;
+  std::array<size_t, kMemoryKindCount> in_use_by_kind_{};
+  std::array<size_t, kMemoryKindCount> peak_by_kind_{};
+};
+
+// "512MiB", "2GiB", "1.5GB", "4096", "64KiB" -> bytes (KiB/MiB/GiB/TiB = 1024^n, KB/MB/GB/TB =
+// 1000^n, k/M/G/T or Ki/Mi/Gi/Ti alone = 1024^n, no suffix or B = bytes). Units are
+// case-insensitive and may follow the number after whitespace; a fractional result is floored
+// ("1.5B" -> 1). InvalidArgument naming the text for empty, negative, malformed or overflowing
+// input.
+Result<size_t> ParseByteSize(std::string_view text);
+
+// 536870912 -> "512.0 MiB", 1536 -> "1.5 KiB", 17 -> "17 B" (one decimal from KiB up).
+std::string FormatBytes(size_t bytes);
+
+}  // namespace coupler::memory

@@ -1,0 +1,82 @@
+// The data-parallel MLP: fp32 master weights and gradients in single flat buffers (so the
+// reducer, the optimizer and checkpoints see one array), compute copies rounded to the training
+// precision, and activations sized for one micro-batch — every byte charged to a MemoryBudget.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "kernels/train_kernels.h"
+#include "runtime/comm/gradient_reducer.h"
+#include "runtime/memory/memory_budget.h"
+#include "runtime/status.h"
+
+namespace coupler::train {
+
+class Mlp {
+ public:
+  // layers: widths, input first (>= 2 entries). Weights are He-uniform for hidden layers and
+  // Glorot-uniform for the output layer, biases zero, drawn from `seed` the same way on every
+  // platform. ResourceExhausted when the fixed buffers do not fit the budget.
+  static Result<Mlp> Create(const std::vector<size_t>& layers, kernels::Storage compute,
+                            memory::MemoryBudget& budget, uint64_t seed);
+
+  Mlp(Mlp&&) noexcept = default;
+  Mlp& operator=(Mlp&&) noexcept = default;
+
+  const std::vector<size_t>& layers() const { return layers_; }
+  kernels::Storage compute_storage() const { return compute_; }
+  size_t num_params() const { return num_params_; }
+  size_t num_weights() const { return num_weights_; }  // matrices only, no biases
+  float* params() { return masters_.as<float>(); }
+  const float* params() const { return masters_.as<float>(); }
+  float* grads() { return grads_.as<float>(); }
+
+  // One tensor per weight matrix and bias vector, in layer order (views of grads()).
+  std::vector<comm::GradientTensor> GradientTensors();
+
+  void ZeroGrads();
+  // Re-rounds the compute copies from the masters; call after every optimizer step.
+  void RefreshComputeCopies();
+
+  // Sizes the activation buffers for micro-batches of up to `micro_batch` rows (no-op when they
+  // already are). ResourceExhausted, with nothing held, when they do not fit.
+  Status ReserveActivations(size_t micro_batch);
+  void ReleaseActivations();
+  size_t reserved_micro_batch() const { return reserved_rows_; }
+
+  // Forward and backward over m <= reserved rows. Gradients ACCUMULATE into grads():
+  // grads += grad_scale x d(sum of per-row losses)/dW. Returns the sum of per-row losses.
+  double ForwardBackward(const float* x, const int32_t* y, size_t m, float grad_scale);
+
+  // Forward only; returns the loss sum and adds correct predictions to *correct.
+  double Evaluate(const float* x, const int32_t* y, size_t m, size_t* correct);
+
+ private:
+  Mlp() = default;
+  kernels::ConstMatrix Weights(size_t layer) const;
+  kernels::MutMatrix Output(size_t layer, size_t m);
+  void Forward(const float* x, size_t m);
+
+  std::vector<size_t> layers_;
+  kernels::Storage compute_ = kernels::Storage::kFloat32;
+  memory::MemoryBudget* budget_ = nullptr;
+  size_t num_params_ = 0;
+  size_t num_weights_ = 0;
+  std::vector<size_t> weight_offset_;   // into masters/grads, per layer
+  std::vector<size_t> bias_offset_;
+  std::vector<size_t> compute_offset_;  // into the compute copy (weights only)
+  memory::DeviceBuffer masters_;
+  memory::DeviceBuffer grads_;
+  memory::DeviceBuffer compute_copy_;   // empty for fp32: the GEMMs read the masters
+  memory::DeviceBuffer workspace_;      // charges the GEMM widening tiles of 16-bit runs
+
+  size_t reserved_rows_ = 0;
+  memory::DeviceBuffer input_;                 // rows x layers[0], compute storage
+  std::vector<memory::DeviceBuffer> outputs_;  // per layer: rows x layers[i+1]
+  memory::DeviceBuffer delta_[2];              // activation gradients, rows x widest layer
+};
+
+}  // namespace coupler::train

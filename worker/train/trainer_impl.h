@@ -1,0 +1,86 @@
+// The state of one rank's training run, shared by trainer_setup.cc (setup, resume,
+// checkpoints) and trainer.cc (the step loop). Private to worker/train.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "kernels/train_kernels.h"
+#include "runtime/comm/counting_communicator.h"
+#include "runtime/comm/gradient_reducer.h"
+#include "runtime/logging.h"
+#include "runtime/memory/memory_budget.h"
+#include "runtime/precision/loss_scaler.h"
+#include "worker/train/mlp.h"
+#include "worker/train/optimizer.h"
+#include "worker/train/trainer.h"
+
+namespace coupler::train::internal {
+
+using Clock = std::chrono::steady_clock;
+
+kernels::Storage StorageFor(Precision p);
+// layers, optimizer, precision, global batch and ranks: what a checkpoint must match to resume.
+std::string Fingerprint(const TrainConfig& c, int world_size);
+
+// Everything one rank holds for the run; the loop methods read like the algorithm.
+class Trainer {
+ public:
+  Trainer(const TrainerOptions& options, const Split& data, comm::Communicator& comm)
+      : options_(options),
+        config_(options.config),
+        data_(data),
+        comm_(comm),
+        budget_(options.device_memory_limit),
+        scaler_(config_.precision == Precision::kFp16),
+        log_(Logger("train")) {}
+
+  Result<TrainReport> Run();
+
+ private:
+  Status Setup();
+  Status Resume();
+  Status RunStep(int64_t step);
+  Status ReserveMicroBatch();
+  Status BackOff(int64_t step, const Status& local_error);
+  Status Evaluate();
+  Status SaveCheckpoint(int64_t next_step);
+  void Progress(int64_t step, double loss, bool force);
+  std::span<const uint32_t> EpochOrderFor(int64_t epoch);
+
+  TrainerOptions options_;
+  TrainConfig config_;
+  const Split& data_;
+  comm::CountingCommunicator comm_;
+  memory::MemoryBudget budget_;
+  precision::LossScaler scaler_;
+  std::shared_ptr<spdlog::logger> log_;
+  std::optional<Mlp> model_;
+  std::optional<ParameterOptimizer> optimizer_;
+  std::optional<comm::GradientReducer> reducer_;
+
+  size_t micro_batch_ = 0;
+  size_t accumulate_ = 0;
+  size_t per_rank_ = 0;  // micro_batch x accumulate: this rank's share of a global batch
+  int64_t steps_per_epoch_ = 0;
+  int64_t total_steps_ = 0;
+  int64_t first_step_ = 0;
+  memory::DeviceBuffer stage_x_;
+  memory::DeviceBuffer stage_y_;
+  float extras_[2] = {0, 0};  // out-of-memory flag and loss sum ride in the last bucket
+  int64_t cached_epoch_ = -1;
+  std::vector<uint32_t> order_;
+
+  TrainReport report_;
+  double epoch_loss_sum_ = 0;
+  int64_t epoch_loss_steps_ = 0;
+  Clock::time_point last_progress_{};
+  Clock::time_point loop_start_{};
+  int64_t loop_steps_ = 0;
+};
+
+}  // namespace coupler::train::internal
