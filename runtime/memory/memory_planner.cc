@@ -42,7 +42,7 @@ MemoryEstimate EstimateMemory(const ModelShape& shape, size_t gemm_workspace_byt
   estimate.parameters = params;
   const size_t optimizer_words = shape.optimizer == OptimizerKind::kAdamW ? 2 : 1;
   estimate.fixed_bytes = kFp32Bytes * params              // masters
-                         + kFp32Bytes * params            // gradients
+                         + kFp32Bytes * (params + shape.gradient_tail)  // gradients
                          + kFp32Bytes * optimizer_words * params;
   if (reduced_precision) {
     // Only weights get a rounded copy: biases are added in fp32 inside the kernels.

@@ -16,6 +16,7 @@ struct ModelShape {
   std::vector<size_t> layers;  // widths, input first: {64, 128, 10}
   OptimizerKind optimizer = OptimizerKind::kAdamW;
   size_t compute_bytes = 4;    // bytes per activation / compute-copy element: 4 fp32, 2 fp16/bf16
+  size_t gradient_tail = 0;    // extra fp32 values stored after the gradients
 };
 
 struct MemoryEstimate {
@@ -26,7 +27,7 @@ struct MemoryEstimate {
 };
 
 // The buffers, exactly as the trainer allocates them:
-//   masters 4·P, gradients 4·P, optimizer 4·P (SGD momentum) or 8·P (AdamW moments),
+//   masters 4·P, gradients 4·(P + gradient_tail), optimizer 4·P (SGD momentum) or 8·P (AdamW moments),
 //   compute copies compute_bytes·W when compute_bytes < 4 (weights only; biases stay fp32),
 //   workspace: kernels::kGemmWorkspaceBytes when compute_bytes < 4,
 //   per sample: the staged input in fp32 (4·layers[0]) + label (4) + its rounded copy

@@ -11,6 +11,7 @@ memory::ModelShape ShapeOf(const TrainConfig& config) {
   shape.optimizer = config.optimizer == Optimizer::kSgd ? memory::OptimizerKind::kSgd
                                                         : memory::OptimizerKind::kAdamW;
   shape.compute_bytes = config.precision == Precision::kFp32 ? 4 : 2;
+  shape.gradient_tail = kGradientTail;
   return shape;
 }
 

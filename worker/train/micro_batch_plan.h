@@ -18,6 +18,9 @@ struct MicroBatchChoice {
   std::string reason;  // a log line when the choice was computed rather than configured
 };
 
+// Floats the trainer keeps after the gradients (its per-step verdicts: out-of-memory, loss).
+inline constexpr size_t kGradientTail = 2;
+
 memory::ModelShape ShapeOf(const TrainConfig& config);
 
 // A fixed micro_batch is checked (CheckBatchArithmetic). For auto, the largest micro-batch that

@@ -35,7 +35,7 @@ ConstMatrix AsConst(const MutMatrix& m) { return {m.data, m.storage, m.rows, m.c
 }  // namespace
 
 Result<Mlp> Mlp::Create(const std::vector<size_t>& layers, Storage compute,
-                        memory::MemoryBudget& budget, uint64_t seed) {
+                        memory::MemoryBudget& budget, uint64_t seed, size_t grad_tail) {
   COUPLER_CHECK(layers.size() >= 2) << "an MLP needs an input and an output width";
   Mlp mlp;
   mlp.layers_ = layers;
@@ -54,8 +54,10 @@ Result<Mlp> Mlp::Create(const std::vector<size_t>& layers, Storage compute,
   const size_t param_bytes = mlp.num_params_ * sizeof(float);
   COUPLER_ASSIGN_OR_RETURN(mlp.masters_,
                            budget.Allocate(param_bytes, MemoryKind::kMaster, "master weights"));
+  mlp.grad_tail_ = grad_tail;
   COUPLER_ASSIGN_OR_RETURN(mlp.grads_,
-                           budget.Allocate(param_bytes, MemoryKind::kGradient, "gradients"));
+                           budget.Allocate(param_bytes + grad_tail * sizeof(float),
+                                           MemoryKind::kGradient, "gradients"));
   if (compute != Storage::kFloat32) {
     COUPLER_ASSIGN_OR_RETURN(
         mlp.compute_copy_,
@@ -80,15 +82,6 @@ Result<Mlp> Mlp::Create(const std::vector<size_t>& layers, Storage compute,
   }
   mlp.RefreshComputeCopies();
   return mlp;
-}
-
-std::vector<comm::GradientTensor> Mlp::GradientTensors() {
-  std::vector<comm::GradientTensor> tensors;
-  for (size_t i = 0; i + 1 < layers_.size(); ++i) {
-    tensors.push_back({grads() + weight_offset_[i], layers_[i] * layers_[i + 1]});
-    tensors.push_back({grads() + bias_offset_[i], layers_[i + 1]});
-  }
-  return tensors;
 }
 
 void Mlp::ZeroGrads() { std::fill_n(grads(), num_params_, 0.0f); }

@@ -20,8 +20,11 @@ class Mlp {
   // layers: widths, input first (>= 2 entries). Weights are He-uniform for hidden layers and
   // Glorot-uniform for the output layer, biases zero, drawn from `seed` the same way on every
   // platform. ResourceExhausted when the fixed buffers do not fit the budget.
+  // `grad_tail` extra floats follow the gradients in the same buffer (grad_tail()), so values
+  // that must travel with them — a step's verdicts — ride in the same all-reduce bucket without
+  // a staging copy.
   static Result<Mlp> Create(const std::vector<size_t>& layers, kernels::Storage compute,
-                            memory::MemoryBudget& budget, uint64_t seed);
+                            memory::MemoryBudget& budget, uint64_t seed, size_t grad_tail = 0);
 
   Mlp(Mlp&&) noexcept = default;
   Mlp& operator=(Mlp&&) noexcept = default;
@@ -33,9 +36,11 @@ class Mlp {
   float* params() { return masters_.as<float>(); }
   const float* params() const { return masters_.as<float>(); }
   float* grads() { return grads_.as<float>(); }
+  float* grad_tail() { return grads() + num_params_; }
 
-  // One tensor per weight matrix and bias vector, in layer order (views of grads()).
-  std::vector<comm::GradientTensor> GradientTensors();
+  // Every gradient and the tail as one contiguous tensor, in layer order (weights then bias):
+  // the reducer all-reduces it in place, bucket by bucket.
+  comm::GradientTensor GradientsWithTail() { return {grads(), num_params_ + grad_tail_}; }
 
   void ZeroGrads();
   // Re-rounds the compute copies from the masters; call after every optimizer step.
@@ -65,6 +70,7 @@ class Mlp {
   memory::MemoryBudget* budget_ = nullptr;
   size_t num_params_ = 0;
   size_t num_weights_ = 0;
+  size_t grad_tail_ = 0;
   std::vector<size_t> weight_offset_;   // into masters/grads, per layer
   std::vector<size_t> bias_offset_;
   std::vector<size_t> compute_offset_;  // into the compute copy (weights only)

@@ -57,8 +57,8 @@ Status Trainer::RunStep(int64_t step) {
   const size_t base = static_cast<size_t>(step % steps_per_epoch_) * config_.global_batch +
                       static_cast<size_t>(comm_.rank()) * per_rank_;
   const std::span<const uint32_t> mine = order.subspan(base, per_rank_);
-  std::vector<comm::GradientTensor> tensors = model_->GradientTensors();
-  tensors.push_back({extras_, 2});
+  const comm::GradientTensor gradients = model_->GradientsWithTail();
+  float* extras = model_->grad_tail();
 
   for (;;) {
     ++report_.step_attempts;
@@ -81,10 +81,10 @@ Status Trainer::RunStep(int64_t step) {
         step <= options_.inject_inf_last) {
       model_->grads()[0] = std::numeric_limits<float>::infinity();
     }
-    extras_[0] = local.ok() ? 0.0f : 1.0f;
-    extras_[1] = static_cast<float>(loss);
+    extras[0] = local.ok() ? 0.0f : 1.0f;
+    extras[1] = static_cast<float>(loss);
     const size_t before = comm_.allreduces();
-    auto buckets = reducer_->AllReduceMean(tensors);
+    auto buckets = reducer_->AllReduceMean({&gradients, 1});
     if (!buckets.ok()) return buckets.status();
     const size_t counted = comm_.allreduces() - before;
     if (counted != *buckets || counted != report_.buckets_per_step) {
@@ -93,14 +93,14 @@ Status Trainer::RunStep(int64_t step) {
                       " buckets");
     }
     report_.step_allreduces += counted;
-    if (extras_[0] > 0) {
+    if (extras[0] > 0) {
       COUPLER_RETURN_IF_ERROR(BackOff(step, local));
       continue;
     }
     break;
   }
 
-  const double step_loss = static_cast<double>(extras_[1]) * comm_.size() /
+  const double step_loss = static_cast<double>(extras[1]) * comm_.size() /
                            static_cast<double>(config_.global_batch);
   if (scaler_.enabled()) kernels::Scale(model_->grads(), model_->num_params(), scaler_.inv_scale());
   const bool finite = kernels::AllFinite(model_->grads(), model_->num_params());
@@ -183,7 +183,7 @@ Result<TrainReport> Trainer::Run() {
   const size_t wire_bytes = options_.wire == comm::GradientWireType::kFloat32 ? 4 : 2;
   const size_t capacity =
       std::max<size_t>(1, static_cast<size_t>(config_.bucket_mb * 1024 * 1024) / wire_bytes);
-  report_.buckets_per_step = (model_->num_params() + 2 + capacity - 1) / capacity;
+  report_.buckets_per_step = (model_->num_params() + kExtras + capacity - 1) / capacity;
   if (comm_.rank() == 0) {
     log_->info("training {} parameters on {} ranks: {} steps ({} epochs x {}), global batch {} "
                "= micro_batch {} x accumulate {} x {} ranks, {}, {} all-reduce bucket(s)/step",

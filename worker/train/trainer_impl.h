@@ -15,6 +15,7 @@
 #include "runtime/logging.h"
 #include "runtime/memory/memory_budget.h"
 #include "runtime/precision/loss_scaler.h"
+#include "worker/train/micro_batch_plan.h"
 #include "worker/train/mlp.h"
 #include "worker/train/optimizer.h"
 #include "worker/train/trainer.h"
@@ -71,7 +72,10 @@ class Trainer {
   int64_t first_step_ = 0;
   memory::DeviceBuffer stage_x_;
   memory::DeviceBuffer stage_y_;
-  float extras_[2] = {0, 0};  // out-of-memory flag and loss sum ride in the last bucket
+  // After the gradients, in their buffer: this rank's out-of-memory flag and loss sum. The
+  // step's all-reduce averages them with the gradients, so every rank learns whether any rank
+  // ran out of memory, and the global loss, without a collective of their own.
+  static constexpr size_t kExtras = kGradientTail;
   int64_t cached_epoch_ = -1;
   std::vector<uint32_t> order_;
 

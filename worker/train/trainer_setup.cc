@@ -58,7 +58,7 @@ Status Trainer::Setup() {
   total_steps_ = steps_per_epoch_ * config_.epochs;
 
   const kernels::Storage storage = StorageFor(config_.precision);
-  COUPLER_ASSIGN_OR_RETURN(auto model, Mlp::Create(config_.layers, storage, budget_, config_.seed));
+  COUPLER_ASSIGN_OR_RETURN(auto model, Mlp::Create(config_.layers, storage, budget_, config_.seed, kExtras));
   model_.emplace(std::move(model));
   OptimizerSettings settings{config_.optimizer, config_.lr, config_.momentum,
                              config_.weight_decay};
