@@ -79,6 +79,10 @@ void RunCase(const Case& c) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]).starts_with("-")) {
+    std::printf("usage: bench_train [digits_epochs=20] [wide_steps=24]  (CPU backend only)\n");
+    return 0;
+  }
   const int64_t digits_epochs = argc > 1 ? std::atoll(argv[1]) : 20;
   const int64_t wide_steps = argc > 2 ? std::atoll(argv[2]) : 24;
 
