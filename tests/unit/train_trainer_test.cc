@@ -127,6 +127,20 @@ TEST(TrainerTest, LossScaleAtItsMinimumIsAClearError) {
       << results[0].status().ToString();
 }
 
+TEST(TrainerTest, StalledRankEndsTheStepWithAnErrorNamingIt) {
+  TrainerOptions options;
+  options.config = SmallConfig();
+  comm::InProcessGroup group(2, std::chrono::milliseconds(500));
+  // Rank 1 never shows up: rank 0's first all-reduce must give up, not hang.
+  auto result = RunTraining(options, TeacherSplit(), group.communicator(0));
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().code(), StatusCode::kDeadlineExceeded);
+  const std::string& message = result.status().message();
+  EXPECT_NE(message.find("step 0"), std::string::npos) << message;
+  EXPECT_NE(message.find("AllReduce"), std::string::npos) << message;
+  EXPECT_NE(message.find("rank 1 did not arrive"), std::string::npos) << message;
+}
+
 TEST(TrainerTest, ResumedRunIsBitIdentical) {
   const Split split = TeacherSplit();
   auto dir = io::TempDir::Create("coupler-ckpt");
