@@ -20,5 +20,6 @@ void AddServiceCommands(CLI::App& app, CommandBody* run);  // coordinator, worke
 void AddClientCommands(CLI::App& app, CommandBody* run);   // submit, status, cancel, workers, drain
 void AddRunCommand(CLI::App& app, CommandBody* run);       // run: the embedded default
 void AddTrainCommand(CLI::App& app, CommandBody* run);     // train: one rank under mpirun
+void AddDoctorCommand(CLI::App& app, CommandBody* run);    // doctor: what this machine lacks
 
 }  // namespace coupler::cli

@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   AddPlanCommand(app, &run);
   AddRunCommand(app, &run);
   AddTrainCommand(app, &run);
+  AddDoctorCommand(app, &run);
   AddServiceCommands(app, &run);
   AddClientCommands(app, &run);
   AddVersionCommand(app, &run);

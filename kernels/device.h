@@ -33,6 +33,10 @@ bool HaveCudaDevice();
 // The CUDA runtime this binary uses, e.g. "13.0"; "none" when built without CUDA.
 std::string CudaRuntimeVersion();
 
+// The newest CUDA version the installed driver supports, e.g. "13.0"; "none" without a driver
+// (or in a CPU-only build).
+std::string CudaDriverVersion();
+
 // Whether this build includes the CUDA kernels (COUPLER_WITH_CUDA).
 bool BuiltWithCuda();
 

@@ -90,6 +90,16 @@ std::string CudaRuntimeVersion() {
   return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
 }
 
+std::string CudaDriverVersion() {
+  int version = 0;
+  // 0 with cudaSuccess when no driver is installed; an error when the driver is broken.
+  if (cudaDriverGetVersion(&version) != cudaSuccess || version == 0) {
+    (void)cudaGetLastError();
+    return "none";
+  }
+  return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
+}
+
 bool BuiltWithCuda() { return true; }
 
 }  // namespace coupler::kernels

@@ -9,6 +9,8 @@ bool HaveCudaDevice() { return false; }
 
 std::string CudaRuntimeVersion() { return "none"; }
 
+std::string CudaDriverVersion() { return "none"; }
+
 bool BuiltWithCuda() { return false; }
 
 }  // namespace coupler::kernels

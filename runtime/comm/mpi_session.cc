@@ -51,6 +51,15 @@ void MpiSession::AbortJob(int exit_code) noexcept {
   std::_Exit(exit_code);  // MPI_Abort does not return in practice; be sure
 }
 
+std::string MpiSession::LibraryVersion() {
+  char version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int length = 0;
+  if (MPI_Get_library_version(version, &length) != MPI_SUCCESS) return "unknown";
+  std::string line(version, static_cast<size_t>(length));
+  const size_t end = line.find_first_of(",\n");  // "Open MPI v4.1.4, package: ..." -> first part
+  return line.substr(0, end);
+}
+
 void MpiSession::Finalize() noexcept {
   if (!owns_) return;
   owns_ = false;

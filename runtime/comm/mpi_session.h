@@ -2,6 +2,8 @@
 // already did, and finalizes it on destruction only if it was the one that initialized it.
 #pragma once
 
+#include <string>
+
 #include "runtime/status.h"
 
 namespace coupler::comm {
@@ -23,6 +25,9 @@ class MpiSession {
   // Ends every rank of the job now (MPI_Abort on MPI_COMM_WORLD). For a rank that failed while
   // collectives may still be pending: MPI_Finalize could wait on them forever.
   [[noreturn]] static void AbortJob(int exit_code) noexcept;
+
+  // The MPI library's own version line (MPI_Get_library_version; callable before MPI_Init).
+  static std::string LibraryVersion();
   int world_rank() const { return world_rank_; }
   int world_size() const { return world_size_; }
 

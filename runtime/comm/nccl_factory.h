@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <memory>
+#include <string>
 
 #include "runtime/comm/communicator.h"
 #include "runtime/status.h"
@@ -13,6 +14,9 @@ namespace coupler::comm {
 // True when NCCL is compiled in and at least one CUDA device is visible to this process. It does
 // not prove a collective will work (drivers, peers): CreateNcclCommunicator says that.
 bool NcclAvailable();
+
+// The NCCL library's version, e.g. "2.27.3"; "none" when built without NCCL.
+std::string NcclVersion();
 
 // A Communicator over NCCL on CUDA device `device`, for the ranks of `bootstrap` (the MPI
 // communicator; same rank and size). Collective over bootstrap: every rank calls it. Its

@@ -5,6 +5,8 @@ namespace coupler::comm {
 
 bool NcclAvailable() { return false; }
 
+std::string NcclVersion() { return "none"; }
+
 Result<std::unique_ptr<Communicator>> CreateNcclCommunicator(Communicator& /*bootstrap*/,
                                                              int /*device*/,
                                                              std::chrono::milliseconds /*timeout*/) {

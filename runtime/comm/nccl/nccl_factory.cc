@@ -2,6 +2,7 @@
 #include "runtime/comm/nccl_factory.h"
 
 #include <cuda_runtime_api.h>
+#include <nccl.h>
 
 #include "runtime/comm/nccl/nccl_communicator.h"
 
@@ -11,6 +12,14 @@ bool NcclAvailable() {
   int count = 0;
   // cudaGetDeviceCount fails (cudaErrorNoDevice, cudaErrorInsufficientDriver) where no GPU is.
   return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+}
+
+std::string NcclVersion() {
+  int code = 0;
+  if (ncclGetVersion(&code) != ncclSuccess) return "unknown";
+  // Since NCCL 2.9 the code is major*10000 + minor*100 + patch.
+  return std::to_string(code / 10000) + "." + std::to_string(code % 10000 / 100) + "." +
+         std::to_string(code % 100);
 }
 
 Result<std::unique_ptr<Communicator>> CreateNcclCommunicator(Communicator& bootstrap, int device,

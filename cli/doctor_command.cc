@@ -1,0 +1,73 @@
+// `coupler doctor`: gathers what this machine offers (CUDA driver and runtime, devices, NCCL,
+// MPI, ZeroMQ) and prints runtime/doctor's verdict, one line per finding with its fix. Exits 1
+// when something is broken, 0 otherwise (a machine without a GPU is a normal machine).
+#include <zmq.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+#include <string>
+
+#include "cli/commands.h"
+#include "kernels/device.h"
+#include "runtime/comm/mpi_session.h"
+#include "runtime/comm/nccl_factory.h"
+#include "runtime/doctor/diagnose.h"
+
+namespace coupler::cli {
+namespace {
+
+std::string FindOnPath(const std::string& program) {
+  const char* path = std::getenv("PATH");
+  if (path == nullptr) return "";
+  std::stringstream dirs(path);
+  std::string dir;
+  while (std::getline(dirs, dir, ':')) {
+    if (dir.empty()) continue;
+    const std::filesystem::path candidate = std::filesystem::path(dir) / program;
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(candidate, ec)) return candidate.string();
+  }
+  return "";
+}
+
+doctor::Facts GatherFacts() {
+  doctor::Facts f;
+  f.built_with_cuda = kernels::BuiltWithCuda();
+  f.cuda_runtime = kernels::CudaRuntimeVersion();
+  f.cuda_driver = kernels::CudaDriverVersion();
+  auto devices = kernels::ListCudaDevices();
+  if (!devices.ok()) {
+    f.gpu_error = devices.status().ToString();
+  } else {
+    for (const auto& d : *devices) {
+      f.gpus.push_back({d.index, d.name, d.total_memory, d.free_memory, d.compute_major,
+                        d.compute_minor});
+    }
+  }
+  f.nccl = comm::NcclVersion();
+  f.mpi_library = comm::MpiSession::LibraryVersion();
+  f.mpirun = FindOnPath("mpirun");
+  int major = 0, minor = 0, patch = 0;
+  zmq_version(&major, &minor, &patch);
+  f.zeromq = std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
+  f.zeromq_curve = zmq_has("curve") != 0;
+  return f;
+}
+
+}  // namespace
+
+void AddDoctorCommand(CLI::App& app, CommandBody* run) {
+  CLI::App* cmd = app.add_subcommand(
+      "doctor", "Check this machine: CUDA driver and runtime, GPUs, NCCL, MPI, ZeroMQ");
+  cmd->callback([run] {
+    *run = [] {
+      const auto findings = doctor::Diagnose(GatherFacts());
+      std::fputs(doctor::FormatFindings(findings).c_str(), stdout);
+      return doctor::HasProblem(findings) ? kExitFailure : kExitOk;
+    };
+  });
+}
+
+}  // namespace coupler::cli
