@@ -18,4 +18,13 @@ size_t StorageBytes(Storage storage) {
   return 0;
 }
 
+const char* StorageName(Storage storage) {
+  switch (storage) {
+    case Storage::kFloat32: return "fp32";
+    case Storage::kFp16: return "fp16";
+    case Storage::kBf16: return "bf16";
+  }
+  return "?";
+}
+
 }  // namespace coupler::kernels

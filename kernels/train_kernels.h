@@ -13,6 +13,7 @@ namespace coupler::kernels {
 enum class Storage : uint8_t { kFloat32, kFp16, kBf16 };
 
 size_t StorageBytes(Storage storage);  // 4 or 2
+const char* StorageName(Storage storage);  // "fp32", "fp16" or "bf16"
 
 // Row-major, densely packed (leading dimension == cols).
 struct ConstMatrix {

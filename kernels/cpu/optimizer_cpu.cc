@@ -1,10 +1,12 @@
 // CPU optimizer updates on fp32 master weights. Plain sequential loops in a fixed order, so a
 // step is bit-for-bit reproducible: every rank applies the same update to the same weights and
-// replicas never drift apart.
+// replicas never drift apart. The element math is shared with the CUDA twins
+// (kernels/train_elementwise.h).
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/train_elementwise.h"
 #include "kernels/train_kernels.h"
 #include "runtime/check.h"
 
@@ -12,11 +14,6 @@ namespace coupler::kernels {
 namespace {
 
 constexpr size_t kBlock = 16;  // see kernels/cpu/column_loop.h
-
-inline void SgdElement(float& w, float g, float& v, float lr, float momentum, float weight_decay) {
-  v = momentum * v + g;
-  w -= lr * (v + weight_decay * w);
-}
 
 }  // namespace
 
@@ -27,9 +24,9 @@ void SgdMomentumStep(float* __restrict w, const float* __restrict g, float* __re
   size_t i = 0;
   for (; i + kBlock <= n; i += kBlock) {
     for (size_t j = i; j < i + kBlock; ++j)
-      SgdElement(w[j], g[j], v[j], lr, momentum, weight_decay);
+      SgdMomentumElement(w[j], g[j], v[j], lr, momentum, weight_decay);
   }
-  for (; i < n; ++i) SgdElement(w[i], g[i], v[i], lr, momentum, weight_decay);
+  for (; i < n; ++i) SgdMomentumElement(w[i], g[i], v[i], lr, momentum, weight_decay);
 }
 
 void AdamWStep(float* __restrict w, const float* __restrict g, float* __restrict m,
@@ -44,22 +41,8 @@ void AdamWStep(float* __restrict w, const float* __restrict g, float* __restrict
       << "AdamWStep: null buffer";
   // The bias corrections in double: 1 - beta2^t is ~1e-3 at t = 1 and would lose digits in
   // float. They are applied as fp32 divisors, like every other term.
-  const float correction1 =
-      static_cast<float>(1.0 - std::pow(static_cast<double>(params.beta1), step));
-  const float correction2 =
-      static_cast<float>(1.0 - std::pow(static_cast<double>(params.beta2), step));
-  const float b1 = params.beta1;
-  const float b2 = params.beta2;
-  const float one_minus_b1 = 1.0f - b1;
-  const float one_minus_b2 = 1.0f - b2;
-  for (size_t i = 0; i < n; ++i) {
-    const float grad = g[i];
-    m[i] = b1 * m[i] + one_minus_b1 * grad;
-    v[i] = b2 * v[i] + one_minus_b2 * grad * grad;
-    const float m_hat = m[i] / correction1;
-    const float v_hat = v[i] / correction2;
-    w[i] -= params.lr * (m_hat / (std::sqrt(v_hat) + params.eps) + params.weight_decay * w[i]);
-  }
+  const AdamWStepConstants constants = MakeAdamWStepConstants(params, step);
+  for (size_t i = 0; i < n; ++i) AdamWElement(w[i], g[i], m[i], v[i], constants);
 }
 
 }  // namespace coupler::kernels

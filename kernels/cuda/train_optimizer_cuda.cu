@@ -1,0 +1,179 @@
+// CUDA twins of the fp32 <-> 16-bit copies, scaling, the finiteness check and the optimizer
+// steps (train_kernels_cuda.h). The optimizer kernels can also write the rounded 16-bit compute
+// copy of the updated weights in the same pass, saving a second read of the master weights.
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "kernels/cuda/column_pass.h"
+#include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/device_buffer.h"
+#include "kernels/cuda/train_launch.h"
+#include "kernels/train_elementwise.h"
+#include "kernels/train_kernels_cuda.h"
+
+namespace coupler::kernels {
+namespace {
+
+// ---- Copies, scale, finiteness ------------------------------------------------------------
+
+template <Storage kStorage>
+__global__ void RoundCopyKernel(const float* __restrict__ src, Bits<kStorage>* __restrict__ dst,
+                                size_t n) {
+  for (size_t i = FirstIndex(); i < n; i += GridStride()) {
+    dst[i] = StorageElement<kStorage>::Store(src[i]);
+  }
+}
+
+template <Storage kStorage>
+__global__ void WidenCopyKernel(const Bits<kStorage>* __restrict__ src, float* __restrict__ dst,
+                                size_t n) {
+  for (size_t i = FirstIndex(); i < n; i += GridStride()) {
+    dst[i] = StorageElement<kStorage>::Load(src[i]);
+  }
+}
+
+__global__ void ScaleKernel(float* __restrict__ x, size_t n, float s) {
+  for (size_t i = FirstIndex(); i < n; i += GridStride()) x[i] *= s;
+}
+
+// *non_finite is set to 1 by any block that saw inf or NaN; one atomic per block at most.
+__global__ void AllFiniteKernel(const float* __restrict__ x, size_t n, int* non_finite) {
+  int seen = 0;
+  for (size_t i = FirstIndex(); i < n; i += GridStride()) seen |= IsNonFinite(x[i]) ? 1 : 0;
+  if (__syncthreads_or(seen) != 0 && threadIdx.x == 0) atomicOr(non_finite, 1);
+}
+
+// ---- Optimizer steps ----------------------------------------------------------------------
+
+template <Storage kStorage, bool kCopy>
+__global__ void SgdKernel(float* __restrict__ w, const float* __restrict__ g,
+                          float* __restrict__ v, size_t n, float lr, float momentum,
+                          float weight_decay, Bits<kStorage>* __restrict__ copy) {
+  for (size_t i = FirstIndex(); i < n; i += GridStride()) {
+    float wi = w[i];
+    float vi = v[i];
+    SgdMomentumElement(wi, g[i], vi, lr, momentum, weight_decay);
+    w[i] = wi;
+    v[i] = vi;
+    if (kCopy) copy[i] = StorageElement<kStorage>::Store(wi);
+  }
+}
+
+template <Storage kStorage, bool kCopy>
+__global__ void AdamWKernel(float* __restrict__ w, const float* __restrict__ g,
+                            float* __restrict__ m, float* __restrict__ v, size_t n,
+                            AdamWStepConstants c, Bits<kStorage>* __restrict__ copy) {
+  for (size_t i = FirstIndex(); i < n; i += GridStride()) {
+    float wi = w[i];
+    float mi = m[i];
+    float vi = v[i];
+    AdamWElement(wi, g[i], mi, vi, c);
+    w[i] = wi;
+    m[i] = mi;
+    v[i] = vi;
+    if (kCopy) copy[i] = StorageElement<kStorage>::Store(wi);
+  }
+}
+
+}  // namespace
+
+Status RoundCopyCuda(const float* src, void* dst, Storage storage, size_t n) {
+  if (n == 0) return Status::Ok();
+  if (src == nullptr || dst == nullptr) return NullPointer("RoundCopyCuda");
+  COUPLER_ASSIGN_OR_RETURN(const int blocks, BlocksFor(n));
+  return DispatchStorage(storage, [&](auto tag) {
+    constexpr Storage kS = decltype(tag)::value;
+    RoundCopyKernel<kS><<<blocks, kThreadsPerBlock>>>(src, static_cast<Bits<kS>*>(dst), n);
+    return CheckLaunch("RoundCopyKernel");
+  });
+}
+
+Status WidenCopyCuda(const void* src, Storage storage, float* dst, size_t n) {
+  if (n == 0) return Status::Ok();
+  if (src == nullptr || dst == nullptr) return NullPointer("WidenCopyCuda");
+  COUPLER_ASSIGN_OR_RETURN(const int blocks, BlocksFor(n));
+  return DispatchStorage(storage, [&](auto tag) {
+    constexpr Storage kS = decltype(tag)::value;
+    WidenCopyKernel<kS><<<blocks, kThreadsPerBlock>>>(static_cast<const Bits<kS>*>(src), dst, n);
+    return CheckLaunch("WidenCopyKernel");
+  });
+}
+
+Status ScaleCuda(float* x, size_t n, float s) {
+  if (n == 0) return Status::Ok();
+  if (x == nullptr) return NullPointer("ScaleCuda");
+  COUPLER_ASSIGN_OR_RETURN(const int blocks, BlocksFor(n));
+  ScaleKernel<<<blocks, kThreadsPerBlock>>>(x, n, s);
+  return CheckLaunch("ScaleKernel");
+}
+
+Status AllFiniteCuda(const float* x, size_t n, bool* finite_host) {
+  if (finite_host == nullptr) return NullPointer("AllFiniteCuda");
+  *finite_host = true;
+  if (n == 0) return Status::Ok();
+  if (x == nullptr) return NullPointer("AllFiniteCuda");
+  COUPLER_ASSIGN_OR_RETURN(const int blocks, BlocksFor(n));
+  COUPLER_ASSIGN_OR_RETURN(DeviceBuffer flag, DeviceBuffer::Allocate(sizeof(int)));
+  COUPLER_CUDA_RETURN_IF_ERROR(cudaMemset(flag.as<int>(), 0, sizeof(int)));
+  AllFiniteKernel<<<blocks, kThreadsPerBlock>>>(x, n, flag.as<int>());
+  COUPLER_RETURN_IF_ERROR(CheckLaunch("AllFiniteKernel"));
+  int non_finite = 0;
+  COUPLER_CUDA_RETURN_IF_ERROR(
+      cudaMemcpy(&non_finite, flag.as<int>(), sizeof(int), cudaMemcpyDeviceToHost));
+  *finite_host = non_finite == 0;
+  return Status::Ok();
+}
+
+Status SgdMomentumStepCuda(float* w, const float* g, float* v, size_t n, float lr, float momentum,
+                           float weight_decay, void* compute_copy, Storage storage) {
+  if (n == 0) return Status::Ok();
+  if (w == nullptr || g == nullptr || v == nullptr) return NullPointer("SgdMomentumStepCuda");
+  COUPLER_ASSIGN_OR_RETURN(const int blocks, BlocksFor(n));
+  return DispatchStorage(storage, [&](auto tag) {
+    constexpr Storage kS = decltype(tag)::value;
+    auto* copy = static_cast<Bits<kS>*>(compute_copy);
+    if (copy != nullptr) {
+      SgdKernel<kS, true><<<blocks, kThreadsPerBlock>>>(w, g, v, n, lr, momentum, weight_decay,
+                                                        copy);
+    } else {
+      SgdKernel<kS, false><<<blocks, kThreadsPerBlock>>>(w, g, v, n, lr, momentum, weight_decay,
+                                                         nullptr);
+    }
+    return CheckLaunch("SgdKernel");
+  });
+}
+
+Status AdamWStepCuda(float* w, const float* g, float* m, float* v, size_t n,
+                     const AdamWParams& params, int64_t step, void* compute_copy,
+                     Storage storage) {
+  if (step < 1) {
+    return InvalidArgument("AdamWStepCuda: step counts from 1, got " + std::to_string(step));
+  }
+  // beta == 1 would make a bias correction zero and every weight NaN.
+  if (!(params.beta1 >= 0.0f && params.beta1 < 1.0f && params.beta2 >= 0.0f &&
+        params.beta2 < 1.0f)) {
+    return InvalidArgument("AdamWStepCuda: betas must lie in [0, 1)");
+  }
+  if (n == 0) return Status::Ok();
+  if (w == nullptr || g == nullptr || m == nullptr || v == nullptr) {
+    return NullPointer("AdamWStepCuda");
+  }
+  const AdamWStepConstants constants = MakeAdamWStepConstants(params, step);
+  COUPLER_ASSIGN_OR_RETURN(const int blocks, BlocksFor(n));
+  return DispatchStorage(storage, [&](auto tag) {
+    constexpr Storage kS = decltype(tag)::value;
+    auto* copy = static_cast<Bits<kS>*>(compute_copy);
+    if (copy != nullptr) {
+      AdamWKernel<kS, true><<<blocks, kThreadsPerBlock>>>(w, g, m, v, n, constants, copy);
+    } else {
+      AdamWKernel<kS, false><<<blocks, kThreadsPerBlock>>>(w, g, m, v, n, constants, nullptr);
+    }
+    return CheckLaunch("AdamWKernel");
+  });
+}
+
+}  // namespace coupler::kernels

@@ -1,0 +1,28 @@
+// The CUDA training kernels in a CPU-only build: every one answers Unavailable, so callers link
+// the same way in every build and nothing runs a missing kernel by accident.
+#include "kernels/train_kernels_cuda.h"
+#include "kernels/nocuda/not_built.h"
+
+namespace coupler::kernels {
+
+Status AddBiasActivateCuda(MutMatrix, const float*, bool) { return NotBuilt("AddBiasActivate"); }
+Status ReluBackwardCuda(ConstMatrix, MutMatrix) { return NotBuilt("ReluBackward"); }
+Status BiasGradAccumulateCuda(ConstMatrix, float*) { return NotBuilt("BiasGradAccumulate"); }
+Status SoftmaxCrossEntropyCuda(ConstMatrix, const int32_t*, float, MutMatrix*, double*,
+                               size_t*) {
+  return NotBuilt("SoftmaxCrossEntropy");
+}
+Status RoundCopyCuda(const float*, void*, Storage, size_t) { return NotBuilt("RoundCopy"); }
+Status WidenCopyCuda(const void*, Storage, float*, size_t) { return NotBuilt("WidenCopy"); }
+Status ScaleCuda(float*, size_t, float) { return NotBuilt("Scale"); }
+Status AllFiniteCuda(const float*, size_t, bool*) { return NotBuilt("AllFinite"); }
+Status SgdMomentumStepCuda(float*, const float*, float*, size_t, float, float, float, void*,
+                           Storage) {
+  return NotBuilt("SgdMomentumStep");
+}
+Status AdamWStepCuda(float*, const float*, float*, float*, size_t, const AdamWParams&, int64_t,
+                     void*, Storage) {
+  return NotBuilt("AdamWStep");
+}
+
+}  // namespace coupler::kernels

@@ -1,0 +1,42 @@
+// CUDA twins of the training kernels of train_kernels.h, declared without CUDA headers. Every
+// pointer is DEVICE memory on the calling thread's current device, except the *_host outputs.
+// Kernels are enqueued on the default stream and not waited for: a fault inside one surfaces at
+// the next synchronizing call. Functions with *_host outputs synchronize. Defined in
+// kernels/cuda/train_cuda*.cu; kernels/nocuda/train_nocuda.cc returns Unavailable.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/train_kernels.h"
+#include "runtime/status.h"
+
+namespace coupler::kernels {
+
+// Same contracts as the CPU twins in train_kernels.h; shape mismatches are InvalidArgument.
+Status AddBiasActivateCuda(MutMatrix y, const float* bias, bool relu);
+Status ReluBackwardCuda(ConstMatrix y, MutMatrix dy);
+Status BiasGradAccumulateCuda(ConstMatrix dy, float* bias_grad);
+
+// Writes the SUM of the per-row losses to *loss_sum_host (summed on the host in row order, as
+// the CPU twin) and adds the rows whose argmax == label to *correct_host (either may be null).
+// dlogits may be null. A label outside [0, cols) is InvalidArgument (dlogits then unspecified).
+// NaN logits give a NaN loss as on the CPU; the argmax of such a row may differ from the CPU's.
+Status SoftmaxCrossEntropyCuda(ConstMatrix logits, const int32_t* labels, float grad_scale,
+                               MutMatrix* dlogits, double* loss_sum_host, size_t* correct_host);
+
+Status RoundCopyCuda(const float* src, void* dst, Storage storage, size_t n);
+Status WidenCopyCuda(const void* src, Storage storage, float* dst, size_t n);
+Status ScaleCuda(float* x, size_t n, float s);
+Status AllFiniteCuda(const float* x, size_t n, bool* finite_host);
+
+// The optimizer steps of train_kernels.h. When compute_copy is non-null, it also receives the
+// updated weights rounded to `storage` (n elements), in the same pass.
+Status SgdMomentumStepCuda(float* w, const float* g, float* v, size_t n, float lr, float momentum,
+                           float weight_decay, void* compute_copy = nullptr,
+                           Storage storage = Storage::kFloat32);
+Status AdamWStepCuda(float* w, const float* g, float* m, float* v, size_t n,
+                     const AdamWParams& params, int64_t step, void* compute_copy = nullptr,
+                     Storage storage = Storage::kFloat32);
+
+}  // namespace coupler::kernels
