@@ -1,0 +1,132 @@
+// Shared by the CUDA training-kernel parity tests: device upload/download, poisoning, random
+// inputs, tolerances per storage and the shapes every kernel is tried on.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "kernels/device.h"
+#include "kernels/train_kernels.h"
+#include "kernels/train_kernels_cuda.h"
+#include "tests/kernels/kernel_test_util.h"
+
+#if defined(COUPLER_WITH_CUDA)
+#include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/device_buffer.h"
+
+namespace coupler::kernels::train_cuda_test {
+
+constexpr Storage kStorages[] = {Storage::kFloat32, Storage::kFp16, Storage::kBf16};
+
+inline const char* Name(Storage storage) { return StorageName(storage); }
+
+// The parity bounds of the brief: relative error of a result stored in `storage`.
+inline double RelTol(Storage storage) {
+  switch (storage) {
+    case Storage::kFloat32: return 1e-5;
+    case Storage::kFp16: return 1e-3;
+    case Storage::kBf16: return 1e-2;
+  }
+  return 0.0;
+}
+
+inline uint32_t PoisonBits(Storage storage) {
+  switch (storage) {
+    case Storage::kFloat32: return kPoisonFloatBits;
+    case Storage::kFp16: return kPoisonFp16Bits;
+    case Storage::kBf16: return kPoisonBf16Bits;
+  }
+  return 0;
+}
+
+// Host <-> device copies for the tests.
+inline Status Upload(const void* host, size_t bytes, DeviceBuffer* device) {
+  COUPLER_ASSIGN_OR_RETURN(*device, DeviceBuffer::Allocate(std::max<size_t>(bytes, 1)));
+  COUPLER_CUDA_RETURN_IF_ERROR(
+      cudaMemcpy(device->as<void>(), host, bytes, cudaMemcpyHostToDevice));
+  return Status::Ok();
+}
+template <typename T>
+Status Upload(const std::vector<T>& host, DeviceBuffer* device) {
+  return Upload(host.data(), host.size() * sizeof(T), device);
+}
+template <typename T>
+Status Download(const DeviceBuffer& device, std::vector<T>* host) {
+  COUPLER_CUDA_RETURN_IF_ERROR(cudaMemcpy(host->data(), device.as<void>(),
+                                          host->size() * sizeof(T), cudaMemcpyDeviceToHost));
+  return Status::Ok();
+}
+// All bytes 0xFF: a NaN in every format, which no kernel here writes for finite inputs.
+inline Status PoisonDevice(const DeviceBuffer& device) {
+  COUPLER_CUDA_RETURN_IF_ERROR(cudaMemset(device.as<void>(), 0xFF, device.bytes()));
+  return Status::Ok();
+}
+
+// A row-major matrix of `storage` elements in host memory.
+struct HostMatrix {
+  Storage storage = Storage::kFloat32;
+  size_t rows = 0;
+  size_t cols = 0;
+  std::vector<uint8_t> bytes;
+
+  size_t size() const { return rows * cols; }
+  ConstMatrix Const() const { return {bytes.data(), storage, rows, cols}; }
+  MutMatrix Mut() { return {bytes.data(), storage, rows, cols}; }
+  ConstMatrix ConstOn(const DeviceBuffer& d) const { return {d.as<void>(), storage, rows, cols}; }
+  MutMatrix MutOn(const DeviceBuffer& d) const { return {d.as<void>(), storage, rows, cols}; }
+  std::vector<float> Widened() const {
+    std::vector<float> out(size());
+    WidenCopy(bytes.data(), storage, out.data(), size());
+    return out;
+  }
+};
+
+inline std::vector<float> RandomFloats(size_t n, float lo, float hi, uint64_t seed) {
+  SplitMix64 rng(seed);
+  std::vector<float> out(n);
+  for (float& v : out) v = rng.Uniform(lo, hi);
+  return out;
+}
+
+inline HostMatrix RandomMatrix(Storage storage, size_t rows, size_t cols, float lo, float hi,
+                        uint64_t seed) {
+  HostMatrix m{storage, rows, cols, std::vector<uint8_t>(rows * cols * StorageBytes(storage))};
+  const std::vector<float> values = RandomFloats(rows * cols, lo, hi, seed);
+  RoundCopy(values.data(), m.bytes.data(), storage, values.size());
+  return m;
+}
+
+// |want - got| <= rel_tol * max(|want|, |got|) + abs_tol everywhere, and no NaN in `got`.
+inline ::testing::AssertionResult Close(std::span<const float> want, std::span<const float> got,
+                                 double rel_tol, double abs_tol) {
+  if (want.size() != got.size()) return ::testing::AssertionFailure() << "sizes differ";
+  for (size_t i = 0; i < want.size(); ++i) {
+    const double a = want[i];
+    const double b = got[i];
+    if (std::isnan(b) || std::abs(a - b) > rel_tol * std::max(std::abs(a), std::abs(b)) + abs_tol) {
+      return ::testing::AssertionFailure() << "element " << i << " of " << want.size()
+                                           << ": CPU " << a << ", CUDA " << b;
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+struct Shape {
+  size_t rows;
+  size_t cols;
+};
+// Tails of a block, several tiles, and more elements than one grid pass covers.
+constexpr Shape kShapes[] = {{37, 45}, {5, 1000}, {1025, 1031}};
+// Lengths for the flat kernels: one element, a block's tail, more than one grid pass.
+constexpr size_t kLengths[] = {1, 257, (size_t{1} << 20) + 3};
+
+}  // namespace coupler::kernels::train_cuda_test
+
+#endif  // COUPLER_WITH_CUDA
