@@ -60,4 +60,10 @@ Status Communicator::CheckBroadcastArgs(const void* buf, size_t count, int root)
   return Status::Ok();
 }
 
+Status CheckNotBroken(const Status& broken, std::string_view what) {
+  if (broken.ok()) return Status::Ok();
+  return Aborted(std::string(what) + ": communicator is broken by an earlier failure: " +
+                 broken.ToString());
+}
+
 }  // namespace coupler::comm

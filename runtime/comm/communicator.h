@@ -21,6 +21,10 @@ std::string_view ReduceOpName(ReduceOp op);
 // the group with an error, never hang it.
 inline constexpr std::chrono::milliseconds kDefaultCollectiveTimeout{300'000};
 
+// What a backend answers once an earlier failure broke it: OK while `broken` is OK, else Aborted
+// naming the call and carrying the first failure, the same text from every backend.
+Status CheckNotBroken(const Status& broken, std::string_view what);
+
 // Every rank of a group calls the same collectives in the same order with the same count,
 // type, op and root. fp16/bf16 travel as raw 16-bit words (runtime/precision/half.h); their
 // sums accumulate in float32 and round to nearest even. A collective that cannot complete

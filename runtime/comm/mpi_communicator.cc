@@ -153,11 +153,7 @@ struct MpiCommunicator::Impl {
     return status;
   }
 
-  Status CheckUsable(const char* what) const {
-    if (broken.ok()) return Status::Ok();
-    return Aborted(std::string(what) + ": communicator is broken by an earlier failure: " +
-                   broken.ToString());
-  }
+  Status CheckUsable(const char* what) const { return CheckNotBroken(broken, what); }
 };
 
 MpiCommunicator::MpiCommunicator(std::unique_ptr<Impl> impl, std::chrono::milliseconds timeout)

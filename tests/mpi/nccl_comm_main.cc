@@ -18,6 +18,7 @@
 #include "runtime/comm/mpi_session.h"
 #include "runtime/comm/nccl_factory.h"
 #include "tests/comm_test_values.h"
+#include "tests/mpi/mpi_check.h"
 
 namespace coupler::comm {
 namespace {
@@ -28,19 +29,10 @@ using testing::Value;
 
 constexpr int kSkip = 77;
 
-int g_failures = 0;
-int g_checks = 0;
-
-void Check(bool ok, int rank, const std::string& what) {
-  ++g_checks;
-  if (ok) return;
-  ++g_failures;
-  std::fprintf(stderr, "rank %d: FAILED %s\n", rank, what.c_str());
-}
-
-void CheckOk(const Status& s, int rank, const std::string& what) {
-  Check(s.ok(), rank, what + ": " + s.ToString());
-}
+using mpitest::Check;
+using mpitest::CheckOk;
+using mpitest::g_checks;
+using mpitest::g_failures;
 
 void CheckCuda(cudaError_t rc, int rank, const std::string& what) {
   Check(rc == cudaSuccess, rank, what + ": " + cudaGetErrorString(rc));
