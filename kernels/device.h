@@ -40,4 +40,12 @@ std::string CudaDriverVersion();
 // Whether this build includes the CUDA kernels (COUPLER_WITH_CUDA).
 bool BuiltWithCuda();
 
+// The number of visible CUDA devices (0 without a driver, a device or CUDA in the build).
+int CudaDeviceCount();
+
+// Makes `index` the calling thread's current device, so the CUDA twins it calls next run
+// there (each worker task thread and each training rank picks its own). Unavailable without
+// CUDA or for an index past CudaDeviceCount().
+Status UseCudaDevice(int index);
+
 }  // namespace coupler::kernels

@@ -2,6 +2,7 @@
 // never libcuda, so the binary starts on machines without a driver and reports no devices.
 #include "kernels/device.h"
 
+#include <string>
 #include <utility>
 
 #include <cuda_runtime_api.h>
@@ -69,16 +70,27 @@ Result<std::vector<DeviceInfo>> ListCudaDevices() {
   return devices;
 }
 
-bool HaveCudaDevice() {
-  static const bool have = [] {
-    int count = 0;
-    if (cudaGetDeviceCount(&count) != cudaSuccess) {
+int CudaDeviceCount() {
+  static const int count = [] {
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
       (void)cudaGetLastError();
-      return false;
+      return 0;
     }
-    return count > 0;
+    return n;
   }();
-  return have;
+  return count;
+}
+
+bool HaveCudaDevice() { return CudaDeviceCount() > 0; }
+
+Status UseCudaDevice(int index) {
+  if (index < 0 || index >= CudaDeviceCount()) {
+    return Unavailable("CUDA device " + std::to_string(index) + " is not visible (" +
+                       std::to_string(CudaDeviceCount()) + " device(s))");
+  }
+  COUPLER_CUDA_RETURN_IF_ERROR(cudaSetDevice(index));
+  return Status::Ok();
 }
 
 std::string CudaRuntimeVersion() {
