@@ -1,18 +1,26 @@
 // Batch kernels on whole in-memory columns (CPU twins), in bytes of input per second, beside a
 // memcpy of the same bytes in the same run: the kernels are memory-bound, so memcpy is the
-// ceiling to compare with (DESIGN.md, "Limits measured"), not a FLOP rate.
+// ceiling to compare with (DESIGN.md, "Limits measured"), not a FLOP rate. The *Cuda benchmarks
+// do the same on the GPU against a device-to-device copy, on columns already on the device; they
+// skip (with an error line) where there is no CUDA device or no CUDA in the build.
 //   bench_kernels --benchmark_min_time=0.5
+//   bench_kernels --benchmark_filter=[Cc]uda
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/cast.h"
 #include "kernels/clip.h"
 #include "kernels/column_stats.h"
 #include "kernels/csv_import.h"
+#include "kernels/cuda/batch_cuda.h"
+#include "kernels/cuda/bench_device_buffer.h"
+#include "kernels/device.h"
 #include "kernels/filter_map.h"
 #include "kernels/standardize.h"
 #include "worker/task_runner.h"
@@ -136,6 +144,145 @@ void BM_ColumnStatsPartial(benchmark::State& state) {
   SetBytes(state, kRows * sizeof(float));
 }
 BENCHMARK(BM_ColumnStatsPartial)->Unit(benchmark::kMicrosecond);
+
+// --- CUDA twins on device-resident columns -------------------------------------------------
+// 64 Mi rows (256 MiB a float32 column): a 16 MiB column passes through an H200 in a few
+// microseconds, which the per-call launch, scratch allocation and synchronize would dominate.
+constexpr size_t kGpuRows = size_t{1} << 26;
+
+// Uniform in [-4, 4) like Column, kGpuRows long.
+std::vector<float> GpuColumn(uint64_t seed) {
+  std::vector<float> column(kGpuRows);
+  uint64_t state = seed;
+  for (float& v : column) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    v = static_cast<float>(static_cast<double>(state >> 40) * 0x1p-24 * 8.0 - 4.0);
+  }
+  return column;
+}
+
+// False (and the benchmark marked skipped) without a usable device.
+bool HaveDevice(benchmark::State& state) {
+  if (kernels::HaveCudaDevice()) return true;
+  state.SkipWithError("no CUDA device");
+  return false;
+}
+
+// A device copy of `host`, or nothing with the benchmark skipped and the reason given.
+template <typename T>
+std::optional<kernels::BenchDeviceBuffer> ToDevice(benchmark::State& state,
+                                                   const std::vector<T>& host) {
+  auto buffer = kernels::BenchDeviceBuffer::CopyOf(host.data(), host.size() * sizeof(T));
+  if (!buffer.ok()) {
+    state.SkipWithError(buffer.status().ToString().c_str());
+    return std::nullopt;
+  }
+  return std::move(*buffer);
+}
+
+std::optional<kernels::BenchDeviceBuffer> DeviceScratch(benchmark::State& state, size_t bytes) {
+  auto buffer = kernels::BenchDeviceBuffer::Allocate(bytes);
+  if (!buffer.ok()) {
+    state.SkipWithError(buffer.status().ToString().c_str());
+    return std::nullopt;
+  }
+  return std::move(*buffer);
+}
+
+// The GPU ceiling: the same bytes read and written by a device-to-device copy.
+void BM_D2DCopyCuda(benchmark::State& state) {
+  if (!HaveDevice(state)) return;
+  auto in = ToDevice(state, GpuColumn(1));
+  auto out = DeviceScratch(state, kGpuRows * sizeof(float));
+  if (!in || !out) return;
+  for (auto _ : state) {
+    Check(state, kernels::CopyDeviceToDevice(out->as<void>(), in->as<const void>(),
+                                             kGpuRows * sizeof(float)));
+  }
+  SetBytes(state, kGpuRows * sizeof(float));
+}
+BENCHMARK(BM_D2DCopyCuda)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+void BM_StandardizeCuda(benchmark::State& state) {
+  if (!HaveDevice(state)) return;
+  auto in = ToDevice(state, GpuColumn(2));
+  auto out = DeviceScratch(state, kGpuRows * sizeof(float));
+  if (!in || !out) return;
+  for (auto _ : state) {
+    Check(state, kernels::StandardizeOnDevice(in->as<const float>(), out->as<float>(), kGpuRows,
+                                              0.25, 1.0 / 2.5));
+  }
+  SetBytes(state, kGpuRows * sizeof(float));
+}
+BENCHMARK(BM_StandardizeCuda)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+// Reads only. The timing includes what a caller pays per call besides the kernel: allocating
+// the block partials, copying them back and merging them on the host.
+void BM_ColumnStatsPartialCuda(benchmark::State& state) {
+  if (!HaveDevice(state)) return;
+  auto in = ToDevice(state, GpuColumn(8));
+  if (!in) return;
+  for (auto _ : state) {
+    auto moments = kernels::MomentsOnDevice(in->as<const float>(), kGpuRows);
+    if (!moments.ok()) state.SkipWithError(moments.status().ToString().c_str());
+    benchmark::DoNotOptimize(moments);
+  }
+  SetBytes(state, kGpuRows * sizeof(float));
+}
+BENCHMARK(BM_ColumnStatsPartialCuda)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+// As BM_FilterMap: both input columns count, threshold 0 keeps a random half. The timing
+// includes CUB's compaction pass, its per-call temp allocation and reading back the kept count.
+void BM_FilterMapCuda(benchmark::State& state) {
+  if (!HaveDevice(state)) return;
+  auto a = ToDevice(state, GpuColumn(3));
+  auto b = ToDevice(state, GpuColumn(4));
+  auto keep = DeviceScratch(state, kGpuRows);
+  auto value = DeviceScratch(state, kGpuRows * sizeof(float));
+  if (!a || !b || !keep || !value) return;
+  const float threshold = kernels::FloatThresholdFor(0.0);
+  size_t kept = 0;
+  for (auto _ : state) {
+    auto n = kernels::FilterMapOnDevice(a->as<const float>(), b->as<const float>(), kGpuRows,
+                                        threshold, keep->as<uint8_t>(), value->as<float>());
+    if (!n.ok()) state.SkipWithError(n.status().ToString().c_str());
+    kept = n.ok() ? *n : 0;
+  }
+  state.counters["kept"] = static_cast<double>(kept) / kGpuRows;
+  SetBytes(state, 2 * kGpuRows * sizeof(float));
+}
+BENCHMARK(BM_FilterMapCuda)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+// clip and cast have no device-pointer entry point yet: these time the host wrappers, i.e. the
+// chunked copies to the device and back (PCIe-bound), not the kernels alone.
+void BM_ClipCuda(benchmark::State& state) {
+  if (!HaveDevice(state)) return;
+  const std::vector<float> in = GpuColumn(6);
+  std::vector<float> out(kGpuRows, 1.0f);
+  state.SetLabel("host round trip");
+  for (auto _ : state) {
+    Check(state, kernels::Clip(in, out, -1.0f, 1.0f, kernels::Backend::kCuda));
+    benchmark::ClobberMemory();
+  }
+  SetBytes(state, kGpuRows * sizeof(float));
+}
+BENCHMARK(BM_ClipCuda)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// range(0): 0 = fp16, 1 = bf16.
+void BM_CastCuda(benchmark::State& state) {
+  if (!HaveDevice(state)) return;
+  const std::vector<float> in = GpuColumn(7);
+  std::vector<uint16_t> out(kGpuRows, 1);
+  const auto format = state.range(0) == 0 ? precision::HalfFormat::kFp16
+                                          : precision::HalfFormat::kBf16;
+  state.SetLabel(std::string(precision::HalfFormatName(format)) + ", host round trip");
+  for (auto _ : state) {
+    Check(state, kernels::Cast(in, out, format, kernels::Backend::kCuda));
+    benchmark::ClobberMemory();
+  }
+  SetBytes(state, kGpuRows * sizeof(float));
+}
+BENCHMARK(BM_CastCuda)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // import_csv's parser: bytes of CSV text (4 float columns + an int label, ~40 bytes a row).
 void BM_ImportCsvParse(benchmark::State& state) {

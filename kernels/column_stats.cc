@@ -4,16 +4,29 @@
 #include <cmath>
 
 #include "kernels/cpu/preprocess_cpu.h"
+#include "kernels/cuda/batch_cuda.h"
+#include "kernels/device.h"
 
 namespace coupler::kernels {
 namespace {
 
 template <typename T>
 Result<ColumnMoments> Compute(std::span<const T> column, Backend backend) {
-  if (backend == Backend::kCuda) {
-    return Unavailable("column_stats: there is no CUDA implementation yet; use the CPU backend");
+  switch (backend) {
+    case Backend::kCpu:
+      return MomentsCpu(column.data(), column.size());
+    case Backend::kCuda: {
+      if (!BuiltWithCuda()) {
+        return Unavailable("column_stats: the CUDA backend was requested but coupler was built "
+                           "without CUDA (COUPLER_WITH_CUDA=OFF); use the CPU backend");
+      }
+      if (column.empty()) return ColumnMoments{};
+      Result<ColumnMoments> moments = MomentsCuda(column.data(), column.size());
+      if (!moments.ok()) return moments.status().WithContext("column_stats (cuda)");
+      return moments;
+    }
   }
-  return MomentsCpu(column.data(), column.size());
+  return InvalidArgument("column_stats: unknown backend");
 }
 
 }  // namespace

@@ -25,7 +25,8 @@ struct ColumnMoments {
 };
 
 // NaN values count and make mean and M2 NaN (a data fault shows up downstream instead of being
-// hidden); min and max skip NaN. Unavailable for kCuda (no CUDA twin yet).
+// hidden); min and max skip NaN. kCuda sums in another order: count, min and max equal the CPU's,
+// mean and M2 agree to rounding. Unavailable for kCuda in a CPU-only build or without a device.
 Result<ColumnMoments> ComputeMoments(std::span<const float> column, Backend backend);
 Result<ColumnMoments> ComputeMoments(std::span<const int32_t> column, Backend backend);
 

@@ -5,6 +5,8 @@
 
 #include "kernels/column_checks.h"
 #include "kernels/cpu/preprocess_cpu.h"
+#include "kernels/cuda/batch_cuda.h"
+#include "kernels/device.h"
 
 namespace coupler::kernels {
 
@@ -32,11 +34,23 @@ Result<size_t> FilterMap(std::span<const float> a, std::span<const float> b, dou
       Overlaps(keep.data(), keep.size_bytes(), value.data(), value.size_bytes())) {
     return InvalidArgument("filter_map: the value column overlaps an input; use a new column");
   }
-  if (backend == Backend::kCuda) {
-    return Unavailable("filter_map: there is no CUDA implementation yet; use the CPU backend");
+  const float t = FloatThresholdFor(threshold);
+  switch (backend) {
+    case Backend::kCpu:
+      return FilterMapCpu(a.data(), b.data(), a.size(), t, keep.data(), value.data());
+    case Backend::kCuda: {
+      if (!BuiltWithCuda()) {
+        return Unavailable("filter_map: the CUDA backend was requested but coupler was built "
+                           "without CUDA (COUPLER_WITH_CUDA=OFF); use the CPU backend");
+      }
+      if (a.empty()) return size_t{0};
+      Result<size_t> kept =
+          FilterMapCuda(a.data(), b.data(), a.size(), t, keep.data(), value.data());
+      if (!kept.ok()) return kept.status().WithContext("filter_map (cuda)");
+      return kept;
+    }
   }
-  return FilterMapCpu(a.data(), b.data(), a.size(), FloatThresholdFor(threshold), keep.data(),
-                      value.data());
+  return InvalidArgument("filter_map: unknown backend");
 }
 
 template <typename T>
@@ -47,10 +61,21 @@ Result<size_t> Compact(std::span<const T> in, std::span<const uint8_t> keep, std
   if (Overlaps(in.data(), in.size_bytes(), out.data(), out.size_bytes())) {
     return InvalidArgument("compact: output overlaps the input; use a new column");
   }
-  if (backend == Backend::kCuda) {
-    return Unavailable("compact: there is no CUDA implementation yet; use the CPU backend");
+  switch (backend) {
+    case Backend::kCpu:
+      return CompactCpu(in.data(), keep.data(), in.size(), out.data());
+    case Backend::kCuda: {
+      if (!BuiltWithCuda()) {
+        return Unavailable("compact: the CUDA backend was requested but coupler was built "
+                           "without CUDA (COUPLER_WITH_CUDA=OFF); use the CPU backend");
+      }
+      if (in.empty()) return size_t{0};
+      Result<size_t> kept = CompactCuda(in.data(), keep.data(), in.size(), out.data());
+      if (!kept.ok()) return kept.status().WithContext("compact (cuda)");
+      return kept;
+    }
   }
-  return CompactCpu(in.data(), keep.data(), in.size(), out.data());
+  return InvalidArgument("compact: unknown backend");
 }
 
 template Result<size_t> Compact<float>(std::span<const float>, std::span<const uint8_t>,

@@ -12,7 +12,9 @@ namespace coupler::kernels {
 
 // `out` has in's length and is either `in` itself or does not overlap it. stddev == 0 (a
 // constant column) gives 0 everywhere: the column carries no information, and a division would
-// give NaN or inf. Unavailable for kCuda (no CUDA twin yet).
+// give NaN or inf. Both backends give bit-identical results, up to NaN payloads (GPUs return a
+// canonical NaN). Unavailable for kCuda in a CPU-only build or without a device,
+// ResourceExhausted when device memory runs out.
 Status Standardize(std::span<const float> in, std::span<float> out, double mean, double stddev,
                    Backend backend);
 

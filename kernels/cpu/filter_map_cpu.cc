@@ -3,7 +3,6 @@
 // random keep pattern mispredicts half the time (measured: 10 ns a row), and a scalar sqrt
 // cannot vectorize while it must set errno, hence the explicit SSE2 (sqrtps is the same IEEE
 // operation as sqrtss, so results stay bit-identical to the scalar loop).
-#include <cmath>
 #include <cstring>
 
 #if defined(__SSE2__)
@@ -11,6 +10,7 @@
 #endif
 
 #include "kernels/cpu/preprocess_cpu.h"
+#include "kernels/elementwise.h"
 
 namespace coupler::kernels {
 namespace {
@@ -45,10 +45,9 @@ size_t FilterMapCpu(const float* __restrict a, const float* __restrict b, size_t
   }
 #endif
   for (; i < n; ++i) {
-    const float v = a[i] * b[i];
-    keep[i] = v > threshold;
-    // Rows not kept take sqrt(0): keeps negative products off libm's errno path.
-    value[i] = std::sqrt(keep[i] != 0 ? v : 0.0f);
+    const FilterMapRow row = FilterMapValue(a[i], b[i], threshold);
+    keep[i] = row.keep;
+    value[i] = row.root;
   }
   // Pack in place: the write cursor never passes the read cursor.
   size_t kept = 0;

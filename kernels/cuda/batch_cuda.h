@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/column_stats.h"
 #include "runtime/precision/half.h"
 #include "runtime/status.h"
 
@@ -21,5 +22,37 @@ Status ClipCuda(const float* in, float* out, size_t n, float lo, float hi);
 
 // `in` and `out` must not overlap.
 Status CastCuda(const float* in, uint16_t* out, size_t n, precision::HalfFormat format);
+
+// out[i] = StandardizeValue(in[i], mean, inv_stddev); `in` may equal `out`.
+Status StandardizeCuda(const float* in, float* out, size_t n, double mean, double inv_stddev);
+
+// The moments of the whole column, merged from per-block partials (see moments_cuda.cu).
+Result<ColumnMoments> MomentsCuda(const float* in, size_t n);
+Result<ColumnMoments> MomentsCuda(const int32_t* in, size_t n);
+
+// See FilterMap (kernels/filter_map.h); `threshold` is already FloatThresholdFor's. Writes
+// keep[0..n) and value[0..kept); value's tail is left as it was.
+Result<size_t> FilterMapCuda(const float* a, const float* b, size_t n, float threshold,
+                             uint8_t* keep, float* value);
+
+// out[0..kept) = the in[i] with keep[i] != 0, in order. Instantiated for float, int32_t,
+// uint16_t and double.
+template <typename T>
+Result<size_t> CompactCuda(const T* in, const uint8_t* keep, size_t n, T* out);
+
+// The same kernels on columns already resident on the calling thread's current device: no
+// copies and no chunking, so a benchmark times the kernel alone. They run on that device's
+// default stream and synchronize before returning (results are ready, faults are reported).
+// Scratch (block partials, CUB temp storage) is allocated per call. Pointers are device
+// pointers; the same aliasing rules as above.
+Status StandardizeOnDevice(const float* d_in, float* d_out, size_t n, double mean,
+                           double inv_stddev);
+Result<ColumnMoments> MomentsOnDevice(const float* d_in, size_t n);
+Result<ColumnMoments> MomentsOnDevice(const int32_t* d_in, size_t n);
+// d_value needs n elements: the first kept hold the roots, the rest are scratch.
+Result<size_t> FilterMapOnDevice(const float* d_a, const float* d_b, size_t n, float threshold,
+                                 uint8_t* d_keep, float* d_value);
+template <typename T>
+Result<size_t> CompactOnDevice(const T* d_in, const uint8_t* d_keep, size_t n, T* d_out);
 
 }  // namespace coupler::kernels

@@ -110,13 +110,6 @@ TEST(KernelsStatsTest, NanPoisonsMeanButNotMinMax) {
   EXPECT_EQ(m->max, 3.0);
 }
 
-TEST(KernelsStatsTest, CudaBackendIsUnavailableNotAFallback) {
-  const std::vector<float> data = {1};
-  EXPECT_EQ(ComputeMoments(data, Backend::kCuda).status().code(), StatusCode::kUnavailable);
-  std::vector<float> out(1);
-  EXPECT_EQ(Standardize(data, out, 0, 1, Backend::kCuda).code(), StatusCode::kUnavailable);
-}
-
 TEST(KernelsStandardizeTest, GivesMeanZeroAndStddevOne) {
   for (const float offset : {0.0f, 250.0f, -1.0e5f}) {
     SCOPED_TRACE(offset);

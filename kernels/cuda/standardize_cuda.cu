@@ -1,0 +1,52 @@
+// CUDA twin of standardize: a grid-stride loop over StandardizeValue, the same float64 element
+// math as the CPU twin, so the two agree bit for bit (NaN payloads aside: GPU arithmetic returns
+// a canonical NaN).
+#include <algorithm>
+#include <cstddef>
+
+#include "kernels/cuda/batch_cuda.h"
+#include "kernels/cuda/column_pass.h"
+#include "kernels/elementwise.h"
+
+namespace coupler::kernels {
+namespace {
+
+// `in` may equal `out`: each thread reads its element before writing it, and no thread touches
+// another's, so no __restrict__ here (the in-place device entry point passes one buffer).
+__global__ void StandardizeKernel(const float* in, float* out, size_t n, double mean,
+                                  double inv_stddev) {
+  const size_t stride = static_cast<size_t>(blockDim.x) * gridDim.x;
+  for (size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += stride) {
+    out[i] = StandardizeValue(in[i], mean, inv_stddev);
+  }
+}
+
+void Launch(const float* d_in, float* d_out, size_t count, int blocks, int threads,
+            cudaStream_t stream, double mean, double inv_stddev) {
+  StandardizeKernel<<<blocks, threads, 0, stream>>>(d_in, d_out, count, mean, inv_stddev);
+}
+
+}  // namespace
+
+Status StandardizeCuda(const float* in, float* out, size_t n, double mean, double inv_stddev) {
+  return RunColumnPass(in, out, n,
+                       [mean, inv_stddev](const float* d_in, float* d_out, size_t count,
+                                          int blocks, int threads, cudaStream_t stream) {
+                         Launch(d_in, d_out, count, blocks, threads, stream, mean, inv_stddev);
+                       });
+}
+
+Status StandardizeOnDevice(const float* d_in, float* d_out, size_t n, double mean,
+                           double inv_stddev) {
+  if (n == 0) return Status::Ok();
+  COUPLER_ASSIGN_OR_RETURN(const int max_blocks, MaxResidentBlocks());
+  const size_t wanted = (n + kThreadsPerBlock - 1) / kThreadsPerBlock;
+  const int blocks = static_cast<int>(std::min<size_t>(wanted, max_blocks));
+  Launch(d_in, d_out, n, blocks, kThreadsPerBlock, nullptr, mean, inv_stddev);
+  COUPLER_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+  COUPLER_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(nullptr));
+  return Status::Ok();
+}
+
+}  // namespace coupler::kernels
