@@ -48,7 +48,7 @@ int RunWorker(const worker::WorkerOptions& opts) {
   auto w = worker::Worker::Create(opts);
   if (!w.ok()) {
     std::fprintf(stderr, "coupler: %s\n", w.status().message().c_str());
-    return kExitFailure;
+    return w.status().code() == StatusCode::kInvalidArgument ? kExitBadInput : kExitFailure;
   }
   Status s = (*w)->Run(drain);
   if (!s.ok()) {
@@ -85,6 +85,8 @@ void AddServiceCommands(CLI::App& app, CommandBody* run) {
   w->add_option("--slots", wopts->slots, "tasks run at once (default: CPUs)");
   w->add_option("--prefetch", wopts->prefetch, "extra tasks held queued (default 2 x slots + 8)");
   w->add_option("--labels", *labels, "k=v labels, e.g. interconnect=nvlink")->delimiter(',');
+  w->add_option("--gpus", wopts->gpus,
+                "GPUs its tasks may use: all (default), none, or ordinals such as 0,1");
   w->add_option("--heartbeat-ms", wopts->heartbeat_ms, "heartbeat period")->capture_default_str();
   w->callback([wopts, labels, run] {
     for (const auto& kv : *labels) {

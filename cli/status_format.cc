@@ -111,6 +111,17 @@ std::string JobStatusText(const wire::JobStatus& j) {
                                 Thousands(j.tasks_total), j.tasks_running, j.tasks_queued,
                                 j.tasks_failed, j.attempts);
   if (!j.error.empty()) out += "  error: " + j.error + "\n";
+  if (!j.devices.empty()) {
+    std::string devices;
+    for (const auto& [device, n] : j.devices) {
+      devices += fmt::format("{}{} {} tasks", devices.empty() ? "" : ", ", device, Thousands(n));
+    }
+    out += "  devices: " + devices + "\n";
+  }
+  if (j.gpu_fallbacks > 0) {
+    out += fmt::format("  warning: {} task(s) asked for a GPU and ran on the CPU\n",
+                       Thousands(j.gpu_fallbacks));
+  }
   size_t w = 4;
   for (const auto& n : j.nodes) w = std::max(w, n.id.size());
   for (const auto& n : j.nodes) {

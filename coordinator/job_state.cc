@@ -233,6 +233,7 @@ wire::TaskSpec JobState::MakeSpec(uint64_t t) const {
     }
   }
   spec.gpu_memory_bytes = node.resources.gpu_memory;
+  spec.gpus = static_cast<uint32_t>(node.resources.gpus);
   return spec;
 }
 

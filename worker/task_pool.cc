@@ -2,14 +2,19 @@
 
 #include <chrono>
 
+#include "kernels/device.h"
+#include "runtime/logging.h"
 #include "worker/stale_temps.h"
 #include "worker/task_runner.h"
 
 namespace coupler::worker {
 
-TaskPool::TaskPool(zmq::context_t& ctx, std::string wake_endpoint, uint32_t slots)
-    : ctx_(ctx), wake_endpoint_(std::move(wake_endpoint)) {
-  for (uint32_t i = 0; i < std::max(1u, slots); ++i) threads_.emplace_back([this] { Loop(); });
+TaskPool::TaskPool(zmq::context_t& ctx, std::string wake_endpoint, uint32_t slots,
+                   std::vector<int> gpus)
+    : ctx_(ctx), wake_endpoint_(std::move(wake_endpoint)), gpus_(std::move(gpus)) {
+  for (uint32_t i = 0; i < std::max(1u, slots); ++i) {
+    threads_.emplace_back([this, i] { Loop(i); });
+  }
 }
 
 TaskPool::~TaskPool() {
@@ -60,7 +65,17 @@ size_t TaskPool::held() const {
   return queue_.size() + running_.load();
 }
 
-void TaskPool::Loop() {
+void TaskPool::Loop(size_t slot) {
+  // The CUDA twins run on the calling thread's current device: set it once for this thread.
+  // A device that refuses leaves the thread on the CPU twins, and its tasks say so.
+  TaskPlacement placement = PlacementForSlot(gpus_, slot);
+  if (placement.backend == kernels::Backend::kCuda) {
+    if (const Status used = kernels::UseCudaDevice(placement.device); !used.ok()) {
+      Logger("worker")->warn("task thread {}: {}; its tasks run on the CPU", slot,
+                             used.ToString());
+      placement = {};
+    }
+  }
   // One PUSH socket per thread: ZeroMQ sockets are not shared between threads.
   zmq::socket_t wake(ctx_, zmq::socket_type::push);
   wake.set(zmq::sockopt::linger, 0);
@@ -80,7 +95,7 @@ void TaskPool::Loop() {
     // A retry may follow an attempt killed mid-write: clear what it left behind.
     if (task.attempt > 0 && !task.output_path.empty()) RemoveStaleTemps(task.output_path);
     const auto started = std::chrono::steady_clock::now();
-    wire::TaskOutcome outcome = RunTask(task, cancel.get());
+    wire::TaskOutcome outcome = RunTask(task, cancel.get(), placement);
     const double us =
         std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - started).count();
     bool first = false;

@@ -21,8 +21,11 @@ namespace coupler::worker {
 
 class TaskPool {
  public:
-  // `wake_endpoint` is an inproc address the owner has bound a PULL socket to.
-  TaskPool(zmq::context_t& ctx, std::string wake_endpoint, uint32_t slots);
+  // `wake_endpoint` is an inproc address the owner has bound a PULL socket to. `gpus` are the
+  // CUDA ordinals the tasks may use: thread i runs its kernels on gpus[i % gpus.size()]
+  // (worker/task_device.h), or on the CPU when `gpus` is empty.
+  TaskPool(zmq::context_t& ctx, std::string wake_endpoint, uint32_t slots,
+           std::vector<int> gpus = {});
   ~TaskPool();
   TaskPool(const TaskPool&) = delete;
   TaskPool& operator=(const TaskPool&) = delete;
@@ -39,10 +42,11 @@ class TaskPool {
   double mean_task_us() const;
 
  private:
-  void Loop();
+  void Loop(size_t slot);
 
   zmq::context_t& ctx_;
   std::string wake_endpoint_;
+  const std::vector<int> gpus_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<wire::TaskSpec> queue_;

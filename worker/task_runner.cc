@@ -34,14 +34,15 @@ Status RunGuarded(const OpEntry& op, const OpContext& context, OpReport& report)
 
 }  // namespace
 
-wire::TaskOutcome RunTask(const wire::TaskSpec& spec, const std::atomic<bool>* cancel) {
+wire::TaskOutcome RunTask(const wire::TaskSpec& spec, const std::atomic<bool>* cancel,
+                          TaskPlacement placement) {
   wire::TaskOutcome outcome;
   try {
     outcome.job_id = spec.job_id;
     outcome.task_id = spec.task_id;
     outcome.attempt = spec.attempt;
     outcome.device = "cpu";
-    outcome.gpu_requested_but_cpu = spec.gpu_memory_bytes > 0;
+    outcome.gpu_requested_but_cpu = spec.gpus > 0 || spec.gpu_memory_bytes > 0;
 
     const OpEntry* op = FindOp(spec.op);
     if (op == nullptr) {
@@ -52,13 +53,19 @@ wire::TaskOutcome RunTask(const wire::TaskSpec& spec, const std::atomic<bool>* c
       outcome.error = std::string(op->unavailable);
       return outcome;
     }
-    const OpContext context{spec, cancel};
+    if (!op->has_cuda) placement = {};
+    const OpContext context{spec, cancel, placement};
     if (context.Cancelled()) {
       outcome.error = "cancelled";
       return outcome;
     }
     OpReport report;
+    report.backend = placement.backend;
     const Status status = RunGuarded(*op, context, report);
+    if (report.used_cuda) {
+      outcome.device = DeviceLabel(placement);
+      outcome.gpu_requested_but_cpu = false;
+    }
     outcome.rows_in = report.rows_in;
     outcome.rows_out = report.rows_out;
     outcome.kernel_ms = report.kernel_ms;

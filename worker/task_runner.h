@@ -26,16 +26,21 @@
 #include <atomic>
 
 #include "runtime/wire/worker_messages.h"
+#include "worker/task_device.h"
 
 namespace coupler::worker {
 
 // Never throws. Fills ok / error (one line: "<op>: what failed and why"; "cancelled" when
-// `cancel` became true), output_paths, rows_in / rows_out, device ("cpu": every op runs on the
-// CPU twins for now; gpu_requested_but_cpu when the task asked for GPU memory), kernel_ms (time
-// inside kernels, or the command for exec) and bytes_processed (bytes read + written; for exec
-// the sizes of its input files and of the output it published).
+// `cancel` became true), output_paths, rows_in / rows_out, device, kernel_ms (time inside
+// kernels, or the command for exec) and bytes_processed (bytes read + written; for exec the
+// sizes of its input files and of the output it published).
+// `placement` is where the kernels should run (the pool thread's GPU, or the CPU). Ops with
+// CUDA twins use it; the others (import_csv, exec, noop) run on the CPU. `device` records
+// what actually ran: "cuda:N" when a kernel ran on GPU N, else "cpu"; gpu_requested_but_cpu
+// flags a task that asked for a GPU (gpus or gpu_memory) and ran on the CPU all the same.
 // `cancel` may be flipped by another thread at any time; ops check it between steps, noop
 // while sleeping and exec every few milliseconds (killing the command's process group).
-wire::TaskOutcome RunTask(const wire::TaskSpec& spec, const std::atomic<bool>* cancel = nullptr);
+wire::TaskOutcome RunTask(const wire::TaskSpec& spec, const std::atomic<bool>* cancel = nullptr,
+                          TaskPlacement placement = {});
 
 }  // namespace coupler::worker

@@ -12,6 +12,7 @@
 #include "runtime/net/zmq_socket.h"
 #include "runtime/wire/codec.h"
 #include "worker/host_info.h"
+#include "worker/task_device.h"
 
 namespace coupler::worker {
 namespace {
@@ -57,8 +58,14 @@ Result<std::unique_ptr<Worker>> Worker::Create(WorkerOptions options) {
   reg.memory_bytes = host.memory_bytes;
   reg.labels = options.labels;
   reg.protocol_version = wire::kProtocolVersion;
-  if (auto devices = kernels::ListCudaDevices(); devices.ok()) {
-    for (const auto& d : *devices) {
+  COUPLER_ASSIGN_OR_RETURN(const std::vector<int> gpus,
+                           ParseGpuList(options.gpus, kernels::CudaDeviceCount()));
+  if (!gpus.empty()) {
+    // A device the driver lists but cannot open is reported at once, not at the first task.
+    COUPLER_ASSIGN_OR_RETURN(const std::vector<kernels::DeviceInfo> devices,
+                             kernels::ListCudaDevices());
+    for (const auto& d : devices) {
+      if (std::find(gpus.begin(), gpus.end(), d.index) == gpus.end()) continue;
       reg.gpus.push_back({static_cast<uint32_t>(d.index), d.name, d.total_memory, d.free_memory});
     }
   }
@@ -67,7 +74,7 @@ Result<std::unique_ptr<Worker>> Worker::Create(WorkerOptions options) {
     const std::string wake_ep = fmt::format("inproc://wake-{}", static_cast<const void*>(w.get()));
     w->wake_ = zmq::socket_t(w->ctx_, zmq::socket_type::pull);
     w->wake_.bind(wake_ep);
-    w->pool_ = std::make_unique<TaskPool>(w->ctx_, wake_ep, options.slots);
+    w->pool_ = std::make_unique<TaskPool>(w->ctx_, wake_ep, options.slots, gpus);
   } catch (const zmq::error_t& e) {
     return Internal(std::string("worker wake socket: ") + e.what());
   }

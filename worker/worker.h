@@ -24,6 +24,7 @@ struct WorkerOptions {
   uint32_t slots = 0;        // default: the CPUs this process may use
   uint32_t prefetch = 0;     // 0: adaptive — deep for short tasks, shallow for long ones
   std::map<std::string, std::string> labels;
+  std::string gpus;          // --gpus: "" or "all", "none", or ordinals "0,1" (task_device.h)
   int64_t heartbeat_ms = 1000;
   int64_t coordinator_timeout_ms = 5000;  // silence after which it reconnects
 };

@@ -99,11 +99,12 @@ struct TaskSpec {
   std::map<std::string, std::string> params;
   uint64_t timeout_ms = 0;        // 0: no limit
   uint64_t gpu_memory_bytes = 0;  // 0: no GPU asked; else the slice of one device it needs
+  uint32_t gpus = 0;              // whole GPUs the node asked for (resources.gpus)
 
   template <class Archive>
   void serialize(Archive& ar) {
     ar(job_id, task_id, node_id, op, attempt, shard_index, input_paths, output_path, params,
-       timeout_ms, gpu_memory_bytes);
+       timeout_ms, gpu_memory_bytes, gpus);
   }
   friend bool operator==(const TaskSpec&, const TaskSpec&) = default;
 };

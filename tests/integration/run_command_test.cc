@@ -2,8 +2,10 @@
 // end and print a summary.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <regex>
 
+#include "kernels/device.h"
 #include "tests/integration/coupler_cluster.h"
 
 namespace coupler::itest {
@@ -34,6 +36,29 @@ TEST(RunCommandTest, PreprocessOnlyExampleSucceedsOnTwoWorkers) {
     EXPECT_FALSE(ec) << part << ": " << ec.message();
     EXPECT_GE(written, start) << part << " was not written by this run";
   }
+}
+
+// A node that asks for GPU memory, run where no GPU can take it: the tasks still succeed on the
+// CPU twins, and both the run summary and `status` say that they ran on the CPU.
+TEST(RunCommandTest, GpuTasksThatRanOnTheCpuAreFlagged) {
+  if (kernels::HaveCudaDevice()) GTEST_SKIP() << "a CUDA device is present: the tasks would use it";
+  TempDir scratch;
+  {
+    std::ofstream csv(scratch.path() / "small.csv");
+    csv << "x,y\n";
+    for (int r = 0; r < 40; ++r) csv << r - 20 << "," << r % 7 << "\n";
+    std::ofstream spec(scratch.path() / "gpu-clip.yaml");
+    spec << "name: gpu-clip\nworkdir: out\nnodes:\n"
+            "  - {id: import, op: import_csv, inputs: [small.csv], params: {shards: 2}}\n"
+            "  - id: clipped\n    op: clip\n    inputs: [import]\n"
+            "    params: {min: -5.0, max: 5.0}\n    resources: {gpu_memory: 64MiB}\n";
+  }
+  const CommandResult r = RunToEnd({kCoupler, "run", "gpu-clip.yaml", "--workers", "1"},
+                                   scratch.path(), 120s, scratch.path());
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("devices: cpu: 4 tasks"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("warning: 2 task(s) asked for a GPU and ran on the CPU"), std::string::npos)
+      << r.out;
 }
 
 }  // namespace

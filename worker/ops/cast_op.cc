@@ -32,8 +32,9 @@ Status RunCast(const OpContext& context, OpReport& report) {
     for (const size_t index : *selected) {
       io::Column& column = table.column(index);
       std::vector<uint16_t> bits(column.size());
-      COUPLER_RETURN_IF_ERROR(
-          kernels::Cast(column.values<float>(), bits, format, kernels::Backend::kCpu));
+      COUPLER_RETURN_IF_ERROR(RunKernel(report, [&](kernels::Backend backend) {
+        return kernels::Cast(column.values<float>(), bits, format, backend);
+      }));
       column = io::Column(column.name(), std::move(bits), target);
     }
   }

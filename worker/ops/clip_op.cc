@@ -1,5 +1,5 @@
 // clip: bound the selected float32 columns (default: all of them) to [min, max], in place, with
-// the shared clip kernel on the CPU backend.
+// the shared clip kernel on the task's backend.
 #include <cmath>
 #include <limits>
 
@@ -34,8 +34,10 @@ Status RunClip(const OpContext& context, OpReport& report) {
   {
     KernelTimer timer(report.kernel_ms);
     for (const size_t index : *selected) {
-      COUPLER_RETURN_IF_ERROR(kernels::Clip(table.column(index).values<float>(), ToFloatBound(lo),
-                                            ToFloatBound(hi), kernels::Backend::kCpu));
+      const std::span<float> column = table.column(index).values<float>();
+      COUPLER_RETURN_IF_ERROR(RunKernel(report, [&](kernels::Backend backend) {
+        return kernels::Clip(column, ToFloatBound(lo), ToFloatBound(hi), backend);
+      }));
     }
   }
   report.rows_in = report.rows_out = table.rows();

@@ -39,9 +39,11 @@ Status RunMap(const OpContext& context, OpReport& report) {
     KernelTimer timer(report.kernel_ms);
     for (const size_t index : selected) {
       const io::Column& column = table.column(index);
-      auto moments = column.dtype() == io::DType::kInt32
-                         ? kernels::ComputeMoments(column.values<int32_t>(), kernels::Backend::kCpu)
-                         : kernels::ComputeMoments(column.values<float>(), kernels::Backend::kCpu);
+      auto moments = RunKernel(report, [&](kernels::Backend backend) {
+        return column.dtype() == io::DType::kInt32
+                   ? kernels::ComputeMoments(column.values<int32_t>(), backend)
+                   : kernels::ComputeMoments(column.values<float>(), backend);
+      });
       if (!moments.ok()) return moments.status();
       stats.push_back({column.name(), *moments});
     }

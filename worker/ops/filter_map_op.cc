@@ -9,23 +9,26 @@ namespace coupler::worker {
 namespace {
 
 template <typename T>
-Status CompactColumn(io::Column& column, std::span<const uint8_t> keep, size_t kept) {
+Status CompactColumn(io::Column& column, std::span<const uint8_t> keep, size_t kept,
+                     OpReport& report) {
   std::vector<T> out(column.size());
-  COUPLER_ASSIGN_OR_RETURN(const size_t n, kernels::Compact<T>(column.values<T>(), keep, out,
-                                                                kernels::Backend::kCpu));
+  COUPLER_ASSIGN_OR_RETURN(const size_t n, RunKernel(report, [&](kernels::Backend backend) {
+                             return kernels::Compact<T>(column.values<T>(), keep, out, backend);
+                           }));
   COUPLER_CHECK(n == kept) << "compact kept " << n << " rows, filter_map " << kept;
   out.resize(kept);
   column = io::Column(column.name(), std::move(out), column.dtype());
   return Status::Ok();
 }
 
-Status CompactAny(io::Column& column, std::span<const uint8_t> keep, size_t kept) {
+Status CompactAny(io::Column& column, std::span<const uint8_t> keep, size_t kept,
+                  OpReport& report) {
   switch (column.dtype()) {
-    case io::DType::kFloat32: return CompactColumn<float>(column, keep, kept);
-    case io::DType::kInt32: return CompactColumn<int32_t>(column, keep, kept);
+    case io::DType::kFloat32: return CompactColumn<float>(column, keep, kept, report);
+    case io::DType::kInt32: return CompactColumn<int32_t>(column, keep, kept, report);
     case io::DType::kFloat16:
-    case io::DType::kBfloat16: return CompactColumn<uint16_t>(column, keep, kept);
-    case io::DType::kFloat64: return CompactColumn<double>(column, keep, kept);
+    case io::DType::kBfloat16: return CompactColumn<uint16_t>(column, keep, kept, report);
+    case io::DType::kFloat64: return CompactColumn<double>(column, keep, kept, report);
   }
   return Internal("unknown dtype");
 }
@@ -55,12 +58,13 @@ Status RunFilterMap(const OpContext& context, OpReport& report) {
   size_t kept = 0;
   {
     KernelTimer timer(report.kernel_ms);
-    COUPLER_ASSIGN_OR_RETURN(
-        kept, kernels::FilterMap(table.column((*factors)[0]).values<float>(),
-                                 table.column((*factors)[1]).values<float>(), threshold, keep,
-                                 value, kernels::Backend::kCpu));
+    const std::span<const float> a = table.column((*factors)[0]).values<float>();
+    const std::span<const float> b = table.column((*factors)[1]).values<float>();
+    COUPLER_ASSIGN_OR_RETURN(kept, RunKernel(report, [&](kernels::Backend backend) {
+                               return kernels::FilterMap(a, b, threshold, keep, value, backend);
+                             }));
     for (size_t c = 0; c < table.num_columns(); ++c) {
-      COUPLER_RETURN_IF_ERROR(CompactAny(table.column(c), keep, kept));
+      COUPLER_RETURN_IF_ERROR(CompactAny(table.column(c), keep, kept, report));
     }
   }
   value.resize(kept);

@@ -13,6 +13,7 @@ struct OpEntry {
   std::string_view name;
   OpFunction run = nullptr;        // nullptr: not runnable yet
   std::string_view unavailable;    // why, when run is nullptr
+  bool has_cuda = false;           // its kernels have CUDA twins (RunKernel picks them)
 };
 
 // nullptr for a name no worker knows.

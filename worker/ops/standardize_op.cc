@@ -43,9 +43,11 @@ Status RunStandardize(const OpContext& context, OpReport& report) {
     KernelTimer timer(report.kernel_ms);
     for (size_t i = 0; i < selected->size(); ++i) {
       const std::span<float> column = table.column((*selected)[i]).values<float>();
-      COUPLER_RETURN_IF_ERROR(kernels::Standardize(column, column, moments[i]->mean,
-                                                   kernels::PopulationStddev(*moments[i]),
-                                                   kernels::Backend::kCpu));
+      const double mean = moments[i]->mean;
+      const double stddev = kernels::PopulationStddev(*moments[i]);
+      COUPLER_RETURN_IF_ERROR(RunKernel(report, [&](kernels::Backend backend) {
+        return kernels::Standardize(column, column, mean, stddev, backend);
+      }));
     }
   }
   report.rows_in = report.rows_out = table.rows();
