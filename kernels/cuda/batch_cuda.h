@@ -47,6 +47,9 @@ Result<size_t> CompactCuda(const T* in, const uint8_t* keep, size_t n, T* out);
 // pointers; the same aliasing rules as above.
 Status StandardizeOnDevice(const float* d_in, float* d_out, size_t n, double mean,
                            double inv_stddev);
+// d_in and d_out must not overlap.
+Status ClipOnDevice(const float* d_in, float* d_out, size_t n, float lo, float hi);
+Status CastOnDevice(const float* d_in, uint16_t* d_out, size_t n, precision::HalfFormat format);
 Result<ColumnMoments> MomentsOnDevice(const float* d_in, size_t n);
 Result<ColumnMoments> MomentsOnDevice(const int32_t* d_in, size_t n);
 // d_value needs n elements: the first kept hold the roots, the rest are scratch.

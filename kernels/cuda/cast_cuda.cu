@@ -24,20 +24,23 @@ __global__ void CastKernel(const float* __restrict__ in, uint16_t* __restrict__ 
 }
 
 template <precision::HalfFormat kFormat>
-Status RunCast(const float* in, uint16_t* out, size_t n) {
-  return RunColumnPass(in, out, n,
-                       [](const float* d_in, uint16_t* d_out, size_t count, int blocks,
-                          int threads, cudaStream_t stream) {
-                         CastKernel<kFormat><<<blocks, threads, 0, stream>>>(d_in, d_out, count);
-                       });
+void LaunchCast(const float* d_in, uint16_t* d_out, size_t count, int blocks, int threads,
+                cudaStream_t stream) {
+  CastKernel<kFormat><<<blocks, threads, 0, stream>>>(d_in, d_out, count);
 }
 
 }  // namespace
 
 Status CastCuda(const float* in, uint16_t* out, size_t n, precision::HalfFormat format) {
   return format == precision::HalfFormat::kFp16
-             ? RunCast<precision::HalfFormat::kFp16>(in, out, n)
-             : RunCast<precision::HalfFormat::kBf16>(in, out, n);
+             ? RunColumnPass(in, out, n, LaunchCast<precision::HalfFormat::kFp16>)
+             : RunColumnPass(in, out, n, LaunchCast<precision::HalfFormat::kBf16>);
+}
+
+Status CastOnDevice(const float* d_in, uint16_t* d_out, size_t n, precision::HalfFormat format) {
+  return format == precision::HalfFormat::kFp16
+             ? RunDevicePass(d_in, d_out, n, LaunchCast<precision::HalfFormat::kFp16>)
+             : RunDevicePass(d_in, d_out, n, LaunchCast<precision::HalfFormat::kBf16>);
 }
 
 }  // namespace coupler::kernels

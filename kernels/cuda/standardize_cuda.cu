@@ -39,14 +39,11 @@ Status StandardizeCuda(const float* in, float* out, size_t n, double mean, doubl
 
 Status StandardizeOnDevice(const float* d_in, float* d_out, size_t n, double mean,
                            double inv_stddev) {
-  if (n == 0) return Status::Ok();
-  COUPLER_ASSIGN_OR_RETURN(const int max_blocks, MaxResidentBlocks());
-  const size_t wanted = (n + kThreadsPerBlock - 1) / kThreadsPerBlock;
-  const int blocks = static_cast<int>(std::min<size_t>(wanted, max_blocks));
-  Launch(d_in, d_out, n, blocks, kThreadsPerBlock, nullptr, mean, inv_stddev);
-  COUPLER_CUDA_RETURN_IF_ERROR(cudaGetLastError());
-  COUPLER_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(nullptr));
-  return Status::Ok();
+  return RunDevicePass(d_in, d_out, n,
+                       [mean, inv_stddev](const float* in, float* out, size_t count, int blocks,
+                                          int threads, cudaStream_t stream) {
+                         Launch(in, out, count, blocks, threads, stream, mean, inv_stddev);
+                       });
 }
 
 }  // namespace coupler::kernels

@@ -31,6 +31,12 @@ Status StandardizeOnDevice(const float*, float*, size_t, double, double) {
   return NotBuilt("standardize");
 }
 
+Status ClipOnDevice(const float*, float*, size_t, float, float) { return NotBuilt("clip"); }
+
+Status CastOnDevice(const float*, uint16_t*, size_t, precision::HalfFormat) {
+  return NotBuilt("cast");
+}
+
 Result<ColumnMoments> MomentsOnDevice(const float*, size_t) { return NotBuilt("column_stats"); }
 Result<ColumnMoments> MomentsOnDevice(const int32_t*, size_t) { return NotBuilt("column_stats"); }
 
