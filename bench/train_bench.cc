@@ -5,14 +5,24 @@
 // weights as the GEMMs read them (fp32 masters, or the 16-bit copies) and the widening
 // workspace — as a ratio of the fp32 run's.
 //   build/bin/bench_train [digits_epochs=20] [wide_steps=24]
+// --gpu: the training step (forward, backward, AdamW) of a wide MLP [1024, 4096x4, 16] on the
+// CUDA backend, fp32 vs bf16, and their ratio; says so and exits 0 without a CUDA device.
+//   build/bin/bench_train --gpu [steps=50]
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <vector>
 
+#include "kernels/device.h"
 #include "runtime/comm/in_process_communicator.h"
+#include "runtime/memory/memory_budget.h"
+#include "worker/train/cuda_train_backend.h"
 #include "worker/train/dataset.h"
+#include "worker/train/mlp.h"
+#include "worker/train/optimizer.h"
 #include "worker/train/trainer.h"
 
 namespace {
@@ -76,11 +86,83 @@ void RunCase(const Case& c) {
   }
 }
 
+// Seconds per training step of `layers` at `rows` rows in `storage`, over `steps` timed steps
+// after two warm-up steps; the last step copies its loss back, which waits for the device.
+Result<double> GpuStepSeconds(TrainBackend& backend, const std::vector<size_t>& layers,
+                              kernels::Storage storage, size_t rows, int steps) {
+  memory::MemoryBudget budget(0, &backend.store());
+  COUPLER_ASSIGN_OR_RETURN(auto mlp, Mlp::Create(layers, storage, budget, backend, 1));
+  COUPLER_ASSIGN_OR_RETURN(auto opt, ParameterOptimizer::Create(OptimizerSettings{},
+                                                                mlp.num_params(), budget, backend));
+  COUPLER_RETURN_IF_ERROR(mlp.ReserveActivations(rows));
+  const Dataset data = Synthetic(rows, layers.front(), layers.back());
+  COUPLER_ASSIGN_OR_RETURN(auto x, budget.Allocate(data.x.size() * sizeof(float),
+                                                   memory::MemoryKind::kData, "x"));
+  COUPLER_ASSIGN_OR_RETURN(auto y, budget.Allocate(data.y.size() * sizeof(int32_t),
+                                                   memory::MemoryKind::kData, "y"));
+  COUPLER_RETURN_IF_ERROR(backend.CopyFromHost(x.data(), data.x.data(), x.bytes()));
+  COUPLER_RETURN_IF_ERROR(backend.CopyFromHost(y.data(), data.y.data(), y.bytes()));
+  auto step = [&]() -> Status {
+    COUPLER_RETURN_IF_ERROR(mlp.ZeroGrads());
+    COUPLER_ASSIGN_OR_RETURN(const double loss,
+                             mlp.ForwardBackward(x.as<float>(), y.as<int32_t>(), rows,
+                                                 1.0f / static_cast<float>(rows)));
+    (void)loss;
+    COUPLER_RETURN_IF_ERROR(opt.Step(mlp.params(), mlp.grads()));
+    return mlp.RefreshComputeCopies();
+  };
+  for (int i = 0; i < 2; ++i) COUPLER_RETURN_IF_ERROR(step());
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < steps; ++i) COUPLER_RETURN_IF_ERROR(step());
+  float sync = 0;  // a blocking copy: every step above has finished on the device
+  COUPLER_RETURN_IF_ERROR(backend.CopyToHost(&sync, mlp.params(), sizeof(float)));
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return elapsed / steps;
+}
+
+int RunGpu(int steps) {
+  if (!kernels::BuiltWithCuda() || !kernels::HaveCudaDevice()) {
+    std::printf("bench_train --gpu: no CUDA device (%s), nothing to time\n",
+                kernels::BuiltWithCuda() ? "none visible" : "built without CUDA");
+    return 0;
+  }
+  auto backend = CudaTrainBackend::Create(0, 0);
+  if (!backend.ok()) {
+    std::fprintf(stderr, "bench_train --gpu: %s\n", backend.status().ToString().c_str());
+    return 1;
+  }
+  const std::vector<size_t> layers = {1024, 4096, 4096, 4096, 4096, 16};
+  const size_t rows = 1024;
+  std::printf("GPU training step on %s: layers", (*backend)->name().c_str());
+  for (size_t w : layers) std::printf(" %zu", w);
+  std::printf(", %zu rows, AdamW, %d steps\n", rows, steps);
+  std::printf("%-6s %12s %14s %10s\n", "prec", "ms/step", "samples/s", "vs fp32");
+  double fp32 = 0;
+  for (kernels::Storage storage : {kernels::Storage::kFloat32, kernels::Storage::kBf16}) {
+    auto seconds = GpuStepSeconds(**backend, layers, storage, rows, steps);
+    if (!seconds.ok()) {
+      std::printf("%-6s failed: %s\n", kernels::StorageName(storage),
+                  seconds.status().ToString().c_str());
+      continue;
+    }
+    if (storage == kernels::Storage::kFloat32) fp32 = *seconds;
+    std::printf("%-6s %12.3f %14.0f %10.2f\n", kernels::StorageName(storage), *seconds * 1e3,
+                static_cast<double>(rows) / *seconds, fp32 > 0 ? fp32 / *seconds : 0.0);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "--gpu") {
+    return RunGpu(argc > 2 ? std::max(1, std::atoi(argv[2])) : 50);
+  }
   if (argc > 1 && std::string(argv[1]).starts_with("-")) {
-    std::printf("usage: bench_train [digits_epochs=20] [wide_steps=24]  (CPU backend only)\n");
+    std::printf("usage: bench_train [digits_epochs=20] [wide_steps=24]   CPU backend, in process\n"
+                "       bench_train --gpu [steps=50]   wide MLP step on the CUDA backend, fp32 vs "
+                "bf16 (speed-up ratio)\n");
     return 0;
   }
   const int64_t digits_epochs = argc > 1 ? std::atoll(argv[1]) : 20;

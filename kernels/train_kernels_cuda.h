@@ -39,4 +39,18 @@ Status AdamWStepCuda(float* w, const float* g, float* m, float* v, size_t n,
                      const AdamWParams& params, int64_t step, void* compute_copy = nullptr,
                      Storage storage = Storage::kFloat32);
 
+// ---- Moving and filling training buffers (kernels/cuda/train_transfer_cuda.cu) --------------
+// Blocking copies between host memory and device memory, and a zero fill of device memory.
+Status CopyHostToDeviceCuda(void* dst, const void* src, size_t bytes);
+Status CopyDeviceToHostCuda(void* dst, const void* src, size_t bytes);
+Status FillZeroCuda(void* dst, size_t bytes);
+
+// The gradient reducer's bucket math on device memory, the same per-element operations as its
+// host path (runtime/comm/bucket_math.cc): out[i] = in[i] / divisor (out may equal in); packing
+// to 16-bit wire values out[i] = round(in[i] * scale) in `storage` (fp16 or bf16, else
+// InvalidArgument); widening them back.
+Status DivideCuda(float* out, const float* in, size_t n, float divisor);
+Status PackHalfCuda(const float* in, float scale, uint16_t* out, size_t n, Storage storage);
+Status UnpackHalfCuda(const uint16_t* in, float* out, size_t n, Storage storage);
+
 }  // namespace coupler::kernels

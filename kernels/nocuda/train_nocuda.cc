@@ -25,4 +25,13 @@ Status AdamWStepCuda(float*, const float*, float*, float*, size_t, const AdamWPa
   return NotBuilt("AdamWStep");
 }
 
+Status CopyHostToDeviceCuda(void*, const void*, size_t) { return NotBuilt("CopyHostToDevice"); }
+Status CopyDeviceToHostCuda(void*, const void*, size_t) { return NotBuilt("CopyDeviceToHost"); }
+Status FillZeroCuda(void*, size_t) { return NotBuilt("FillZero"); }
+Status DivideCuda(float*, const float*, size_t, float) { return NotBuilt("Divide"); }
+Status PackHalfCuda(const float*, float, uint16_t*, size_t, Storage) {
+  return NotBuilt("PackHalf");
+}
+Status UnpackHalfCuda(const uint16_t*, float*, size_t, Storage) { return NotBuilt("UnpackHalf"); }
+
 }  // namespace coupler::kernels

@@ -5,8 +5,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
-#include <vector>
 
+#include "runtime/comm/bucket_math.h"
 #include "runtime/comm/communicator.h"
 
 namespace coupler::comm {
@@ -23,6 +23,10 @@ enum class GradientWireType { kFloat32, kFloat16, kBFloat16 };
 struct GradientReducerOptions {
   size_t bucket_bytes = size_t{25} << 20;  // on the wire, so 16-bit buckets hold twice the values
   GradientWireType wire_type = GradientWireType::kFloat32;
+  // Does the bucket's element-wise work where the gradients live (borrowed, must outlive the
+  // reducer); null means host memory. GPU gradients need a device one: the communicator (NCCL)
+  // then sees only device pointers.
+  BucketMath* math = nullptr;
 };
 
 class GradientReducer {
@@ -41,10 +45,11 @@ class GradientReducer {
   Status ReduceBucket(std::span<const GradientTensor> tensors, size_t first_tensor,
                       size_t offset, size_t count);
 
+  BucketMath& math() { return options_.math != nullptr ? *options_.math : host_math_; }
+
   Communicator& comm_;
   GradientReducerOptions options_;
-  std::vector<float> staging32_;
-  std::vector<uint16_t> staging16_;
+  HostBucketMath host_math_;
 };
 
 }  // namespace coupler::comm

@@ -14,9 +14,6 @@
 namespace coupler::memory {
 namespace {
 
-// 64 bytes: a cache line, and enough for any SIMD load the CPU kernels issue.
-constexpr std::align_val_t kAlignment{64};
-
 size_t Index(MemoryKind kind) { return static_cast<size_t>(kind); }
 
 bool IsSpace(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }
@@ -106,8 +103,10 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
 DeviceBuffer::~DeviceBuffer() { Release(); }
 
 void DeviceBuffer::Release() noexcept {
-  if (data_ != nullptr) ::operator delete(data_, kAlignment);
-  if (budget_ != nullptr) budget_->Return(bytes_, kind_);
+  if (budget_ != nullptr) {
+    if (data_ != nullptr) budget_->store_->Free(data_, bytes_);
+    budget_->Return(bytes_, kind_);
+  }
   budget_ = nullptr;
   data_ = nullptr;
   bytes_ = 0;
@@ -115,7 +114,8 @@ void DeviceBuffer::Release() noexcept {
 
 // --- MemoryBudget -------------------------------------------------------------------------
 
-MemoryBudget::MemoryBudget(size_t limit_bytes) : limit_(limit_bytes) {}
+MemoryBudget::MemoryBudget(size_t limit_bytes, BufferStore* store)
+    : limit_(limit_bytes), store_(store != nullptr ? store : &HostBufferStore::Instance()) {}
 
 Result<DeviceBuffer> MemoryBudget::Allocate(size_t bytes, MemoryKind kind, std::string_view what) {
   DeviceBuffer buffer;
@@ -128,18 +128,21 @@ Result<DeviceBuffer> MemoryBudget::Allocate(size_t bytes, MemoryKind kind, std::
                              FormatBytes(bytes) + ", " + FormatBytes(in_use_) + " of " +
                              FormatBytes(limit_) + " in use");
   }
-  void* data = ::operator new(bytes, kAlignment, std::nothrow);
-  if (data == nullptr) {
-    // The host cannot back the request even though the budget allows it: still out of memory,
-    // so callers back off the same way.
-    return ResourceExhausted("out of device memory: allocating " + FormatBytes(bytes) + " for " +
-                             std::string(what) + " failed on the host (" + FormatBytes(in_use_) +
-                             " already in use)");
+  Result<void*> data = store_->Allocate(bytes, what);
+  if (!data.ok()) {
+    if (data.status().code() != StatusCode::kResourceExhausted) return data.status();
+    // The store cannot back the request even though the budget allows it: still out of
+    // memory, so callers back off the same way.
+    std::string message = "out of device memory: allocating " + FormatBytes(bytes) + " for ";
+    message += what;
+    message += " failed ";
+    message += store_->where();
+    message += " (" + FormatBytes(in_use_) + " already in use)";
+    return ResourceExhausted(message);
   }
-  std::memset(data, 0, bytes);
 
   buffer.budget_ = this;
-  buffer.data_ = data;
+  buffer.data_ = *data;
   buffer.bytes_ = bytes;
   in_use_ += bytes;
   in_use_by_kind_[Index(kind)] += bytes;

@@ -1,6 +1,7 @@
 // A budgeted device allocator: every training buffer is charged to a budget that fails with
 // ResourceExhausted past its limit, as a GPU's allocator would. The CPU backend enforces
-// `--device-memory-limit` through it, which makes OOM handling testable without a GPU.
+// `--device-memory-limit` through it, which makes OOM handling testable without a GPU; on a GPU
+// the same budget is backed by device memory (a BufferStore), so the accounting is one code.
 #pragma once
 
 #include <array>
@@ -10,6 +11,7 @@
 #include <string>
 #include <string_view>
 
+#include "runtime/memory/buffer_store.h"
 #include "runtime/status.h"
 
 namespace coupler::memory {
@@ -29,8 +31,8 @@ std::string_view MemoryKindName(MemoryKind kind);
 
 class MemoryBudget;
 
-// A 64-byte aligned allocation charged to a MemoryBudget; move-only, returns its bytes when
-// destroyed. The budget must outlive it.
+// A 64-byte aligned allocation, in the budget's store, charged to a MemoryBudget; move-only,
+// returns its bytes when destroyed. The budget must outlive it.
 class DeviceBuffer {
  public:
   DeviceBuffer() = default;
@@ -59,17 +61,20 @@ class DeviceBuffer {
 // Not thread-safe: one budget per rank, used by that rank's training thread.
 class MemoryBudget {
  public:
-  // limit_bytes == 0 means unlimited.
-  explicit MemoryBudget(size_t limit_bytes = 0);
+  // limit_bytes == 0 means unlimited. `store` backs the buffers (borrowed, must outlive the
+  // budget and its buffers); null means host memory.
+  explicit MemoryBudget(size_t limit_bytes = 0, BufferStore* store = nullptr);
   MemoryBudget(const MemoryBudget&) = delete;
   MemoryBudget& operator=(const MemoryBudget&) = delete;
 
   // Zero-filled. ResourceExhausted past the limit, naming `what`, the request and the bytes in
-  // use; nothing is charged then. Also ResourceExhausted when the host cannot back a request the
-  // budget allows. A zero-byte request gives an empty buffer (data() == nullptr), not an error.
+  // use; nothing is charged then. Also ResourceExhausted when the store cannot back a request
+  // the budget allows; its other errors pass through. A zero-byte request gives an empty buffer
+  // (data() == nullptr), not an error.
   Result<DeviceBuffer> Allocate(size_t bytes, MemoryKind kind, std::string_view what);
 
   size_t limit() const { return limit_; }
+  BufferStore& store() const { return *store_; }
   size_t in_use() const { return in_use_; }
   size_t peak() const { return peak_; }
   size_t in_use(MemoryKind kind) const;
@@ -84,6 +89,7 @@ class MemoryBudget {
   void UpdatePeaks();
 
   size_t limit_;
+  BufferStore* store_;
   size_t in_use_ = 0;
   size_t peak_ = 0;
   size_t peak_working_ = 0;

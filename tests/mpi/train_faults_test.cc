@@ -58,6 +58,34 @@ TEST(TrainFaultsTest, MinimumLossScaleIsAClearError) {
   EXPECT_NE(r.err.find("minimum"), std::string::npos) << r.err;
 }
 
+TEST(TrainFaultsTest, DeviceCudaWithoutADeviceIsABadOption) {
+  COUPLER_REQUIRE_DIGITS();
+  itest::TempDir dir;
+  const CommandResult r = Train(1, dir, {"--set", "epochs=1", "--device", "cuda"});
+  if (r.exit_code == 0) GTEST_SKIP() << "a CUDA device is visible here";
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--device cuda"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.err.find("no CUDA device is visible") != std::string::npos ||
+              r.err.find("built without CUDA") != std::string::npos)
+      << r.err;
+}
+
+TEST(TrainFaultsTest, DeviceCpuIsRecordedInMetricsAndSummary) {
+  COUPLER_REQUIRE_DIGITS();
+  itest::TempDir dir;
+  const fs::path metrics = dir / "metrics.json";
+  const CommandResult r = Train(2, dir, {"--set", "epochs=1", "--device", "cpu", "--metrics-out",
+                                         metrics.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto doc = ReadMetrics(metrics);
+  EXPECT_STREQ(doc["device"].GetString(), "cpu");
+  EXPECT_STREQ(doc["communicator"].GetString(), "mpi");
+  EXPECT_NE(r.out.find("device cpu communicator mpi"), std::string::npos) << r.out;
+  const CommandResult bad = Train(1, dir, {"--set", "epochs=1", "--device", "tpu"});
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_NE(bad.err.find("--device must be auto, cpu or cuda"), std::string::npos) << bad.err;
+}
+
 // Ranks of the job: children of mpirun running `coupler train`, keyed by OMPI_COMM_WORLD_RANK.
 std::vector<std::pair<int, pid_t>> TrainRanks(pid_t mpirun) {
   std::vector<std::pair<int, pid_t>> ranks;

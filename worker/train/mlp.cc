@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "runtime/check.h"
 
@@ -35,12 +36,14 @@ ConstMatrix AsConst(const MutMatrix& m) { return {m.data, m.storage, m.rows, m.c
 }  // namespace
 
 Result<Mlp> Mlp::Create(const std::vector<size_t>& layers, Storage compute,
-                        memory::MemoryBudget& budget, uint64_t seed, size_t grad_tail) {
+                        memory::MemoryBudget& budget, TrainBackend& backend, uint64_t seed,
+                        size_t grad_tail) {
   COUPLER_CHECK(layers.size() >= 2) << "an MLP needs an input and an output width";
   Mlp mlp;
   mlp.layers_ = layers;
   mlp.compute_ = compute;
   mlp.budget_ = &budget;
+  mlp.backend_ = &backend;
   size_t weights = 0;
   for (size_t i = 0; i + 1 < layers.size(); ++i) {
     mlp.weight_offset_.push_back(mlp.num_params_);
@@ -69,7 +72,8 @@ Result<Mlp> Mlp::Create(const std::vector<size_t>& layers, Storage compute,
   }
 
   uint64_t state = seed ^ 0x6D6C702D696E6974ull;  // "mlp-init": distinct from data shuffles
-  float* w = mlp.params();
+  // Drawn on the host (biases stay zero), then copied to wherever the backend computes.
+  std::vector<float> w(mlp.num_params_, 0.0f);
   for (size_t i = 0; i + 1 < layers.size(); ++i) {
     const size_t in = layers[i];
     const size_t out = layers[i + 1];
@@ -77,23 +81,33 @@ Result<Mlp> Mlp::Create(const std::vector<size_t>& layers, Storage compute,
     // He for ReLU layers keeps activations' variance steady; Glorot for the softmax layer.
     const float bound = last ? std::sqrt(6.0f / static_cast<float>(in + out))
                              : std::sqrt(6.0f / static_cast<float>(in));
-    float* wi = w + mlp.weight_offset_[i];
+    float* wi = w.data() + mlp.weight_offset_[i];
     for (size_t k = 0; k < in * out; ++k) wi[k] = UniformSymmetric(state, bound);
   }
-  mlp.RefreshComputeCopies();
+  COUPLER_RETURN_IF_ERROR(mlp.ParamsFromHost(w.data()));
+  COUPLER_RETURN_IF_ERROR(mlp.RefreshComputeCopies());
   return mlp;
 }
 
-void Mlp::ZeroGrads() { std::fill_n(grads(), num_params_, 0.0f); }
+Status Mlp::ParamsToHost(float* host) const {
+  return backend_->CopyToHost(host, params(), num_params_ * sizeof(float));
+}
 
-void Mlp::RefreshComputeCopies() {
-  if (compute_ == Storage::kFloat32) return;
+Status Mlp::ParamsFromHost(const float* host) {
+  return backend_->CopyFromHost(params(), host, num_params_ * sizeof(float));
+}
+
+Status Mlp::ZeroGrads() { return backend_->Zero(grads(), num_params_ * sizeof(float)); }
+
+Status Mlp::RefreshComputeCopies() {
+  if (compute_ == Storage::kFloat32) return Status::Ok();
   const size_t bytes = kernels::StorageBytes(compute_);
   for (size_t i = 0; i + 1 < layers_.size(); ++i) {
-    kernels::RoundCopy(params() + weight_offset_[i],
-                       compute_copy_.as<char>() + compute_offset_[i] * bytes, compute_,
-                       layers_[i] * layers_[i + 1]);
+    COUPLER_RETURN_IF_ERROR(backend_->RoundCopy(
+        params() + weight_offset_[i], compute_copy_.as<char>() + compute_offset_[i] * bytes,
+        compute_, layers_[i] * layers_[i + 1]));
   }
+  return Status::Ok();
 }
 
 Status Mlp::ReserveActivations(size_t micro_batch) {
@@ -150,28 +164,32 @@ MutMatrix Mlp::Output(size_t layer, size_t m) {
   return {outputs_[layer].data(), compute_, m, layers_[layer + 1]};
 }
 
-void Mlp::Forward(const float* x, size_t m) {
+Status Mlp::Forward(const float* x, size_t m) {
   COUPLER_CHECK(m > 0 && m <= reserved_rows_) << "micro-batch of " << m << " rows, " << reserved_rows_ << " reserved";
   ConstMatrix h{x, Storage::kFloat32, m, layers_[0]};
   if (compute_ != Storage::kFloat32) {
-    kernels::RoundCopy(x, input_.data(), compute_, m * layers_[0]);
+    COUPLER_RETURN_IF_ERROR(backend_->RoundCopy(x, input_.data(), compute_, m * layers_[0]));
     h = {input_.data(), compute_, m, layers_[0]};
   }
   const size_t n = layers_.size() - 1;
   for (size_t i = 0; i < n; ++i) {
     MutMatrix out = Output(i, m);
-    kernels::Gemm(false, true, 1.0f, h, Weights(i), 0.0f, out);
-    kernels::AddBiasActivate(out, params() + bias_offset_[i], /*relu=*/i + 1 < n);
+    COUPLER_RETURN_IF_ERROR(backend_->Gemm(false, true, 1.0f, h, Weights(i), 0.0f, out));
+    COUPLER_RETURN_IF_ERROR(
+        backend_->AddBiasActivate(out, params() + bias_offset_[i], /*relu=*/i + 1 < n));
     h = AsConst(out);
   }
+  return Status::Ok();
 }
 
-double Mlp::ForwardBackward(const float* x, const int32_t* y, size_t m, float grad_scale) {
-  Forward(x, m);
+Result<double> Mlp::ForwardBackward(const float* x, const int32_t* y, size_t m,
+                                    float grad_scale) {
+  COUPLER_RETURN_IF_ERROR(Forward(x, m));
   const size_t n = layers_.size() - 1;
   MutMatrix delta{delta_[0].data(), compute_, m, layers_[n]};
-  const double loss =
-      kernels::SoftmaxCrossEntropy(AsConst(Output(n - 1, m)), y, grad_scale, &delta, nullptr);
+  COUPLER_ASSIGN_OR_RETURN(
+      const double loss,
+      backend_->SoftmaxCrossEntropy(AsConst(Output(n - 1, m)), y, grad_scale, &delta, nullptr));
   int cur = 0;
   for (size_t i = n; i-- > 0;) {
     const ConstMatrix input =
@@ -181,22 +199,25 @@ double Mlp::ForwardBackward(const float* x, const int32_t* y, size_t m, float gr
                : AsConst(Output(i - 1, m));
     MutMatrix weight_grad{grads() + weight_offset_[i], Storage::kFloat32, layers_[i + 1],
                           layers_[i]};
-    kernels::Gemm(true, false, 1.0f, AsConst(delta), input, 1.0f, weight_grad);
-    kernels::BiasGradAccumulate(AsConst(delta), grads() + bias_offset_[i]);
+    COUPLER_RETURN_IF_ERROR(
+        backend_->Gemm(true, false, 1.0f, AsConst(delta), input, 1.0f, weight_grad));
+    COUPLER_RETURN_IF_ERROR(
+        backend_->BiasGradAccumulate(AsConst(delta), grads() + bias_offset_[i]));
     if (i == 0) break;  // no gradient is needed for the input itself
     MutMatrix next{delta_[1 - cur].data(), compute_, m, layers_[i]};
-    kernels::Gemm(false, false, 1.0f, AsConst(delta), Weights(i), 0.0f, next);
-    kernels::ReluBackward(input, next);
+    COUPLER_RETURN_IF_ERROR(
+        backend_->Gemm(false, false, 1.0f, AsConst(delta), Weights(i), 0.0f, next));
+    COUPLER_RETURN_IF_ERROR(backend_->ReluBackward(input, next));
     delta = next;
     cur = 1 - cur;
   }
   return loss;
 }
 
-double Mlp::Evaluate(const float* x, const int32_t* y, size_t m, size_t* correct) {
-  Forward(x, m);
-  return kernels::SoftmaxCrossEntropy(AsConst(Output(layers_.size() - 2, m)), y, 1.0f, nullptr,
-                                      correct);
+Result<double> Mlp::Evaluate(const float* x, const int32_t* y, size_t m, size_t* correct) {
+  COUPLER_RETURN_IF_ERROR(Forward(x, m));
+  return backend_->SoftmaxCrossEntropy(AsConst(Output(layers_.size() - 2, m)), y, 1.0f, nullptr,
+                                       correct);
 }
 
 }  // namespace coupler::train

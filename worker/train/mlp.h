@@ -12,6 +12,7 @@
 #include "runtime/comm/gradient_reducer.h"
 #include "runtime/memory/memory_budget.h"
 #include "runtime/status.h"
+#include "worker/train/train_backend.h"
 
 namespace coupler::train {
 
@@ -19,20 +20,24 @@ class Mlp {
  public:
   // layers: widths, input first (>= 2 entries). Weights are He-uniform for hidden layers and
   // Glorot-uniform for the output layer, biases zero, drawn from `seed` the same way on every
-  // platform. ResourceExhausted when the fixed buffers do not fit the budget.
+  // platform. ResourceExhausted when the fixed buffers do not fit the budget. The budget must be
+  // backed by backend.store(); both are borrowed and must outlive the model.
   // `grad_tail` extra floats follow the gradients in the same buffer (grad_tail()), so values
   // that must travel with them — a step's verdicts — ride in the same all-reduce bucket without
   // a staging copy.
   static Result<Mlp> Create(const std::vector<size_t>& layers, kernels::Storage compute,
-                            memory::MemoryBudget& budget, uint64_t seed, size_t grad_tail = 0);
+                            memory::MemoryBudget& budget, TrainBackend& backend, uint64_t seed,
+                            size_t grad_tail = 0);
 
   Mlp(Mlp&&) noexcept = default;
   Mlp& operator=(Mlp&&) noexcept = default;
 
+  TrainBackend& backend() const { return *backend_; }
   const std::vector<size_t>& layers() const { return layers_; }
   kernels::Storage compute_storage() const { return compute_; }
   size_t num_params() const { return num_params_; }
   size_t num_weights() const { return num_weights_; }  // matrices only, no biases
+  // Buffer pointers (device memory on a GPU backend).
   float* params() { return masters_.as<float>(); }
   const float* params() const { return masters_.as<float>(); }
   float* grads() { return grads_.as<float>(); }
@@ -42,9 +47,13 @@ class Mlp {
   // the reducer all-reduces it in place, bucket by bucket.
   comm::GradientTensor GradientsWithTail() { return {grads(), num_params_ + grad_tail_}; }
 
-  void ZeroGrads();
+  // The fp32 masters, copied to or from host memory (n == num_params()).
+  Status ParamsToHost(float* host) const;
+  Status ParamsFromHost(const float* host);
+
+  Status ZeroGrads();
   // Re-rounds the compute copies from the masters; call after every optimizer step.
-  void RefreshComputeCopies();
+  Status RefreshComputeCopies();
 
   // Sizes the activation buffers for micro-batches of up to `micro_batch` rows (no-op when they
   // already are). ResourceExhausted, with nothing held, when they do not fit.
@@ -52,22 +61,24 @@ class Mlp {
   void ReleaseActivations();
   size_t reserved_micro_batch() const { return reserved_rows_; }
 
-  // Forward and backward over m <= reserved rows. Gradients ACCUMULATE into grads():
-  // grads += grad_scale x d(sum of per-row losses)/dW. Returns the sum of per-row losses.
-  double ForwardBackward(const float* x, const int32_t* y, size_t m, float grad_scale);
+  // Forward and backward over m <= reserved rows of x and y (buffer pointers). Gradients
+  // ACCUMULATE into grads(): grads += grad_scale x d(sum of per-row losses)/dW. Returns the sum
+  // of per-row losses.
+  Result<double> ForwardBackward(const float* x, const int32_t* y, size_t m, float grad_scale);
 
-  // Forward only; returns the loss sum and adds correct predictions to *correct.
-  double Evaluate(const float* x, const int32_t* y, size_t m, size_t* correct);
+  // Forward only; returns the loss sum and adds correct predictions to *correct (host).
+  Result<double> Evaluate(const float* x, const int32_t* y, size_t m, size_t* correct);
 
  private:
   Mlp() = default;
   kernels::ConstMatrix Weights(size_t layer) const;
   kernels::MutMatrix Output(size_t layer, size_t m);
-  void Forward(const float* x, size_t m);
+  Status Forward(const float* x, size_t m);
 
   std::vector<size_t> layers_;
   kernels::Storage compute_ = kernels::Storage::kFloat32;
   memory::MemoryBudget* budget_ = nullptr;
+  TrainBackend* backend_ = nullptr;
   size_t num_params_ = 0;
   size_t num_weights_ = 0;
   size_t grad_tail_ = 0;

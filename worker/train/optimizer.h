@@ -1,13 +1,14 @@
 // The optimizer over the flat fp32 master weights: SGD with momentum or AdamW, its state charged
-// to the memory budget and exposed whole for checkpoints.
+// to the memory budget (where the backend computes) and copied whole for checkpoints.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <span>
+#include <vector>
 
 #include "runtime/memory/memory_budget.h"
 #include "runtime/status.h"
+#include "worker/train/train_backend.h"
 #include "worker/train/train_config.h"
 
 namespace coupler::train {
@@ -21,21 +22,25 @@ struct OptimizerSettings {
 
 class ParameterOptimizer {
  public:
+  // budget and backend are borrowed and must outlive the optimizer.
   static Result<ParameterOptimizer> Create(const OptimizerSettings& settings, size_t params,
-                                           memory::MemoryBudget& budget);
+                                           memory::MemoryBudget& budget, TrainBackend& backend);
 
-  // One update of w from the (already averaged, unscaled) gradients g.
-  void Step(float* w, const float* g);
+  // One update of w from the (already averaged, unscaled) gradients g; buffer pointers.
+  Status Step(float* w, const float* g);
 
   int64_t steps_taken() const { return steps_; }
   // SGD: velocity; AdamW: first moments then second moments. Checkpoints save and restore it.
-  std::span<float> state() { return {state_.as<float>(), state_.bytes() / sizeof(float)}; }
+  size_t state_size() const { return state_.bytes() / sizeof(float); }
+  Result<std::vector<float>> StateToHost() const;
+  Status StateFromHost(const std::vector<float>& state);  // state_size() values
   void RestoreSteps(int64_t steps) { steps_ = steps; }
 
  private:
   ParameterOptimizer() = default;
 
   OptimizerSettings settings_;
+  TrainBackend* backend_ = nullptr;
   size_t params_ = 0;
   int64_t steps_ = 0;
   memory::DeviceBuffer state_;

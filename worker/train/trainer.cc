@@ -1,6 +1,7 @@
 #include "worker/train/trainer.h"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 #include <string>
 #include <utility>
@@ -27,6 +28,19 @@ Status Trainer::ReserveMicroBatch() {
   COUPLER_ASSIGN_OR_RETURN(stage_y_, budget_.Allocate(micro_batch_ * sizeof(int32_t),
                                                       memory::MemoryKind::kData, "labels"));
   return Status::Ok();
+}
+
+Status Trainer::StageRows(const Dataset& split, std::span<const uint32_t> rows) {
+  if (!backend_.on_device()) {
+    GatherRows(split, rows, stage_x_.as<float>(), stage_y_.as<int32_t>());
+    return Status::Ok();
+  }
+  host_x_.resize(rows.size() * split.features);
+  host_y_.resize(rows.size());
+  GatherRows(split, rows, host_x_.data(), host_y_.data());
+  COUPLER_RETURN_IF_ERROR(
+      backend_.CopyFromHost(stage_x_.data(), host_x_.data(), host_x_.size() * sizeof(float)));
+  return backend_.CopyFromHost(stage_y_.data(), host_y_.data(), host_y_.size() * sizeof(int32_t));
 }
 
 // Every rank reached the same verdict through the step's all-reduce, so every rank changes the
@@ -58,12 +72,13 @@ Status Trainer::RunStep(int64_t step) {
                       static_cast<size_t>(comm_.rank()) * per_rank_;
   const std::span<const uint32_t> mine = order.subspan(base, per_rank_);
   const comm::GradientTensor gradients = model_->GradientsWithTail();
-  float* extras = model_->grad_tail();
+  // The step's verdicts on the host; they travel in the gradients' tail (see kExtras).
+  float extras[kExtras] = {};
 
   for (;;) {
     ++report_.step_attempts;
-    model_->ZeroGrads();
-    const Status local = ReserveMicroBatch();
+    COUPLER_RETURN_IF_ERROR(model_->ZeroGrads());
+    Status local = ReserveMicroBatch();
     if (!local.ok() && local.code() != StatusCode::kResourceExhausted) return local;
     double loss = 0;
     if (local.ok()) {
@@ -71,18 +86,28 @@ Status Trainer::RunStep(int64_t step) {
       // holds scale x this rank's mean gradient, whatever the micro-batch size.
       const float grad_scale = scaler_.scale() / static_cast<float>(per_rank_);
       for (size_t k = 0; k < accumulate_; ++k) {
-        GatherRows(data_.train, mine.subspan(k * micro_batch_, micro_batch_),
-                   stage_x_.as<float>(), stage_y_.as<int32_t>());
-        loss += model_->ForwardBackward(stage_x_.as<float>(), stage_y_.as<int32_t>(),
-                                        micro_batch_, grad_scale);
+        COUPLER_RETURN_IF_ERROR(
+            StageRows(data_.train, mine.subspan(k * micro_batch_, micro_batch_)));
+        Result<double> part = model_->ForwardBackward(
+            stage_x_.as<float>(), stage_y_.as<int32_t>(), micro_batch_, grad_scale);
+        if (!part.ok()) {
+          // A GPU library (cuBLAS) can run out of memory mid-pass: the same back-off as a
+          // buffer that did not fit, once every rank has heard of it through the all-reduce.
+          if (part.status().code() != StatusCode::kResourceExhausted) return part.status();
+          local = part.status();
+          break;
+        }
+        loss += *part;
       }
     }
     if (comm_.rank() == 0 && step >= options_.inject_inf_first &&
         step <= options_.inject_inf_last) {
-      model_->grads()[0] = std::numeric_limits<float>::infinity();
+      const float inf = std::numeric_limits<float>::infinity();
+      COUPLER_RETURN_IF_ERROR(backend_.CopyFromHost(model_->grads(), &inf, sizeof(float)));
     }
     extras[0] = local.ok() ? 0.0f : 1.0f;
     extras[1] = static_cast<float>(loss);
+    COUPLER_RETURN_IF_ERROR(backend_.CopyFromHost(model_->grad_tail(), extras, sizeof(extras)));
     const size_t before = comm_.allreduces();
     auto buckets = reducer_->AllReduceMean({&gradients, 1});
     if (!buckets.ok()) return buckets.status();
@@ -93,6 +118,7 @@ Status Trainer::RunStep(int64_t step) {
                       " buckets");
     }
     report_.step_allreduces += counted;
+    COUPLER_RETURN_IF_ERROR(backend_.CopyToHost(extras, model_->grad_tail(), sizeof(extras)));
     if (extras[0] > 0) {
       COUPLER_RETURN_IF_ERROR(BackOff(step, local));
       continue;
@@ -102,13 +128,14 @@ Status Trainer::RunStep(int64_t step) {
 
   const double step_loss = static_cast<double>(extras[1]) * comm_.size() /
                            static_cast<double>(config_.global_batch);
-  if (scaler_.enabled()) kernels::Scale(model_->grads(), model_->num_params(), scaler_.inv_scale());
-  const bool finite = kernels::AllFinite(model_->grads(), model_->num_params());
+  COUPLER_ASSIGN_OR_RETURN(const bool finite,
+                           backend_.UnscaleAllFinite(model_->grads(), model_->num_params(),
+                                                     scaler_.enabled(), scaler_.inv_scale()));
   const float scale_before = scaler_.scale();
   COUPLER_ASSIGN_OR_RETURN(const bool apply, scaler_.Update(finite));
   if (apply) {
-    optimizer_->Step(model_->params(), model_->grads());
-    model_->RefreshComputeCopies();
+    COUPLER_RETURN_IF_ERROR(optimizer_->Step(model_->params(), model_->grads()));
+    COUPLER_RETURN_IF_ERROR(model_->RefreshComputeCopies());
   } else {
     ++report_.skipped_steps;
     if (comm_.rank() == 0) {
@@ -153,17 +180,19 @@ Status Trainer::Evaluate() {
   double loss = 0;
   for (size_t at = 0; at < rows.size(); at += micro_batch_) {
     const size_t m = std::min(micro_batch_, rows.size() - at);
-    GatherRows(test, std::span(rows).subspan(at, m), stage_x_.as<float>(),
-               stage_y_.as<int32_t>());
-    loss += model_->Evaluate(stage_x_.as<float>(), stage_y_.as<int32_t>(), m, &correct);
+    COUPLER_RETURN_IF_ERROR(StageRows(test, std::span(rows).subspan(at, m)));
+    COUPLER_ASSIGN_OR_RETURN(
+        const double part,
+        model_->Evaluate(stage_x_.as<float>(), stage_y_.as<int32_t>(), m, &correct));
+    loss += part;
   }
   double sums[3] = {static_cast<double>(correct), static_cast<double>(rows.size()), loss};
-  COUPLER_RETURN_IF_ERROR(comm_.AllReduce(sums, sums, 3, comm::DataType::kFloat64,
+  COUPLER_RETURN_IF_ERROR(host_comm_.AllReduce(sums, sums, 3, comm::DataType::kFloat64,
                                           comm::ReduceOp::kSum)
                               .WithContext("evaluation"));
   double peaks[2] = {static_cast<double>(budget_.peak()),
                      static_cast<double>(budget_.peak_compute_working_set())};
-  COUPLER_RETURN_IF_ERROR(comm_.AllReduce(peaks, peaks, 2, comm::DataType::kFloat64,
+  COUPLER_RETURN_IF_ERROR(host_comm_.AllReduce(peaks, peaks, 2, comm::DataType::kFloat64,
                                           comm::ReduceOp::kMax)
                               .WithContext("peak memory"));
   report_.test_accuracy = sums[1] > 0 ? sums[0] / sums[1] : 0.0;
@@ -213,7 +242,10 @@ Result<TrainReport> Trainer::Run() {
   report_.accumulate = accumulate_;
   report_.world_size = comm_.size();
   report_.loss_scale = scaler_.scale();
-  report_.weights.assign(model_->params(), model_->params() + model_->num_params());
+  report_.device = backend_.name();
+  report_.communicator = options_.communicator_name;
+  report_.weights.resize(model_->num_params());
+  COUPLER_RETURN_IF_ERROR(model_->ParamsToHost(report_.weights.data()));
   return std::move(report_);
 }
 
@@ -243,6 +275,8 @@ Status WriteMetricsJson(const std::string& path, const TrainReport& r) {
   w.Field("allreduce_buckets_per_step", uint64_t{r.buckets_per_step});
   w.Field("step_allreduces", uint64_t{r.step_allreduces});
   w.Field("step_attempts", r.step_attempts);
+  w.Field("device", r.device);
+  w.Field("communicator", r.communicator);
   w.EndObject();
   const std::string text = w.Finish();
   const std::span<const std::byte> parts[] = {std::as_bytes(std::span(text))};

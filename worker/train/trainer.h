@@ -13,6 +13,7 @@
 #include "runtime/comm/gradient_reducer.h"
 #include "runtime/status.h"
 #include "worker/train/dataset.h"
+#include "worker/train/train_backend.h"
 #include "worker/train/train_config.h"
 
 namespace coupler::train {
@@ -28,6 +29,13 @@ struct TrainerOptions {
   int64_t inject_inf_last = -1;
   // Testing aid: stop (as if killed) after this many optimizer steps; -1 = run to the end.
   int64_t stop_after_steps = -1;
+  // Where the model lives and computes (borrowed; must outlive the run); null = the CPU kernels
+  // on host memory. On a device backend the gradient communicator takes device pointers.
+  TrainBackend* backend = nullptr;
+  // For the trainer's small host-side collectives (evaluation, peaks, resume), borrowed; null =
+  // the gradient communicator. Needed when that one only takes device memory (NCCL).
+  comm::Communicator* host_comm = nullptr;
+  std::string communicator_name = "mpi";  // what the report records
 };
 
 struct TrainReport {
@@ -53,13 +61,16 @@ struct TrainReport {
   size_t step_allreduces = 0;      // all-reduce calls counted at the communicator during steps
   int64_t step_attempts = 0;       // steps run including OOM retries
   std::vector<float> weights;      // final fp32 masters (the same on every rank)
+  std::string device = "cpu";      // the backend's name: "cpu" or "cuda:N"
+  std::string communicator = "mpi";
 };
 
 Result<TrainReport> RunTraining(const TrainerOptions& options, const Split& data,
                                 comm::Communicator& comm);
 
 // {"test_accuracy", "final_loss", "steps", "samples_per_s", "precision", "micro_batch",
-//  "accumulate", "world_size", "peak_device_bytes", ...}, written atomically.
+//  "accumulate", "world_size", "peak_device_bytes", "device", "communicator", ...}, written
+// atomically.
 Status WriteMetricsJson(const std::string& path, const TrainReport& report);
 
 }  // namespace coupler::train

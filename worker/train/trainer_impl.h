@@ -15,6 +15,8 @@
 #include "runtime/logging.h"
 #include "runtime/memory/memory_budget.h"
 #include "runtime/precision/loss_scaler.h"
+#include "worker/train/backend_bucket_math.h"
+#include "worker/train/cpu_train_backend.h"
 #include "worker/train/micro_batch_plan.h"
 #include "worker/train/mlp.h"
 #include "worker/train/optimizer.h"
@@ -36,7 +38,11 @@ class Trainer {
         config_(options.config),
         data_(data),
         comm_(comm),
-        budget_(options.device_memory_limit),
+        host_comm_(options.host_comm != nullptr ? *options.host_comm : comm),
+        backend_(options.backend != nullptr ? *options.backend : cpu_backend_),
+        budget_(options.device_memory_limit != 0 ? options.device_memory_limit
+                                                 : backend_.memory_capacity(),
+                &backend_.store()),
         scaler_(config_.precision == Precision::kFp16),
         log_(Logger("train")) {}
 
@@ -50,6 +56,8 @@ class Trainer {
   Status BackOff(int64_t step, const Status& local_error);
   Status Evaluate();
   Status SaveCheckpoint(int64_t next_step);
+  // Rows of `split` into stage_x_/stage_y_, through host memory when the backend is a device.
+  Status StageRows(const Dataset& split, std::span<const uint32_t> rows);
   void Progress(int64_t step, double loss, bool force);
   std::span<const uint32_t> EpochOrderFor(int64_t epoch);
 
@@ -57,7 +65,11 @@ class Trainer {
   TrainConfig config_;
   const Split& data_;
   comm::CountingCommunicator comm_;
+  comm::Communicator& host_comm_;
+  CpuTrainBackend cpu_backend_;  // used when options.backend is null
+  TrainBackend& backend_;
   memory::MemoryBudget budget_;
+  std::optional<BackendBucketMath> bucket_math_;
   precision::LossScaler scaler_;
   std::shared_ptr<spdlog::logger> log_;
   std::optional<Mlp> model_;
@@ -72,6 +84,8 @@ class Trainer {
   int64_t first_step_ = 0;
   memory::DeviceBuffer stage_x_;
   memory::DeviceBuffer stage_y_;
+  std::vector<float> host_x_;  // host staging of a device backend's micro-batches
+  std::vector<int32_t> host_y_;
   // After the gradients, in their buffer: this rank's out-of-memory flag and loss sum. The
   // step's all-reduce averages them with the gradients, so every rank learns whether any rank
   // ran out of memory, and the global loss, without a collective of their own.

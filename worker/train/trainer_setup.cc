@@ -58,16 +58,24 @@ Status Trainer::Setup() {
   total_steps_ = steps_per_epoch_ * config_.epochs;
 
   const kernels::Storage storage = StorageFor(config_.precision);
-  COUPLER_ASSIGN_OR_RETURN(auto model, Mlp::Create(config_.layers, storage, budget_, config_.seed, kExtras));
+  COUPLER_ASSIGN_OR_RETURN(
+      auto model,
+      Mlp::Create(config_.layers, storage, budget_, backend_, config_.seed, kExtras));
   model_.emplace(std::move(model));
   OptimizerSettings settings{config_.optimizer, config_.lr, config_.momentum,
                              config_.weight_decay};
   COUPLER_ASSIGN_OR_RETURN(auto opt,
-                           ParameterOptimizer::Create(settings, model_->num_params(), budget_));
+                           ParameterOptimizer::Create(settings, model_->num_params(), budget_,
+                                                      backend_));
   optimizer_.emplace(std::move(opt));
   comm::GradientReducerOptions reducer_options;
   reducer_options.bucket_bytes = static_cast<size_t>(config_.bucket_mb * 1024 * 1024);
   reducer_options.wire_type = options_.wire;
+  if (backend_.on_device()) {
+    // The gradients are in device memory: the reducer's bucket math must run there too.
+    bucket_math_.emplace(backend_, budget_);
+    reducer_options.math = &*bucket_math_;
+  }
   reducer_.emplace(comm_, reducer_options);
 
   MicroBatchChoice choice;
@@ -100,7 +108,7 @@ Status Trainer::Resume() {
         local = InvalidArgument("the checkpoint in " + config_.checkpoint_dir + " was written by '" +
                                 state.fingerprint + "', this run is '" + expected + "'");
       } else if (state.params.size() != model_->num_params() ||
-                 state.optimizer_state.size() != optimizer_->state().size()) {
+                 state.optimizer_state.size() != optimizer_->state_size()) {
         local = InvalidArgument("the checkpoint's tensors do not match the model");
       }
     }
@@ -112,7 +120,7 @@ Status Trainer::Resume() {
     header[5] = static_cast<double>(state.optimizer_steps);
     header[6] = state.loss_scale;
   }
-  COUPLER_RETURN_IF_ERROR(comm_.Broadcast(header, 7, comm::DataType::kFloat64, 0));
+  COUPLER_RETURN_IF_ERROR(host_comm_.Broadcast(header, 7, comm::DataType::kFloat64, 0));
   if (header[0] < 0) {
     return comm_.rank() == 0 ? local : Aborted("rank 0 could not read the checkpoint");
   }
@@ -122,21 +130,22 @@ Status Trainer::Resume() {
     }
     return Status::Ok();
   }
-  if (comm_.rank() == 0) std::copy(state.params.begin(), state.params.end(), model_->params());
-  if (comm_.rank() == 0) {
-    std::copy(state.optimizer_state.begin(), state.optimizer_state.end(),
-              optimizer_->state().begin());
-  }
-  COUPLER_RETURN_IF_ERROR(
-      comm_.Broadcast(model_->params(), model_->num_params(), comm::DataType::kFloat32, 0));
-  COUPLER_RETURN_IF_ERROR(comm_.Broadcast(optimizer_->state().data(), optimizer_->state().size(),
-                                          comm::DataType::kFloat32, 0));
+  // Broadcast on the host, then copied to wherever the model lives.
+  state.params.resize(model_->num_params());
+  state.optimizer_state.resize(optimizer_->state_size());
+  COUPLER_RETURN_IF_ERROR(host_comm_.Broadcast(state.params.data(), state.params.size(),
+                                               comm::DataType::kFloat32, 0));
+  COUPLER_RETURN_IF_ERROR(host_comm_.Broadcast(state.optimizer_state.data(),
+                                               state.optimizer_state.size(),
+                                               comm::DataType::kFloat32, 0));
+  COUPLER_RETURN_IF_ERROR(model_->ParamsFromHost(state.params.data()));
+  COUPLER_RETURN_IF_ERROR(optimizer_->StateFromHost(state.optimizer_state));
   first_step_ = static_cast<int64_t>(header[1]);
   micro_batch_ = static_cast<size_t>(header[2]);
   accumulate_ = static_cast<size_t>(header[3]);
   scaler_.Restore(static_cast<float>(header[6]), static_cast<int64_t>(header[4]));
   optimizer_->RestoreSteps(static_cast<int64_t>(header[5]));
-  model_->RefreshComputeCopies();
+  COUPLER_RETURN_IF_ERROR(model_->RefreshComputeCopies());
   if (comm_.rank() == 0) {
     log_->info("resumed from {} at step {}/{} (micro_batch {} x accumulate {})",
                CheckpointPath(config_.checkpoint_dir, first_step_), first_step_, total_steps_,
@@ -156,8 +165,9 @@ Status Trainer::SaveCheckpoint(int64_t next_step) {
   s.clean_steps = scaler_.clean_steps();
   s.optimizer_steps = optimizer_->steps_taken();
   s.fingerprint = Fingerprint(config_, comm_.size());
-  s.params.assign(model_->params(), model_->params() + model_->num_params());
-  s.optimizer_state.assign(optimizer_->state().begin(), optimizer_->state().end());
+  s.params.resize(model_->num_params());
+  COUPLER_RETURN_IF_ERROR(model_->ParamsToHost(s.params.data()));
+  COUPLER_ASSIGN_OR_RETURN(s.optimizer_state, optimizer_->StateToHost());
   return WriteCheckpoint(config_.checkpoint_dir, s);
 }
 
