@@ -1,6 +1,7 @@
 // `coupler run JOB --workers N`: the embedded default. Starts a coordinator and N workers on
 // this machine (over an ipc socket in a private temporary folder), runs the job with
-// progress, prints a summary, and stops everything it started, whatever happens.
+// progress, prints a summary (and the accuracy of any evaluate node), and stops everything it
+// started, whatever happens.
 #include <signal.h>
 #include <stdlib.h>
 
@@ -17,6 +18,7 @@
 #include "cli/job_wait.h"
 #include "cli/signals.h"
 #include "coordinator/client.h"
+#include "runtime/io/npy_reader.h"
 #include "runtime/job/job_loader.h"
 
 namespace coupler::cli {
@@ -72,11 +74,37 @@ void PrintSummary(const wire::JobStatus& j, double wall_s) {
                 static_cast<unsigned long long>(j.gpu_fallbacks));
   }
   for (const auto& n : j.nodes) {
-    std::printf("  %-20s %-9s %llu/%llu tasks, %llu attempts%s%s\n", n.id.c_str(), n.state.c_str(),
-                static_cast<unsigned long long>(n.tasks_done),
-                static_cast<unsigned long long>(n.tasks_total),
+    const std::string group = n.ranks > 0 ? fmt::format(" (group of {} ranks)", n.ranks) : "";
+    std::printf("  %-20s %-9s %llu/%llu tasks%s, %llu attempts%s%s\n", n.id.c_str(),
+                n.state.c_str(), static_cast<unsigned long long>(n.tasks_done),
+                static_cast<unsigned long long>(n.tasks_total), group.c_str(),
                 static_cast<unsigned long long>(n.attempts), n.error.empty() ? "" : "  ",
                 n.error.c_str());
+  }
+}
+
+// The accuracy each evaluate node wrote (its reduce output: correct, total, accuracy).
+void PrintAccuracy(const job::JobGraph& graph) {
+  for (const auto& node : graph.nodes) {
+    if (node.op != "evaluate") continue;
+    const std::string path = (fs::path(graph.workdir) / node.id / "part-00000.npy").string();
+    Result<io::Table> table = io::ReadNpy(path);
+    const io::Column* accuracy = table.ok() ? table->Find("accuracy") : nullptr;
+    const io::Column* correct = table.ok() ? table->Find("correct") : nullptr;
+    const io::Column* total = table.ok() ? table->Find("total") : nullptr;
+    if (accuracy == nullptr || correct == nullptr || total == nullptr || table->rows() != 1 ||
+        accuracy->dtype() != io::DType::kFloat64 || correct->dtype() != io::DType::kFloat64 ||
+        total->dtype() != io::DType::kFloat64) {
+      std::fprintf(stderr, "coupler: cannot read the accuracy of node '%s' from %s\n",
+                   node.id.c_str(), path.c_str());
+      continue;
+    }
+    const io::Column* held_out = table->Find("held_out");
+    const bool only_held_out = held_out != nullptr && held_out->dtype() == io::DType::kFloat64 &&
+                               held_out->values<double>()[0] == 1.0;
+    std::printf("%s: %s %.4f (%.0f/%.0f rows)\n", node.id.c_str(),
+                only_held_out ? "held-out accuracy" : "accuracy", accuracy->values<double>()[0],
+                correct->values<double>()[0], total->values<double>()[0]);
   }
 }
 
@@ -134,6 +162,7 @@ int Run(const RunArgs& a) {
         const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         if (outcome.final_status) PrintSummary(*outcome.final_status, wall);
         code = outcome.exit_code;
+        if (code == 0) PrintAccuracy(*local.graph);
       }
     }
     StopAll(workers, *coordinator);

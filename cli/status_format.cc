@@ -38,6 +38,8 @@ void WriteJob(json::Writer& w, const wire::JobStatus& j) {
     w.Field("done", n.tasks_done);
     w.Field("attempts", n.attempts);
     w.Field("error", n.error);
+    w.Field("ranks", n.ranks);
+    w.Field("reason", n.reason);
     w.EndObject();
   }
   w.EndArray();
@@ -125,9 +127,11 @@ std::string JobStatusText(const wire::JobStatus& j) {
   size_t w = 4;
   for (const auto& n : j.nodes) w = std::max(w, n.id.size());
   for (const auto& n : j.nodes) {
+    std::string note = n.ranks > 0 ? fmt::format("  group of {} ranks", n.ranks) : "";
+    if (!n.reason.empty()) note += "  " + n.reason;
+    if (!n.error.empty()) note += "  " + n.error;
     out += fmt::format("  {:<{}}  {:<9}  {:>8}/{:<8}  {} attempts{}\n", n.id, w, n.state,
-                       n.tasks_done, n.tasks_total, n.attempts,
-                       n.error.empty() ? "" : "  " + n.error);
+                       n.tasks_done, n.tasks_total, n.attempts, note);
   }
   return out;
 }

@@ -10,7 +10,7 @@
 namespace coupler::cli {
 
 // {"id","name","state","tasks":{"total","queued","running","done","failed"},"attempts",
-//  "error","devices":{...},"gpu_fallbacks","nodes":[{"id","state","tasks","done","attempts","error"}]}
+//  "error","devices":{...},"gpu_fallbacks","nodes":[{"id","state","tasks","done","attempts","error","ranks","reason"}]}
 std::string JobStatusJson(const wire::JobStatus& job);
 // {"jobs":[...], "coordinator":{"messages_received","messages_dropped","workers_alive","uptime_ms"}}
 std::string StatusReplyJson(const wire::StatusReply& reply);

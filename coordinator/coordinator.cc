@@ -33,7 +33,7 @@ std::string ClientEndpointFor(const std::string& endpoint) {
 Coordinator::Coordinator(CoordinatorOptions options, std::unique_ptr<store::StateStore> store)
     : options_(std::move(options)),
       store_(std::move(store)),
-      scheduler_(options_.dead_after_ms),
+      scheduler_(options_.dead_after_ms, options_.gang_hold_timeout_ms),
       ctx_(1),
       started_(std::chrono::steady_clock::now()) {}
 
@@ -207,6 +207,15 @@ void Coordinator::RecordLost(const std::vector<LostAttempt>& lost) {
 }
 
 void Coordinator::Dispatch() {
+  // Gangs first: slots they hold must not go to loose tasks in the same round.
+  for (auto& [leader, spec] : scheduler_.PlaceGangs(NowMs())) {
+    Logger("coordinator")->info("job {} node {}: gang of {} ranks on {} host(s), led by {}",
+                                spec.job_id, spec.node_id, spec.params["__ranks"],
+                                spec.gang_hosts.size(), leader);
+    wire::TaskAssignment a;
+    a.tasks.push_back(std::move(spec));
+    SendToWorker(leader, wire::Encode(a));
+  }
   if (!scheduler_.HasDispatchableWork()) return;
   for (const auto& [id, w] : scheduler_.registry().workers()) {
     if (w.credit() == 0) continue;

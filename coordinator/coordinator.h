@@ -25,6 +25,8 @@ struct CoordinatorOptions {
   int64_t heartbeat_ms = 1000;
   int64_t dead_after_ms = 5000;
   int64_t flush_every_ms = 50;                  // grouped commits: never a disk sync per task
+  // A gang still gathering its ranks gives its held slots back after this long.
+  int64_t gang_hold_timeout_ms = 30'000;
   size_t max_message_bytes = 64u << 20;
   std::string ready_file;  // written once bound: "workers=<endpoint>\nclients=<endpoint>\n"
 };

@@ -70,17 +70,6 @@ Result<job::JobGraph> LoadSpec(const std::string& text, const std::string& spec_
   return std::move(*loaded.graph);
 }
 
-Status RejectTight(const plan::Plan& plan, const std::string& spec_path) {
-  for (const auto& n : plan.nodes) {
-    if (n.coupling == job::Coupling::kTight) {
-      return InvalidArgument(spec_path + ": node '" + n.id + "' (" + n.op +
-                             ") is tight: the coordinator runs loose nodes only for now; run "
-                             "training with `mpirun -np N coupler train CONFIG`");
-    }
-  }
-  return Status::Ok();
-}
-
 }  // namespace
 
 Result<AdmittedJob> AdmitJob(const wire::SubmitJob& submit, const std::string& job_id,
@@ -92,7 +81,6 @@ Result<AdmittedJob> AdmitJob(const wire::SubmitJob& submit, const std::string& j
   COUPLER_ASSIGN_OR_RETURN(job::JobGraph graph, LoadSpec(submit.spec_text, submit.spec_path, submit.cwd));
   if (submit.priority != 0) graph.priority = submit.priority;
   COUPLER_ASSIGN_OR_RETURN(plan::Plan plan, plan::PlanJob(graph));
-  COUPLER_RETURN_IF_ERROR(RejectTight(plan, submit.spec_path));
   DatasetListing datasets = ListDatasets(graph);
 
   AdmittedJob out;

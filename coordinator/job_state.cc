@@ -58,7 +58,8 @@ void JobState::Release(size_t p) {
   const uint64_t first = table_.first_task(p);
   const uint64_t count = table_.task_count(p);
   const bool needs_gpu = graph_.nodes[plan_.nodes[p].node_index].resources.gpus > 0;
-  auto& queue = needs_gpu ? ready_gpu_ : ready_;
+  const bool gang = plan_.nodes[p].coupling == job::Coupling::kTight;
+  auto& queue = gang ? ready_gangs_ : needs_gpu ? ready_gpu_ : ready_;
   // A reduce task waits for the node's map tasks, so it is released by Complete().
   const uint64_t releasable = plan_.nodes[p].has_reduce ? count - 1 : count;
   for (uint64_t t = first; t < first + releasable; ++t) {
@@ -77,16 +78,42 @@ std::optional<uint64_t> JobState::TakeReady(bool worker_has_gpus) {
       const uint64_t t = queue->front();
       queue->pop_front();
       if (state_[t] != static_cast<uint8_t>(TaskState::kReady)) continue;  // stale entry
-      state_[t] = static_cast<uint8_t>(TaskState::kRunning);
-      if (attempts_[t] < 255) ++attempts_[t];
-      ++node_attempts_[table_.Describe(t).plan_node];
-      ++total_attempts_;
-      ++running_;
-      if (phase_ == JobPhase::kQueued) phase_ = JobPhase::kRunning;
+      MarkRunning(t);
       return t;
     }
   }
   return std::nullopt;
+}
+
+void JobState::MarkRunning(uint64_t t) {
+  state_[t] = static_cast<uint8_t>(TaskState::kRunning);
+  if (attempts_[t] < 255) ++attempts_[t];
+  ++node_attempts_[table_.Describe(t).plan_node];
+  ++total_attempts_;
+  ++running_;
+  if (phase_ == JobPhase::kQueued) phase_ = JobPhase::kRunning;
+}
+
+std::vector<uint64_t> JobState::ReadyGangs() const {
+  std::vector<uint64_t> out;
+  if (finished()) return out;
+  for (const uint64_t t : ready_gangs_) {
+    if (state_[t] == static_cast<uint8_t>(TaskState::kReady) &&
+        std::find(out.begin(), out.end(), t) == out.end()) {
+      out.push_back(t);
+    }
+  }
+  return out;
+}
+
+void JobState::StartGang(uint64_t t) {
+  COUPLER_CHECK(state_[t] == static_cast<uint8_t>(TaskState::kReady)) << "gang task " << t;
+  std::erase(ready_gangs_, t);
+  MarkRunning(t);
+}
+
+bool JobState::wants_gpus(size_t p) const {
+  return graph_.nodes[plan_.nodes[p].node_index].resources.gpus > 0;
 }
 
 bool JobState::Complete(uint64_t t) {
@@ -133,7 +160,7 @@ void JobState::Fail(uint64_t t, const std::string& error) {
     state_[t] = static_cast<uint8_t>(TaskState::kReady);
     const bool needs_gpu = graph_.nodes[plan_.nodes[p].node_index].resources.gpus > 0;
     // To the front: a retried task holds back its whole node, so it goes next.
-    (needs_gpu ? ready_gpu_ : ready_).push_front(t);
+    (ref.kind == TaskKind::kGang ? ready_gangs_ : needs_gpu ? ready_gpu_ : ready_).push_front(t);
     return;
   }
   state_[t] = static_cast<uint8_t>(TaskState::kFailed);
@@ -166,6 +193,7 @@ void JobState::RestoreFailed(const std::string& error) {
   error_ = error;
   ready_.clear();
   ready_gpu_.clear();
+  ready_gangs_.clear();
   running_ = 0;
 }
 
@@ -175,12 +203,23 @@ void JobState::Cancel() {
   error_ = "cancelled";
   ready_.clear();
   ready_gpu_.clear();
+  ready_gangs_.clear();
   running_ = 0;
 }
 
 std::string JobState::OutputPath(size_t p, int64_t shard, bool partial) const {
   return fmt::format("{}/{}/{}-{:05d}.npy", graph_.workdir, plan_.nodes[p].id,
                      partial ? "partial" : "part", shard);
+}
+
+bool JobState::WholeNode(size_t p) const {
+  // Gang ops forced loose with ranks: 1 still run once over whole datasets.
+  const plan::PlanNode& pn = plan_.nodes[p];
+  return pn.coupling == job::Coupling::kTight || (pn.map_tasks == 0 && !pn.has_reduce);
+}
+
+std::string JobState::NodeDir(size_t p) const {
+  return fmt::format("{}/{}", graph_.workdir, plan_.nodes[p].id);
 }
 
 std::string JobState::InputShard(const job::InputRef& in, int64_t shard) const {
@@ -195,6 +234,8 @@ std::string JobState::InputShard(const job::InputRef& in, int64_t shard) const {
     }
     case job::InputRef::Kind::kNode: {
       const size_t producer = plan_of_node_[in.node_index];
+      // A gang's output is its node's directory (a model, checkpoints, metrics).
+      if (WholeNode(producer)) return NodeDir(producer);
       const int64_t shards = plan_.nodes[producer].output_shards;
       return OutputPath(producer, shards <= 1 ? 0 : shard % shards, false);
     }
@@ -223,6 +264,17 @@ wire::TaskSpec JobState::MakeSpec(uint64_t t) const {
       spec.input_paths.push_back(OutputPath(ref.plan_node, i, true));
     }
     spec.output_path = OutputPath(ref.plan_node, 0, false);
+  } else if (WholeNode(ref.plan_node)) {
+    // The whole group reads whole datasets: a directory of shards, never one shard of it.
+    for (const auto& in : node.resolved_inputs) {
+      if (in.kind == job::InputRef::Kind::kNode) {
+        spec.input_paths.push_back(NodeDir(plan_of_node_[in.node_index]));
+      } else {
+        spec.input_paths.push_back(in.path);
+      }
+    }
+    spec.output_path = NodeDir(ref.plan_node);
+    spec.params["__ranks"] = std::to_string(pn.ranks);
   } else {
     for (const auto& in : node.resolved_inputs) spec.input_paths.push_back(InputShard(in, ref.shard));
     spec.output_path = OutputPath(ref.plan_node, ref.shard, pn.has_reduce);

@@ -50,8 +50,17 @@ class JobState {
   // that ask for whole GPUs go only to workers that have GPUs. nullopt when none is ready or
   // the job has finished.
   std::optional<uint64_t> TakeReady(bool worker_has_gpus);
-  // The wire form of a task: op, params, input shards, output file.
+  // Ready gang tasks (tight nodes), oldest first. They never come out of TakeReady: the
+  // scheduler reserves all their ranks first, then starts them with StartGang.
+  std::vector<uint64_t> ReadyGangs() const;
+  void StartGang(uint64_t task);
+  // The wire form of a task: op, params, input shards, output file. A gang task reads whole
+  // dataset directories and writes into its node's directory (gang fields left empty: the
+  // scheduler fills in the reserved hosts).
   wire::TaskSpec MakeSpec(uint64_t task) const;
+  // A tight node's gang size (1 for loose nodes).
+  int ranks(size_t plan_node) const { return plan_.nodes[plan_node].ranks; }
+  bool wants_gpus(size_t plan_node) const;
 
   // Outcome of a running (or, for late duplicates, any) attempt. Returns false when the
   // result was dropped: the task was already done, or the job has finished.
@@ -88,6 +97,10 @@ class JobState {
 
  private:
   std::string OutputPath(size_t plan_node, int64_t shard, bool partial) const;
+  std::string NodeDir(size_t plan_node) const;
+  // A node run as one task over whole datasets (a gang): reads and writes directories.
+  bool WholeNode(size_t plan_node) const;
+  void MarkRunning(uint64_t task);
   std::string InputShard(const job::InputRef& in, int64_t shard) const;
   void Release(size_t plan_node);
   void NodeFinished(size_t plan_node);
@@ -110,6 +123,7 @@ class JobState {
   std::vector<std::vector<uint32_t>> readers_;  // per plan node: plan nodes reading it
   std::deque<uint64_t> ready_;      // may hold stale ids (tasks completed meanwhile): skipped
   std::deque<uint64_t> ready_gpu_;  // tasks of nodes asking for whole GPUs
+  std::deque<uint64_t> ready_gangs_;  // gang tasks; may hold stale ids too
   JobPhase phase_ = JobPhase::kQueued;
   std::string error_;
   uint64_t done_ = 0;

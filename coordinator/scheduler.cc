@@ -14,9 +14,33 @@ JobState* Scheduler::FindJob(const std::string& id) {
   return it == job_index_.end() ? nullptr : jobs_[it->second].get();
 }
 
+void Scheduler::EndGang(const TaskKey& key) {
+  auto it = running_gangs_.find(key);
+  if (it == running_gangs_.end()) return;
+  for (const auto& [id, n] : it->second.workers) {
+    if (WorkerEntry* w = registry_.Find(id)) w->gang_ranks -= std::min(n, w->gang_ranks);
+  }
+  running_gangs_.erase(it);
+}
+
 std::vector<LostAttempt> Scheduler::LoseTasks(const std::string& worker_id,
-                                              const std::set<TaskKey>& held,
-                                              const std::string& why) {
+                                              std::set<TaskKey> held, const std::string& why) {
+  gangs_.DropWorker(worker_id);
+  // A gang's attempt lives in its leader's mpirun: it is lost with the leader. A worker that
+  // only lent slots takes them with it; if its host's ranks died too, mpirun ends the group and
+  // the leader reports the failure.
+  std::vector<TaskKey> gangs;
+  for (auto& [key, gang] : running_gangs_) {
+    if (gang.workers.front().first == worker_id) {
+      gangs.push_back(key);
+      continue;
+    }
+    std::erase_if(gang.workers, [&](const auto& w) { return w.first == worker_id; });
+  }
+  for (const TaskKey& key : gangs) {
+    EndGang(key);
+    held.insert(key);
+  }
   std::vector<LostAttempt> lost;
   for (const auto& [job_idx, task] : held) {
     JobState& job = *jobs_[job_idx];
@@ -45,6 +69,32 @@ std::vector<LostAttempt> Scheduler::ReapSilentWorkers(int64_t now_ms) {
 
 std::vector<LostAttempt> Scheduler::RemoveWorker(const std::string& id) {
   return LoseTasks(id, registry_.Remove(id), "worker " + id + " left while running the task");
+}
+
+std::vector<std::pair<std::string, wire::TaskSpec>> Scheduler::PlaceGangs(int64_t now_ms) {
+  std::vector<GangRequest> waiting;
+  for (size_t i = 0; i < jobs_.size(); ++i) {
+    const JobState& job = *jobs_[i];
+    if (job.finished()) continue;
+    for (const uint64_t t : job.ReadyGangs()) {
+      const size_t p = job.table().Describe(t).plan_node;
+      waiting.push_back({{static_cast<uint32_t>(i), t}, static_cast<uint32_t>(job.ranks(p)),
+                         job.wants_gpus(p)});
+    }
+  }
+  std::vector<std::pair<std::string, wire::TaskSpec>> out;
+  for (GangPlacement& placed : gangs_.Place(waiting, registry_, now_ms)) {
+    JobState& job = *jobs_[placed.key.first];
+    job.StartGang(placed.key.second);
+    wire::TaskSpec spec = job.MakeSpec(placed.key.second);
+    for (const auto& [id, n] : placed.workers) {
+      spec.gang_hosts.push_back(registry_.Find(id)->info.host);
+      spec.gang_ranks.push_back(n);
+    }
+    running_gangs_[placed.key] = {spec.attempt, placed.workers};
+    out.emplace_back(placed.workers.front().first, std::move(spec));
+  }
+  return out;
 }
 
 std::vector<wire::TaskSpec> Scheduler::Assign(const std::string& worker_id) {
@@ -94,8 +144,16 @@ OutcomeKind Scheduler::OnOutcome(const std::string& worker_id, const wire::TaskO
   if (it == job_index_.end()) return OutcomeKind::kDropped;
   JobState& job = *jobs_[it->second];
   if (o.task_id >= job.table().size()) return OutcomeKind::kDropped;
-  if (WorkerEntry* w = registry_.Find(worker_id)) {
-    if (w->inflight.erase({it->second, o.task_id}) > 0) ++w->tasks_done;
+  const TaskKey key{it->second, o.task_id};
+  if (auto gang = running_gangs_.find(key); gang != running_gangs_.end()) {
+    if (gang->second.attempt == o.attempt) {
+      EndGang(key);
+      if (WorkerEntry* w = registry_.Find(worker_id)) ++w->tasks_done;
+    } else if (!o.ok) {
+      return OutcomeKind::kDropped;  // an earlier attempt's failure must not fail the current one
+    }
+  } else if (WorkerEntry* w = registry_.Find(worker_id)) {
+    if (w->inflight.erase(key) > 0) ++w->tasks_done;
   }
   if (o.ok) {
     if (!job.Complete(o.task_id)) return OutcomeKind::kDropped;
@@ -112,6 +170,13 @@ std::vector<std::string> Scheduler::Cancel(const std::string& job_id) {
   auto it = job_index_.find(job_id);
   if (it == job_index_.end()) return holders;
   jobs_[it->second]->Cancel();
+  std::vector<TaskKey> gangs;
+  for (const auto& [key, gang] : running_gangs_) {
+    if (key.first != it->second) continue;
+    gangs.push_back(key);
+    holders.push_back(gang.workers.front().first);  // the leader runs the whole group
+  }
+  for (const TaskKey& key : gangs) EndGang(key);
   for (auto& [id, w] : registry_.mutable_workers()) {
     bool holds = false;
     for (auto k = w.inflight.begin(); k != w.inflight.end();) {
@@ -122,7 +187,9 @@ std::vector<std::string> Scheduler::Cancel(const std::string& job_id) {
         ++k;
       }
     }
-    if (holds) holders.push_back(id);
+    if (holds && std::find(holders.begin(), holders.end(), id) == holders.end()) {
+      holders.push_back(id);
+    }
   }
   return holders;
 }
@@ -144,9 +211,17 @@ wire::JobStatus Scheduler::Status(const JobState& job) const {
   s.submitted_ms = job.submitted_ms();
   s.finished_ms = job.finished_ms();
   const auto& plan = job.plan();
+  auto index = job_index_.find(job.id());
   for (size_t p = 0; p < plan.nodes.size(); ++p) {
     wire::NodeStatus n;
     n.id = plan.nodes[p].id;
+    if (plan.nodes[p].coupling == job::Coupling::kTight) {
+      n.ranks = static_cast<uint32_t>(plan.nodes[p].ranks);
+      const uint64_t task = job.table().first_task(p);
+      if (index != job_index_.end() && job.task_state(task) == TaskState::kReady) {
+        n.reason = gangs_.Reason({index->second, task});
+      }
+    }
     n.tasks_total = job.table().task_count(p);
     n.tasks_done = job.node_done(p);
     n.attempts = job.node_attempts(p);
@@ -172,7 +247,7 @@ std::vector<wire::WorkerStatus> Scheduler::Workers() const {
     s.id = id;
     s.host = w.info.host;
     s.slots = w.info.slots;
-    s.running = static_cast<uint32_t>(w.inflight.size());
+    s.running = static_cast<uint32_t>(w.inflight.size()) + w.gang_ranks;
     s.state = std::string(WorkerStateName(w.state));
     s.gpus = w.info.gpus;
     out.push_back(std::move(s));

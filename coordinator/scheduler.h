@@ -1,16 +1,19 @@
 // Scheduler: every job and every worker, and the decisions between them — which tasks go to
-// which worker (credit-based, round robin across jobs of the highest priority), what a
-// result means (commit once, retry, fail the job), what a lost worker costs. Pure logic: the
-// event loop does the sockets and the disk.
+// which worker (credit-based, round robin across jobs of the highest priority), where gangs of
+// tight nodes run (all ranks at once), what a result means (commit once, retry, fail the job),
+// what a lost worker costs. Pure logic: the event loop does the sockets and the disk.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
+#include "coordinator/gang_reservations.h"
 #include "coordinator/job_state.h"
 #include "coordinator/worker_registry.h"
 #include "runtime/wire/client_messages.h"
@@ -35,7 +38,9 @@ struct LostAttempt {
 
 class Scheduler {
  public:
-  explicit Scheduler(int64_t worker_timeout_ms) : registry_(worker_timeout_ms) {}
+  // A gang's partial hold on slots is given back after gang_hold_timeout_ms.
+  explicit Scheduler(int64_t worker_timeout_ms, int64_t gang_hold_timeout_ms = 30'000)
+      : registry_(worker_timeout_ms), gangs_(gang_hold_timeout_ms) {}
 
   void AddJob(std::unique_ptr<JobState> job);
   JobState* FindJob(const std::string& id);
@@ -53,6 +58,12 @@ class Scheduler {
   // Any worker with credit and any job with ready work?
   bool HasDispatchableWork() const;
 
+  // Reserves slots for ready gangs (see GangReservations) and starts those that have all
+  // their ranks: each goes to its leader worker, the spec naming every reserved host and its
+  // ranks. The other reserved workers run nothing for it; their slots stay taken until the
+  // gang's outcome arrives. Call before Assign, so held slots are not given to loose tasks.
+  std::vector<std::pair<std::string, wire::TaskSpec>> PlaceGangs(int64_t now_ms);
+
   OutcomeKind OnOutcome(const std::string& worker_id, const wire::TaskOutcome& outcome);
 
   // Cancels a job. Returns the workers holding its tasks, to be told to abandon them.
@@ -62,13 +73,22 @@ class Scheduler {
   std::vector<wire::WorkerStatus> Workers() const;
 
  private:
-  std::vector<LostAttempt> LoseTasks(const std::string& worker_id, const std::set<TaskKey>& held,
+  std::vector<LostAttempt> LoseTasks(const std::string& worker_id, std::set<TaskKey> held,
                                      const std::string& why);
+  // Frees every slot of a running gang's attempt.
+  void EndGang(const TaskKey& key);
+
+  struct RunningGang {
+    uint32_t attempt = 0;
+    std::vector<std::pair<std::string, uint32_t>> workers;  // leader first
+  };
 
   WorkerRegistry registry_;
   std::vector<std::unique_ptr<JobState>> jobs_;
   std::unordered_map<std::string, uint32_t> job_index_;
   size_t rr_cursor_ = 0;  // round robin between jobs of equal priority
+  GangReservations gangs_;
+  std::map<TaskKey, RunningGang> running_gangs_;
 };
 
 }  // namespace coupler::coordinator

@@ -20,6 +20,8 @@ std::set<TaskKey> WorkerRegistry::Register(const wire::RegisterWorker& info, int
   w.state = WorkerState::kAlive;
   w.last_heard_ms = now_ms;
   w.inflight.clear();
+  w.gang_ranks = 0;
+  w.held = 0;
   return lost;
 }
 
@@ -44,6 +46,8 @@ std::vector<std::pair<std::string, std::set<TaskKey>>> WorkerRegistry::ReapSilen
     w.state = WorkerState::kDead;
     dead.emplace_back(id, std::move(w.inflight));
     w.inflight.clear();
+    w.gang_ranks = 0;
+    w.held = 0;
   }
   return dead;
 }
@@ -53,6 +57,8 @@ std::set<TaskKey> WorkerRegistry::Remove(const std::string& id) {
   if (it == workers_.end()) return {};
   std::set<TaskKey> held = std::move(it->second.inflight);
   it->second.inflight.clear();
+  it->second.gang_ranks = 0;
+  it->second.held = 0;
   it->second.state = WorkerState::kDead;
   return held;
 }

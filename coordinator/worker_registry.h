@@ -24,15 +24,32 @@ struct WorkerEntry {
   wire::RegisterWorker info;
   WorkerState state = WorkerState::kAlive;
   int64_t last_heard_ms = 0;
-  std::set<TaskKey> inflight;
+  std::set<TaskKey> inflight;  // loose tasks
   uint64_t tasks_done = 0;
+  // Slots taken by the ranks of running gangs, and slots held for a gang still gathering its
+  // ranks (coordinator/gang_reservations.h). Both are closed to loose tasks.
+  uint32_t gang_ranks = 0;
+  uint32_t held = 0;
+  // A waiting gang could use this worker: it gets no prefetch, so its loose tasks drain and
+  // its slots open up for the gang (a full prefetch queue would never leave a slot free).
+  bool gang_waiting = false;
 
-  // Tasks it may still be sent: slots + prefetch minus what it holds, so its pipe never runs
-  // dry and it never hoards.
+  // Loose tasks it may still be sent: its open slots + prefetch minus what it holds, so its
+  // pipe never runs dry and it never hoards. A worker whose slots are all reserved for gangs
+  // gets none, not even prefetch: it would run them in the reserved slots.
   uint32_t credit() const {
     if (state != WorkerState::kAlive) return 0;
-    const uint64_t cap = uint64_t{info.slots} + info.prefetch;
+    const uint64_t reserved = uint64_t{gang_ranks} + held;
+    if (reserved >= info.slots) return 0;
+    const uint64_t cap = info.slots - reserved + (gang_waiting ? 0 : info.prefetch);
     return inflight.size() >= cap ? 0 : static_cast<uint32_t>(cap - inflight.size());
+  }
+  // Slots running nothing and reserved for nothing: what a gang may reserve here. Prefetched
+  // loose tasks count as running, so a gang never shares a slot with one.
+  uint32_t free_slots() const {
+    if (state != WorkerState::kAlive) return 0;
+    const uint64_t used = inflight.size() + uint64_t{gang_ranks} + held;
+    return used >= info.slots ? 0 : static_cast<uint32_t>(info.slots - used);
   }
   bool has_gpus() const { return !info.gpus.empty(); }
 };

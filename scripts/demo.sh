@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, fetches the digits data, shows the example pipeline's plan
-# (which nodes run loose over shards, which as a tight MPI group), then runs its preprocessing
-# end to end on a local coordinator and 2 worker processes, and trains the digits MLP on its
-# output with `mpirun -np 2 coupler train`.
+# (which nodes run loose over shards, which as a tight MPI group), runs the preprocessing-only
+# pipeline on a local coordinator and 2 worker processes, then the whole mixed graph: loose
+# preprocessing, training as one gang of 2 MPI ranks, loose evaluation on the held-out rows.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${BUILD_DIR:-$ROOT/build}"
@@ -36,14 +36,9 @@ for node in import stats standardize clipped half features; do
     "$(head -c 256 "$OUT_DIR/$node/part-00000.npy" | tr -d '\000' | grep -ao "{'descr'.\{0,60\}" | head -n1)..."
 done
 echo
-echo "== the tight path: mpirun -np 2 coupler train examples/train-digits.yaml"
-echo "   (2 ranks, micro_batch 16 x accumulate 2, one fused all-reduce per step; here on the"
-echo "    standardized shards the pipeline just wrote, in bf16; progress on stderr)"
-MPIRUN_FLAGS=(--oversubscribe)
-[[ "$(id -u)" == 0 ]] && MPIRUN_FLAGS+=(--allow-run-as-root)
-mpirun "${MPIRUN_FLAGS[@]}" --timeout 300 -np 2 "$COUPLER" train "$ROOT/examples/train-digits.yaml" \
-  --set "data=$OUT_DIR/clipped" --set precision=bf16 --set epochs=15 \
-  --set "checkpoint_dir=$ROOT/coupler-work/checkpoints/digits" \
-  --metrics-out "$ROOT/coupler-work/train-metrics.json" \
-  --weights-out "$ROOT/coupler-work/train-weights.npy"
-echo "metrics: $(cat "$ROOT/coupler-work/train-metrics.json")"
+echo "== the mixed graph: coupler run examples/digits-pipeline.yaml --workers 2"
+echo "   (import -> stats -> standardize loose over 8 shards; train tight as one group of 2 MPI"
+echo "    ranks, which the coordinator reserves on both workers at once; evaluate loose on the"
+echo "    rows training held out)"
+"$COUPLER" run "$ROOT/examples/digits-pipeline.yaml" --workers 2
+echo "metrics: $(cat "$ROOT/coupler-work/digits-pipeline/train/metrics.json")"

@@ -68,10 +68,12 @@ struct NodeStatus {
   uint64_t tasks_done = 0;
   uint64_t attempts = 0;
   std::string error;  // the first task error, if the node failed
+  uint32_t ranks = 0;  // tight nodes: the gang size (one task of `ranks` processes); 0 loose
+  std::string reason;  // why a ready node is not running yet (a gang waiting for slots)
 
   template <class Archive>
   void serialize(Archive& ar) {
-    ar(id, state, tasks_total, tasks_done, attempts, error);
+    ar(id, state, tasks_total, tasks_done, attempts, error, ranks, reason);
   }
   friend bool operator==(const NodeStatus&, const NodeStatus&) = default;
 };

@@ -18,8 +18,9 @@ inline constexpr size_t kHeaderSize = 12;
 
 // The version this build writes. A reader accepts [kMinSupportedVersion, kProtocolVersion];
 // any change to a message's fields needs a bump (see docs/protocol.md).
-inline constexpr uint16_t kProtocolVersion = 2;
-inline constexpr uint16_t kMinSupportedVersion = 2;  // 2 added TaskSpec.gpus
+inline constexpr uint16_t kProtocolVersion = 3;
+// 2 added TaskSpec.gpus; 3 added TaskSpec.gang_hosts/gang_ranks and NodeStatus.ranks/reason.
+inline constexpr uint16_t kMinSupportedVersion = 3;
 
 // Default cap on a payload the decoder will look at; far above a batch of a few hundred tasks,
 // far below what would hurt a coordinator holding a million-task job.

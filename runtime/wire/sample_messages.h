@@ -46,8 +46,17 @@ inline std::vector<Message> SampleMessages() {
   task.params = {{"a", "1.5"}, {"mode", "z"}};
   task.timeout_ms = 60000;
   task.gpu_memory_bytes = 4ull << 30;
+  TaskSpec gang;
+  gang.job_id = "j-9";
+  gang.task_id = 12;
+  gang.node_id = "train";
+  gang.op = "train";
+  gang.output_path = "/o/train";
+  gang.gpus = 1;
+  gang.gang_hosts = {"node-a", "node-b"};
+  gang.gang_ranks = {2, 1};
   TaskAssignment assign;
-  assign.tasks = {task};
+  assign.tasks = {task, gang};
 
   TaskOutcome outcome;
   outcome.job_id = "j-9";
@@ -81,7 +90,8 @@ inline std::vector<Message> SampleMessages() {
   job.tasks_done = 2;
   job.tasks_failed = 1;
   job.attempts = 12;
-  job.nodes = {NodeStatus{"norm", "failed", 10, 2, 5, "boom"}};
+  job.nodes = {NodeStatus{"norm", "failed", 10, 2, 5, "boom", 0, ""},
+               NodeStatus{"train", "ready", 1, 0, 0, "", 4, "waiting for 1 more free slot"}};
   job.error = "node 'norm': boom";
   job.submitted_ms = 1'700'000'000'000;
   job.finished_ms = 1'700'000'000'123;

@@ -85,7 +85,7 @@ struct Heartbeat {
   friend bool operator==(const Heartbeat&, const Heartbeat&) = default;
 };
 
-// One unit of loose work. Params are rendered to text by the coordinator so the wire does
+// One unit of work: a loose task, or a whole gang for its leader. Params are rendered to text by the coordinator so the wire does
 // not need to know each op's parameter types.
 struct TaskSpec {
   std::string job_id;
@@ -100,11 +100,16 @@ struct TaskSpec {
   uint64_t timeout_ms = 0;        // 0: no limit
   uint64_t gpu_memory_bytes = 0;  // 0: no GPU asked; else the slice of one device it needs
   uint32_t gpus = 0;              // whole GPUs the node asked for (resources.gpus)
+  // A gang task (a tight node) goes to one leader worker, which launches all its ranks: the
+  // hosts of the workers the coordinator reserved, leader first, and how many ranks each runs.
+  // Empty for loose tasks.
+  std::vector<std::string> gang_hosts;
+  std::vector<uint32_t> gang_ranks;
 
   template <class Archive>
   void serialize(Archive& ar) {
     ar(job_id, task_id, node_id, op, attempt, shard_index, input_paths, output_path, params,
-       timeout_ms, gpu_memory_bytes, gpus);
+       timeout_ms, gpu_memory_bytes, gpus, gang_hosts, gang_ranks);
   }
   friend bool operator==(const TaskSpec&, const TaskSpec&) = default;
 };

@@ -26,6 +26,8 @@ struct NodeView {
   uint64_t done = 0;
   uint64_t attempts = 0;
   std::string error;
+  uint64_t ranks = 0;  // tight nodes: the gang size
+  std::string reason;  // why a ready node waits
 };
 
 // `coupler status JOB --json`, parsed.
@@ -71,8 +73,8 @@ inline std::optional<JobView> ParseJob(const rapidjson::Value& j) {
   v.attempts = U64(j, "attempts");
   if (j.HasMember("nodes") && j["nodes"].IsArray()) {
     for (const auto& n : j["nodes"].GetArray()) {
-      NodeView nv{Str(n, "state"), U64(n, "tasks"), U64(n, "done"), U64(n, "attempts"),
-                  Str(n, "error")};
+      NodeView nv{Str(n, "state"), U64(n, "tasks"),    U64(n, "done"), U64(n, "attempts"),
+                  Str(n, "error"), U64(n, "ranks"),    Str(n, "reason")};
       v.nodes[Str(n, "id")] = nv;
     }
   }

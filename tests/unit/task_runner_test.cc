@@ -206,10 +206,10 @@ TEST_F(TaskRunnerTest, ErrorsNameTheOpTheFileAndTheProblem) {
   EXPECT_THAT(no_column.error,
               HasSubstr("no column 'z' (the shard has a (float32), b (float32))"));
 
-  auto evaluate = Run(Spec("evaluate", {}, ""));
+  auto evaluate = Run(Spec("evaluate", {Path("ok.npy")}, Path("e.npy")));
   EXPECT_FALSE(evaluate.ok);
-  EXPECT_EQ(evaluate.error,
-            "op 'evaluate' needs a trained model; the train op is not available yet");
+  EXPECT_THAT(evaluate.error,
+              HasSubstr("expected input_paths [data shard, model], got 1 path(s)"));
 
   auto unknown = Run(Spec("frobnicate", {}, ""));
   EXPECT_FALSE(unknown.ok);

@@ -5,8 +5,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <cstring>
 
 #include "runtime/io/atomic_file.h"
 #include "worker/ops/ops.h"
@@ -45,25 +43,6 @@ int64_t FileSize(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) ? st.st_size : -1;
 }
 
-std::string FormatSeconds(double seconds) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof(buffer), "%g", seconds);
-  return buffer;
-}
-
-// The error is one line: stderr's last lines are joined with " | ".
-std::string OneLine(std::string_view text) {
-  std::string out;
-  for (const char c : text) {
-    if (c == '\n') {
-      out += " | ";
-    } else if (c != '\r') {
-      out += c;
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 Status RunExec(const OpContext& context, OpReport& report) {
@@ -98,19 +77,7 @@ Status RunExec(const OpContext& context, OpReport& report) {
   const bool succeeded = r.end == ShellResult::End::kExited && r.exit_status == 0;
   if (!succeeded) {
     if (!temp.empty()) io::RemoveQuietly(temp);
-    const std::string tail = r.stderr_tail.empty() ? "(no stderr output)" : OneLine(r.stderr_tail);
-    switch (r.end) {
-      case ShellResult::End::kCancelled: return Cancelled();
-      case ShellResult::End::kTimedOut:
-        return DeadlineExceeded("timed out after " + FormatSeconds(timeout_s) + " s" +
-                                (r.stderr_tail.empty() ? "" : ": " + tail));
-      case ShellResult::End::kSignaled:
-        return Aborted("command killed by signal " + std::to_string(r.signal) + " (" +
-                       strsignal(r.signal) + "): " + tail);
-      case ShellResult::End::kExited:
-        return InvalidArgument("command exited with status " + std::to_string(r.exit_status) +
-                               ": " + tail);
-    }
+    return EndStatus(r, timeout_s, "command");
   }
   if (!temp.empty()) {
     if (const int64_t size = FileSize(temp); size >= 0) {

@@ -15,8 +15,8 @@ constexpr OpEntry kOps[] = {
     {"clip", &RunClip, {}, true},
     {"cast", &RunCast, {}, true},
     {"exec", &RunExec, {}},
-    {"evaluate", nullptr,
-     "op 'evaluate' needs a trained model; the train op is not available yet"},
+    {"evaluate", &RunEvaluate, {}},
+    {"train", &RunTrain, {}},
 };
 
 }  // namespace

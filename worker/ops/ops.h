@@ -1,4 +1,4 @@
-// The loose ops a worker runs, one file each (worker/ops/<op>_op.cc). Their TaskSpec conventions
+// The ops a worker runs, one file each (worker/ops/<op>_op.cc). Their TaskSpec conventions
 // are documented in worker/task_runner.h; op_table.h maps names to these functions.
 #pragma once
 
@@ -15,5 +15,8 @@ Status RunClip(const OpContext& context, OpReport& report);
 Status RunCast(const OpContext& context, OpReport& report);
 Status RunNoop(const OpContext& context, OpReport& report);
 Status RunExec(const OpContext& context, OpReport& report);
+Status RunEvaluate(const OpContext& context, OpReport& report);
+// The leader's part of a tight `train` node: launches the whole gang under mpirun.
+Status RunTrain(const OpContext& context, OpReport& report);
 
 }  // namespace coupler::worker

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <optional>
 #include <thread>
@@ -268,6 +269,45 @@ Result<ShellResult> RunShellCommand(const ShellCommand& command) {
     }
   }
   return result;
+}
+
+namespace {
+
+std::string FormatSeconds(double seconds) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%g", seconds);
+  return buffer;
+}
+
+std::string OneLine(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    if (c == '\n') {
+      out += " | ";
+    } else if (c != '\r') {
+      out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Status EndStatus(const ShellResult& r, double timeout_s, std::string_view what) {
+  if (r.end == ShellResult::End::kExited && r.exit_status == 0) return Status::Ok();
+  const std::string tail = r.stderr_tail.empty() ? "(no stderr output)" : OneLine(r.stderr_tail);
+  switch (r.end) {
+    case ShellResult::End::kCancelled: return Aborted("cancelled");
+    case ShellResult::End::kTimedOut:
+      return DeadlineExceeded("timed out after " + FormatSeconds(timeout_s) + " s" +
+                              (r.stderr_tail.empty() ? "" : ": " + tail));
+    case ShellResult::End::kSignaled:
+      return Aborted(std::string(what) + " killed by signal " + std::to_string(r.signal) + " (" +
+                     strsignal(r.signal) + "): " + tail);
+    case ShellResult::End::kExited: break;
+  }
+  return InvalidArgument(std::string(what) + " exited with status " +
+                         std::to_string(r.exit_status) + ": " + tail);
 }
 
 }  // namespace coupler::worker

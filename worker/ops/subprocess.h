@@ -38,4 +38,9 @@ Result<ShellResult> RunShellCommand(const ShellCommand& command);
 // 'text' for /bin/sh: single quotes, with each ' written as '\''.
 std::string ShellQuote(std::string_view text);
 
+// How a command that did not succeed ended, as one line: DeadlineExceeded "timed out after T s",
+// Aborted "<what> killed by signal N (name)" or "cancelled", InvalidArgument "<what> exited with
+// status N", each followed by stderr's last lines joined with " | ". Ok for a clean exit 0.
+Status EndStatus(const ShellResult& result, double timeout_s, std::string_view what);
+
 }  // namespace coupler::worker

@@ -1,0 +1,175 @@
+#include "coordinator/gang_reservations.h"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+
+namespace coupler::coordinator {
+namespace {
+
+struct Candidate {
+  std::string id;
+  uint32_t mine = 0;  // slots this gang already holds there
+  uint32_t free = 0;  // slots open to anyone
+};
+
+}  // namespace
+
+void GangReservations::Release(Hold& hold, WorkerRegistry& registry) {
+  for (const auto& [id, n] : hold.slots) {
+    if (WorkerEntry* w = registry.Find(id)) w->held -= std::min(n, w->held);
+  }
+  hold.slots.clear();
+  hold.total = 0;
+  hold.since_ms = -1;
+}
+
+void GangReservations::DropWorker(const std::string& worker_id) {
+  for (auto& [key, hold] : gangs_) {
+    auto it = hold.slots.find(worker_id);
+    if (it == hold.slots.end()) continue;
+    hold.total -= it->second;
+    hold.slots.erase(it);
+    if (hold.total == 0) hold.since_ms = -1;
+  }
+}
+
+std::string GangReservations::Reason(const TaskKey& key) const {
+  auto it = gangs_.find(key);
+  return it == gangs_.end() ? std::string() : it->second.reason;
+}
+
+uint32_t GangReservations::Held(const TaskKey& key) const {
+  auto it = gangs_.find(key);
+  return it == gangs_.end() ? 0 : it->second.total;
+}
+
+std::vector<GangPlacement> GangReservations::Place(const std::vector<GangRequest>& waiting,
+                                                   WorkerRegistry& registry, int64_t now_ms) {
+  // The common case, every round of the event loop: no gang anywhere.
+  if (waiting.empty() && gangs_.empty() && !marked_) return {};
+  std::set<TaskKey> still_waiting;
+  for (const GangRequest& r : waiting) still_waiting.insert(r.key);
+  for (auto it = gangs_.begin(); it != gangs_.end();) {
+    if (still_waiting.count(it->first) != 0) {
+      ++it;
+      continue;
+    }
+    Release(it->second, registry);
+    it = gangs_.erase(it);
+  }
+
+  std::vector<const GangRequest*> order;
+  for (const GangRequest& r : waiting) {
+    auto [it, fresh] = gangs_.try_emplace(r.key);
+    if (fresh) it->second.turn = next_turn_++;
+    order.push_back(&r);
+  }
+  std::stable_sort(order.begin(), order.end(), [this](const GangRequest* a, const GangRequest* b) {
+    return gangs_.at(a->key).turn < gangs_.at(b->key).turn;
+  });
+
+  bool any_gpu = false;
+  for (auto& [id, w] : registry.mutable_workers()) {
+    any_gpu |= w.state == WorkerState::kAlive && w.has_gpus();
+    w.gang_waiting = false;
+  }
+  marked_ = false;
+
+  std::vector<GangPlacement> placed;
+  for (const GangRequest* req : order) {
+    Hold& hold = gangs_.at(req->key);
+    const bool gpu_only = req->wants_gpus && any_gpu;
+    auto qualifies = [&](const WorkerEntry& w) {
+      return w.state == WorkerState::kAlive && (!gpu_only || w.has_gpus());
+    };
+    // Holds on workers that stopped qualifying (draining, dead) are given back.
+    for (auto it = hold.slots.begin(); it != hold.slots.end();) {
+      WorkerEntry* w = registry.Find(it->first);
+      if (w != nullptr && qualifies(*w)) {
+        ++it;
+        continue;
+      }
+      if (w != nullptr) w->held -= std::min(it->second, w->held);
+      hold.total -= it->second;
+      it = hold.slots.erase(it);
+    }
+    if (hold.total == 0) hold.since_ms = -1;
+
+    uint64_t capacity = 0;
+    size_t qualifying = 0;
+    std::vector<Candidate> candidates;
+    for (auto& [id, w] : registry.mutable_workers()) {
+      if (!qualifies(w)) continue;
+      capacity += w.info.slots;
+      ++qualifying;
+      auto mine = hold.slots.find(id);
+      candidates.push_back({id, mine == hold.slots.end() ? 0 : mine->second, w.free_slots()});
+    }
+    const char* kind = gpu_only ? "GPU worker" : "worker";
+    if (req->ranks > capacity) {
+      Release(hold, registry);
+      hold.reason = fmt::format(
+          "cannot be placed yet: needs {} ranks, the {} alive {}{} have {} slots in all", req->ranks,
+          qualifying, kind, qualifying == 1 ? "" : "s", capacity);
+      continue;
+    }
+    if (hold.total > 0 && now_ms - hold.since_ms >= hold_timeout_ms_) {
+      // Let other gangs and loose work have the slots; this gang gathers again from the back.
+      hold.reason = fmt::format("gave back a partial hold of {} of {} slots after {} s; waiting",
+                                hold.total, req->ranks, hold_timeout_ms_ / 1000);
+      Release(hold, registry);
+      hold.turn = next_turn_++;
+      continue;
+    }
+
+    uint64_t available = 0;
+    for (const Candidate& c : candidates) available += c.mine + c.free;
+    if (available >= req->ranks) {
+      // Largest first covers the ranks with the fewest workers.
+      std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+        if (a.mine + a.free != b.mine + b.free) return a.mine + a.free > b.mine + b.free;
+        if (a.mine != b.mine) return a.mine > b.mine;
+        return a.id < b.id;
+      });
+      GangPlacement p;
+      p.key = req->key;
+      uint32_t left = req->ranks;
+      for (const Candidate& c : candidates) {
+        WorkerEntry& w = *registry.Find(c.id);
+        w.held -= std::min(c.mine, w.held);
+        const uint32_t take = std::min(left, c.mine + c.free);
+        if (take == 0) continue;
+        w.gang_ranks += take;
+        left -= take;
+        p.workers.emplace_back(c.id, take);
+      }
+      placed.push_back(std::move(p));
+      gangs_.erase(req->key);
+      continue;
+    }
+
+    std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+      if (a.free != b.free) return a.free > b.free;
+      return a.id < b.id;
+    });
+    for (const Candidate& c : candidates) {
+      WorkerEntry& w = *registry.Find(c.id);
+      w.gang_waiting = true;
+      marked_ = true;
+      const uint32_t take = std::min(c.free, req->ranks - hold.total);
+      if (take == 0) continue;
+      w.held += take;
+      hold.slots[c.id] += take;
+      hold.total += take;
+    }
+    if (hold.total > 0 && hold.since_ms < 0) hold.since_ms = now_ms;
+    hold.reason = fmt::format("waiting for {} more free slot{} (holding {} of {})",
+                              req->ranks - hold.total, req->ranks - hold.total == 1 ? "" : "s",
+                              hold.total, req->ranks);
+  }
+  return placed;
+}
+
+}  // namespace coupler::coordinator

@@ -1,0 +1,332 @@
+// Gangs of tight nodes in the scheduler: all ranks at once, packed, held against loose work,
+// given back after the hold timeout, never placed where they cannot fit.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <numeric>
+
+#include "coordinator/scheduler.h"
+#include "tests/unit/spec_test_util.h"
+
+namespace coupler::coordinator {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Pair;
+
+constexpr int64_t kHoldTimeoutMs = 30'000;
+
+std::unique_ptr<JobState> MakeJob(const std::string& id, const std::string& yaml) {
+  job::LoadedJob j = job::testing::Load(yaml);
+  EXPECT_TRUE(j.ok()) << j.diags.ToString();
+  auto plan = plan::PlanJob(*j.graph);
+  EXPECT_TRUE(plan.ok()) << plan.status().ToString();
+  return std::make_unique<JobState>(id, std::move(*j.graph), std::move(*plan), DatasetListing{});
+}
+
+wire::RegisterWorker Worker(const std::string& id, uint32_t slots, uint32_t prefetch = 0,
+                            bool gpu = false) {
+  wire::RegisterWorker w;
+  w.worker_id = id;
+  w.host = "host-" + id;
+  w.slots = slots;
+  w.prefetch = prefetch;
+  if (gpu) w.gpus = {wire::GpuInfo{0, "gpu", 1ull << 30, 1ull << 30}};
+  return w;
+}
+
+wire::TaskOutcome Outcome(const wire::TaskSpec& s, bool ok) {
+  wire::TaskOutcome o;
+  o.job_id = s.job_id;
+  o.task_id = s.task_id;
+  o.attempt = s.attempt;
+  o.ok = ok;
+  if (!ok) o.error = "boom";
+  return o;
+}
+
+// One gang of `ranks` (mpi_exec) and `loose` noop tasks, independent of each other.
+std::string GangJob(int ranks, int loose, bool gpus = false) {
+  std::string yaml = "name: g\nnodes:\n  - {id: gang, op: mpi_exec, ranks: " +
+                     std::to_string(ranks) + (gpus ? ", resources: {gpus: 1}" : "") +
+                     ", params: {command: run}}\n";
+  if (loose > 0) yaml += "  - {id: work, op: noop, params: {tasks: " + std::to_string(loose) + "}}\n";
+  return yaml;
+}
+
+const wire::NodeStatus& Node(const wire::JobStatus& s, const std::string& id) {
+  auto it = std::find_if(s.nodes.begin(), s.nodes.end(), [&](const auto& n) { return n.id == id; });
+  EXPECT_NE(it, s.nodes.end()) << id;
+  return *it;
+}
+
+TEST(GangSchedulerTest, StartsAllRanksAtOnceOnTheLeaderWithTheReservedHosts) {
+  Scheduler s(5000, kHoldTimeoutMs);
+  s.AddJob(MakeJob("j1", GangJob(3, 0)));
+  s.RegisterWorker(Worker("a", 2), 0);
+  s.RegisterWorker(Worker("b", 2), 0);
+  auto placed = s.PlaceGangs(0);
+  ASSERT_EQ(placed.size(), 1u);
+  const auto& [leader, spec] = placed[0];
+  EXPECT_EQ(leader, "a");
+  EXPECT_EQ(spec.op, "mpi_exec");
+  EXPECT_THAT(spec.gang_hosts, ElementsAre("host-a", "host-b"));
+  EXPECT_THAT(spec.gang_ranks, ElementsAre(2u, 1u));
+  EXPECT_EQ(spec.params.at("__kind"), "gang");
+  EXPECT_EQ(spec.params.at("__ranks"), "3");
+  EXPECT_THAT(spec.output_path, HasSubstr("/gang"));
+  // Every reserved slot is taken: a (2 of 2) and b (1 of 2) only have what is left.
+  EXPECT_EQ(s.registry().Find("a")->credit(), 0u);
+  EXPECT_EQ(s.registry().Find("b")->credit(), 1u);
+  EXPECT_TRUE(s.PlaceGangs(1).empty());  // started once
+
+  // The outcome frees every rank's slot, on the leader and on the other worker.
+  EXPECT_EQ(s.OnOutcome("a", Outcome(spec, true)), OutcomeKind::kCommitted);
+  EXPECT_EQ(s.registry().Find("a")->credit(), 2u);
+  EXPECT_EQ(s.registry().Find("b")->credit(), 2u);
+  EXPECT_EQ(s.FindJob("j1")->phase(), JobPhase::kSucceeded);
+}
+
+// The gang reads whole datasets and writes its node directory; evaluate reads that directory.
+TEST(GangSchedulerTest, TrainReadsDirectoriesAndEvaluateReadsTheTrainDirectory) {
+  Scheduler s(5000, kHoldTimeoutMs);
+  s.RegisterWorker(Worker("a", 2), 0);
+  s.AddJob(MakeJob("j1", R"(name: t
+workdir: /w
+nodes:
+  - {id: import, op: import_csv, inputs: [/data/digits.csv], params: {shards: 2}}
+  - {id: train, op: train, inputs: [import], ranks: 2, params: {config: /cfg/train.yaml, epochs: 3}}
+  - {id: eval, op: evaluate, inputs: [import, train]}
+)"));
+  for (const auto& t : s.Assign("a")) EXPECT_EQ(s.OnOutcome("a", Outcome(t, true)), OutcomeKind::kCommitted);
+  auto placed = s.PlaceGangs(0);
+  ASSERT_EQ(placed.size(), 1u);
+  const wire::TaskSpec& train = placed[0].second;
+  EXPECT_EQ(train.op, "train");
+  EXPECT_THAT(train.input_paths, ElementsAre("/w/import"));
+  EXPECT_EQ(train.output_path, "/w/train");
+  EXPECT_EQ(train.params.at("config"), "/cfg/train.yaml");
+  EXPECT_EQ(train.params.at("epochs"), "3");
+  EXPECT_THAT(train.gang_ranks, ElementsAre(2u));
+  EXPECT_TRUE(s.Assign("a").empty());  // both slots run the gang
+  s.OnOutcome("a", Outcome(train, true));
+  auto evals = s.Assign("a");
+  ASSERT_EQ(evals.size(), 2u);
+  EXPECT_THAT(evals[1].input_paths, ElementsAre("/w/import/part-00001.npy", "/w/train"));
+  EXPECT_EQ(evals[1].output_path, "/w/eval/partial-00001.npy");
+}
+
+TEST(GangSchedulerTest, PacksRanksOntoTheFewestWorkers) {
+  Scheduler s(5000, kHoldTimeoutMs);
+  s.RegisterWorker(Worker("a", 1), 0);
+  s.RegisterWorker(Worker("b", 1), 0);
+  s.RegisterWorker(Worker("c", 4), 0);
+  s.AddJob(MakeJob("j1", GangJob(3, 0)));
+  auto placed = s.PlaceGangs(0);
+  ASSERT_EQ(placed.size(), 1u);
+  EXPECT_EQ(placed[0].first, "c");
+  EXPECT_THAT(placed[0].second.gang_hosts, ElementsAre("host-c"));
+  EXPECT_THAT(placed[0].second.gang_ranks, ElementsAre(3u));
+  EXPECT_EQ(s.registry().Find("a")->credit(), 1u);
+}
+
+TEST(GangSchedulerTest, WaitsAndHoldsSlotsFreedByLooseTasksUntilItHasThemAll) {
+  Scheduler s(5000, kHoldTimeoutMs);
+  s.RegisterWorker(Worker("a", 1, 1), 0);
+  s.RegisterWorker(Worker("b", 1, 1), 0);
+  // Loose work arrives first and fills both workers (slots + prefetch).
+  s.AddJob(MakeJob("loose", "name: l\nnodes:\n  - {id: work, op: noop, params: {tasks: 50}}\n"));
+  auto on_a = s.Assign("a");
+  auto on_b = s.Assign("b");
+  ASSERT_EQ(on_a.size(), 2u);
+  ASSERT_EQ(on_b.size(), 2u);
+  s.AddJob(MakeJob("gang", GangJob(2, 0)));
+  EXPECT_TRUE(s.PlaceGangs(0).empty());
+  EXPECT_THAT(Node(s.Status(*s.FindJob("gang")), "gang").reason,
+              HasSubstr("waiting for 2 more free slots (holding 0 of 2)"));
+
+  // a finishes both of its tasks: its slot is held for the gang, not refilled with loose work.
+  for (const auto& t : on_a) s.OnOutcome("a", Outcome(t, true));
+  EXPECT_TRUE(s.PlaceGangs(10).empty());
+  EXPECT_TRUE(s.Assign("a").empty());
+  EXPECT_EQ(s.registry().Find("a")->held, 1u);
+  const wire::JobStatus waiting = s.Status(*s.FindJob("gang"));
+  EXPECT_EQ(Node(waiting, "gang").state, "ready");
+  EXPECT_EQ(Node(waiting, "gang").ranks, 2u);
+  EXPECT_THAT(Node(waiting, "gang").reason, HasSubstr("waiting for 1 more free slot (holding 1 of 2)"));
+
+  // b drains one task: its prefetched one still occupies the slot, so the gang keeps waiting.
+  s.OnOutcome("b", Outcome(on_b[0], true));
+  EXPECT_TRUE(s.PlaceGangs(20).empty());
+  EXPECT_TRUE(s.Assign("b").empty());
+  s.OnOutcome("b", Outcome(on_b[1], true));
+  auto placed = s.PlaceGangs(30);
+  ASSERT_EQ(placed.size(), 1u);
+  EXPECT_THAT(placed[0].second.gang_ranks, ElementsAre(1u, 1u));
+  EXPECT_EQ(s.registry().Find("a")->held, 0u);
+  EXPECT_EQ(s.registry().Find("a")->gang_ranks, 1u);
+  EXPECT_TRUE(s.Assign("a").empty());
+  EXPECT_TRUE(s.Assign("b").empty());
+}
+
+TEST(GangSchedulerTest, GivesBackAPartialHoldAfterTheTimeout) {
+  Scheduler s(5000, kHoldTimeoutMs);
+  s.RegisterWorker(Worker("a", 1), 0);
+  s.RegisterWorker(Worker("b", 1), 0);
+  s.AddJob(MakeJob("loose", "name: l\nnodes:\n  - {id: work, op: noop, params: {tasks: 5}}\n"));
+  auto on_b = s.Assign("b");  // b is busy for a long time
+  ASSERT_EQ(on_b.size(), 1u);
+  s.AddJob(MakeJob("gang", GangJob(2, 0)));
+  EXPECT_TRUE(s.PlaceGangs(1'000).empty());
+  EXPECT_EQ(s.registry().Find("a")->held, 1u);
+  EXPECT_TRUE(s.Assign("a").empty());
+
+  EXPECT_TRUE(s.PlaceGangs(1'000 + kHoldTimeoutMs - 1).empty());
+  EXPECT_EQ(s.registry().Find("a")->held, 1u);
+  EXPECT_TRUE(s.PlaceGangs(1'000 + kHoldTimeoutMs).empty());
+  EXPECT_EQ(s.registry().Find("a")->held, 0u);  // given back: loose work may use it
+  EXPECT_THAT(Node(s.Status(*s.FindJob("gang")), "gang").reason,
+              HasSubstr("gave back a partial hold of 1 of 2 slots after 30 s"));
+  EXPECT_EQ(s.Assign("a").size(), 1u);
+  EXPECT_EQ(s.FindJob("gang")->phase(), JobPhase::kQueued);
+}
+
+TEST(GangSchedulerTest, AGangThatCannotFitStaysQueuedWithAReason) {
+  Scheduler s(5000, kHoldTimeoutMs);
+  s.RegisterWorker(Worker("a", 2), 0);
+  s.AddJob(MakeJob("j1", GangJob(4, 3)));
+  EXPECT_TRUE(s.PlaceGangs(0).empty());
+  EXPECT_EQ(s.registry().Find("a")->held, 0u);  // holds nothing it could never use
+  EXPECT_EQ(s.Assign("a").size(), 2u);          // loose work still runs
+  const wire::JobStatus st = s.Status(*s.FindJob("j1"));
+  EXPECT_EQ(st.state, "running");
+  EXPECT_EQ(Node(st, "gang").state, "ready");
+  EXPECT_THAT(Node(st, "gang").reason,
+              HasSubstr("cannot be placed yet: needs 4 ranks, the 1 alive worker have 2 slots"));
+
+  // A bigger worker joins: now it fits.
+  s.RegisterWorker(Worker("big", 4), 1);
+  auto placed = s.PlaceGangs(2);
+  ASSERT_EQ(placed.size(), 1u);
+  EXPECT_EQ(placed[0].first, "big");
+}
+
+TEST(GangSchedulerTest, GpuGangsGoToGpuWorkersWhenThereAreAny) {
+  Scheduler s(5000, kHoldTimeoutMs);
+  s.RegisterWorker(Worker("cpu", 4), 0);
+  s.AddJob(MakeJob("j1", GangJob(2, 0, /*gpus=*/true)));
+  s.RegisterWorker(Worker("gpu", 2, 0, /*gpu=*/true), 0);
+  auto placed = s.PlaceGangs(0);
+  ASSERT_EQ(placed.size(), 1u);
+  EXPECT_EQ(placed[0].first, "gpu");
+
+  // On a CPU-only pool the same gang trains on CPUs rather than wait forever.
+  Scheduler cpu_only(5000, kHoldTimeoutMs);
+  cpu_only.RegisterWorker(Worker("cpu", 4), 0);
+  cpu_only.AddJob(MakeJob("j1", GangJob(2, 0, /*gpus=*/true)));
+  auto on_cpu = cpu_only.PlaceGangs(0);
+  ASSERT_EQ(on_cpu.size(), 1u);
+  EXPECT_EQ(on_cpu[0].first, "cpu");
+}
+
+TEST(GangSchedulerTest, LosingTheLeaderRequeuesTheGangAndFreesTheOtherSlots) {
+  Scheduler s(5000, kHoldTimeoutMs);
+  s.RegisterWorker(Worker("a", 1), 0);
+  s.RegisterWorker(Worker("b", 1), 0);
+  s.AddJob(MakeJob("j1", "name: g\nnodes:\n  - {id: gang, op: mpi_exec, ranks: 2, retries: 1, "
+                         "params: {command: run}}\n"));
+  auto first = s.PlaceGangs(0);
+  ASSERT_EQ(first.size(), 1u);
+  const std::string leader = first[0].first;
+  const std::string other = leader == "a" ? "b" : "a";
+  auto lost = s.RemoveWorker(leader);
+  ASSERT_EQ(lost.size(), 1u);
+  EXPECT_EQ(lost[0].task_id, first[0].second.task_id);
+  EXPECT_EQ(s.registry().Find(other)->gang_ranks, 0u);
+  // The old attempt's late failure must not count against the new one.
+  s.RegisterWorker(Worker(leader, 1), 1);
+  auto second = s.PlaceGangs(2);
+  ASSERT_EQ(second.size(), 1u);
+  EXPECT_EQ(second[0].second.attempt, 1u);
+  EXPECT_EQ(s.OnOutcome(leader, Outcome(first[0].second, false)), OutcomeKind::kDropped);
+  EXPECT_EQ(s.OnOutcome(second[0].first, Outcome(second[0].second, true)),
+            OutcomeKind::kCommitted);
+  EXPECT_EQ(s.FindJob("j1")->phase(), JobPhase::kSucceeded);
+}
+
+// A worker that only lent slots leaves: the leader's group goes on; its outcome decides.
+TEST(GangSchedulerTest, LosingAWorkerThatOnlyLentSlotsLeavesTheGangRunning) {
+  Scheduler s(5000, kHoldTimeoutMs);
+  s.RegisterWorker(Worker("a", 1), 0);
+  s.RegisterWorker(Worker("b", 1), 0);
+  s.AddJob(MakeJob("j1", GangJob(2, 0)));
+  auto placed = s.PlaceGangs(0);
+  ASSERT_EQ(placed.size(), 1u);
+  const std::string other = placed[0].first == "a" ? "b" : "a";
+  EXPECT_TRUE(s.RemoveWorker(other).empty());
+  EXPECT_EQ(s.OnOutcome(placed[0].first, Outcome(placed[0].second, true)),
+            OutcomeKind::kCommitted);
+  EXPECT_EQ(s.registry().Find(placed[0].first)->gang_ranks, 0u);
+  EXPECT_EQ(s.FindJob("j1")->phase(), JobPhase::kSucceeded);
+}
+
+// Two gangs of 2 and a stream of loose tasks on 3 workers x 1 slot: the loop the coordinator
+// runs (place gangs, assign loose work, report outcomes), simulated until everything is done.
+TEST(GangSchedulerTest, TwoGangsAndLooseWorkOnThreeSingleSlotWorkersAllFinish) {
+  Scheduler s(5000, kHoldTimeoutMs);
+  for (const char* id : {"w1", "w2", "w3"}) s.RegisterWorker(Worker(id, 1, 1), 0);
+  s.AddJob(MakeJob("loose", "name: l\nnodes:\n  - {id: work, op: noop, params: {tasks: 40}}\n"));
+  s.AddJob(MakeJob("g1", GangJob(2, 5)));
+  s.AddJob(MakeJob("g2", GangJob(2, 5)));
+
+  // In flight per worker, oldest first; each tick every worker finishes its oldest task.
+  std::map<std::string, std::deque<wire::TaskSpec>> running;
+  int gangs_started = 0;
+  int64_t now = 0;
+  for (int tick = 0; tick < 500; ++tick, now += 100) {
+    for (auto& [leader, spec] : s.PlaceGangs(now)) {
+      EXPECT_EQ(std::accumulate(spec.gang_ranks.begin(), spec.gang_ranks.end(), 0u), 2u);
+      ++gangs_started;
+      running[leader].push_back(spec);
+    }
+    for (const char* id : {"w1", "w2", "w3"}) {
+      for (auto& t : s.Assign(id)) running[id].push_back(t);
+    }
+    for (auto& [id, queue] : running) {
+      if (queue.empty()) continue;
+      EXPECT_NE(s.OnOutcome(id, Outcome(queue.front(), true)), OutcomeKind::kDropped);
+      queue.pop_front();
+    }
+    if (std::all_of(s.jobs().begin(), s.jobs().end(), [](const auto& j) { return j->finished(); })) {
+      break;
+    }
+  }
+  for (const auto& j : s.jobs()) EXPECT_EQ(j->phase(), JobPhase::kSucceeded) << j->id();
+  EXPECT_EQ(gangs_started, 2);
+  for (const char* id : {"w1", "w2", "w3"}) {
+    const WorkerEntry& w = *s.registry().Find(id);
+    EXPECT_EQ(w.held, 0u) << id;
+    EXPECT_EQ(w.gang_ranks, 0u) << id;
+    EXPECT_THAT(w.inflight, IsEmpty()) << id;
+  }
+}
+
+TEST(GangSchedulerTest, CancelTellsTheLeaderAndFreesTheGangsSlots) {
+  Scheduler s(5000, kHoldTimeoutMs);
+  s.RegisterWorker(Worker("a", 1), 0);
+  s.RegisterWorker(Worker("b", 1), 0);
+  s.AddJob(MakeJob("j1", GangJob(2, 0)));
+  auto placed = s.PlaceGangs(0);
+  ASSERT_EQ(placed.size(), 1u);
+  EXPECT_THAT(s.Cancel("j1"), ElementsAre(placed[0].first));
+  EXPECT_EQ(s.registry().Find("a")->credit(), 1u);
+  EXPECT_EQ(s.registry().Find("b")->credit(), 1u);
+}
+
+}  // namespace
+}  // namespace coupler::coordinator

@@ -1,0 +1,169 @@
+// train: a tight node's gang, run by its leader worker. The coordinator reserved the slots
+// (spec.gang_hosts / gang_ranks); this launches the whole group as
+//   mpirun -np RANKS [--hostfile F] <this coupler binary> train CONFIG --set ... --resume?
+// and waits for it, so one rank dying or stalling ends the group and fails the task (retried
+// from the newest checkpoint). The node's directory receives weights.npy, metrics.json and
+// model.json (what evaluate needs to rebuild the network and the held-out split).
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "runtime/io/atomic_file.h"
+#include "runtime/util/json_writer.h"
+#include "worker/ops/ops.h"
+#include "worker/ops/shard_io.h"
+#include "worker/ops/subprocess.h"
+#include "worker/ops/task_params.h"
+#include "worker/train/train_config.h"
+
+namespace coupler::worker {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Node params that are `coupler train` config keys; the rest steer the op itself.
+constexpr std::string_view kConfigKeys[] = {"precision", "epochs", "micro_batch", "accumulate"};
+// mpirun's own timeout ends the group; this much longer, the worker kills mpirun itself.
+constexpr double kLauncherGraceS = 30;
+
+std::string ThisHost() {
+  char name[256] = {};
+  if (gethostname(name, sizeof(name) - 1) != 0) return {};
+  return name;
+}
+
+// Every host local ("localhost", this machine's name): plain `-np`, no hostfile, no ssh.
+bool AllLocal(const std::vector<std::string>& hosts) {
+  const std::string self = ThisHost();
+  return std::all_of(hosts.begin(), hosts.end(), [&](const std::string& h) {
+    return h.empty() || h == "localhost" || h == "127.0.0.1" || h == self;
+  });
+}
+
+Status WriteText(const std::string& path, const std::string& text) {
+  const std::span<const std::byte> parts[] = {std::as_bytes(std::span(text))};
+  return io::WriteFileAtomic(path, parts, /*durable=*/false);
+}
+
+// What evaluate needs beside the weights: the layer widths and the split coupler train used.
+Status WriteModelInfo(const std::string& path, const train::TrainConfig& config) {
+  std::string layers;
+  for (const size_t width : config.layers) {
+    layers += (layers.empty() ? "" : ",") + std::to_string(width);
+  }
+  json::Writer w;
+  w.BeginObject();
+  w.Field("layers", layers);
+  w.Field("label_column", config.label_column);
+  w.Field("test_fraction", config.test_fraction);
+  w.Field("seed", std::to_string(config.seed));  // text: a u64 seed does not fit a double
+  w.Field("data", config.data);
+  w.EndObject();
+  return WriteText(path, w.Finish());
+}
+
+// The first "coupler train: ..." line in stderr (each rank's error line), or "".
+std::string RankError(std::string_view stderr_tail) {
+  constexpr std::string_view kPrefix = "coupler train: ";
+  const size_t at = stderr_tail.find(kPrefix);
+  if (at == std::string_view::npos) return {};
+  const size_t end = stderr_tail.find('\n', at);
+  return std::string(stderr_tail.substr(at, end == std::string_view::npos ? end : end - at));
+}
+
+int64_t FileSize(const fs::path& path) {
+  std::error_code ec;
+  const auto size = fs::file_size(path, ec);
+  return ec ? -1 : static_cast<int64_t>(size);
+}
+
+}  // namespace
+
+Status RunTrain(const OpContext& context, OpReport& report) {
+  const wire::TaskSpec& spec = context.spec;
+  const TaskParams params(spec.params);
+  COUPLER_ASSIGN_OR_RETURN(const std::string config_path, params.String("config"));
+  COUPLER_ASSIGN_OR_RETURN(const std::string data, InputPath(context, 0, "[dataset directory]"));
+  COUPLER_ASSIGN_OR_RETURN(const std::string out_dir, OutputPath(context));
+  COUPLER_ASSIGN_OR_RETURN(const int64_t declared_ranks, params.IntOr("__ranks", 1));
+  const uint32_t ranks =
+      spec.gang_ranks.empty()
+          ? static_cast<uint32_t>(std::max<int64_t>(declared_ranks, 1))
+          : std::accumulate(spec.gang_ranks.begin(), spec.gang_ranks.end(), uint32_t{0});
+  COUPLER_ASSIGN_OR_RETURN(double timeout_s, params.DoubleOr("timeout", 3600.0));
+  if (spec.timeout_ms > 0) timeout_s = std::min(timeout_s, static_cast<double>(spec.timeout_ms) / 1e3);
+
+  const fs::path dir(out_dir);
+  std::vector<std::string> overrides = {"data=" + data,
+                                        "checkpoint_dir=" + (dir / "checkpoints").string()};
+  for (const std::string_view key : kConfigKeys) {
+    if (params.Has(key)) overrides.push_back(std::string(key) + "=" + params.StringOr(key, ""));
+  }
+  // Checked here, before any process starts, so a bad config is one clear error, not N.
+  Result<train::TrainConfig> config = train::LoadTrainConfig(config_path, overrides);
+  if (!config.ok()) return config.status();
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return InvalidArgument(out_dir + ": cannot create the node directory: " + ec.message());
+  COUPLER_RETURN_IF_ERROR(WriteModelInfo((dir / "model.json").string(), *config));
+
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return Internal("cannot find the running coupler binary: " + ec.message());
+  std::string cmd = "exec mpirun --oversubscribe --bind-to none";
+  if (geteuid() == 0) cmd += " --allow-run-as-root";
+  cmd += " --timeout " + std::to_string(static_cast<int64_t>(std::ceil(timeout_s)));
+  cmd += " -np " + std::to_string(ranks);
+  if (!AllLocal(spec.gang_hosts)) {
+    std::string hostfile;
+    for (size_t i = 0; i < spec.gang_hosts.size(); ++i) {
+      hostfile += spec.gang_hosts[i] + " slots=" +
+                  std::to_string(i < spec.gang_ranks.size() ? spec.gang_ranks[i] : 1) + "\n";
+    }
+    const std::string path = (dir / "hostfile").string();
+    COUPLER_RETURN_IF_ERROR(WriteText(path, hostfile));
+    cmd += " --hostfile " + ShellQuote(path);
+  }
+  cmd += " " + ShellQuote(self.string()) + " train " + ShellQuote(config_path);
+  for (const std::string& o : overrides) cmd += " --set " + ShellQuote(o);
+  const fs::path metrics = dir / "metrics.json";
+  const fs::path weights = dir / "weights.npy";
+  cmd += " --metrics-out " + ShellQuote(metrics.string());
+  cmd += " --weights-out " + ShellQuote(weights.string());
+  // A retry continues the group from its newest checkpoint instead of starting over.
+  if (spec.attempt > 0) cmd += " --resume";
+
+  ShellCommand shell;
+  shell.command = cmd;
+  shell.timeout_s = timeout_s + kLauncherGraceS;
+  shell.cancel = context.cancel;
+  auto result = [&] {
+    KernelTimer timer(report.kernel_ms);
+    return RunShellCommand(shell);
+  }();
+  if (!result.ok()) return result.status();
+  if (Status s = EndStatus(*result, timeout_s, "mpirun (" + std::to_string(ranks) + " ranks)");
+      !s.ok()) {
+    // A rank's own one-line error says more than mpirun's banner around it.
+    std::string rank_error = RankError(result->stderr_tail);
+    if (result->end != ShellResult::End::kCancelled && !rank_error.empty()) {
+      const std::string message(s.message());
+      return Status(s.code(), message.substr(0, message.find(": ")) + ": " + rank_error);
+    }
+    return s;
+  }
+  for (const fs::path& file : {weights, metrics}) {
+    const int64_t size = FileSize(file);
+    if (size < 0) return Internal("the training group succeeded but wrote no " + file.string());
+    report.output_paths.push_back(file.string());
+    report.bytes_written += static_cast<uint64_t>(size);
+  }
+  report.rows_out = ranks;
+  return Status::Ok();
+}
+
+}  // namespace coupler::worker
