@@ -72,6 +72,9 @@ void AddServiceCommands(CLI::App& app, CommandBody* run) {
   c->add_option("--heartbeat-ms", copts->heartbeat_ms, "heartbeat period")->capture_default_str();
   c->add_option("--dead-after-ms", copts->dead_after_ms, "a silent worker is dead after this")
       ->capture_default_str();
+  c->add_option("--gang-hold-timeout-ms", copts->gang_hold_timeout_ms,
+                "a tight node still gathering its ranks gives held slots back after this")
+      ->capture_default_str();
   c->add_option("--ready-file", copts->ready_file, "write the bound endpoints here once listening");
   c->add_flag("--insecure", *insecure, "allow a non-loopback address without keys");
   c->callback([copts, insecure, run] { *run = [copts, insecure] { return RunCoordinator(*copts, *insecure); }; });

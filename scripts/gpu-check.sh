@@ -149,16 +149,10 @@ coupler="${BUILD_DIR}/bin/coupler"
 if [[ ! -s data/digits.csv ]]; then
   add_row "digits pipeline" skipped 0 "data/digits.csv absent (scripts/fetch-digits.sh)"
 elif [[ -x "${coupler}" ]]; then
-  if run_step "pipeline: coupler run" 90 "${LOGS}/pipeline-run.log" \
-      "${coupler}" run examples/preprocess-only.yaml --workers 2; then
-    add_row "  pipeline devices" info 0 "$(grep -m1 '^devices:' "${LOGS}/pipeline-run.log" || true)"
-  fi
-  if command -v mpirun >/dev/null 2>&1; then
-    run_step "pipeline: mpirun train" 90 "${LOGS}/pipeline-train.log" \
-      mpirun --allow-run-as-root --oversubscribe --timeout 80 -np 1 "${coupler}" train \
-      examples/train-digits.yaml --set "data=${PWD}/coupler-work/preprocess-only/clipped" \
-      --set precision=bf16 --set "checkpoint_dir=${PWD}/coupler-work/checkpoints/gpu-check" || true
-    add_row "  train result" info 0 "$(grep -m1 -E 'accuracy' "${LOGS}/pipeline-train.log" | cut -c1-90 || true)"
+  if run_step "digits pipeline" 120 "${LOGS}/digits-pipeline.log" \
+      "${coupler}" run examples/digits-pipeline.yaml --workers 2; then
+    add_row "  devices" info 0 "$(grep -m1 '^devices:' "${LOGS}/digits-pipeline.log" || true)"
+    add_row "  evaluate" info 0 "$(grep -m1 'accuracy' "${LOGS}/digits-pipeline.log" | cut -c1-90 || true)"
   fi
 fi
 

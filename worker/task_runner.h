@@ -4,21 +4,23 @@
 //
 // TaskSpec conventions (what the coordinator sends):
 // - `op`: the op name: import_csv, column_stats, standardize, filter_map, clip, cast, noop,
-//   exec; evaluate is known but not runnable yet (ok=false with the reason); anything else
-//   fails with "unknown op '<name>'".
+//   exec, evaluate (map + reduce), and the gang ops train and mpi_exec (run by a gang's
+//   leader; docs/ops.md, "Tight nodes"); anything else fails with "unknown op '<name>'".
 // - `params`: the node's params as text: numbers in decimal, bools `true`/`false`, lists
 //   comma-joined (`columns: [a, b]` -> "a,b"). Internal keys start with "__":
 //     `__kind`   = "map" | "reduce" (column_stats; when absent, shard_index -1 means reduce),
 //     `__shards` = the node's total shard count (import_csv: N in "task i of N"; when absent
-//                  the node's own `shards` param, else 1).
+//                  the node's own `shards` param, else 1),
+//     `__ranks`  = a gang's declared rank count (the reservation, gang_hosts/gang_ranks, wins).
 // - `shard_index`: the shard of a map task (import_csv: i of N); -1 for a reduce task.
 // - `input_paths`: for a map task the shard_index-th shard of each input, in input order
 //   (import_csv: [csv file]; standardize: [data shard, stats file]; exec: any, all passed as
 //   {input}); for the column_stats reduce, every partial stats file.
 // - `output_path`: the final file this task publishes (column_stats map tasks write their
-//   partial there). Written under a temporary name and renamed, so it appears whole or not at
+//   partial there; a gang's is its node directory). Written under a temporary name and renamed, so it appears whole or not at
 //   all; parent directories are created.
-// - `timeout_ms`: exec honours it (with its own `timeout` param, the smaller wins).
+// - `timeout_ms`: exec, train and mpi_exec honour it (with their own `timeout` param, the
+//   smaller wins).
 //
 // Shards are 1-D structured .npy arrays (runtime/io/npy_reader.h; docs/ops.md, "Shard format").
 #pragma once

@@ -7,35 +7,13 @@
 #include <cmath>
 
 #include "runtime/io/atomic_file.h"
+#include "worker/ops/gang_launch.h"
 #include "worker/ops/ops.h"
 #include "worker/ops/subprocess.h"
 #include "worker/ops/task_params.h"
 
 namespace coupler::worker {
 namespace {
-
-// Unknown placeholders are left as written (the job validator has already refused them).
-std::string Substitute(std::string_view command, std::string_view input, std::string_view output,
-                       std::string_view shard) {
-  std::string out;
-  size_t pos = 0;
-  while (pos < command.size()) {
-    const size_t open = command.find('{', pos);
-    out += command.substr(pos, open - pos);
-    if (open == std::string_view::npos) break;
-    const size_t close = command.find('}', open);
-    const std::string_view name =
-        close == std::string_view::npos ? "" : command.substr(open + 1, close - open - 1);
-    if (name == "input" || name == "output" || name == "shard") {
-      out += name == "input" ? input : (name == "output" ? output : shard);
-      pos = close + 1;
-    } else {
-      out += '{';
-      pos = open + 1;
-    }
-  }
-  return out;
-}
 
 // -1 when the path is not a regular file.
 int64_t FileSize(const std::string& path) {
@@ -65,7 +43,9 @@ Status RunExec(const OpContext& context, OpReport& report) {
   }
 
   ShellCommand shell;
-  shell.command = Substitute(command, inputs, ShellQuote(temp), std::to_string(spec.shard_index));
+  shell.command = SubstitutePlaceholders(command, {{"input", inputs},
+                                                    {"output", ShellQuote(temp)},
+                                                    {"shard", std::to_string(spec.shard_index)}});
   shell.timeout_s = timeout_s;
   shell.cancel = context.cancel;
   auto result = [&] {

@@ -17,6 +17,7 @@ constexpr OpEntry kOps[] = {
     {"exec", &RunExec, {}},
     {"evaluate", &RunEvaluate, {}},
     {"train", &RunTrain, {}},
+    {"mpi_exec", &RunMpiExec, {}},
 };
 
 }  // namespace

@@ -9,12 +9,12 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <numeric>
 #include <string>
 #include <vector>
 
 #include "runtime/io/atomic_file.h"
 #include "runtime/util/json_writer.h"
+#include "worker/ops/gang_launch.h"
 #include "worker/ops/ops.h"
 #include "worker/ops/shard_io.h"
 #include "worker/ops/subprocess.h"
@@ -31,25 +31,6 @@ constexpr std::string_view kConfigKeys[] = {"precision", "epochs", "micro_batch"
 // mpirun's own timeout ends the group; this much longer, the worker kills mpirun itself.
 constexpr double kLauncherGraceS = 30;
 
-std::string ThisHost() {
-  char name[256] = {};
-  if (gethostname(name, sizeof(name) - 1) != 0) return {};
-  return name;
-}
-
-// Every host local ("localhost", this machine's name): plain `-np`, no hostfile, no ssh.
-bool AllLocal(const std::vector<std::string>& hosts) {
-  const std::string self = ThisHost();
-  return std::all_of(hosts.begin(), hosts.end(), [&](const std::string& h) {
-    return h.empty() || h == "localhost" || h == "127.0.0.1" || h == self;
-  });
-}
-
-Status WriteText(const std::string& path, const std::string& text) {
-  const std::span<const std::byte> parts[] = {std::as_bytes(std::span(text))};
-  return io::WriteFileAtomic(path, parts, /*durable=*/false);
-}
-
 // What evaluate needs beside the weights: the layer widths and the split coupler train used.
 Status WriteModelInfo(const std::string& path, const train::TrainConfig& config) {
   std::string layers;
@@ -64,7 +45,7 @@ Status WriteModelInfo(const std::string& path, const train::TrainConfig& config)
   w.Field("seed", std::to_string(config.seed));  // text: a u64 seed does not fit a double
   w.Field("data", config.data);
   w.EndObject();
-  return WriteText(path, w.Finish());
+  return WriteTextFile(path, w.Finish());
 }
 
 // The first "coupler train: ..." line in stderr (each rank's error line), or "".
@@ -91,10 +72,7 @@ Status RunTrain(const OpContext& context, OpReport& report) {
   COUPLER_ASSIGN_OR_RETURN(const std::string data, InputPath(context, 0, "[dataset directory]"));
   COUPLER_ASSIGN_OR_RETURN(const std::string out_dir, OutputPath(context));
   COUPLER_ASSIGN_OR_RETURN(const int64_t declared_ranks, params.IntOr("__ranks", 1));
-  const uint32_t ranks =
-      spec.gang_ranks.empty()
-          ? static_cast<uint32_t>(std::max<int64_t>(declared_ranks, 1))
-          : std::accumulate(spec.gang_ranks.begin(), spec.gang_ranks.end(), uint32_t{0});
+  const uint32_t ranks = GangRanks(spec, declared_ranks);
   COUPLER_ASSIGN_OR_RETURN(double timeout_s, params.DoubleOr("timeout", 3600.0));
   if (spec.timeout_ms > 0) timeout_s = std::min(timeout_s, static_cast<double>(spec.timeout_ms) / 1e3);
 
@@ -118,14 +96,9 @@ Status RunTrain(const OpContext& context, OpReport& report) {
   if (geteuid() == 0) cmd += " --allow-run-as-root";
   cmd += " --timeout " + std::to_string(static_cast<int64_t>(std::ceil(timeout_s)));
   cmd += " -np " + std::to_string(ranks);
-  if (!AllLocal(spec.gang_hosts)) {
-    std::string hostfile;
-    for (size_t i = 0; i < spec.gang_hosts.size(); ++i) {
-      hostfile += spec.gang_hosts[i] + " slots=" +
-                  std::to_string(i < spec.gang_ranks.size() ? spec.gang_ranks[i] : 1) + "\n";
-    }
+  if (!GangIsLocal(spec)) {
     const std::string path = (dir / "hostfile").string();
-    COUPLER_RETURN_IF_ERROR(WriteText(path, hostfile));
+    COUPLER_RETURN_IF_ERROR(WriteTextFile(path, GangHostfileText(spec, ranks)));
     cmd += " --hostfile " + ShellQuote(path);
   }
   cmd += " " + ShellQuote(self.string()) + " train " + ShellQuote(config_path);

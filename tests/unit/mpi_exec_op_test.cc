@@ -1,0 +1,106 @@
+// The mpi_exec op as a gang's leader runs it: placeholders filled from the reservation, the
+// hostfile written, the user's command (here a real mpirun) run once, its exit status the
+// result. Also the gang-launch helpers it shares with the train op.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "runtime/io/temp_dir.h"
+#include "worker/ops/gang_launch.h"
+#include "worker/task_runner.h"
+
+namespace coupler::worker {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string ReadAll(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+TEST(GangLaunch, RanksComeFromTheReservation) {
+  wire::TaskSpec spec;
+  EXPECT_EQ(GangRanks(spec, 3), 3u);
+  EXPECT_EQ(GangRanks(spec, 0), 1u);
+  spec.gang_hosts = {"a", "b"};
+  spec.gang_ranks = {2, 1};
+  EXPECT_EQ(GangRanks(spec, 7), 3u);
+}
+
+TEST(GangLaunch, HostfileListsRemoteHostsWithTheirSlots) {
+  wire::TaskSpec spec;
+  spec.gang_hosts = {"node-a.example", "node-b.example"};
+  spec.gang_ranks = {2, 1};
+  EXPECT_FALSE(GangIsLocal(spec));
+  EXPECT_EQ(GangHostfileText(spec, 3), "node-a.example slots=2\nnode-b.example slots=1\n");
+  spec.gang_hosts = {"localhost", "127.0.0.1"};
+  EXPECT_TRUE(GangIsLocal(spec));
+  EXPECT_EQ(GangHostfileText(spec, 3), "localhost slots=3\n");
+}
+
+TEST(GangLaunch, SubstitutesOnlyTheNamedPlaceholders) {
+  EXPECT_EQ(SubstitutePlaceholders("run -n {ranks} {x} {in}put {ranks}}",
+                                   {{"ranks", "4"}, {"in", "A"}}),
+            "run -n 4 {x} Aput 4}");
+  EXPECT_EQ(SubstitutePlaceholders("{unclosed", {{"unclosed", "x"}}), "{unclosed");
+  EXPECT_EQ(SubstitutePlaceholders("{}", {{"", "x"}}), "{}");
+}
+
+class MpiExecOpTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto dir = io::TempDir::Create("mpi-exec-");
+    ASSERT_TRUE(dir.ok()) << dir.status().ToString();
+    dir_.emplace(std::move(dir).value());
+  }
+
+  wire::TaskSpec Spec(const std::string& command) const {
+    wire::TaskSpec spec;
+    spec.job_id = "job";
+    spec.task_id = 7;
+    spec.op = "mpi_exec";
+    spec.input_paths = {dir_->File("data")};
+    spec.output_path = dir_->File("node");
+    spec.params = {{"command", command}, {"__ranks", "2"}};
+    spec.gang_hosts = {"localhost"};
+    spec.gang_ranks = {2};
+    return spec;
+  }
+
+  std::optional<io::TempDir> dir_;
+};
+
+TEST_F(MpiExecOpTest, RunsTheUsersMpiProgramOverTheReservedRanks) {
+  const std::string root = geteuid() == 0 ? " --allow-run-as-root" : "";
+  const wire::TaskSpec spec =
+      Spec("mpirun --oversubscribe" + root +
+           " --timeout 60 -np {ranks} --hostfile {hostfile} sh -c 'echo rank' > {output}/ranks.txt"
+           " && echo {input} > {output}/input.txt");
+  const wire::TaskOutcome outcome = RunTask(spec);
+  ASSERT_TRUE(outcome.ok) << outcome.error;
+  EXPECT_EQ(outcome.rows_out, 2u);
+  const std::filesystem::path node = spec.output_path;
+  EXPECT_EQ(ReadAll(node / "ranks.txt"), "rank\nrank\n");  // one line per rank
+  EXPECT_EQ(ReadAll(node / "hostfile"), "localhost slots=2\n");
+  EXPECT_EQ(ReadAll(node / "input.txt"), spec.input_paths[0] + "\n");
+}
+
+TEST_F(MpiExecOpTest, AFailingGroupFailsTheTaskWithItsStderr) {
+  const wire::TaskOutcome outcome =
+      RunTask(Spec("echo 'rank 1: out of patience' >&2; exit 3"));
+  ASSERT_FALSE(outcome.ok);
+  EXPECT_THAT(outcome.error, HasSubstr("mpi_exec (2 ranks) exited with status 3"));
+  EXPECT_THAT(outcome.error, HasSubstr("rank 1: out of patience"));
+}
+
+}  // namespace
+}  // namespace coupler::worker

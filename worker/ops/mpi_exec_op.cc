@@ -1,0 +1,63 @@
+// mpi_exec: the user's own MPI program as a tight node — the way to bring a PyTorch, Horovod
+// or any mpirun-launched script under coupler. The coordinator reserved the gang's slots; the
+// leader runs `command` once with {ranks} (the reserved rank count), {hostfile} (an Open MPI
+// hostfile of the reserved hosts, always written), {input} (the input datasets, shell-quoted,
+// space-separated) and {output} (the node's directory, created first) replaced. The command
+// launches its own ranks (usually `mpirun -np {ranks} --hostfile {hostfile} ...`); its exit
+// status is the node's result, and a failure is retried as a whole, up to `retries`.
+#include <algorithm>
+#include <filesystem>
+#include <string>
+
+#include "worker/ops/gang_launch.h"
+#include "worker/ops/ops.h"
+#include "worker/ops/shard_io.h"
+#include "worker/ops/subprocess.h"
+#include "worker/ops/task_params.h"
+
+namespace coupler::worker {
+
+Status RunMpiExec(const OpContext& context, OpReport& report) {
+  const wire::TaskSpec& spec = context.spec;
+  const TaskParams params(spec.params);
+  COUPLER_ASSIGN_OR_RETURN(const std::string command, params.String("command"));
+  COUPLER_ASSIGN_OR_RETURN(const std::string out_dir, OutputPath(context));
+  COUPLER_ASSIGN_OR_RETURN(const int64_t declared_ranks, params.IntOr("__ranks", 1));
+  COUPLER_ASSIGN_OR_RETURN(double timeout_s, params.DoubleOr("timeout", 3600.0));
+  if (spec.timeout_ms > 0) {
+    timeout_s = std::min(timeout_s, static_cast<double>(spec.timeout_ms) / 1e3);
+  }
+  const uint32_t ranks = GangRanks(spec, declared_ranks);
+
+  std::error_code ec;
+  std::filesystem::create_directories(out_dir, ec);
+  if (ec) return InvalidArgument(out_dir + ": cannot create the node directory: " + ec.message());
+  const std::string hostfile = (std::filesystem::path(out_dir) / "hostfile").string();
+  COUPLER_RETURN_IF_ERROR(WriteTextFile(hostfile, GangHostfileText(spec, ranks)));
+
+  std::string inputs;
+  for (const std::string& path : spec.input_paths) {
+    inputs += (inputs.empty() ? "" : " ") + ShellQuote(path);
+  }
+  if (inputs.empty()) inputs = "''";
+
+  ShellCommand shell;
+  shell.command = SubstitutePlaceholders(command, {{"ranks", std::to_string(ranks)},
+                                                   {"hostfile", ShellQuote(hostfile)},
+                                                   {"input", inputs},
+                                                   {"output", ShellQuote(out_dir)}});
+  shell.timeout_s = timeout_s;
+  shell.cancel = context.cancel;
+  auto result = [&] {
+    KernelTimer timer(report.kernel_ms);
+    return RunShellCommand(shell);
+  }();
+  if (!result.ok()) return result.status();
+  COUPLER_RETURN_IF_ERROR(
+      EndStatus(*result, timeout_s, "mpi_exec (" + std::to_string(ranks) + " ranks)"));
+  report.output_paths.push_back(out_dir);
+  report.rows_out = ranks;
+  return Status::Ok();
+}
+
+}  // namespace coupler::worker
