@@ -4,14 +4,25 @@
 
 #include "kernels/device.h"
 #include "runtime/logging.h"
+#include "runtime/memory/memory_budget.h"
 #include "worker/stale_temps.h"
 #include "worker/task_runner.h"
 
 namespace coupler::worker {
 
+namespace {
+
+std::vector<int> Ordinals(const std::vector<GpuShareLedger::Device>& gpus) {
+  std::vector<int> ordinals;
+  for (const auto& g : gpus) ordinals.push_back(g.index);
+  return ordinals;
+}
+
+}  // namespace
+
 TaskPool::TaskPool(zmq::context_t& ctx, std::string wake_endpoint, uint32_t slots,
-                   std::vector<int> gpus)
-    : ctx_(ctx), wake_endpoint_(std::move(wake_endpoint)), gpus_(std::move(gpus)) {
+                   std::vector<GpuShareLedger::Device> gpus)
+    : ctx_(ctx), wake_endpoint_(std::move(wake_endpoint)), gpus_(Ordinals(gpus)), ledger_(gpus) {
   for (uint32_t i = 0; i < std::max(1u, slots); ++i) {
     threads_.emplace_back([this, i] { Loop(i); });
   }
@@ -25,6 +36,7 @@ TaskPool::~TaskPool() {
     for (auto& [job, flag] : cancel_flags_) flag->store(true);
   }
   cv_.notify_all();
+  share_cv_.notify_all();
   for (auto& t : threads_) t.join();
 }
 
@@ -46,6 +58,7 @@ void TaskPool::CancelJob(const std::string& job_id) {
   if (!flag) flag = std::make_shared<std::atomic<bool>>(false);
   flag->store(true);
   std::erase_if(queue_, [&](const wire::TaskSpec& t) { return t.job_id == job_id; });
+  share_cv_.notify_all();  // a task of the job waiting for a GPU share stops waiting
 }
 
 std::vector<wire::TaskOutcome> TaskPool::TakeOutcomes() {
@@ -63,6 +76,46 @@ double TaskPool::mean_task_us() const {
 size_t TaskPool::held() const {
   std::lock_guard lock(mu_);
   return queue_.size() + running_.load();
+}
+
+wire::TaskOutcome TaskPool::RunPlaced(const wire::TaskSpec& task, const std::atomic<bool>* cancel,
+                                      const TaskPlacement& placement) {
+  const uint64_t share = task.gpu_memory_bytes;
+  if (share == 0 || ledger_.empty()) return RunTask(task, cancel, placement);
+  if (!ledger_.CanEverFit(share)) {
+    wire::TaskOutcome outcome;
+    outcome.job_id = task.job_id;
+    outcome.task_id = task.task_id;
+    outcome.attempt = task.attempt;
+    outcome.device = "cpu";
+    outcome.error = task.op + ": ResourceExhausted: asks for " + memory::FormatBytes(share) +
+                    " of one GPU (resources.gpu_memory), but the largest GPU here has " +
+                    memory::FormatBytes(ledger_.largest_capacity());
+    return outcome;
+  }
+  std::optional<int> device;
+  {
+    std::unique_lock lock(mu_);
+    share_cv_.wait(lock, [&] {
+      if (stopping_ || (cancel != nullptr && cancel->load())) return true;
+      device = ledger_.Reserve(share);
+      return device.has_value();
+    });
+  }
+  if (!device) return RunTask(task, cancel, placement);  // stopping or cancelled: reports it
+  // The thread's own device is put back afterwards for the tasks without a share.
+  TaskPlacement shared{kernels::Backend::kCuda, *device};
+  if (const Status used = kernels::UseCudaDevice(*device); !used.ok()) shared = {};
+  wire::TaskOutcome outcome = RunTask(task, cancel, shared);
+  if (placement.backend == kernels::Backend::kCuda && placement.device != *device) {
+    (void)kernels::UseCudaDevice(placement.device);
+  }
+  {
+    std::lock_guard lock(mu_);
+    ledger_.Release(*device, share);
+  }
+  share_cv_.notify_all();
+  return outcome;
 }
 
 void TaskPool::Loop(size_t slot) {
@@ -95,7 +148,7 @@ void TaskPool::Loop(size_t slot) {
     // A retry may follow an attempt killed mid-write: clear what it left behind.
     if (task.attempt > 0 && !task.output_path.empty()) RemoveStaleTemps(task.output_path);
     const auto started = std::chrono::steady_clock::now();
-    wire::TaskOutcome outcome = RunTask(task, cancel.get(), placement);
+    wire::TaskOutcome outcome = RunPlaced(task, cancel.get(), placement);
     const double us =
         std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - started).count();
     bool first = false;

@@ -16,16 +16,20 @@
 #include <zmq.hpp>
 
 #include "runtime/wire/worker_messages.h"
+#include "worker/gpu_share_ledger.h"
+#include "worker/task_device.h"
 
 namespace coupler::worker {
 
 class TaskPool {
  public:
   // `wake_endpoint` is an inproc address the owner has bound a PULL socket to. `gpus` are the
-  // CUDA ordinals the tasks may use: thread i runs its kernels on gpus[i % gpus.size()]
-  // (worker/task_device.h), or on the CPU when `gpus` is empty.
+  // devices the tasks may use: thread i runs its kernels on gpus[i % gpus.size()]
+  // (worker/task_device.h), or on the CPU when `gpus` is empty. A task that asks for a share
+  // of a GPU (gpu_memory) instead runs on the device the share ledger packs it onto, waiting
+  // while none has room, under a ScopedDeviceShare of that size.
   TaskPool(zmq::context_t& ctx, std::string wake_endpoint, uint32_t slots,
-           std::vector<int> gpus = {});
+           std::vector<GpuShareLedger::Device> gpus = {});
   ~TaskPool();
   TaskPool(const TaskPool&) = delete;
   TaskPool& operator=(const TaskPool&) = delete;
@@ -43,10 +47,15 @@ class TaskPool {
 
  private:
   void Loop(size_t slot);
+  // Runs one task on `placement`, or on the GPU share the ledger gives it.
+  wire::TaskOutcome RunPlaced(const wire::TaskSpec& task, const std::atomic<bool>* cancel,
+                              const TaskPlacement& placement);
 
   zmq::context_t& ctx_;
   std::string wake_endpoint_;
   const std::vector<int> gpus_;
+  GpuShareLedger ledger_;  // guarded by mu_
+  std::condition_variable share_cv_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<wire::TaskSpec> queue_;

@@ -4,6 +4,7 @@
 #include <new>
 #include <string>
 
+#include "kernels/device_share.h"
 #include "worker/ops/op_context.h"
 #include "worker/ops/op_table.h"
 
@@ -61,6 +62,9 @@ wire::TaskOutcome RunTask(const wire::TaskSpec& spec, const std::atomic<bool>* c
     }
     OpReport report;
     report.backend = placement.backend;
+    // A task that asked for a share of a GPU holds no more of it than it asked for.
+    const kernels::ScopedDeviceShare share(
+        placement.backend == kernels::Backend::kCuda ? spec.gpu_memory_bytes : 0);
     const Status status = RunGuarded(*op, context, report);
     if (report.used_cuda) {
       outcome.device = DeviceLabel(placement);

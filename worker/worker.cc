@@ -60,6 +60,7 @@ Result<std::unique_ptr<Worker>> Worker::Create(WorkerOptions options) {
   reg.protocol_version = wire::kProtocolVersion;
   COUPLER_ASSIGN_OR_RETURN(const std::vector<int> gpus,
                            ParseGpuList(options.gpus, kernels::CudaDeviceCount()));
+  std::vector<GpuShareLedger::Device> shares;
   if (!gpus.empty()) {
     // A device the driver lists but cannot open is reported at once, not at the first task.
     COUPLER_ASSIGN_OR_RETURN(const std::vector<kernels::DeviceInfo> devices,
@@ -67,6 +68,8 @@ Result<std::unique_ptr<Worker>> Worker::Create(WorkerOptions options) {
     for (const auto& d : devices) {
       if (std::find(gpus.begin(), gpus.end(), d.index) == gpus.end()) continue;
       reg.gpus.push_back({static_cast<uint32_t>(d.index), d.name, d.total_memory, d.free_memory});
+      // Shares may take what was free at start, less a margin for CUDA contexts and cuBLAS.
+      shares.push_back({d.index, d.free_memory / 20 * 19});
     }
   }
 
@@ -74,7 +77,7 @@ Result<std::unique_ptr<Worker>> Worker::Create(WorkerOptions options) {
     const std::string wake_ep = fmt::format("inproc://wake-{}", static_cast<const void*>(w.get()));
     w->wake_ = zmq::socket_t(w->ctx_, zmq::socket_type::pull);
     w->wake_.bind(wake_ep);
-    w->pool_ = std::make_unique<TaskPool>(w->ctx_, wake_ep, options.slots, gpus);
+    w->pool_ = std::make_unique<TaskPool>(w->ctx_, wake_ep, options.slots, shares);
   } catch (const zmq::error_t& e) {
     return Internal(std::string("worker wake socket: ") + e.what());
   }
