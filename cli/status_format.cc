@@ -75,6 +75,12 @@ std::string StatusReplyJson(const wire::StatusReply& reply) {
   w.Field("messages_dropped", reply.coordinator.messages_dropped);
   w.Field("workers_alive", reply.coordinator.workers_alive);
   w.Field("uptime_ms", reply.coordinator.uptime_ms);
+  w.BeginObject("queued");
+  w.Field("cpu_tasks", reply.coordinator.queued_cpu_tasks);
+  w.Field("gpu_tasks", reply.coordinator.queued_gpu_tasks);
+  w.Field("gang_ranks", reply.coordinator.queued_gang_ranks);
+  w.EndObject();
+  w.Field("recommended_workers", reply.coordinator.recommended_workers);
   w.EndObject();
   w.EndObject();
   return w.Finish();

@@ -12,7 +12,8 @@ namespace coupler::cli {
 // {"id","name","state","tasks":{"total","queued","running","done","failed"},"attempts",
 //  "error","devices":{...},"gpu_fallbacks","nodes":[{"id","state","tasks","done","attempts","error","ranks","reason"}]}
 std::string JobStatusJson(const wire::JobStatus& job);
-// {"jobs":[...], "coordinator":{"messages_received","messages_dropped","workers_alive","uptime_ms"}}
+// {"jobs":[...], "coordinator":{"messages_received","messages_dropped","workers_alive","uptime_ms",
+//  "queued":{"cpu_tasks","gpu_tasks","gang_ranks"},"recommended_workers"}}
 std::string StatusReplyJson(const wire::StatusReply& reply);
 std::string WorkersJson(const std::vector<wire::WorkerStatus>& workers);
 

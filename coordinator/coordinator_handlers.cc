@@ -155,6 +155,7 @@ void Coordinator::SendStatus(const std::string& identity, const std::string& job
   reply.coordinator.messages_dropped = dropped_;
   reply.coordinator.workers_alive = static_cast<uint32_t>(scheduler_.registry().alive());
   reply.coordinator.uptime_ms = static_cast<uint64_t>(NowMs());
+  scheduler_.FillPoolStats(reply.coordinator);
   ReplyToClient(identity, wire::Encode(reply), delimiter);
 }
 

@@ -70,19 +70,22 @@ std::vector<GangPlacement> GangReservations::Place(const std::vector<GangRequest
     return gangs_.at(a->key).turn < gangs_.at(b->key).turn;
   });
 
-  bool any_gpu = false;
-  for (auto& [id, w] : registry.mutable_workers()) {
-    any_gpu |= w.state == WorkerState::kAlive && w.has_gpus();
-    w.gang_waiting = false;
-  }
+  for (auto& [id, w] : registry.mutable_workers()) w.gang_waiting = false;
   marked_ = false;
 
   std::vector<GangPlacement> placed;
   for (const GangRequest* req : order) {
     Hold& hold = gangs_.at(req->key);
+    auto admits = [&](const WorkerEntry& w) {
+      return w.state == WorkerState::kAlive && LabelsMatch(req->required, w.info.labels);
+    };
+    // GPUs are preferred among the workers the labels admit, not the whole pool: a labeled
+    // CPU-only group trains on its CPUs as an unlabeled CPU-only pool would.
+    bool any_gpu = false;
+    for (const auto& [id, w] : registry.workers()) any_gpu |= admits(w) && w.has_gpus();
     const bool gpu_only = req->wants_gpus && any_gpu;
     auto qualifies = [&](const WorkerEntry& w) {
-      return w.state == WorkerState::kAlive && (!gpu_only || w.has_gpus());
+      return admits(w) && (!gpu_only || w.has_gpus());
     };
     // Holds on workers that stopped qualifying (draining, dead) are given back.
     for (auto it = hold.slots.begin(); it != hold.slots.end();) {
@@ -107,7 +110,8 @@ std::vector<GangPlacement> GangReservations::Place(const std::vector<GangRequest
       auto mine = hold.slots.find(id);
       candidates.push_back({id, mine == hold.slots.end() ? 0 : mine->second, w.free_slots()});
     }
-    const char* kind = gpu_only ? "GPU worker" : "worker";
+    const std::string kind = std::string(req->required.empty() ? "" : "matching ") +
+                             (gpu_only ? "GPU worker" : "worker");
     if (req->ranks > capacity) {
       Release(hold, registry);
       hold.reason = fmt::format(

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "coordinator/placement.h"
 #include "coordinator/worker_registry.h"
 
 namespace coupler::coordinator {
@@ -20,6 +21,8 @@ struct GangRequest {
   // The node asked for GPUs: only workers with GPUs qualify, unless no alive worker has any
   // (a CPU-only pool trains on its CPUs rather than wait forever).
   bool wants_gpus = false;
+  // The node's `requires`: only workers with these labels qualify (see placement.h).
+  Labels required;
 };
 
 // A gang that got all its ranks: the workers and how many ranks each runs, leader (the one

@@ -57,9 +57,8 @@ int JobState::MaxAttempts(size_t plan_node) const {
 void JobState::Release(size_t p) {
   const uint64_t first = table_.first_task(p);
   const uint64_t count = table_.task_count(p);
-  const bool needs_gpu = graph_.nodes[plan_.nodes[p].node_index].resources.gpus > 0;
   const bool gang = plan_.nodes[p].coupling == job::Coupling::kTight;
-  auto& queue = gang ? ready_gangs_ : needs_gpu ? ready_gpu_ : ready_;
+  auto& queue = gang ? ready_gangs_ : LooseQueue(p, false);
   // A reduce task waits for the node's map tasks, so it is released by Complete().
   const uint64_t releasable = plan_.nodes[p].has_reduce ? count - 1 : count;
   for (uint64_t t = first; t < first + releasable; ++t) {
@@ -70,8 +69,66 @@ void JobState::Release(size_t p) {
   if (count == 0) NodeFinished(p);
 }
 
-std::optional<uint64_t> JobState::TakeReady(bool worker_has_gpus) {
+std::deque<uint64_t>& JobState::LooseQueue(size_t p, bool reduce) {
+  if (!required_labels(p).empty()) return ready_labeled_[p];
+  return !reduce && wants_gpus(p) ? ready_gpu_ : ready_;
+}
+
+size_t JobState::ready_count() const {
+  size_t n = ready_.size() + ready_gpu_.size();
+  for (const auto& [p, queue] : ready_labeled_) n += queue.size();
+  return n;
+}
+
+bool JobState::HasReadyFor(bool worker_has_gpus, const Labels& worker_labels) const {
+  if (finished()) return false;
+  if (!ready_.empty() || !ready_gpu_.empty()) return true;
+  for (const auto& [p, queue] : ready_labeled_) {
+    if (!queue.empty() && LabelsMatch(required_labels(p), worker_labels) &&
+        (worker_has_gpus || !wants_gpus(p))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::pair<uint64_t, uint64_t> JobState::ReadyLooseByHardware() const {
+  std::pair<uint64_t, uint64_t> n{0, 0};
+  if (finished()) return n;
+  auto ready = [&](uint64_t t) { return state_[t] == static_cast<uint8_t>(TaskState::kReady); };
+  for (const uint64_t t : ready_) n.first += ready(t) ? 1 : 0;
+  for (const uint64_t t : ready_gpu_) n.second += ready(t) ? 1 : 0;
+  for (const auto& [p, queue] : ready_labeled_) {
+    uint64_t& count = wants_gpus(p) ? n.second : n.first;
+    for (const uint64_t t : queue) count += ready(t) ? 1 : 0;
+  }
+  return n;
+}
+
+bool JobState::node_has_ready(size_t p) const {
+  const uint64_t first = table_.first_task(p);
+  for (uint64_t t = first; t < first + table_.task_count(p); ++t) {
+    if (state_[t] == static_cast<uint8_t>(TaskState::kReady)) return true;
+  }
+  return false;
+}
+
+std::optional<uint64_t> JobState::TakeReady(bool worker_has_gpus, const Labels& worker_labels) {
   if (finished()) return std::nullopt;
+  // Labeled tasks first: few workers can take them, and this one can.
+  for (auto& [p, queue] : ready_labeled_) {
+    if (queue.empty() || !LabelsMatch(required_labels(p), worker_labels) ||
+        (!worker_has_gpus && wants_gpus(p))) {
+      continue;
+    }
+    while (!queue.empty()) {
+      const uint64_t t = queue.front();
+      queue.pop_front();
+      if (state_[t] != static_cast<uint8_t>(TaskState::kReady)) continue;  // stale entry
+      MarkRunning(t);
+      return t;
+    }
+  }
   for (auto* queue : {worker_has_gpus ? &ready_gpu_ : nullptr, &ready_}) {
     if (queue == nullptr) continue;
     while (!queue->empty()) {
@@ -133,7 +190,7 @@ bool JobState::Complete(uint64_t t) {
     const uint64_t reduce = table_.first_task(p) + table_.task_count(p) - 1;
     if (state_[reduce] == static_cast<uint8_t>(TaskState::kBlocked)) {
       state_[reduce] = static_cast<uint8_t>(TaskState::kReady);
-      ready_.push_back(reduce);
+      LooseQueue(p, true).push_back(reduce);
     }
   }
   if (node_done_[p] == table_.task_count(p)) NodeFinished(p);
@@ -158,9 +215,8 @@ void JobState::Fail(uint64_t t, const std::string& error) {
   const size_t p = ref.plan_node;
   if (attempts_[t] < MaxAttempts(p)) {
     state_[t] = static_cast<uint8_t>(TaskState::kReady);
-    const bool needs_gpu = graph_.nodes[plan_.nodes[p].node_index].resources.gpus > 0;
     // To the front: a retried task holds back its whole node, so it goes next.
-    (ref.kind == TaskKind::kGang ? ready_gangs_ : needs_gpu ? ready_gpu_ : ready_).push_front(t);
+    (ref.kind == TaskKind::kGang ? ready_gangs_ : LooseQueue(p, false)).push_front(t);
     return;
   }
   state_[t] = static_cast<uint8_t>(TaskState::kFailed);
@@ -193,6 +249,7 @@ void JobState::RestoreFailed(const std::string& error) {
   error_ = error;
   ready_.clear();
   ready_gpu_.clear();
+  ready_labeled_.clear();
   ready_gangs_.clear();
   running_ = 0;
 }
@@ -203,6 +260,7 @@ void JobState::Cancel() {
   error_ = "cancelled";
   ready_.clear();
   ready_gpu_.clear();
+  ready_labeled_.clear();
   ready_gangs_.clear();
   running_ = 0;
 }

@@ -8,8 +8,10 @@
 #include <optional>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "coordinator/placement.h"
 #include "coordinator/task_table.h"
 #include "runtime/job/job_graph.h"
 #include "runtime/plan/planner.h"
@@ -43,13 +45,15 @@ class JobState {
   uint64_t done() const { return done_; }
   uint64_t running() const { return running_; }
   uint64_t total_attempts() const { return total_attempts_; }
-  size_t ready_count() const { return ready_.size() + ready_gpu_.size(); }
+  size_t ready_count() const;
   uint64_t failed() const { return failed_; }
 
   // Pops the next ready task and marks it running (its attempt counter +1). Tasks of nodes
-  // that ask for whole GPUs go only to workers that have GPUs. nullopt when none is ready or
-  // the job has finished.
-  std::optional<uint64_t> TakeReady(bool worker_has_gpus);
+  // that ask for whole GPUs go only to workers that have GPUs, tasks of nodes with `requires`
+  // only to workers whose labels match. nullopt when none is ready or the job has finished.
+  std::optional<uint64_t> TakeReady(bool worker_has_gpus, const Labels& worker_labels = {});
+  // Would TakeReady give such a worker a task? (Stale queue entries may make it say yes.)
+  bool HasReadyFor(bool worker_has_gpus, const Labels& worker_labels) const;
   // Ready gang tasks (tight nodes), oldest first. They never come out of TakeReady: the
   // scheduler reserves all their ranks first, then starts them with StartGang.
   std::vector<uint64_t> ReadyGangs() const;
@@ -61,6 +65,14 @@ class JobState {
   // A tight node's gang size (1 for loose nodes).
   int ranks(size_t plan_node) const { return plan_.nodes[plan_node].ranks; }
   bool wants_gpus(size_t plan_node) const;
+  // The node's `requires`: labels a worker must have to run its tasks.
+  const Labels& required_labels(size_t plan_node) const {
+    return graph_.nodes[plan_.nodes[plan_node].node_index].required_labels;
+  }
+  // Ready loose tasks, split by whether their node asks for GPUs: {cpu, gpu}.
+  std::pair<uint64_t, uint64_t> ReadyLooseByHardware() const;
+  // Does the plan node have tasks ready (not running) now?
+  bool node_has_ready(size_t plan_node) const;
 
   // Outcome of a running (or, for late duplicates, any) attempt. Returns false when the
   // result was dropped: the task was already done, or the job has finished.
@@ -101,6 +113,8 @@ class JobState {
   // A node run as one task over whole datasets (a gang): reads and writes directories.
   bool WholeNode(size_t plan_node) const;
   void MarkRunning(uint64_t task);
+  // Where a ready loose task of the node waits; `reduce`: its reduce task (never on a GPU).
+  std::deque<uint64_t>& LooseQueue(size_t plan_node, bool reduce);
   std::string InputShard(const job::InputRef& in, int64_t shard) const;
   void Release(size_t plan_node);
   void NodeFinished(size_t plan_node);
@@ -123,6 +137,9 @@ class JobState {
   std::vector<std::vector<uint32_t>> readers_;  // per plan node: plan nodes reading it
   std::deque<uint64_t> ready_;      // may hold stale ids (tasks completed meanwhile): skipped
   std::deque<uint64_t> ready_gpu_;  // tasks of nodes asking for whole GPUs
+  // Loose tasks of nodes with `requires`, by plan node: a worker's labels are matched once per
+  // node, not once per task. May hold stale ids too.
+  std::map<size_t, std::deque<uint64_t>> ready_labeled_;
   std::deque<uint64_t> ready_gangs_;  // gang tasks; may hold stale ids too
   JobPhase phase_ = JobPhase::kQueued;
   std::string error_;

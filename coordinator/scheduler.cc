@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "coordinator/pool_advice.h"
+
 namespace coupler::coordinator {
 
 void Scheduler::AddJob(std::unique_ptr<JobState> job) {
@@ -79,7 +81,7 @@ std::vector<std::pair<std::string, wire::TaskSpec>> Scheduler::PlaceGangs(int64_
     for (const uint64_t t : job.ReadyGangs()) {
       const size_t p = job.table().Describe(t).plan_node;
       waiting.push_back({{static_cast<uint32_t>(i), t}, static_cast<uint32_t>(job.ranks(p)),
-                         job.wants_gpus(p)});
+                         job.wants_gpus(p), job.required_labels(p)});
     }
   }
   std::vector<std::pair<std::string, wire::TaskSpec>> out;
@@ -104,10 +106,13 @@ std::vector<wire::TaskSpec> Scheduler::Assign(const std::string& worker_id) {
   uint32_t credit = w->credit();
   if (credit == 0) return out;
 
-  // The highest priority among jobs with ready work; round robin among those jobs.
+  // The highest priority among jobs with ready work this worker may run (a job waiting for
+  // other labels must not hold back the rest); round robin among those jobs.
   int best = INT32_MIN;
   for (const auto& j : jobs_) {
-    if (!j->finished() && j->ready_count() > 0) best = std::max(best, j->priority());
+    if (!j->finished() && j->HasReadyFor(w->has_gpus(), w->info.labels)) {
+      best = std::max(best, j->priority());
+    }
   }
   if (best == INT32_MIN) return out;
   const size_t n = jobs_.size();
@@ -115,7 +120,7 @@ std::vector<wire::TaskSpec> Scheduler::Assign(const std::string& worker_id) {
   for (size_t i = rr_cursor_ % n; credit > 0 && idle_rounds < n; i = (i + 1) % n) {
     JobState& job = *jobs_[i];
     std::optional<uint64_t> t;
-    if (!job.finished() && job.priority() == best) t = job.TakeReady(w->has_gpus());
+    if (!job.finished() && job.priority() == best) t = job.TakeReady(w->has_gpus(), w->info.labels);
     if (!t) {
       ++idle_rounds;
       continue;
@@ -212,6 +217,10 @@ wire::JobStatus Scheduler::Status(const JobState& job) const {
   s.finished_ms = job.finished_ms();
   const auto& plan = job.plan();
   auto index = job_index_.find(job.id());
+  std::vector<const Labels*> alive;
+  for (const auto& [id, w] : registry_.workers()) {
+    if (w.state == WorkerState::kAlive) alive.push_back(&w.info.labels);
+  }
   for (size_t p = 0; p < plan.nodes.size(); ++p) {
     wire::NodeStatus n;
     n.id = plan.nodes[p].id;
@@ -221,6 +230,11 @@ wire::JobStatus Scheduler::Status(const JobState& job) const {
       if (index != job_index_.end() && job.task_state(task) == TaskState::kReady) {
         n.reason = gangs_.Reason({index->second, task});
       }
+    }
+    if (!job.required_labels(p).empty() && !job.finished() && job.node_has_ready(p)) {
+      // Says more than a gang's "0 alive workers have 0 slots": which labels are missing.
+      std::string unmatched = UnmatchedReason(job.required_labels(p), alive);
+      if (!unmatched.empty()) n.reason = std::move(unmatched);
     }
     n.tasks_total = job.table().task_count(p);
     n.tasks_done = job.node_done(p);
@@ -238,6 +252,33 @@ wire::JobStatus Scheduler::Status(const JobState& job) const {
     s.nodes.push_back(std::move(n));
   }
   return s;
+}
+
+void Scheduler::FillPoolStats(wire::CoordinatorStats& stats) const {
+  QueueDepth q;
+  for (const auto& job : jobs_) {
+    if (job->finished()) continue;
+    const auto [cpu, gpu] = job->ReadyLooseByHardware();
+    q.cpu_tasks += cpu;
+    q.gpu_tasks += gpu;
+    for (const uint64_t t : job->ReadyGangs()) {
+      q.gang_ranks += static_cast<uint64_t>(job->ranks(job->table().Describe(t).plan_node));
+    }
+  }
+  uint32_t alive = 0;
+  uint64_t slots = 0;
+  uint64_t in_use = 0;
+  for (const auto& [id, w] : registry_.workers()) {
+    if (w.state != WorkerState::kAlive) continue;
+    ++alive;
+    slots += w.info.slots;
+    // Held slots are not counted: the waiting gang's ranks already are.
+    in_use += std::min<uint64_t>(w.info.slots, w.inflight.size() + w.gang_ranks);
+  }
+  stats.queued_cpu_tasks = q.cpu_tasks;
+  stats.queued_gpu_tasks = q.gpu_tasks;
+  stats.queued_gang_ranks = q.gang_ranks;
+  stats.recommended_workers = RecommendWorkers(q, in_use, alive, slots);
 }
 
 std::vector<wire::WorkerStatus> Scheduler::Workers() const {

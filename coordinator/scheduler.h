@@ -70,6 +70,8 @@ class Scheduler {
   std::vector<std::string> Cancel(const std::string& job_id);
 
   wire::JobStatus Status(const JobState& job) const;
+  // Queue depth by hardware class and the recommended pool size (see pool_advice.h).
+  void FillPoolStats(wire::CoordinatorStats& stats) const;
   std::vector<wire::WorkerStatus> Workers() const;
 
  private:

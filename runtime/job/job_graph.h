@@ -50,6 +50,8 @@ struct NodeSpec {
   bool ranks_given = false;
   int retries = 3;
   int priority = 0;
+  // `requires:` in the spec: labels a worker must advertise (all of them) to run this node.
+  std::map<std::string, std::string> required_labels;
   // Where each field was written ("id", "op", "inputs", "inputs[1]", "params.shards",
   // "resources.gpus", ...), so late checks can still point at the line.
   std::map<std::string, SourcePos> positions;

@@ -11,7 +11,7 @@ namespace {
 
 const std::vector<std::string> kJobKeys = {"name", "description", "workdir", "priority", "nodes"};
 const std::vector<std::string> kNodeKeys = {"id",       "op",     "inputs", "params", "resources",
-                                            "coupling", "ranks", "retries"};
+                                            "coupling", "ranks", "retries", "requires"};
 const std::vector<std::string> kResourceKeys = {"cpus", "gpus", "gpu_memory", "memory"};
 constexpr int64_t kMaxRanks = 100'000;
 
@@ -102,6 +102,30 @@ void ReadResources(const RawValue& map, NodeSpec& node, FieldReader& r) {
   });
 }
 
+// Label values are compared as text with what workers advertise (--labels k=v), so only
+// scalars are accepted: a list or mapping could never match.
+void ReadRequires(const RawValue& map, NodeSpec& node, FieldReader& r) {
+  if (map.IsNull()) return;
+  if (!map.IsMap()) {
+    r.Error(map.pos, "requires",
+            "expected a mapping of worker labels to values (e.g. interconnect: nvlink), got " +
+                std::string(map.KindName()));
+    return;
+  }
+  r.EachEntry(map, "requires.", [&](const RawEntry& e) {
+    const std::string field = "requires." + e.key;
+    node.positions[field] = e.value.pos;
+    if (e.key.empty()) {
+      r.Error(e.key_pos, field, "empty label name");
+    } else if (!e.value.IsScalar() || e.value.text.empty()) {
+      r.Error(e.value.pos, field,
+              "expected a label value (a non-empty string), got " + Describe(e.value));
+    } else {
+      node.required_labels[e.key] = e.value.text;
+    }
+  });
+}
+
 void ReadInputs(const RawValue& v, NodeSpec& node, FieldReader& r) {
   if (v.IsNull()) return;
   auto add = [&](const RawValue& item, size_t i) {
@@ -186,6 +210,8 @@ void ReadNode(RawValue& n, size_t index, JobGraph& graph, Diagnostics& diags) {
     } else if (e.key == "ranks") {
       node.ranks_given = true;
       if (auto x = r.Int(v, "ranks", 1, kMaxRanks)) node.ranks = static_cast<int>(*x);
+    } else if (e.key == "requires") {
+      ReadRequires(v, node, r);
     } else if (e.key == "retries") {
       if (auto x = r.Int(v, "retries", 0, 100)) node.retries = static_cast<int>(*x);
     } else {

@@ -110,10 +110,17 @@ struct CoordinatorStats {
   uint64_t messages_dropped = 0;  // malformed, wrong version, oversize, unexpected type
   uint32_t workers_alive = 0;
   uint64_t uptime_ms = 0;
+  // Ready work not running yet, by the hardware it needs, and the pool size that would run it
+  // (coordinator/pool_advice.h): what an autoscaling script reads.
+  uint64_t queued_cpu_tasks = 0;
+  uint64_t queued_gpu_tasks = 0;
+  uint64_t queued_gang_ranks = 0;
+  uint32_t recommended_workers = 0;
 
   template <class Archive>
   void serialize(Archive& ar) {
-    ar(messages_received, messages_dropped, workers_alive, uptime_ms);
+    ar(messages_received, messages_dropped, workers_alive, uptime_ms, queued_cpu_tasks,
+       queued_gpu_tasks, queued_gang_ranks, recommended_workers);
   }
   friend bool operator==(const CoordinatorStats&, const CoordinatorStats&) = default;
 };

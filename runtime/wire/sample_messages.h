@@ -99,7 +99,7 @@ inline std::vector<Message> SampleMessages() {
   job.gpu_fallbacks = 1;
   StatusReply status_reply;
   status_reply.jobs = {job};
-  status_reply.coordinator = CoordinatorStats{100, 3, 2, 4567};
+  status_reply.coordinator = CoordinatorStats{100, 3, 2, 4567, 12, 4, 8, 5};
 
   WorkerStatus worker{"w-1", "node7", 8, 3, "draining", {gpu}};
   WorkersReply workers_reply;

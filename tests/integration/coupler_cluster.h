@@ -48,6 +48,8 @@ struct CoordinatorView {
   uint64_t messages_received = 0;
   uint64_t messages_dropped = 0;
   uint64_t workers_alive = 0;
+  uint64_t queued_cpu_tasks = 0, queued_gpu_tasks = 0, queued_gang_ranks = 0;
+  uint64_t recommended_workers = 0;
 };
 
 inline uint64_t U64(const rapidjson::Value& v, const char* key) {
@@ -169,8 +171,15 @@ class Cluster {
       return std::nullopt;
     }
     const auto& c = d["coordinator"];
-    return CoordinatorView{U64(c, "messages_received"), U64(c, "messages_dropped"),
-                           U64(c, "workers_alive")};
+    CoordinatorView v{U64(c, "messages_received"), U64(c, "messages_dropped"),
+                      U64(c, "workers_alive")};
+    if (c.HasMember("queued") && c["queued"].IsObject()) {
+      v.queued_cpu_tasks = U64(c["queued"], "cpu_tasks");
+      v.queued_gpu_tasks = U64(c["queued"], "gpu_tasks");
+      v.queued_gang_ranks = U64(c["queued"], "gang_ranks");
+    }
+    v.recommended_workers = U64(c, "recommended_workers");
+    return v;
   }
 
   // `coupler workers --json`: id → (state, running tasks).

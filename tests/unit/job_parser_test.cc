@@ -108,5 +108,36 @@ TEST(JobParserTest, CapsTheNumberOfReportedErrors) {
   EXPECT_THAT(d.ToString(), HasSubstr("... and 40 more errors"));
 }
 
+TEST(JobParserTest, ReadsRequiredWorkerLabels) {
+  Diagnostics d("job.yaml");
+  auto g = ParseJobSpec(
+      "name: j\nnodes:\n  - id: a\n    op: noop\n    requires: {interconnect: nvlink, zone: a}\n",
+      d);
+  ASSERT_TRUE(g.has_value());
+  EXPECT_TRUE(d.empty()) << d.ToString();
+  EXPECT_EQ(g->nodes[0].required_labels,
+            (std::map<std::string, std::string>{{"interconnect", "nvlink"}, {"zone", "a"}}));
+}
+
+TEST(JobParserTest, RejectsRequiresThatIsNotAMappingOfStrings) {
+  Diagnostics d("job.yaml");
+  ParseJobSpec(R"(name: j
+nodes:
+  - id: a
+    op: noop
+    requires: [nvlink]
+  - id: b
+    op: noop
+    requires: {zone: {name: b}, rack: ""}
+)", d);
+  const std::string s = d.ToString();
+  EXPECT_THAT(s, HasSubstr("job.yaml:5:15: error: node 'a': field 'requires': expected a mapping "
+                           "of worker labels to values"));
+  EXPECT_THAT(s, HasSubstr("node 'b': field 'requires.zone': expected a label value (a non-empty "
+                           "string), got a mapping"));
+  EXPECT_THAT(s, HasSubstr("node 'b': field 'requires.rack': expected a label value"));
+  EXPECT_EQ(d.size(), 3u);
+}
+
 }  // namespace
 }  // namespace coupler::job

@@ -1,0 +1,24 @@
+// Placement by labels: which workers a node's `requires` admits, and what to tell the user
+// while none does. Pure functions over label maps, shared by loose dispatch and gangs.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace coupler::coordinator {
+
+using Labels = std::map<std::string, std::string>;
+
+// True when `labels` contains every key=value pair of `required` (an empty `required` admits
+// every worker). Values compare exactly: "nvlink" does not match "NVLink".
+bool LabelsMatch(const Labels& required, const Labels& labels);
+
+// "interconnect=infiniband,zone=a", in key order.
+std::string DescribeLabels(const Labels& labels);
+
+// The reason a node waits when no alive worker matches, e.g. "waiting for a worker with
+// zone=b (2 alive workers, none match)"; empty when some worker in `alive` matches.
+std::string UnmatchedReason(const Labels& required, const std::vector<const Labels*>& alive);
+
+}  // namespace coupler::coordinator
