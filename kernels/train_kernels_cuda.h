@@ -29,6 +29,8 @@ Status RoundCopyCuda(const float* src, void* dst, Storage storage, size_t n);
 Status WidenCopyCuda(const void* src, Storage storage, float* dst, size_t n);
 Status ScaleCuda(float* x, size_t n, float s);
 Status AllFiniteCuda(const float* x, size_t n, bool* finite_host);
+// x[i] *= s, then whether every x[i] is finite: one pass over x (Scale + AllFinite fused).
+Status UnscaleAllFiniteCuda(float* x, size_t n, float s, bool* finite_host);
 
 // The optimizer steps of train_kernels.h. When compute_copy is non-null, it also receives the
 // updated weights rounded to `storage` (n elements), in the same pass.

@@ -41,10 +41,34 @@ __global__ void ScaleKernel(float* __restrict__ x, size_t n, float s) {
 }
 
 // *non_finite is set to 1 by any block that saw inf or NaN; one atomic per block at most.
-__global__ void AllFiniteKernel(const float* __restrict__ x, size_t n, int* non_finite) {
+// kUnscale: x[i] *= s first and the product is checked, in the same read of the gradients
+// (the loss scaler's unscale + overflow check in one pass).
+template <bool kUnscale>
+__global__ void FiniteCheckKernel(float* __restrict__ x, size_t n, float s, int* non_finite) {
   int seen = 0;
-  for (size_t i = FirstIndex(); i < n; i += GridStride()) seen |= IsNonFinite(x[i]) ? 1 : 0;
+  for (size_t i = FirstIndex(); i < n; i += GridStride()) {
+    float v = x[i];
+    if (kUnscale) {
+      v *= s;
+      x[i] = v;
+    }
+    seen |= IsNonFinite(v) ? 1 : 0;
+  }
   if (__syncthreads_or(seen) != 0 && threadIdx.x == 0) atomicOr(non_finite, 1);
+}
+
+template <bool kUnscale>
+Status RunFiniteCheck(float* x, size_t n, float s, bool* finite_host) {
+  COUPLER_ASSIGN_OR_RETURN(const int blocks, BlocksFor(n));
+  COUPLER_ASSIGN_OR_RETURN(DeviceBuffer flag, DeviceBuffer::Allocate(sizeof(int)));
+  COUPLER_CUDA_RETURN_IF_ERROR(cudaMemset(flag.as<int>(), 0, sizeof(int)));
+  FiniteCheckKernel<kUnscale><<<blocks, kThreadsPerBlock>>>(x, n, s, flag.as<int>());
+  COUPLER_RETURN_IF_ERROR(CheckLaunch("FiniteCheckKernel"));
+  int non_finite = 0;
+  COUPLER_CUDA_RETURN_IF_ERROR(
+      cudaMemcpy(&non_finite, flag.as<int>(), sizeof(int), cudaMemcpyDeviceToHost));
+  *finite_host = non_finite == 0;
+  return Status::Ok();
 }
 
 // ---- Optimizer steps ----------------------------------------------------------------------
@@ -116,16 +140,16 @@ Status AllFiniteCuda(const float* x, size_t n, bool* finite_host) {
   *finite_host = true;
   if (n == 0) return Status::Ok();
   if (x == nullptr) return NullPointer("AllFiniteCuda");
-  COUPLER_ASSIGN_OR_RETURN(const int blocks, BlocksFor(n));
-  COUPLER_ASSIGN_OR_RETURN(DeviceBuffer flag, DeviceBuffer::Allocate(sizeof(int)));
-  COUPLER_CUDA_RETURN_IF_ERROR(cudaMemset(flag.as<int>(), 0, sizeof(int)));
-  AllFiniteKernel<<<blocks, kThreadsPerBlock>>>(x, n, flag.as<int>());
-  COUPLER_RETURN_IF_ERROR(CheckLaunch("AllFiniteKernel"));
-  int non_finite = 0;
-  COUPLER_CUDA_RETURN_IF_ERROR(
-      cudaMemcpy(&non_finite, flag.as<int>(), sizeof(int), cudaMemcpyDeviceToHost));
-  *finite_host = non_finite == 0;
-  return Status::Ok();
+  // The kernel only writes x when it unscales; this instantiation never does.
+  return RunFiniteCheck<false>(const_cast<float*>(x), n, 1.0f, finite_host);
+}
+
+Status UnscaleAllFiniteCuda(float* x, size_t n, float s, bool* finite_host) {
+  if (finite_host == nullptr) return NullPointer("UnscaleAllFiniteCuda");
+  *finite_host = true;
+  if (n == 0) return Status::Ok();
+  if (x == nullptr) return NullPointer("UnscaleAllFiniteCuda");
+  return RunFiniteCheck<true>(x, n, s, finite_host);
 }
 
 Status SgdMomentumStepCuda(float* w, const float* g, float* v, size_t n, float lr, float momentum,

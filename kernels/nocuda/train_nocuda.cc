@@ -16,6 +16,9 @@ Status RoundCopyCuda(const float*, void*, Storage, size_t) { return NotBuilt("Ro
 Status WidenCopyCuda(const void*, Storage, float*, size_t) { return NotBuilt("WidenCopy"); }
 Status ScaleCuda(float*, size_t, float) { return NotBuilt("Scale"); }
 Status AllFiniteCuda(const float*, size_t, bool*) { return NotBuilt("AllFinite"); }
+Status UnscaleAllFiniteCuda(float*, size_t, float, bool*) {
+  return NotBuilt("UnscaleAllFinite");
+}
 Status SgdMomentumStepCuda(float*, const float*, float*, size_t, float, float, float, void*,
                            Storage) {
   return NotBuilt("SgdMomentumStep");

@@ -2,6 +2,7 @@
 // inputs, for every Storage format: outputs poisoned before each CUDA run so an unwritten
 // element shows. Needs a GPU (skipped without one).
 #include "tests/kernels/train_cuda_test_util.h"
+#include <cstring>
 
 namespace coupler::kernels {
 namespace {
@@ -227,6 +228,27 @@ TEST(TrainKernelsTest, AllFiniteCudaMatchesCpu) {
         EXPECT_EQ(got, AllFinite(x.data(), n));
         EXPECT_EQ(got, bad == 0.0f);
       }
+    }
+  }
+}
+
+TEST(TrainKernelsTest, UnscaleAllFiniteCudaMatchesScaleThenCheckOnCpu) {
+  if (!HaveCudaDevice()) GTEST_SKIP() << "no CUDA device";
+  for (const size_t n : kLengths) {
+    // Large values overflow when unscaled by 4: the fused pass must check the product.
+    std::vector<float> x = RandomFloats(n, -1e38f, 1e38f, 700 + n);
+    for (const float s : {1.0f / 65536.0f, 4.0f}) {
+      SCOPED_TRACE(testing::Message() << "n=" << n << " s=" << s);
+      std::vector<float> want = x;
+      Scale(want.data(), n, s);
+      DeviceBuffer d_x;
+      COUPLER_ASSERT_OK(Upload(x, &d_x));
+      bool got = !AllFinite(want.data(), n);
+      COUPLER_ASSERT_OK(UnscaleAllFiniteCuda(d_x.as<float>(), n, s, &got));
+      EXPECT_EQ(got, AllFinite(want.data(), n));
+      std::vector<float> back(n);
+      COUPLER_ASSERT_OK(Download(d_x, &back));
+      EXPECT_EQ(0, std::memcmp(back.data(), want.data(), n * sizeof(float)));
     }
   }
 }

@@ -62,9 +62,9 @@ Status CudaTrainBackend::RoundCopy(const float* src, void* dst, kernels::Storage
 
 Result<bool> CudaTrainBackend::UnscaleAllFinite(float* g, size_t n, bool unscale,
                                                 float inv_scale) {
-  if (unscale) COUPLER_RETURN_IF_ERROR(kernels::ScaleCuda(g, n, inv_scale));
   bool finite = true;
-  COUPLER_RETURN_IF_ERROR(kernels::AllFiniteCuda(g, n, &finite));
+  COUPLER_RETURN_IF_ERROR(unscale ? kernels::UnscaleAllFiniteCuda(g, n, inv_scale, &finite)
+                                  : kernels::AllFiniteCuda(g, n, &finite));
   return finite;
 }
 
