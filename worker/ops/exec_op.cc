@@ -42,16 +42,10 @@ Status RunExec(const OpContext& context, OpReport& report) {
     temp = io::TempPathFor(spec.output_path, /*keep_extension=*/true);
   }
 
-  ShellCommand shell;
-  shell.command = SubstitutePlaceholders(command, {{"input", inputs},
-                                                    {"output", ShellQuote(temp)},
-                                                    {"shard", std::to_string(spec.shard_index)}});
-  shell.timeout_s = timeout_s;
-  shell.cancel = context.cancel;
-  auto result = [&] {
-    KernelTimer timer(report.kernel_ms);
-    return RunShellCommand(shell);
-  }();
+  std::string line = SubstitutePlaceholders(command, {{"input", inputs},
+                                                      {"output", ShellQuote(temp)},
+                                                      {"shard", std::to_string(spec.shard_index)}});
+  auto result = RunOpCommand(std::move(line), timeout_s, context.cancel, report.kernel_ms);
   if (!result.ok()) return result.status();
   const ShellResult& r = *result;
   const bool succeeded = r.end == ShellResult::End::kExited && r.exit_status == 0;

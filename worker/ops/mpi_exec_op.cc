@@ -41,17 +41,11 @@ Status RunMpiExec(const OpContext& context, OpReport& report) {
   }
   if (inputs.empty()) inputs = "''";
 
-  ShellCommand shell;
-  shell.command = SubstitutePlaceholders(command, {{"ranks", std::to_string(ranks)},
-                                                   {"hostfile", ShellQuote(hostfile)},
-                                                   {"input", inputs},
-                                                   {"output", ShellQuote(out_dir)}});
-  shell.timeout_s = timeout_s;
-  shell.cancel = context.cancel;
-  auto result = [&] {
-    KernelTimer timer(report.kernel_ms);
-    return RunShellCommand(shell);
-  }();
+  std::string line = SubstitutePlaceholders(command, {{"ranks", std::to_string(ranks)},
+                                                      {"hostfile", ShellQuote(hostfile)},
+                                                      {"input", inputs},
+                                                      {"output", ShellQuote(out_dir)}});
+  auto result = RunOpCommand(std::move(line), timeout_s, context.cancel, report.kernel_ms);
   if (!result.ok()) return result.status();
   COUPLER_RETURN_IF_ERROR(
       EndStatus(*result, timeout_s, "mpi_exec (" + std::to_string(ranks) + " ranks)"));

@@ -293,6 +293,19 @@ std::string OneLine(std::string_view text) {
 
 }  // namespace
 
+Result<ShellResult> RunOpCommand(std::string command, double timeout_s,
+                                 const std::atomic<bool>* cancel, double& kernel_ms) {
+  ShellCommand shell;
+  shell.command = std::move(command);
+  shell.timeout_s = timeout_s;
+  shell.cancel = cancel;
+  const auto start = std::chrono::steady_clock::now();
+  Result<ShellResult> result = RunShellCommand(shell);
+  kernel_ms +=
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
 Status EndStatus(const ShellResult& r, double timeout_s, std::string_view what) {
   if (r.end == ShellResult::End::kExited && r.exit_status == 0) return Status::Ok();
   const std::string tail = r.stderr_tail.empty() ? "(no stderr output)" : OneLine(r.stderr_tail);

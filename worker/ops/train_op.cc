@@ -110,14 +110,7 @@ Status RunTrain(const OpContext& context, OpReport& report) {
   // A retry continues the group from its newest checkpoint instead of starting over.
   if (spec.attempt > 0) cmd += " --resume";
 
-  ShellCommand shell;
-  shell.command = cmd;
-  shell.timeout_s = timeout_s + kLauncherGraceS;
-  shell.cancel = context.cancel;
-  auto result = [&] {
-    KernelTimer timer(report.kernel_ms);
-    return RunShellCommand(shell);
-  }();
+  auto result = RunOpCommand(cmd, timeout_s + kLauncherGraceS, context.cancel, report.kernel_ms);
   if (!result.ok()) return result.status();
   if (Status s = EndStatus(*result, timeout_s, "mpirun (" + std::to_string(ranks) + " ranks)");
       !s.ok()) {
