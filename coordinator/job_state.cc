@@ -70,24 +70,28 @@ void JobState::Release(size_t p) {
 }
 
 std::deque<uint64_t>& JobState::LooseQueue(size_t p, bool reduce) {
-  if (!required_labels(p).empty()) return ready_labeled_[p];
+  if (!required_labels(p).empty() || gpu_share(p) > 0) return ready_by_node_[p];
   return !reduce && wants_gpus(p) ? ready_gpu_ : ready_;
 }
 
 size_t JobState::ready_count() const {
   size_t n = ready_.size() + ready_gpu_.size();
-  for (const auto& [p, queue] : ready_labeled_) n += queue.size();
+  for (const auto& [p, queue] : ready_by_node_) n += queue.size();
   return n;
 }
 
-bool JobState::HasReadyFor(bool worker_has_gpus, const Labels& worker_labels) const {
+bool JobState::Admits(size_t p, const Taker& taker) const {
+  if (!LabelsMatch(required_labels(p), taker.labels)) return false;
+  if (!taker.has_gpus && wants_gpus(p)) return false;
+  const uint64_t share = gpu_share(p);
+  return share == 0 || !taker.share_fits || taker.share_fits(share);
+}
+
+bool JobState::HasReadyFor(const Taker& taker) const {
   if (finished()) return false;
-  if (!ready_.empty() || !ready_gpu_.empty()) return true;
-  for (const auto& [p, queue] : ready_labeled_) {
-    if (!queue.empty() && LabelsMatch(required_labels(p), worker_labels) &&
-        (worker_has_gpus || !wants_gpus(p))) {
-      return true;
-    }
+  if (!ready_.empty() || (taker.has_gpus && !ready_gpu_.empty())) return true;
+  for (const auto& [p, queue] : ready_by_node_) {
+    if (!queue.empty() && Admits(p, taker)) return true;
   }
   return false;
 }
@@ -98,8 +102,8 @@ std::pair<uint64_t, uint64_t> JobState::ReadyLooseByHardware() const {
   auto ready = [&](uint64_t t) { return state_[t] == static_cast<uint8_t>(TaskState::kReady); };
   for (const uint64_t t : ready_) n.first += ready(t) ? 1 : 0;
   for (const uint64_t t : ready_gpu_) n.second += ready(t) ? 1 : 0;
-  for (const auto& [p, queue] : ready_labeled_) {
-    uint64_t& count = wants_gpus(p) ? n.second : n.first;
+  for (const auto& [p, queue] : ready_by_node_) {
+    uint64_t& count = wants_gpus(p) || gpu_share(p) > 0 ? n.second : n.first;
     for (const uint64_t t : queue) count += ready(t) ? 1 : 0;
   }
   return n;
@@ -113,14 +117,11 @@ bool JobState::node_has_ready(size_t p) const {
   return false;
 }
 
-std::optional<uint64_t> JobState::TakeReady(bool worker_has_gpus, const Labels& worker_labels) {
+std::optional<uint64_t> JobState::TakeReady(const Taker& taker) {
   if (finished()) return std::nullopt;
-  // Labeled tasks first: few workers can take them, and this one can.
-  for (auto& [p, queue] : ready_labeled_) {
-    if (queue.empty() || !LabelsMatch(required_labels(p), worker_labels) ||
-        (!worker_has_gpus && wants_gpus(p))) {
-      continue;
-    }
+  // Constrained nodes first: few workers can take them, and this one can.
+  for (auto& [p, queue] : ready_by_node_) {
+    if (queue.empty() || !Admits(p, taker)) continue;
     while (!queue.empty()) {
       const uint64_t t = queue.front();
       queue.pop_front();
@@ -129,7 +130,7 @@ std::optional<uint64_t> JobState::TakeReady(bool worker_has_gpus, const Labels& 
       return t;
     }
   }
-  for (auto* queue : {worker_has_gpus ? &ready_gpu_ : nullptr, &ready_}) {
+  for (auto* queue : {taker.has_gpus ? &ready_gpu_ : nullptr, &ready_}) {
     if (queue == nullptr) continue;
     while (!queue->empty()) {
       const uint64_t t = queue->front();
@@ -171,6 +172,10 @@ void JobState::StartGang(uint64_t t) {
 
 bool JobState::wants_gpus(size_t p) const {
   return graph_.nodes[plan_.nodes[p].node_index].resources.gpus > 0;
+}
+
+uint64_t JobState::gpu_share(size_t p) const {
+  return graph_.nodes[plan_.nodes[p].node_index].resources.gpu_memory;
 }
 
 bool JobState::Complete(uint64_t t) {
@@ -249,7 +254,7 @@ void JobState::RestoreFailed(const std::string& error) {
   error_ = error;
   ready_.clear();
   ready_gpu_.clear();
-  ready_labeled_.clear();
+  ready_by_node_.clear();
   ready_gangs_.clear();
   running_ = 0;
 }
@@ -260,7 +265,7 @@ void JobState::Cancel() {
   error_ = "cancelled";
   ready_.clear();
   ready_gpu_.clear();
-  ready_labeled_.clear();
+  ready_by_node_.clear();
   ready_gangs_.clear();
   running_ = 0;
 }

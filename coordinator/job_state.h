@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <optional>
 #include <map>
 #include <string>
@@ -27,6 +28,14 @@ std::string_view JobPhaseName(JobPhase p);
 // inputs are known without touching the filesystem again.
 using DatasetListing = std::map<std::string, std::vector<std::string>>;
 
+// A worker asking for loose tasks, as the job's queues see it.
+struct Taker {
+  bool has_gpus = false;
+  Labels labels;
+  // Whether a task asking for a GPU share of `bytes` may go to this worker now; unset: yes.
+  std::function<bool(uint64_t bytes)> share_fits;
+};
+
 class JobState {
  public:
   JobState(std::string id, job::JobGraph graph, plan::Plan plan, DatasetListing datasets);
@@ -48,12 +57,13 @@ class JobState {
   size_t ready_count() const;
   uint64_t failed() const { return failed_; }
 
-  // Pops the next ready task and marks it running (its attempt counter +1). Tasks of nodes
-  // that ask for whole GPUs go only to workers that have GPUs, tasks of nodes with `requires`
-  // only to workers whose labels match. nullopt when none is ready or the job has finished.
-  std::optional<uint64_t> TakeReady(bool worker_has_gpus, const Labels& worker_labels = {});
-  // Would TakeReady give such a worker a task? (Stale queue entries may make it say yes.)
-  bool HasReadyFor(bool worker_has_gpus, const Labels& worker_labels) const;
+  // Pops the next ready task `taker` may run and marks it running (its attempt counter +1).
+  // Tasks of nodes that ask for whole GPUs go only to workers that have GPUs, tasks of nodes
+  // with `requires` only to workers whose labels match, GPU shares (gpu_memory) only where
+  // taker.share_fits says they fit. nullopt when none is ready or the job has finished.
+  std::optional<uint64_t> TakeReady(const Taker& taker);
+  // Would TakeReady give this worker a task? (Stale queue entries may make it say yes.)
+  bool HasReadyFor(const Taker& taker) const;
   // Ready gang tasks (tight nodes), oldest first. They never come out of TakeReady: the
   // scheduler reserves all their ranks first, then starts them with StartGang.
   std::vector<uint64_t> ReadyGangs() const;
@@ -65,6 +75,8 @@ class JobState {
   // A tight node's gang size (1 for loose nodes).
   int ranks(size_t plan_node) const { return plan_.nodes[plan_node].ranks; }
   bool wants_gpus(size_t plan_node) const;
+  // The slice of one GPU each of the node's tasks asks for (gpu_memory); 0 for none.
+  uint64_t gpu_share(size_t plan_node) const;
   // The node's `requires`: labels a worker must have to run its tasks.
   const Labels& required_labels(size_t plan_node) const {
     return graph_.nodes[plan_.nodes[plan_node].node_index].required_labels;
@@ -113,6 +125,8 @@ class JobState {
   // A node run as one task over whole datasets (a gang): reads and writes directories.
   bool WholeNode(size_t plan_node) const;
   void MarkRunning(uint64_t task);
+  // May the taker run the node's tasks (labels, GPUs, share room)?
+  bool Admits(size_t plan_node, const Taker& taker) const;
   // Where a ready loose task of the node waits; `reduce`: its reduce task (never on a GPU).
   std::deque<uint64_t>& LooseQueue(size_t plan_node, bool reduce);
   std::string InputShard(const job::InputRef& in, int64_t shard) const;
@@ -137,9 +151,10 @@ class JobState {
   std::vector<std::vector<uint32_t>> readers_;  // per plan node: plan nodes reading it
   std::deque<uint64_t> ready_;      // may hold stale ids (tasks completed meanwhile): skipped
   std::deque<uint64_t> ready_gpu_;  // tasks of nodes asking for whole GPUs
-  // Loose tasks of nodes with `requires`, by plan node: a worker's labels are matched once per
-  // node, not once per task. May hold stale ids too.
-  std::map<size_t, std::deque<uint64_t>> ready_labeled_;
+  // Loose tasks of nodes with `requires` or a GPU share, by plan node: a worker's labels and
+  // room are checked once per node, not once per task, and a share that does not fit now
+  // holds up only its own node. May hold stale ids too.
+  std::map<size_t, std::deque<uint64_t>> ready_by_node_;
   std::deque<uint64_t> ready_gangs_;  // gang tasks; may hold stale ids too
   JobPhase phase_ = JobPhase::kQueued;
   std::string error_;

@@ -10,7 +10,7 @@ namespace coupler::coordinator {
 // Work that is ready but not running.
 struct QueueDepth {
   uint64_t cpu_tasks = 0;   // loose tasks of nodes asking for no GPU
-  uint64_t gpu_tasks = 0;   // loose tasks of nodes asking for whole GPUs
+  uint64_t gpu_tasks = 0;   // loose tasks of nodes asking for GPUs (whole or a gpu_memory share)
   uint64_t gang_ranks = 0;  // ranks of tight nodes still waiting for their gang
 
   uint64_t total() const { return cpu_tasks + gpu_tasks + gang_ranks; }

@@ -106,13 +106,13 @@ std::vector<wire::TaskSpec> Scheduler::Assign(const std::string& worker_id) {
   uint32_t credit = w->credit();
   if (credit == 0) return out;
 
+  Taker taker{w->has_gpus(), w->info.labels, {}};
+  taker.share_fits = [this, w](uint64_t bytes) { return ShareFits(*w, bytes); };
   // The highest priority among jobs with ready work this worker may run (a job waiting for
   // other labels must not hold back the rest); round robin among those jobs.
   int best = INT32_MIN;
   for (const auto& j : jobs_) {
-    if (!j->finished() && j->HasReadyFor(w->has_gpus(), w->info.labels)) {
-      best = std::max(best, j->priority());
-    }
+    if (!j->finished() && j->HasReadyFor(taker)) best = std::max(best, j->priority());
   }
   if (best == INT32_MIN) return out;
   const size_t n = jobs_.size();
@@ -120,18 +120,34 @@ std::vector<wire::TaskSpec> Scheduler::Assign(const std::string& worker_id) {
   for (size_t i = rr_cursor_ % n; credit > 0 && idle_rounds < n; i = (i + 1) % n) {
     JobState& job = *jobs_[i];
     std::optional<uint64_t> t;
-    if (!job.finished() && job.priority() == best) t = job.TakeReady(w->has_gpus(), w->info.labels);
+    if (!job.finished() && job.priority() == best) t = job.TakeReady(taker);
     if (!t) {
       ++idle_rounds;
       continue;
     }
     idle_rounds = 0;
-    w->inflight.insert({static_cast<uint32_t>(i), *t});
+    w->StartTask({static_cast<uint32_t>(i), *t}, job.gpu_share(job.table().Describe(*t).plan_node));
     out.push_back(job.MakeSpec(*t));
     --credit;
     rr_cursor_ = i + 1;
   }
   return out;
+}
+
+bool Scheduler::ShareFits(const WorkerEntry& w, uint64_t bytes) const {
+  bool any_gpu = false;
+  bool any_ever = false;
+  for (const auto& [id, other] : registry_.workers()) {
+    if (other.state != WorkerState::kAlive || other.gpu_shares.empty()) continue;
+    any_gpu = true;
+    any_ever |= other.gpu_shares.CanEverFit(bytes);
+  }
+  // A pool without GPUs runs shares on the CPU (flagged in status); a pool with GPUs keeps them
+  // on the GPUs. A share no device anywhere could hold goes to a GPU worker, which fails it at
+  // once with the sizes, rather than waiting forever.
+  if (!any_gpu) return true;
+  if (w.gpu_shares.empty()) return false;
+  return w.gpu_shares.FitsNow(bytes) || !any_ever;
 }
 
 bool Scheduler::HasDispatchableWork() const {
@@ -158,7 +174,7 @@ OutcomeKind Scheduler::OnOutcome(const std::string& worker_id, const wire::TaskO
       return OutcomeKind::kDropped;  // an earlier attempt's failure must not fail the current one
     }
   } else if (WorkerEntry* w = registry_.Find(worker_id)) {
-    if (w->inflight.erase(key) > 0) ++w->tasks_done;
+    if (w->EndTask(key)) ++w->tasks_done;
   }
   if (o.ok) {
     if (!job.Complete(o.task_id)) return OutcomeKind::kDropped;
@@ -183,15 +199,13 @@ std::vector<std::string> Scheduler::Cancel(const std::string& job_id) {
   }
   for (const TaskKey& key : gangs) EndGang(key);
   for (auto& [id, w] : registry_.mutable_workers()) {
-    bool holds = false;
-    for (auto k = w.inflight.begin(); k != w.inflight.end();) {
-      if (k->first == it->second) {
-        holds = true;
-        k = w.inflight.erase(k);  // their results will be dropped; the credit is free now
-      } else {
-        ++k;
-      }
+    std::vector<TaskKey> mine;
+    for (const TaskKey& k : w.inflight) {
+      if (k.first == it->second) mine.push_back(k);
     }
+    // Their results will be dropped; the credit and the shares are free now.
+    for (const TaskKey& k : mine) w.EndTask(k);
+    const bool holds = !mine.empty();
     if (holds && std::find(holders.begin(), holders.end(), id) == holders.end()) {
       holders.push_back(id);
     }

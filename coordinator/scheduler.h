@@ -77,6 +77,8 @@ class Scheduler {
  private:
   std::vector<LostAttempt> LoseTasks(const std::string& worker_id, std::set<TaskKey> held,
                                      const std::string& why);
+  // May worker w be sent a task asking for a GPU share of `bytes` now? (see Assign)
+  bool ShareFits(const WorkerEntry& w, uint64_t bytes) const;
   // Frees every slot of a running gang's attempt.
   void EndGang(const TaskKey& key);
 

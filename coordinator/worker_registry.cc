@@ -1,5 +1,7 @@
 #include "coordinator/worker_registry.h"
 
+#include <optional>
+
 namespace coupler::coordinator {
 
 std::string_view WorkerStateName(WorkerState s) {
@@ -11,6 +13,30 @@ std::string_view WorkerStateName(WorkerState s) {
   return "alive";
 }
 
+void WorkerEntry::StartTask(const TaskKey& key, uint64_t share) {
+  inflight.insert(key);
+  if (share == 0 || gpu_shares.empty()) return;
+  // A share that fits no device now was sent because no worker could ever hold it: the worker
+  // fails it at once with the reason, and nothing is reserved for it here.
+  if (std::optional<int> device = gpu_shares.Reserve(share)) share_of[key] = {*device, share};
+}
+
+bool WorkerEntry::EndTask(const TaskKey& key) {
+  if (auto it = share_of.find(key); it != share_of.end()) {
+    gpu_shares.Release(it->second.first, it->second.second);
+    share_of.erase(it);
+  }
+  return inflight.erase(key) > 0;
+}
+
+void WorkerEntry::ClearWork() {
+  inflight.clear();
+  gang_ranks = 0;
+  held = 0;
+  for (const auto& [key, share] : share_of) gpu_shares.Release(share.first, share.second);
+  share_of.clear();
+}
+
 std::set<TaskKey> WorkerRegistry::Register(const wire::RegisterWorker& info, int64_t now_ms) {
   std::set<TaskKey> lost;
   auto it = workers_.find(info.worker_id);
@@ -19,9 +45,12 @@ std::set<TaskKey> WorkerRegistry::Register(const wire::RegisterWorker& info, int
   w.info = info;
   w.state = WorkerState::kAlive;
   w.last_heard_ms = now_ms;
-  w.inflight.clear();
-  w.gang_ranks = 0;
-  w.held = 0;
+  w.ClearWork();
+  std::vector<memory::GpuShareLedger::Device> devices;
+  for (const wire::GpuInfo& g : info.gpus) {
+    devices.push_back({static_cast<int>(g.index), memory::ShareCapacity(g.free_memory)});
+  }
+  w.gpu_shares = memory::GpuShareLedger(std::move(devices));
   return lost;
 }
 
@@ -45,9 +74,7 @@ std::vector<std::pair<std::string, std::set<TaskKey>>> WorkerRegistry::ReapSilen
     if (w.state == WorkerState::kDead || now_ms - w.last_heard_ms <= dead_after_ms_) continue;
     w.state = WorkerState::kDead;
     dead.emplace_back(id, std::move(w.inflight));
-    w.inflight.clear();
-    w.gang_ranks = 0;
-    w.held = 0;
+    w.ClearWork();
   }
   return dead;
 }
@@ -56,9 +83,7 @@ std::set<TaskKey> WorkerRegistry::Remove(const std::string& id) {
   auto it = workers_.find(id);
   if (it == workers_.end()) return {};
   std::set<TaskKey> held = std::move(it->second.inflight);
-  it->second.inflight.clear();
-  it->second.gang_ranks = 0;
-  it->second.held = 0;
+  it->second.ClearWork();
   it->second.state = WorkerState::kDead;
   return held;
 }

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/memory/gpu_share_ledger.h"
 #include "runtime/wire/worker_messages.h"
 
 namespace coupler::coordinator {
@@ -33,6 +34,10 @@ struct WorkerEntry {
   // A waiting gang could use this worker: it gets no prefetch, so its loose tasks drain and
   // its slots open up for the gang (a full prefetch queue would never leave a slot free).
   bool gang_waiting = false;
+  // The GPU shares (gpu_memory tasks) it runs, packed by the rule the worker packs them by, so
+  // it is sent only shares that fit and the rest wait here, where any worker may take them.
+  memory::GpuShareLedger gpu_shares{{}};
+  std::map<TaskKey, std::pair<int, uint64_t>> share_of;  // task -> (device, bytes)
 
   // Loose tasks it may still be sent: its open slots + prefetch minus what it holds, so its
   // pipe never runs dry and it never hoards. A worker whose slots are all reserved for gangs
@@ -52,6 +57,14 @@ struct WorkerEntry {
     return used >= info.slots ? 0 : static_cast<uint32_t>(info.slots - used);
   }
   bool has_gpus() const { return !info.gpus.empty(); }
+
+  // A loose task sent to it; `share`: the GPU memory it asks for (0: none).
+  void StartTask(const TaskKey& key, uint64_t share);
+  // A loose task it held ended (result, cancel): frees its slot and its share. False when it
+  // did not hold the task.
+  bool EndTask(const TaskKey& key);
+  // Forgets every task, hold and share (it died, left or registered again).
+  void ClearWork();
 };
 
 class WorkerRegistry {

@@ -12,7 +12,7 @@ namespace coupler::worker {
 
 namespace {
 
-std::vector<int> Ordinals(const std::vector<GpuShareLedger::Device>& gpus) {
+std::vector<int> Ordinals(const std::vector<memory::GpuShareLedger::Device>& gpus) {
   std::vector<int> ordinals;
   for (const auto& g : gpus) ordinals.push_back(g.index);
   return ordinals;
@@ -21,7 +21,7 @@ std::vector<int> Ordinals(const std::vector<GpuShareLedger::Device>& gpus) {
 }  // namespace
 
 TaskPool::TaskPool(zmq::context_t& ctx, std::string wake_endpoint, uint32_t slots,
-                   std::vector<GpuShareLedger::Device> gpus)
+                   std::vector<memory::GpuShareLedger::Device> gpus)
     : ctx_(ctx), wake_endpoint_(std::move(wake_endpoint)), gpus_(Ordinals(gpus)), ledger_(gpus) {
   for (uint32_t i = 0; i < std::max(1u, slots); ++i) {
     threads_.emplace_back([this, i] { Loop(i); });

@@ -16,7 +16,7 @@
 #include <zmq.hpp>
 
 #include "runtime/wire/worker_messages.h"
-#include "worker/gpu_share_ledger.h"
+#include "runtime/memory/gpu_share_ledger.h"
 #include "worker/task_device.h"
 
 namespace coupler::worker {
@@ -29,7 +29,7 @@ class TaskPool {
   // of a GPU (gpu_memory) instead runs on the device the share ledger packs it onto, waiting
   // while none has room, under a ScopedDeviceShare of that size.
   TaskPool(zmq::context_t& ctx, std::string wake_endpoint, uint32_t slots,
-           std::vector<GpuShareLedger::Device> gpus = {});
+           std::vector<memory::GpuShareLedger::Device> gpus = {});
   ~TaskPool();
   TaskPool(const TaskPool&) = delete;
   TaskPool& operator=(const TaskPool&) = delete;
@@ -54,7 +54,7 @@ class TaskPool {
   zmq::context_t& ctx_;
   std::string wake_endpoint_;
   const std::vector<int> gpus_;
-  GpuShareLedger ledger_;  // guarded by mu_
+  memory::GpuShareLedger ledger_;  // guarded by mu_
   std::condition_variable share_cv_;
   mutable std::mutex mu_;
   std::condition_variable cv_;

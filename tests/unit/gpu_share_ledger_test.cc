@@ -1,10 +1,11 @@
-// Fractional GPUs on a worker: shares packed best-fit within each device's memory, waiting
-// when none has room, and a share no device could ever hold recognised at once.
-#include "worker/gpu_share_ledger.h"
+// Fractional GPUs, the packing rule the worker and the coordinator share: shares packed
+// best-fit within each device's memory, waiting when none has room, and a share no device
+// could ever hold recognised at once.
+#include "runtime/memory/gpu_share_ledger.h"
 
 #include <gtest/gtest.h>
 
-namespace coupler::worker {
+namespace coupler::memory {
 namespace {
 
 constexpr uint64_t kGiB = uint64_t{1} << 30;
@@ -15,8 +16,11 @@ TEST(GpuShareLedger, PacksSharesOntoOneDeviceWithinItsMemory) {
   EXPECT_EQ(ledger.Reserve(4 * kGiB), 0);
   EXPECT_EQ(ledger.Reserve(8 * kGiB), 0);
   EXPECT_EQ(ledger.reserved(0), 16 * kGiB);
+  EXPECT_FALSE(ledger.FitsNow(1));
   EXPECT_EQ(ledger.Reserve(1), std::nullopt);  // full: the task waits
   ledger.Release(0, 4 * kGiB);
+  EXPECT_TRUE(ledger.FitsNow(4 * kGiB));
+  EXPECT_FALSE(ledger.FitsNow(4 * kGiB + 1));
   EXPECT_EQ(ledger.Reserve(4 * kGiB), 0);
   EXPECT_EQ(ledger.Reserve(1), std::nullopt);
 }
@@ -54,4 +58,4 @@ TEST(GpuShareLedger, ReleaseNeverUnderflowsAndIgnoresUnknownDevices) {
 }
 
 }  // namespace
-}  // namespace coupler::worker
+}  // namespace coupler::memory

@@ -1,8 +1,8 @@
-#include "worker/gpu_share_ledger.h"
+#include "runtime/memory/gpu_share_ledger.h"
 
 #include <algorithm>
 
-namespace coupler::worker {
+namespace coupler::memory {
 
 std::optional<int> GpuShareLedger::Reserve(uint64_t bytes) {
   std::optional<size_t> best;
@@ -27,6 +27,13 @@ void GpuShareLedger::Release(int device, uint64_t bytes) {
   }
 }
 
+bool GpuShareLedger::FitsNow(uint64_t bytes) const {
+  for (size_t i = 0; i < devices_.size(); ++i) {
+    if (devices_[i].capacity - std::min(reserved_[i], devices_[i].capacity) >= bytes) return true;
+  }
+  return false;
+}
+
 bool GpuShareLedger::CanEverFit(uint64_t bytes) const { return bytes <= largest_capacity(); }
 
 uint64_t GpuShareLedger::largest_capacity() const {
@@ -42,4 +49,4 @@ uint64_t GpuShareLedger::reserved(int device) const {
   return 0;
 }
 
-}  // namespace coupler::worker
+}  // namespace coupler::memory
