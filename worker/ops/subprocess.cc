@@ -3,7 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -112,32 +112,35 @@ int PidFdOpen(pid_t pid) {
 }
 
 Status Spawn(const std::string& command, int out_fd, int err_fd, pid_t& pid) {
-  posix_spawn_file_actions_t actions;
-  posix_spawnattr_t attr;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawnattr_init(&attr);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, out_fd, 1);
-  posix_spawn_file_actions_adddup2(&actions, err_fd, 2);
-  // Own process group (so killpg reaches its children), default signal dispositions and an
-  // empty mask (the worker may block or ignore signals the command expects to work).
-  sigset_t empty;
-  sigset_t all;
-  sigemptyset(&empty);
-  sigfillset(&all);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
-                                      POSIX_SPAWN_SETSIGDEF);
-  posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setsigmask(&attr, &empty);
-  posix_spawnattr_setsigdefault(&attr, &all);
+  // Everything the child needs is prepared before fork: after it, in a threaded process, only
+  // async-signal-safe calls are allowed.
   char sh[] = "/bin/sh";
   char dash_c[] = "-c";
   std::string text = command;
   char* argv[] = {sh, dash_c, text.data(), nullptr};
-  const int rc = posix_spawn(&pid, sh, &actions, &attr, argv, environ);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0) return Internal(std::string("posix_spawn /bin/sh: ") + std::strerror(rc));
+  sigset_t empty;
+  sigemptyset(&empty);
+  const pid_t parent = ::getpid();
+  pid = ::fork();
+  if (pid < 0) return io::ErrnoStatus("fork", "/bin/sh", errno);
+  if (pid == 0) {
+    // Own process group (so killpg reaches its children), default signal dispositions and an
+    // empty mask (the worker may block or ignore signals the command expects to work).
+    ::setpgid(0, 0);
+    // A worker that dies (SIGKILL, OOM killer) cannot stop what it started: the kernel sends
+    // SIGTERM for it, so an orphaned `mpirun` takes its ranks down instead of training on in
+    // slots the coordinator has already given to the group's retry.
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (::getppid() != parent) ::_exit(126);  // died before prctl took effect
+    for (int sig = 1; sig < NSIG; ++sig) ::signal(sig, SIG_DFL);
+    ::sigprocmask(SIG_SETMASK, &empty, nullptr);
+    const int null_fd = ::open("/dev/null", O_RDONLY);
+    if (null_fd < 0 || ::dup2(null_fd, 0) < 0 || ::dup2(out_fd, 1) < 0 || ::dup2(err_fd, 2) < 0) {
+      ::_exit(127);
+    }
+    ::execve(sh, argv, environ);
+    ::_exit(127);
+  }
   return Status::Ok();
 }
 

@@ -1,6 +1,7 @@
-// Running one shell command for the exec op: /bin/sh -c in its own process group (so a timeout
-// or cancel kills everything it started), stdout and stderr drained together with poll() so a
-// chatty command can never deadlock on a full pipe, and only their tails kept.
+// Running one shell command for an op: /bin/sh -c in its own process group (so a timeout or
+// cancel kills everything it started), told SIGTERM by the kernel if the worker dies first,
+// stdout and stderr drained together with poll() so a chatty command can never deadlock on a
+// full pipe, and only their tails kept.
 #pragma once
 
 #include <atomic>
