@@ -66,12 +66,7 @@ int ShowStatus(const ClientArgs& a) {
   }
   if (reply->jobs.empty()) std::printf("no jobs\n");
   for (const auto& j : reply->jobs) std::fputs(JobStatusText(j).c_str(), stdout);
-  if (a.job.empty()) {
-    std::printf("coordinator: %u workers alive, %llu messages received, %llu dropped\n",
-                reply->coordinator.workers_alive,
-                static_cast<unsigned long long>(reply->coordinator.messages_received),
-                static_cast<unsigned long long>(reply->coordinator.messages_dropped));
-  }
+  if (a.job.empty()) std::fputs(CoordinatorText(reply->coordinator).c_str(), stdout);
   return kExitOk;
 }
 

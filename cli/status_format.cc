@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "coordinator/placement.h"
+#include "runtime/memory/memory_budget.h"
 #include "runtime/util/json_writer.h"
 
 namespace coupler::cli {
@@ -58,6 +60,32 @@ std::string Thousands(uint64_t v) {
 
 }  // namespace
 
+std::string GpuMemoryText(uint64_t bytes) {
+  // "80 GiB" rather than "80.0 GiB": GPU sizes are round numbers.
+  std::string text = memory::FormatBytes(bytes);
+  const size_t dot = text.find(".0 ");
+  if (dot != std::string::npos) text.erase(dot, 2);
+  return text;
+}
+
+std::string DescribeGpus(const std::vector<wire::GpuInfo>& gpus) {
+  if (gpus.empty()) return "-";
+  // Identical devices (the usual node) read as one "2x NAME (80 GiB)".
+  std::string out;
+  for (size_t i = 0; i < gpus.size();) {
+    size_t same = i + 1;
+    while (same < gpus.size() && gpus[same].name == gpus[i].name &&
+           gpus[same].total_memory == gpus[i].total_memory) {
+      ++same;
+    }
+    if (!out.empty()) out += ", ";
+    out += fmt::format("{}x {} ({})", same - i, gpus[i].name.empty() ? "GPU" : gpus[i].name,
+                       GpuMemoryText(gpus[i].total_memory));
+    i = same;
+  }
+  return out;
+}
+
 std::string JobStatusJson(const wire::JobStatus& job) {
   json::Writer w;
   WriteJob(w, job);
@@ -81,6 +109,7 @@ std::string StatusReplyJson(const wire::StatusReply& reply) {
   w.Field("gang_ranks", reply.coordinator.queued_gang_ranks);
   w.EndObject();
   w.Field("recommended_workers", reply.coordinator.recommended_workers);
+  w.Field("longest_partial_hold_ms", reply.coordinator.longest_partial_hold_ms);
   w.EndObject();
   w.EndObject();
   return w.Finish();
@@ -96,6 +125,11 @@ std::string WorkersJson(const std::vector<wire::WorkerStatus>& workers) {
     w.Field("slots", s.slots);
     w.Field("running", s.running);
     w.Field("state", s.state);
+    w.Field("cpus", s.cpus);
+    w.Field("memory_bytes", s.memory_bytes);
+    w.BeginObject("labels");
+    for (const auto& [key, value] : s.labels) w.Field(key, value);
+    w.EndObject();
     w.BeginArray("gpus");
     for (const auto& g : s.gpus) {
       w.BeginObject();
@@ -143,12 +177,30 @@ std::string JobStatusText(const wire::JobStatus& j) {
 }
 
 std::string WorkersText(const std::vector<wire::WorkerStatus>& workers) {
-  std::string out = fmt::format("{:<28}  {:<16}  {:>5}  {:>7}  {:<8}  {}\n", "WORKER", "HOST",
-                                "SLOTS", "RUNNING", "STATE", "GPUS");
+  size_t id_w = 6, host_w = 4;
   for (const auto& s : workers) {
-    out += fmt::format("{:<28}  {:<16}  {:>5}  {:>7}  {:<8}  {}\n", s.id, s.host, s.slots,
-                       s.running, s.state, s.gpus.size());
+    id_w = std::max(id_w, s.id.size());
+    host_w = std::max(host_w, s.host.size());
   }
+  std::string out = fmt::format("{:<{}}  {:<{}}  {:<8}  {:>5}  {:>7}  {:<24}  {}\n", "WORKER", id_w,
+                                "HOST", host_w, "STATE", "SLOTS", "LOAD", "GPUS", "LABELS");
+  for (const auto& s : workers) {
+    const std::string labels = coordinator::DescribeLabels(s.labels);
+    out += fmt::format("{:<{}}  {:<{}}  {:<8}  {:>5}  {:>7}  {:<24}  {}\n", s.id, id_w, s.host,
+                       host_w, s.state, s.slots, fmt::format("{}/{}", s.running, s.slots),
+                       DescribeGpus(s.gpus), labels.empty() ? "-" : labels);
+  }
+  return out;
+}
+
+std::string CoordinatorText(const wire::CoordinatorStats& c) {
+  std::string out = fmt::format("coordinator: {} workers alive, {} messages received, {} dropped\n",
+                                c.workers_alive, Thousands(c.messages_received),
+                                Thousands(c.messages_dropped));
+  // What an operator sizing the pool by hand reads; the same numbers as `status --json`.
+  out += fmt::format("queued: {} cpu tasks, {} gpu tasks, {} gang ranks; recommended workers: {}\n",
+                     Thousands(c.queued_cpu_tasks), Thousands(c.queued_gpu_tasks),
+                     Thousands(c.queued_gang_ranks), c.recommended_workers);
   return out;
 }
 

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "coordinator/rank_packing.h"
+
 namespace coupler::coordinator {
 namespace {
 
@@ -23,6 +25,12 @@ void GangReservations::Release(Hold& hold, WorkerRegistry& registry) {
   hold.slots.clear();
   hold.total = 0;
   hold.since_ms = -1;
+}
+
+void GangReservations::NoteHoldEnd(const Hold& hold, int64_t now_ms) {
+  if (hold.since_ms >= 0) {
+    longest_partial_hold_ms_ = std::max(longest_partial_hold_ms_, now_ms - hold.since_ms);
+  }
 }
 
 void GangReservations::DropWorker(const std::string& worker_id) {
@@ -56,6 +64,7 @@ std::vector<GangPlacement> GangReservations::Place(const std::vector<GangRequest
       ++it;
       continue;
     }
+    NoteHoldEnd(it->second, now_ms);
     Release(it->second, registry);
     it = gangs_.erase(it);
   }
@@ -98,7 +107,10 @@ std::vector<GangPlacement> GangReservations::Place(const std::vector<GangRequest
       hold.total -= it->second;
       it = hold.slots.erase(it);
     }
-    if (hold.total == 0) hold.since_ms = -1;
+    if (hold.total == 0) {
+      NoteHoldEnd(hold, now_ms);
+      hold.since_ms = -1;
+    }
 
     uint64_t capacity = 0;
     size_t qualifying = 0;
@@ -113,6 +125,7 @@ std::vector<GangPlacement> GangReservations::Place(const std::vector<GangRequest
     const std::string kind = std::string(req->required.empty() ? "" : "matching ") +
                              (gpu_only ? "GPU worker" : "worker");
     if (req->ranks > capacity) {
+      NoteHoldEnd(hold, now_ms);
       Release(hold, registry);
       hold.reason = fmt::format(
           "cannot be placed yet: needs {} ranks, the {} alive {}{} have {} slots in all", req->ranks,
@@ -121,8 +134,9 @@ std::vector<GangPlacement> GangReservations::Place(const std::vector<GangRequest
     }
     if (hold.total > 0 && now_ms - hold.since_ms >= hold_timeout_ms_) {
       // Let other gangs and loose work have the slots; this gang gathers again from the back.
-      hold.reason = fmt::format("gave back a partial hold of {} of {} slots after {} s; waiting",
-                                hold.total, req->ranks, hold_timeout_ms_ / 1000);
+      hold.reason = fmt::format("gave back a partial hold of {} of {} slots after {:g} s; waiting",
+                                hold.total, req->ranks, static_cast<double>(hold_timeout_ms_) / 1000);
+      NoteHoldEnd(hold, now_ms);
       Release(hold, registry);
       hold.turn = next_turn_++;
       continue;
@@ -131,24 +145,19 @@ std::vector<GangPlacement> GangReservations::Place(const std::vector<GangRequest
     uint64_t available = 0;
     for (const Candidate& c : candidates) available += c.mine + c.free;
     if (available >= req->ranks) {
-      // Largest first covers the ranks with the fewest workers.
-      std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
-        if (a.mine + a.free != b.mine + b.free) return a.mine + a.free > b.mine + b.free;
-        if (a.mine != b.mine) return a.mine > b.mine;
-        return a.id < b.id;
-      });
+      std::vector<RankCandidate> rooms;
+      for (const Candidate& c : candidates) rooms.push_back({c.id, c.mine + c.free, c.mine});
       GangPlacement p;
       p.key = req->key;
-      uint32_t left = req->ranks;
+      p.workers = PackRanks(std::move(rooms), req->ranks);
+      p.held_ms = hold.since_ms >= 0 ? now_ms - hold.since_ms : 0;
+      NoteHoldEnd(hold, now_ms);
+      // Every hold turns into ranks or goes back, including holds on workers left unused.
       for (const Candidate& c : candidates) {
         WorkerEntry& w = *registry.Find(c.id);
         w.held -= std::min(c.mine, w.held);
-        const uint32_t take = std::min(left, c.mine + c.free);
-        if (take == 0) continue;
-        w.gang_ranks += take;
-        left -= take;
-        p.workers.emplace_back(c.id, take);
       }
+      for (const auto& [id, take] : p.workers) registry.Find(id)->gang_ranks += take;
       placed.push_back(std::move(p));
       gangs_.erase(req->key);
       continue;

@@ -30,6 +30,7 @@ struct GangRequest {
 struct GangPlacement {
   TaskKey key;
   std::vector<std::pair<std::string, uint32_t>> workers;
+  int64_t held_ms = 0;  // how long it held part of its ranks before it had them all
 };
 
 class GangReservations {
@@ -53,6 +54,9 @@ class GangReservations {
   std::string Reason(const TaskKey& key) const;
   // Slots the gang holds now.
   uint32_t Held(const TaskKey& key) const;
+  // The longest any partial hold has lasted (given back, or completed into a gang): what shows
+  // that holds never outlive the timeout by more than a scheduling round.
+  int64_t longest_partial_hold_ms() const { return longest_partial_hold_ms_; }
 
  private:
   struct Hold {
@@ -64,11 +68,14 @@ class GangReservations {
   };
 
   void Release(Hold& hold, WorkerRegistry& registry);
+  // A partial hold ends now (given back or completed): remembered for longest_partial_hold_ms.
+  void NoteHoldEnd(const Hold& hold, int64_t now_ms);
 
   int64_t hold_timeout_ms_;
   std::map<TaskKey, Hold> gangs_;
   uint64_t next_turn_ = 0;
   bool marked_ = false;  // some worker has gang_waiting set
+  int64_t longest_partial_hold_ms_ = 0;
 };
 
 }  // namespace coupler::coordinator

@@ -293,6 +293,7 @@ void Scheduler::FillPoolStats(wire::CoordinatorStats& stats) const {
   stats.queued_gpu_tasks = q.gpu_tasks;
   stats.queued_gang_ranks = q.gang_ranks;
   stats.recommended_workers = RecommendWorkers(q, in_use, alive, slots);
+  stats.longest_partial_hold_ms = static_cast<uint64_t>(gangs_.longest_partial_hold_ms());
 }
 
 std::vector<wire::WorkerStatus> Scheduler::Workers() const {
@@ -305,6 +306,9 @@ std::vector<wire::WorkerStatus> Scheduler::Workers() const {
     s.running = static_cast<uint32_t>(w.inflight.size()) + w.gang_ranks;
     s.state = std::string(WorkerStateName(w.state));
     s.gpus = w.info.gpus;
+    s.labels = w.info.labels;
+    s.cpus = w.info.cpus;
+    s.memory_bytes = w.info.memory_bytes;
     out.push_back(std::move(s));
   }
   return out;

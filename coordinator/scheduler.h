@@ -64,6 +64,9 @@ class Scheduler {
   // gang's outcome arrives. Call before Assign, so held slots are not given to loose tasks.
   std::vector<std::pair<std::string, wire::TaskSpec>> PlaceGangs(int64_t now_ms);
 
+  // The longest partial gang hold so far (see GangReservations).
+  int64_t longest_partial_hold_ms() const { return gangs_.longest_partial_hold_ms(); }
+
   OutcomeKind OnOutcome(const std::string& worker_id, const wire::TaskOutcome& outcome);
 
   // Cancels a job. Returns the workers holding its tasks, to be told to abandon them.

@@ -116,11 +116,14 @@ struct CoordinatorStats {
   uint64_t queued_gpu_tasks = 0;
   uint64_t queued_gang_ranks = 0;
   uint32_t recommended_workers = 0;
+  // The longest a gang has held part of its slots (given back at the hold timeout, or
+  // completed): how close partial holds come to the timeout.
+  uint64_t longest_partial_hold_ms = 0;
 
   template <class Archive>
   void serialize(Archive& ar) {
     ar(messages_received, messages_dropped, workers_alive, uptime_ms, queued_cpu_tasks,
-       queued_gpu_tasks, queued_gang_ranks, recommended_workers);
+       queued_gpu_tasks, queued_gang_ranks, recommended_workers, longest_partial_hold_ms);
   }
   friend bool operator==(const CoordinatorStats&, const CoordinatorStats&) = default;
 };
@@ -183,10 +186,15 @@ struct WorkerStatus {
   uint32_t running = 0;
   std::string state;  // "alive", "draining", "dead"
   std::vector<GpuInfo> gpus;
+  // What the worker registered with: a client can tell where a node would run without
+  // asking each worker (`coupler plan --workers`).
+  std::map<std::string, std::string> labels;
+  uint32_t cpus = 0;
+  uint64_t memory_bytes = 0;
 
   template <class Archive>
   void serialize(Archive& ar) {
-    ar(id, host, slots, running, state, gpus);
+    ar(id, host, slots, running, state, gpus, labels, cpus, memory_bytes);
   }
   friend bool operator==(const WorkerStatus&, const WorkerStatus&) = default;
 };

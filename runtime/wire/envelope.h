@@ -18,10 +18,11 @@ inline constexpr size_t kHeaderSize = 12;
 
 // The version this build writes. A reader accepts [kMinSupportedVersion, kProtocolVersion];
 // any change to a message's fields needs a bump (see docs/protocol.md).
-inline constexpr uint16_t kProtocolVersion = 4;
+inline constexpr uint16_t kProtocolVersion = 5;
 // 2 added TaskSpec.gpus; 3 added TaskSpec.gang_hosts/gang_ranks and NodeStatus.ranks/reason;
-// 4 added CoordinatorStats.queued_*/recommended_workers.
-inline constexpr uint16_t kMinSupportedVersion = 4;
+// 4 added CoordinatorStats.queued_*/recommended_workers; 5 added WorkerStatus.labels/cpus/
+// memory_bytes.
+inline constexpr uint16_t kMinSupportedVersion = 5;
 
 // Default cap on a payload the decoder will look at; far above a batch of a few hundred tasks,
 // far below what would hurt a coordinator holding a million-task job.

@@ -99,9 +99,9 @@ inline std::vector<Message> SampleMessages() {
   job.gpu_fallbacks = 1;
   StatusReply status_reply;
   status_reply.jobs = {job};
-  status_reply.coordinator = CoordinatorStats{100, 3, 2, 4567, 12, 4, 8, 5};
+  status_reply.coordinator = CoordinatorStats{100, 3, 2, 4567, 12, 4, 8, 5, 1500};
 
-  WorkerStatus worker{"w-1", "node7", 8, 3, "draining", {gpu}};
+  WorkerStatus worker{"w-1", "node7", 8, 3, "draining", {gpu}, {{"zone", "a"}}, 16, 64ull << 30};
   WorkersReply workers_reply;
   workers_reply.workers = {worker};
 

@@ -50,6 +50,7 @@ struct CoordinatorView {
   uint64_t workers_alive = 0;
   uint64_t queued_cpu_tasks = 0, queued_gpu_tasks = 0, queued_gang_ranks = 0;
   uint64_t recommended_workers = 0;
+  uint64_t longest_partial_hold_ms = 0;
 };
 
 inline uint64_t U64(const rapidjson::Value& v, const char* key) {
@@ -88,6 +89,7 @@ class Cluster {
   struct Options {
     int heartbeat_ms = 300;
     int dead_after_ms = 3000;
+    std::vector<std::string> coordinator_args;  // e.g. {"--gang-hold-timeout-ms", "1500"}
   };
 
   Cluster() : Cluster(Options{}) {}
@@ -179,6 +181,7 @@ class Cluster {
       v.queued_gang_ranks = U64(c["queued"], "gang_ranks");
     }
     v.recommended_workers = U64(c, "recommended_workers");
+    v.longest_partial_hold_ms = U64(c, "longest_partial_hold_ms");
     return v;
   }
 
@@ -247,6 +250,7 @@ class Cluster {
                                   std::to_string(options_.heartbeat_ms),
                                   "--dead-after-ms",
                                   std::to_string(options_.dead_after_ms)};
+    argv.insert(argv.end(), options_.coordinator_args.begin(), options_.coordinator_args.end());
     Process::Options o;
     o.deadline = 240s;
     o.output = logs();

@@ -1,6 +1,11 @@
 // Placement by labels across real processes: a node requiring zone=b waits, with its reason in
-// `coupler status --json`, while only a zone=a worker is up, and runs once a zone=b one joins.
+// `coupler status --json`, while only a zone=a worker is up, and runs once a zone=b one joins;
+// `coupler plan --workers` previews the same placement before a job is submitted.
 #include <gtest/gtest.h>
+
+#include <map>
+#include <regex>
+#include <string>
 
 #include "tests/integration/coupler_cluster.h"
 
@@ -57,6 +62,70 @@ TEST(PlacementTest, NodeWaitsForAWorkerWithItsLabelsThenRuns) {
   EXPECT_EQ(end->state, "succeeded") << end->error << cluster.Logs();
   EXPECT_EQ(end->node("pinned").done, 3u);
   EXPECT_EQ(end->node("pinned").reason, "");
+}
+
+// `coupler plan --workers` against a live pool: a loose node lists the workers it may use, a
+// 2-rank gang is packed onto one worker, a node no worker matches says why, and the JSON
+// carries the same placement.
+TEST(PlacementTest, PlanWithWorkersShowsWhereEachNodeWouldRun) {
+  Cluster cluster;
+  ASSERT_TRUE(cluster.StartCoordinator()) << cluster.Logs();
+  cluster.StartWorker("wa", 2, {"--labels", "zone=a"});
+  cluster.StartWorker("wb", 1, {"--labels", "zone=b"});
+  ASSERT_TRUE(cluster.WaitWorkersAlive(2)) << cluster.Logs();
+
+  const fs::path spec = cluster.dir() / "preview.yaml";
+  WriteFile(spec, "name: it-preview\n"
+                  "nodes:\n"
+                  "  - id: prep\n"
+                  "    op: noop\n"
+                  "    params: {tasks: 4}\n"
+                  "  - id: solve\n"
+                  "    op: mpi_exec\n"
+                  "    inputs: [prep]\n"
+                  "    ranks: 2\n"
+                  "    params: {command: 'mpirun -np {ranks} --hostfile {hostfile} true'}\n"
+                  "  - id: pinned\n"
+                  "    op: noop\n"
+                  "    params: {tasks: 1}\n"
+                  "    requires: {zone: c}\n");
+  CommandResult r = cluster.Cli({"plan", spec.string(), "--workers"});
+  ASSERT_EQ(r.exit_code, 0) << r.err << cluster.Logs();
+  EXPECT_NE(r.out.find("job it-preview: 3 nodes"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("placement on 2 alive workers"), std::string::npos) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\n  prep\s+wa, wb \(3 slots\)\n)"))) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\n  solve\s+wa x2\n)"))) << r.out;
+  EXPECT_TRUE(std::regex_search(
+      r.out, std::regex(R"(\n  pinned\s+cannot place: needs a worker with zone=c \(2 alive workers, none match\)\n)")))
+      << r.out;
+
+  CommandResult j = cluster.Cli({"plan", spec.string(), "--workers", "--json"});
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  rapidjson::Document d;
+  ASSERT_FALSE(d.Parse(j.out.c_str()).HasParseError()) << j.out;
+  ASSERT_TRUE(d.IsObject() && d.HasMember("placement") && d["placement"].IsArray()) << j.out;
+  EXPECT_EQ(Str(d, "job"), "it-preview");
+  EXPECT_EQ(U64(d["pool"], "alive"), 2u);
+  std::map<std::string, std::string> text;
+  for (const auto& n : d["placement"].GetArray()) text[Str(n, "id")] = Str(n, "text");
+  EXPECT_EQ(text["solve"], "wa x2");
+  EXPECT_EQ(text["pinned"], "cannot place: needs a worker with zone=c (2 alive workers, none match)");
+
+  // A pool that cannot hold the gang says so; the preview changes with the pool.
+  cluster.worker("wa").Kill();
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        const auto workers = cluster.Workers();
+        auto it = workers.find("wa");
+        return it != workers.end() && it->second.first == "dead";
+      },
+      60s, 100ms))
+      << cluster.Logs();
+  r = cluster.Cli({"plan", spec.string(), "--workers"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("cannot place: needs 2 ranks; matching workers have 1 slot in all (wb: 1)"),
+            std::string::npos)
+      << r.out;
 }
 
 }  // namespace

@@ -168,6 +168,7 @@ TEST(GangSchedulerTest, WaitsAndHoldsSlotsFreedByLooseTasksUntilItHasThemAll) {
   auto placed = s.PlaceGangs(30);
   ASSERT_EQ(placed.size(), 1u);
   EXPECT_THAT(placed[0].second.gang_ranks, ElementsAre(1u, 1u));
+  EXPECT_EQ(s.longest_partial_hold_ms(), 20);  // a's slot, held from 10 to 30
   EXPECT_EQ(s.registry().Find("a")->held, 0u);
   EXPECT_EQ(s.registry().Find("a")->gang_ranks, 1u);
   EXPECT_TRUE(s.Assign("a").empty());
@@ -188,8 +189,10 @@ TEST(GangSchedulerTest, GivesBackAPartialHoldAfterTheTimeout) {
 
   EXPECT_TRUE(s.PlaceGangs(1'000 + kHoldTimeoutMs - 1).empty());
   EXPECT_EQ(s.registry().Find("a")->held, 1u);
+  EXPECT_EQ(s.longest_partial_hold_ms(), 0) << "a hold still running is not counted yet";
   EXPECT_TRUE(s.PlaceGangs(1'000 + kHoldTimeoutMs).empty());
   EXPECT_EQ(s.registry().Find("a")->held, 0u);  // given back: loose work may use it
+  EXPECT_EQ(s.longest_partial_hold_ms(), kHoldTimeoutMs);
   EXPECT_THAT(Node(s.Status(*s.FindJob("gang")), "gang").reason,
               HasSubstr("gave back a partial hold of 1 of 2 slots after 30 s"));
   EXPECT_EQ(s.Assign("a").size(), 1u);

@@ -2,6 +2,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -39,6 +40,28 @@ TEST(PlanCommandTest, MissingFileIsBadInput) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("no/such/job.yaml: error: cannot read the spec file"));
   EXPECT_TRUE(r.out.empty());
+}
+
+TEST(PlanCommandTest, WorkersWithABadSpecIsBadInputWithoutAskingTheCoordinator) {
+  auto r = RunCoupler({"plan", "no/such/job.yaml", "--workers", "--coordinator", "tcp://127.0.0.1:9"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("no/such/job.yaml: error: cannot read the spec file"));
+  EXPECT_TRUE(r.out.empty());
+}
+
+// Nothing listens on the discard port: the preview fails in one line instead of hanging.
+TEST(PlanCommandTest, WorkersWithoutACoordinatorFailsWithOneLine) {
+  auto r = RunCoupler(
+      {"plan", "examples/digits-pipeline.yaml", "--workers", "--coordinator", "tcp://127.0.0.1:9"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("coupler: no answer from the coordinator at tcp://127.0.0.1:10"));
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+TEST(PlanCommandTest, CoordinatorWithoutWorkersIsBadInput) {
+  auto r = RunCoupler({"plan", "examples/digits-pipeline.yaml", "--coordinator", "tcp://127.0.0.1:9"});
+  EXPECT_EQ(r.exit_code, 2);
 }
 
 TEST(PlanCommandTest, UnknownOptionIsBadInput) {
