@@ -21,6 +21,7 @@
 
 #include <zmq.hpp>
 
+#include "bench/bench_child.h"
 #include "coordinator/client.h"
 
 namespace {
@@ -28,38 +29,7 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-struct Child {
-  pid_t pid = -1;
-  explicit Child(const std::vector<std::string>& args) {
-    std::vector<std::string> a{COUPLER_BINARY};
-    a.insert(a.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& s : a) argv.push_back(s.data());
-    argv.push_back(nullptr);
-    pid = fork();
-    if (pid == 0) {
-      execv(COUPLER_BINARY, argv.data());
-      _exit(127);
-    }
-  }
-  ~Child() {
-    if (pid <= 0) return;
-    kill(pid, SIGTERM);
-    for (int i = 0; i < 500; ++i) {
-      if (waitpid(pid, nullptr, WNOHANG) == pid) return;
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    kill(pid, SIGKILL);
-    waitpid(pid, nullptr, 0);
-  }
-  long PeakRssKb() const {
-    std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-    for (std::string line; std::getline(in, line);) {
-      if (line.rfind("VmHWM:", 0) == 0) return std::stol(line.substr(6));
-    }
-    return -1;
-  }
-};
+using coupler::bench::Child;
 
 std::string WriteSpec(const fs::path& dir, const std::string& name, long tasks) {
   const fs::path p = dir / (name + ".yaml");

@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/bench_child.h"
 #include "coordinator/client.h"
 
 namespace {
@@ -29,48 +30,7 @@ namespace {
 namespace fs = std::filesystem;
 using std::chrono::milliseconds;
 
-// A `coupler` child process, stopped (SIGTERM, then SIGKILL) when it goes out of scope.
-struct Child {
-  pid_t pid = -1;
-  explicit Child(const std::vector<std::string>& args) {
-    std::vector<std::string> a{COUPLER_BINARY, "--log-level", "warn"};
-    a.insert(a.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& s : a) argv.push_back(s.data());
-    argv.push_back(nullptr);
-    pid = fork();
-    if (pid == 0) {
-      // Replies such as "draining p3" would break up the table; logs (stderr) stay.
-      const int null_fd = open("/dev/null", O_WRONLY);
-      if (null_fd >= 0) dup2(null_fd, STDOUT_FILENO);
-      execv(COUPLER_BINARY, argv.data());
-      _exit(127);
-    }
-  }
-  Child(const Child&) = delete;
-  Child& operator=(const Child&) = delete;
-  // The exit code, or nullopt if it is still running after `timeout`.
-  std::optional<int> Wait(milliseconds timeout) {
-    const auto end = std::chrono::steady_clock::now() + timeout;
-    int status = 0;
-    while (std::chrono::steady_clock::now() < end) {
-      if (waitpid(pid, &status, WNOHANG) == pid) {
-        pid = -1;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-      }
-      std::this_thread::sleep_for(milliseconds(10));
-    }
-    return std::nullopt;
-  }
-  ~Child() {
-    if (pid <= 0) return;
-    kill(pid, SIGTERM);
-    if (!Wait(milliseconds(5000))) {
-      kill(pid, SIGKILL);
-      waitpid(pid, nullptr, 0);
-    }
-  }
-};
+using coupler::bench::Child;
 
 struct Sample {
   uint64_t done = 0;
@@ -117,7 +77,8 @@ int Fail(const char* what) {
 int Run(const fs::path& dir, long tasks, long sleep_ms, std::chrono::seconds window) {
   const int port = 20000 + static_cast<int>(getpid() % 20000);
   const std::string listen = "tcp://127.0.0.1:" + std::to_string(port);
-  Child coordinator({"coordinator", "--listen", listen, "--state", (dir / "state").string()});
+  Child coordinator({"coordinator", "--listen", listen, "--state", (dir / "state").string()},
+                    /*quiet=*/true);
   auto client = coupler::coordinator::Client::Connect("tcp://127.0.0.1:" + std::to_string(port + 1));
   if (!client.ok()) return Fail("cannot reach the coordinator");
   auto& c = **client;
@@ -132,8 +93,8 @@ int Run(const fs::path& dir, long tasks, long sleep_ms, std::chrono::seconds win
     }
     return n >= want && running;
   };
-  Child w1({"worker", "--coordinator", listen, "--slots", "1", "--id", "p1"});
-  Child w2({"worker", "--coordinator", listen, "--slots", "1", "--id", "p2"});
+  Child w1({"worker", "--coordinator", listen, "--slots", "1", "--id", "p1"}, /*quiet=*/true);
+  Child w2({"worker", "--coordinator", listen, "--slots", "1", "--id", "p2"}, /*quiet=*/true);
   if (!Poll([&] { return alive(2, ""); }, milliseconds(30000))) return Fail("workers did not join");
 
   const fs::path spec = dir / "pool.yaml";
@@ -149,14 +110,14 @@ int Run(const fs::path& dir, long tasks, long sleep_ms, std::chrono::seconds win
   const auto two = Rate(c, *id, window);
   if (!two) return Fail("the job ended during the 2-worker window: give it more tasks");
 
-  Child w3({"worker", "--coordinator", listen, "--slots", "1", "--id", "p3"});
+  Child w3({"worker", "--coordinator", listen, "--slots", "1", "--id", "p3"}, /*quiet=*/true);
   if (!Poll([&] { return alive(3, "p3"); }, milliseconds(30000))) {
     return Fail("the third worker never ran a task");
   }
   const auto three = Rate(c, *id, window);
   if (!three) return Fail("the job ended during the 3-worker window: give it more tasks");
 
-  Child drain({"drain", "p3", "--coordinator", listen});
+  Child drain({"drain", "p3", "--coordinator", listen}, /*quiet=*/true);
   const auto drained = drain.Wait(milliseconds(30000));
   if (!drained || *drained != 0) return Fail("`coupler drain p3` failed");
   // A drained worker leaves once it has finished what it holds.

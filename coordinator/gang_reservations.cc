@@ -14,6 +14,7 @@ struct Candidate {
   std::string id;
   uint32_t mine = 0;  // slots this gang already holds there
   uint32_t free = 0;  // slots open to anyone
+  bool fast = false;  // FastInterconnect
 };
 
 }  // namespace
@@ -120,7 +121,8 @@ std::vector<GangPlacement> GangReservations::Place(const std::vector<GangRequest
       capacity += w.info.slots;
       ++qualifying;
       auto mine = hold.slots.find(id);
-      candidates.push_back({id, mine == hold.slots.end() ? 0 : mine->second, w.free_slots()});
+      candidates.push_back({id, mine == hold.slots.end() ? 0 : mine->second, w.free_slots(),
+                            FastInterconnect(w.info.labels)});
     }
     const std::string kind = std::string(req->required.empty() ? "" : "matching ") +
                              (gpu_only ? "GPU worker" : "worker");
@@ -146,7 +148,7 @@ std::vector<GangPlacement> GangReservations::Place(const std::vector<GangRequest
     for (const Candidate& c : candidates) available += c.mine + c.free;
     if (available >= req->ranks) {
       std::vector<RankCandidate> rooms;
-      for (const Candidate& c : candidates) rooms.push_back({c.id, c.mine + c.free, c.mine});
+      for (const Candidate& c : candidates) rooms.push_back({c.id, c.mine + c.free, c.mine, c.fast});
       GangPlacement p;
       p.key = req->key;
       p.workers = PackRanks(std::move(rooms), req->ranks);

@@ -171,7 +171,15 @@ void JobState::StartGang(uint64_t t) {
 }
 
 bool JobState::wants_gpus(size_t p) const {
-  return graph_.nodes[plan_.nodes[p].node_index].resources.gpus > 0;
+  const plan::PlanNode& node = plan_.nodes[p];
+  // A gang follows its op's hardware class (train: GPUs with a fast interconnect) even without
+  // `resources.gpus`: its ranks go to GPU workers when the pool has any and run on CPUs
+  // otherwise. Loose tasks leave the CPUs only when the node asks, since a CPU-only pool would
+  // never run a loose task that needs a GPU.
+  if (node.coupling == job::Coupling::kTight && node.hardware != ops::HardwareClass::kCpu) {
+    return true;
+  }
+  return graph_.nodes[node.node_index].resources.gpus > 0;
 }
 
 uint64_t JobState::gpu_share(size_t p) const {

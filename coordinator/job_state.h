@@ -74,6 +74,7 @@ class JobState {
   wire::TaskSpec MakeSpec(uint64_t task) const;
   // A tight node's gang size (1 for loose nodes).
   int ranks(size_t plan_node) const { return plan_.nodes[plan_node].ranks; }
+  // Whole GPUs: the node asked for them, or it is a gang of a GPU op (see job_state.cc).
   bool wants_gpus(size_t plan_node) const;
   // The slice of one GPU each of the node's tasks asks for (gpu_memory); 0 for none.
   uint64_t gpu_share(size_t plan_node) const;

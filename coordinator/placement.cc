@@ -12,6 +12,11 @@ bool LabelsMatch(const Labels& required, const Labels& labels) {
   return true;
 }
 
+bool FastInterconnect(const Labels& labels) {
+  auto it = labels.find("interconnect");
+  return it != labels.end() && (it->second == "nvlink" || it->second == "infiniband");
+}
+
 std::string DescribeLabels(const Labels& labels) {
   std::string out;
   for (const auto& [key, value] : labels) {

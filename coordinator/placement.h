@@ -14,6 +14,10 @@ using Labels = std::map<std::string, std::string>;
 // every worker). Values compare exactly: "nvlink" does not match "NVLink".
 bool LabelsMatch(const Labels& required, const Labels& labels);
 
+// Whether a worker's labels advertise a fast link for a gang's all-reduce
+// (interconnect=nvlink or interconnect=infiniband); ethernet or no label is not.
+bool FastInterconnect(const Labels& labels);
+
 // "interconnect=infiniband,zone=a", in key order.
 std::string DescribeLabels(const Labels& labels);
 

@@ -77,7 +77,7 @@ void FitGang(const NodeDemand& node, const Workers& admitted, NodeFit& fit) {
   for (const wire::WorkerStatus* w : chosen) {
     capacity += w->slots;
     each += fmt::format("{}{}: {}", each.empty() ? "" : ", ", w->id, w->slots);
-    rooms.push_back({w->id, w->slots, 0});
+    rooms.push_back({w->id, w->slots, 0, FastInterconnect(w->labels)});
   }
   if (node.ranks > capacity) {
     fit.reason = fmt::format("needs {} ranks; matching {}workers have {} slot{} in all ({})",
@@ -131,7 +131,9 @@ NodeDemand DemandOf(const plan::PlanNode& node, const job::NodeSpec& spec) {
   d.id = node.id;
   d.tight = node.coupling == job::Coupling::kTight;
   d.ranks = d.tight ? static_cast<uint32_t>(node.ranks) : 1;
-  d.wants_gpus = spec.resources.gpus > 0;
+  // As JobState::wants_gpus: a gang of a GPU op prefers GPUs without asking.
+  d.wants_gpus = spec.resources.gpus > 0 ||
+                 (d.tight && node.hardware != ops::HardwareClass::kCpu);
   d.gpu_memory_bytes = spec.resources.gpu_memory;
   d.required = spec.required_labels;
   return d;

@@ -21,7 +21,7 @@ struct NodeDemand {
   std::string id;
   bool tight = false;
   uint32_t ranks = 1;              // the gang size (tight nodes)
-  bool wants_gpus = false;         // whole GPUs (resources.gpus)
+  bool wants_gpus = false;         // whole GPUs (resources.gpus, or a gang of a GPU op)
   uint64_t gpu_memory_bytes = 0;   // a share of one GPU (resources.gpu_memory)
   Labels required;                 // `requires`
 };

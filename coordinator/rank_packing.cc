@@ -9,6 +9,7 @@ std::vector<std::pair<std::string, uint32_t>> PackRanks(std::vector<RankCandidat
   std::sort(candidates.begin(), candidates.end(), [](const RankCandidate& a, const RankCandidate& b) {
     if (a.room != b.room) return a.room > b.room;
     if (a.held != b.held) return a.held > b.held;
+    if (a.fast_interconnect != b.fast_interconnect) return a.fast_interconnect;
     return a.id < b.id;
   });
   std::vector<std::pair<std::string, uint32_t>> out;

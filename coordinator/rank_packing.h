@@ -14,6 +14,7 @@ struct RankCandidate {
   std::string id;
   uint32_t room = 0;  // ranks it could run
   uint32_t held = 0;  // of those, slots the gang already holds there: preferred on a tie
+  bool fast_interconnect = false;  // labelled interconnect=nvlink|infiniband: next on a tie
 };
 
 // The workers and the ranks each runs, leader (the one running the most) first; the largest

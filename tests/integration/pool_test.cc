@@ -94,7 +94,9 @@ TEST(PoolTest, DrainedWorkerFinishesItsTasksAndLosesNone) {
   cluster.StartWorker("w2", 2, {"--prefetch", "1"});
   ASSERT_TRUE(cluster.WaitWorkersAlive(2)) << cluster.Logs();
 
-  constexpr uint64_t kTasks = 40;
+  // 160 tasks of 200 ms on 4 slots is 8 s: the job is still running when the drain lands, even
+  // when a loaded machine makes every status poll slow.
+  constexpr uint64_t kTasks = 160;
   std::string why;
   const std::string job = cluster.Submit(WriteNoopSpec(cluster.dir(), "drain", kTasks, 200), &why);
   ASSERT_FALSE(job.empty()) << why << cluster.Logs();

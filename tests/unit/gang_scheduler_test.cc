@@ -9,7 +9,7 @@
 #include <numeric>
 
 #include "coordinator/scheduler.h"
-#include "tests/unit/spec_test_util.h"
+#include "tests/unit/scheduler_test_util.h"
 
 namespace coupler::coordinator {
 namespace {
@@ -21,13 +21,7 @@ using ::testing::Pair;
 
 constexpr int64_t kHoldTimeoutMs = 30'000;
 
-std::unique_ptr<JobState> MakeJob(const std::string& id, const std::string& yaml) {
-  job::LoadedJob j = job::testing::Load(yaml);
-  EXPECT_TRUE(j.ok()) << j.diags.ToString();
-  auto plan = plan::PlanJob(*j.graph);
-  EXPECT_TRUE(plan.ok()) << plan.status().ToString();
-  return std::make_unique<JobState>(id, std::move(*j.graph), std::move(*plan), DatasetListing{});
-}
+using testing::MakeJob;
 
 wire::RegisterWorker Worker(const std::string& id, uint32_t slots, uint32_t prefetch = 0,
                             bool gpu = false) {
@@ -235,6 +229,35 @@ TEST(GangSchedulerTest, GpuGangsGoToGpuWorkersWhenThereAreAny) {
   auto on_cpu = cpu_only.PlaceGangs(0);
   ASSERT_EQ(on_cpu.size(), 1u);
   EXPECT_EQ(on_cpu[0].first, "cpu");
+}
+
+// train and mpi_exec are GPU ops: their gangs go to GPU workers without `resources.gpus`.
+TEST(GangSchedulerTest, AGangOfAGpuOpPrefersGpuWorkersWithoutAsking) {
+  Scheduler s(5000, kHoldTimeoutMs);
+  s.RegisterWorker(Worker("cpu", 4), 0);
+  s.RegisterWorker(Worker("gpu", 2, 0, /*gpu=*/true), 0);
+  s.AddJob(MakeJob("j1", GangJob(2, 0)));
+  auto placed = s.PlaceGangs(0);
+  ASSERT_EQ(placed.size(), 1u);
+  EXPECT_EQ(placed[0].first, "gpu");
+}
+
+// Among workers with equal room, a gang spanning hosts takes those with a fast interconnect.
+TEST(GangSchedulerTest, AGangAcrossHostsPrefersAFastInterconnect) {
+  Scheduler s(5000, kHoldTimeoutMs);
+  auto labelled = [](const std::string& id, const std::string& link) {
+    wire::RegisterWorker w = Worker(id, 1);
+    w.labels = {{"interconnect", link}};
+    return w;
+  };
+  s.RegisterWorker(labelled("a-eth", "ethernet"), 0);
+  s.RegisterWorker(labelled("b-ib", "infiniband"), 0);
+  s.RegisterWorker(Worker("c-none", 1), 0);
+  s.RegisterWorker(labelled("d-nvl", "nvlink"), 0);
+  s.AddJob(MakeJob("j1", GangJob(2, 0)));
+  auto placed = s.PlaceGangs(0);
+  ASSERT_EQ(placed.size(), 1u);
+  EXPECT_THAT(placed[0].second.gang_hosts, ElementsAre("host-b-ib", "host-d-nvl"));
 }
 
 TEST(GangSchedulerTest, LosingTheLeaderRequeuesTheGangAndFreesTheOtherSlots) {

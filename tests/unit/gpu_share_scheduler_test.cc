@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "coordinator/scheduler.h"
-#include "tests/unit/spec_test_util.h"
+#include "tests/unit/scheduler_test_util.h"
 
 namespace coupler::coordinator {
 namespace {
@@ -17,13 +17,7 @@ using ::testing::IsEmpty;
 
 constexpr uint64_t kGiB = uint64_t{1} << 30;
 
-std::unique_ptr<JobState> MakeJob(const std::string& id, const std::string& yaml) {
-  job::LoadedJob j = job::testing::Load(yaml);
-  EXPECT_TRUE(j.ok()) << j.diags.ToString();
-  auto plan = plan::PlanJob(*j.graph);
-  EXPECT_TRUE(plan.ok()) << plan.status().ToString();
-  return std::make_unique<JobState>(id, std::move(*j.graph), std::move(*plan), DatasetListing{});
-}
+using testing::MakeJob;
 
 // A worker with `slots` slots and one GPU per entry of `free_gib` (free memory at start).
 wire::RegisterWorker Worker(const std::string& id, uint32_t slots,

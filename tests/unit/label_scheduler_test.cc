@@ -6,7 +6,7 @@
 #include <algorithm>
 
 #include "coordinator/scheduler.h"
-#include "tests/unit/spec_test_util.h"
+#include "tests/unit/scheduler_test_util.h"
 
 namespace coupler::coordinator {
 namespace {
@@ -14,13 +14,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 
-std::unique_ptr<JobState> MakeJob(const std::string& id, const std::string& yaml) {
-  job::LoadedJob j = job::testing::Load(yaml);
-  EXPECT_TRUE(j.ok()) << j.diags.ToString();
-  auto plan = plan::PlanJob(*j.graph);
-  EXPECT_TRUE(plan.ok()) << plan.status().ToString();
-  return std::make_unique<JobState>(id, std::move(*j.graph), std::move(*plan), DatasetListing{});
-}
+using testing::MakeJob;
 
 wire::RegisterWorker Worker(const std::string& id, uint32_t slots, Labels labels) {
   wire::RegisterWorker w;

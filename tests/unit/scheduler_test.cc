@@ -3,20 +3,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "tests/unit/spec_test_util.h"
+#include "tests/unit/scheduler_test_util.h"
 
 namespace coupler::coordinator {
 namespace {
 
 using ::testing::HasSubstr;
 
-std::unique_ptr<JobState> MakeJob(const std::string& id, const std::string& yaml) {
-  job::LoadedJob j = job::testing::Load(yaml);
-  EXPECT_TRUE(j.ok()) << j.diags.ToString();
-  auto plan = plan::PlanJob(*j.graph);
-  EXPECT_TRUE(plan.ok());
-  return std::make_unique<JobState>(id, std::move(*j.graph), std::move(*plan), DatasetListing{});
-}
+using testing::MakeJob;
 
 wire::RegisterWorker Worker(const std::string& id, uint32_t slots, uint32_t prefetch = 0) {
   wire::RegisterWorker w;
