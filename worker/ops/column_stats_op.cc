@@ -54,37 +54,33 @@ Status RunMap(const OpContext& context, OpReport& report) {
 }
 
 Status RunReduce(const OpContext& context, OpReport& report) {
-  const auto& inputs = context.spec.input_paths;
-  if (inputs.empty()) return InvalidArgument("the reduce task has no partial stats files");
   COUPLER_ASSIGN_OR_RETURN(const std::string output, OutputPath(context));
-
+  const std::string& first = context.spec.input_paths.empty() ? "" : context.spec.input_paths[0];
   std::vector<NamedMoments> total;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const std::string& path = inputs[i];
-    if (context.Cancelled()) return Cancelled();
-    COUPLER_ASSIGN_OR_RETURN(const io::Table table, ReadShard(path, report));
-    auto partial = StatsFromTable(table);
-    if (!partial.ok()) return partial.status().WithContext(path);
-    report.rows_in += table.rows();
-    if (i == 0) {
-      total = std::move(partial).value();
-      continue;
-    }
-    if (partial->size() != total.size()) {
-      return InvalidArgument(path + ": has " + std::to_string(partial->size()) +
-                             " columns but " + inputs.front() + " has " +
-                             std::to_string(total.size()));
-    }
-    KernelTimer timer(report.kernel_ms);
-    for (size_t c = 0; c < total.size(); ++c) {
-      if ((*partial)[c].column != total[c].column) {
-        return InvalidArgument(path + ": column " + std::to_string(c) + " is '" +
-                               (*partial)[c].column + "' but in " + inputs.front() + " it is '" +
-                               total[c].column + "'");
-      }
-      total[c].moments = kernels::MergeMoments(total[c].moments, (*partial)[c].moments);
-    }
-  }
+  COUPLER_RETURN_IF_ERROR(ForEachPartial(
+      context, report, "partial stats files",
+      [&](size_t i, const std::string& path, const io::Table& table) -> Status {
+        auto partial = StatsFromTable(table);
+        if (!partial.ok()) return partial.status().WithContext(path);
+        if (i == 0) {
+          total = std::move(partial).value();
+          return Status::Ok();
+        }
+        if (partial->size() != total.size()) {
+          return InvalidArgument(path + ": has " + std::to_string(partial->size()) +
+                                 " columns but " + first + " has " + std::to_string(total.size()));
+        }
+        KernelTimer timer(report.kernel_ms);
+        for (size_t c = 0; c < total.size(); ++c) {
+          if ((*partial)[c].column != total[c].column) {
+            return InvalidArgument(path + ": column " + std::to_string(c) + " is '" +
+                                   (*partial)[c].column + "' but in " + first + " it is '" +
+                                   total[c].column + "'");
+          }
+          total[c].moments = kernels::MergeMoments(total[c].moments, (*partial)[c].moments);
+        }
+        return Status::Ok();
+      }));
   report.rows_out = kStatsRows;
   return WriteShard(output, StatsToTable(total), report);
 }
@@ -92,12 +88,7 @@ Status RunReduce(const OpContext& context, OpReport& report) {
 }  // namespace
 
 Status RunColumnStats(const OpContext& context, OpReport& report) {
-  // __kind is what the coordinator sends; without it, a task with no shard is the reduce.
-  const std::string kind = TaskParams(context.spec.params)
-                               .StringOr("__kind", context.spec.shard_index < 0 ? "reduce" : "map");
-  if (kind == "map") return RunMap(context, report);
-  if (kind == "reduce") return RunReduce(context, report);
-  return InvalidArgument("param '__kind' is '" + kind + "', expected map or reduce");
+  return RunMapOrReduce(context, report, &RunMap, &RunReduce);
 }
 
 }  // namespace coupler::worker

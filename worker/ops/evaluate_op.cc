@@ -218,27 +218,27 @@ Status RunMap(const OpContext& context, OpReport& report) {
 }
 
 Status RunReduce(const OpContext& context, OpReport& report) {
-  const auto& inputs = context.spec.input_paths;
-  if (inputs.empty()) return InvalidArgument("the reduce task has no partial results");
   COUPLER_ASSIGN_OR_RETURN(const std::string output, OutputPath(context));
   double correct = 0;
   double total = 0;
   double loss = 0;
   double held_out = 0;  // partials that counted only held-out rows
-  for (const std::string& path : inputs) {
-    if (context.Cancelled()) return Cancelled();
-    COUPLER_ASSIGN_OR_RETURN(const io::Table table, ReadShard(path, report));
-    double* sums[] = {&correct, &total, &loss, &held_out};
-    const char* names[] = {"correct", "total", "loss_sum", "held_out"};
-    for (size_t i = 0; i < 4; ++i) {
-      const io::Column* column = table.Find(names[i]);
-      if (column == nullptr || column->dtype() != io::DType::kFloat64 || table.rows() != 1) {
-        return InvalidArgument(path + ": not an evaluate partial (has " + table.Describe() + ")");
-      }
-      *sums[i] += column->values<double>()[0];
-    }
-    report.rows_in += table.rows();
-  }
+  COUPLER_RETURN_IF_ERROR(ForEachPartial(
+      context, report, "partial results",
+      [&](size_t, const std::string& path, const io::Table& table) -> Status {
+        double* sums[] = {&correct, &total, &loss, &held_out};
+        const char* names[] = {"correct", "total", "loss_sum", "held_out"};
+        for (size_t i = 0; i < 4; ++i) {
+          const io::Column* column = table.Find(names[i]);
+          if (column == nullptr || column->dtype() != io::DType::kFloat64 || table.rows() != 1) {
+            return InvalidArgument(path + ": not an evaluate partial (has " + table.Describe() +
+                                   ")");
+          }
+          *sums[i] += column->values<double>()[0];
+        }
+        return Status::Ok();
+      }));
+  const size_t partials = context.spec.input_paths.size();
   io::Table result;
   COUPLER_RETURN_IF_ERROR(result.AddColumn(io::Column::Float64("correct", {correct})));
   COUPLER_RETURN_IF_ERROR(result.AddColumn(io::Column::Float64("total", {total})));
@@ -247,7 +247,7 @@ Status RunReduce(const OpContext& context, OpReport& report) {
   COUPLER_RETURN_IF_ERROR(
       result.AddColumn(io::Column::Float64("loss", {total > 0 ? loss / total : 0.0})));
   // 1 when every shard counted only the rows training held out.
-  const double all_held_out = held_out == static_cast<double>(inputs.size()) ? 1.0 : 0.0;
+  const double all_held_out = held_out == static_cast<double>(partials) ? 1.0 : 0.0;
   COUPLER_RETURN_IF_ERROR(result.AddColumn(io::Column::Float64("held_out", {all_held_out})));
   report.rows_out = 1;
   return WriteShard(output, result, report);
@@ -256,11 +256,7 @@ Status RunReduce(const OpContext& context, OpReport& report) {
 }  // namespace
 
 Status RunEvaluate(const OpContext& context, OpReport& report) {
-  const std::string kind = TaskParams(context.spec.params)
-                               .StringOr("__kind", context.spec.shard_index < 0 ? "reduce" : "map");
-  if (kind == "map") return RunMap(context, report);
-  if (kind == "reduce") return RunReduce(context, report);
-  return InvalidArgument("param '__kind' is '" + kind + "', expected map or reduce");
+  return RunMapOrReduce(context, report, &RunMap, &RunReduce);
 }
 
 }  // namespace coupler::worker

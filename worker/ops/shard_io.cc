@@ -2,6 +2,7 @@
 
 #include "runtime/io/npy_reader.h"
 #include "runtime/io/npy_writer.h"
+#include "worker/ops/task_params.h"
 
 namespace coupler::worker {
 
@@ -10,6 +11,28 @@ Result<io::Table> ReadShard(std::string_view path, OpReport& report) {
   auto table = io::ReadNpy(path, &bytes);
   if (table.ok()) report.bytes_read += bytes;
   return table;
+}
+
+Status RunMapOrReduce(const OpContext& context, OpReport& report, OpBody map, OpBody reduce) {
+  const std::string kind = TaskParams(context.spec.params)
+                               .StringOr("__kind", context.spec.shard_index < 0 ? "reduce" : "map");
+  if (kind == "map") return map(context, report);
+  if (kind == "reduce") return reduce(context, report);
+  return InvalidArgument("param '__kind' is '" + kind + "', expected map or reduce");
+}
+
+Status ForEachPartial(const OpContext& context, OpReport& report, std::string_view what,
+                      const std::function<Status(size_t, const std::string&, const io::Table&)>&
+                          visit) {
+  const auto& inputs = context.spec.input_paths;
+  if (inputs.empty()) return InvalidArgument("the reduce task has no " + std::string(what));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (context.Cancelled()) return Cancelled();
+    COUPLER_ASSIGN_OR_RETURN(const io::Table table, ReadShard(inputs[i], report));
+    COUPLER_RETURN_IF_ERROR(visit(i, inputs[i], table));
+    report.rows_in += table.rows();
+  }
+  return Status::Ok();
 }
 
 Status WriteShard(std::string_view path, const io::Table& table, OpReport& report) {

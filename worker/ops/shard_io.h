@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,6 +25,17 @@ Result<std::string> InputPath(const OpContext& context, size_t index, std::strin
 
 // output_path, or InvalidArgument when the task has none.
 Result<std::string> OutputPath(const OpContext& context);
+
+// Ops with a map and a reduce task (column_stats, evaluate): runs `map` or `reduce` as the
+// coordinator's __kind param says; without it, a task with no shard is the reduce.
+using OpBody = Status (*)(const OpContext&, OpReport&);
+Status RunMapOrReduce(const OpContext& context, OpReport& report, OpBody map, OpBody reduce);
+
+// A reduce task's partial files, read in order (checking for cancel between them) and handed
+// to `visit` with their index; `what` names them in the error for a task with none.
+Status ForEachPartial(const OpContext& context, OpReport& report, std::string_view what,
+                      const std::function<Status(size_t index, const std::string& path,
+                                                 const io::Table& partial)>& visit);
 
 // Indexes of the columns an op works on: `names` (each must exist and hold `dtype`), or when
 // `names` is empty every column holding `dtype`. Errors list what the shard has.
