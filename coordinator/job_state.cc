@@ -81,7 +81,10 @@ size_t JobState::ready_count() const {
 }
 
 bool JobState::Admits(size_t p, const Taker& taker) const {
-  if (!LabelsMatch(required_labels(p), taker.labels)) return false;
+  static const Labels kNone;
+  if (!LabelsMatch(required_labels(p), taker.labels != nullptr ? *taker.labels : kNone)) {
+    return false;
+  }
   if (!taker.has_gpus && wants_gpus(p)) return false;
   const uint64_t share = gpu_share(p);
   return share == 0 || !taker.share_fits || taker.share_fits(share);

@@ -31,7 +31,7 @@ using DatasetListing = std::map<std::string, std::vector<std::string>>;
 // A worker asking for loose tasks, as the job's queues see it.
 struct Taker {
   bool has_gpus = false;
-  Labels labels;
+  const Labels* labels = nullptr;  // the worker's; null: none (not copied: Assign is hot)
   // Whether a task asking for a GPU share of `bytes` may go to this worker now; unset: yes.
   std::function<bool(uint64_t bytes)> share_fits;
 };

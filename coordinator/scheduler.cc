@@ -106,7 +106,7 @@ std::vector<wire::TaskSpec> Scheduler::Assign(const std::string& worker_id) {
   uint32_t credit = w->credit();
   if (credit == 0) return out;
 
-  Taker taker{w->has_gpus(), w->info.labels, {}};
+  Taker taker{w->has_gpus(), &w->info.labels, {}};
   taker.share_fits = [this, w](uint64_t bytes) { return ShareFits(*w, bytes); };
   // The highest priority among jobs with ready work this worker may run (a job waiting for
   // other labels must not hold back the rest); round robin among those jobs.
