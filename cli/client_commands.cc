@@ -1,4 +1,5 @@
 // `coupler submit | status | cancel | workers | drain`: thin clients of a running coordinator.
+#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -20,6 +21,7 @@ struct ClientArgs {
   int priority = 0;
   bool wait = false;
   bool json = false;
+  coordinator::ClientSecurity security;
 };
 
 int Fail(const Status& s) {
@@ -30,7 +32,8 @@ int Fail(const Status& s) {
 }
 
 Result<std::unique_ptr<coordinator::Client>> ConnectClient(const ClientArgs& a) {
-  return coordinator::Client::Connect(coordinator::ClientEndpointFor(a.coordinator));
+  return coordinator::Client::Connect(coordinator::ClientEndpointFor(a.coordinator),
+                                     std::chrono::seconds(10), a.security);
 }
 
 int Submit(const ClientArgs& a) {
@@ -103,6 +106,10 @@ CLI::App* Command(CLI::App& app, const char* name, const char* help,
   c->add_option("--coordinator", args->coordinator,
                 "the coordinator (its worker endpoint; clients use the port + 1)")
       ->capture_default_str();
+  c->add_option("--keys", args->security.keys_dir,
+                "client key set: NAME.key + coordinator.pub (default: $COUPLER_KEYS, then the "
+                "local keys of a coordinator of this user on this machine)");
+  c->add_flag("--insecure", args->security.insecure, "plaintext, to a coordinator started --insecure");
   return c;
 }
 

@@ -21,5 +21,6 @@ void AddClientCommands(CLI::App& app, CommandBody* run);   // submit, status, ca
 void AddRunCommand(CLI::App& app, CommandBody* run);       // run: the embedded default
 void AddTrainCommand(CLI::App& app, CommandBody* run);     // train: one rank under mpirun
 void AddDoctorCommand(CLI::App& app, CommandBody* run);    // doctor: what this machine lacks
+void AddKeygenCommand(CLI::App& app, CommandBody* run);    // keygen: CURVE key pairs
 
 }  // namespace coupler::cli

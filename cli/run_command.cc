@@ -20,6 +20,7 @@
 #include "coordinator/client.h"
 #include "runtime/io/npy_reader.h"
 #include "runtime/job/job_loader.h"
+#include "runtime/net/curve_keys.h"
 
 namespace coupler::cli {
 namespace {
@@ -143,13 +144,20 @@ int Run(const RunArgs& a) {
     if (!ep) {
       std::fprintf(stderr, "coupler: the coordinator did not start (see its errors above)\n");
     } else {
+      // The local key set the coordinator made in its state at first start: named outright,
+      // so a $COUPLER_KEYS meant for another coordinator cannot get in the way.
+      const std::string keys = state + "/keys";
       for (int i = 0; i < a.workers; ++i) {
         auto w = ChildProcess::SpawnSelf({"--log-level", a.log_level, "worker", "--coordinator",
                                           *ep, "--slots", std::to_string(a.slots), "--id",
-                                          fmt::format("local-{}", i + 1)});
+                                          fmt::format("local-{}", i + 1), "--keys",
+                                          net::LocalPeerDir(keys, net::KeyRole::kWorker)});
         if (w.ok()) workers.push_back(std::move(*w));
       }
-      auto client = coordinator::Client::Connect(endpoint + ".clients");
+      coordinator::ClientSecurity security;
+      security.keys_dir = net::LocalPeerDir(keys, net::KeyRole::kClient);
+      auto client =
+          coordinator::Client::Connect(endpoint + ".clients", std::chrono::seconds(10), security);
       const auto start = std::chrono::steady_clock::now();
       Result<std::string> id = client.ok() ? (*client)->Submit(a.job) : Result<std::string>(client.status());
       if (!id.ok()) {

@@ -11,20 +11,12 @@
 namespace coupler::cli {
 namespace {
 
-bool IsLoopback(const std::string& endpoint) {
-  return endpoint.rfind("ipc://", 0) == 0 || endpoint.rfind("inproc://", 0) == 0 ||
-         endpoint.find("://127.") != std::string::npos ||
-         endpoint.find("://localhost:") != std::string::npos ||
-         endpoint.find("://[::1]") != std::string::npos;
-}
-
-int RunCoordinator(const coordinator::CoordinatorOptions& opts, bool insecure) {
-  if (!IsLoopback(opts.listen) && !insecure) {
+int RunCoordinator(const coordinator::CoordinatorOptions& opts) {
+  if (opts.insecure) {
     std::fprintf(stderr,
-                 "coupler: refusing to listen on %s without encryption keys: pass --insecure to "
-                 "accept unauthenticated workers and clients on that network\n",
+                 "coupler: warning: --insecure: no encryption and no authentication; anyone "
+                 "who can reach %s runs commands as this user\n",
                  opts.listen.c_str());
-    return kExitBadInput;
   }
   const std::atomic<bool>& stop = StopRequested();
   auto c = coordinator::Coordinator::Create(opts);
@@ -62,7 +54,6 @@ int RunWorker(const worker::WorkerOptions& opts) {
 
 void AddServiceCommands(CLI::App& app, CommandBody* run) {
   auto copts = std::make_shared<coordinator::CoordinatorOptions>();
-  auto insecure = std::make_shared<bool>(false);
   CLI::App* c = app.add_subcommand("coordinator", "Run the coordinator: schedules jobs over workers");
   c->add_option("--listen", copts->listen, "endpoint for workers (clients use the port + 1)")
       ->capture_default_str();
@@ -76,8 +67,11 @@ void AddServiceCommands(CLI::App& app, CommandBody* run) {
                 "a tight node still gathering its ranks gives held slots back after this")
       ->capture_default_str();
   c->add_option("--ready-file", copts->ready_file, "write the bound endpoints here once listening");
-  c->add_flag("--insecure", *insecure, "allow a non-loopback address without keys");
-  c->callback([copts, insecure, run] { *run = [copts, insecure] { return RunCoordinator(*copts, *insecure); }; });
+  c->add_option("--keys", copts->keys_dir,
+                "coordinator key set (default: STATE/keys, created at first start)");
+  c->add_flag("--insecure", copts->insecure,
+              "plaintext, no authentication: loopback addresses only, for trusted machines");
+  c->callback([copts, run] { *run = [copts] { return RunCoordinator(*copts); }; });
 
   auto wopts = std::make_shared<worker::WorkerOptions>();
   auto labels = std::make_shared<std::vector<std::string>>();
@@ -91,6 +85,10 @@ void AddServiceCommands(CLI::App& app, CommandBody* run) {
   w->add_option("--gpus", wopts->gpus,
                 "GPUs its tasks may use: all (default), none, or ordinals such as 0,1");
   w->add_option("--heartbeat-ms", wopts->heartbeat_ms, "heartbeat period")->capture_default_str();
+  w->add_option("--keys", wopts->keys_dir,
+                "worker key set: NAME.key + coordinator.pub (default: $COUPLER_KEYS, then the "
+                "local keys of a coordinator of this user on this machine)");
+  w->add_flag("--insecure", wopts->insecure, "plaintext, to a coordinator started --insecure");
   w->callback([wopts, labels, run] {
     for (const auto& kv : *labels) {
       const auto eq = kv.find('=');

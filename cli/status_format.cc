@@ -27,6 +27,7 @@ void WriteJob(json::Writer& w, const wire::JobStatus& j) {
   w.Field("error", j.error);
   w.Field("submitted_ms", j.submitted_ms);
   w.Field("finished_ms", j.finished_ms);
+  w.Field("submitted_by", j.submitted_by);
   w.BeginObject("devices");
   for (const auto& [device, n] : j.devices) w.Field(device, n);
   w.EndObject();
@@ -110,6 +111,10 @@ std::string StatusReplyJson(const wire::StatusReply& reply) {
   w.EndObject();
   w.Field("recommended_workers", reply.coordinator.recommended_workers);
   w.Field("longest_partial_hold_ms", reply.coordinator.longest_partial_hold_ms);
+  w.Field("encrypted", reply.coordinator.encrypted);
+  w.Field("handshakes_refused", reply.coordinator.handshakes_refused);
+  w.Field("registrations_refused", reply.coordinator.registrations_refused);
+  w.Field("stale_outcomes_dropped", reply.coordinator.stale_outcomes_dropped);
   w.EndObject();
   w.EndObject();
   return w.Finish();
@@ -152,6 +157,7 @@ std::string JobStatusText(const wire::JobStatus& j) {
                                 j.id, j.name, j.state, Thousands(j.tasks_done),
                                 Thousands(j.tasks_total), j.tasks_running, j.tasks_queued,
                                 j.tasks_failed, j.attempts);
+  if (!j.submitted_by.empty()) out += "  submitted by: " + j.submitted_by + "\n";
   if (!j.error.empty()) out += "  error: " + j.error + "\n";
   if (!j.devices.empty()) {
     std::string devices;
@@ -201,6 +207,11 @@ std::string CoordinatorText(const wire::CoordinatorStats& c) {
   out += fmt::format("queued: {} cpu tasks, {} gpu tasks, {} gang ranks; recommended workers: {}\n",
                      Thousands(c.queued_cpu_tasks), Thousands(c.queued_gpu_tasks),
                      Thousands(c.queued_gang_ranks), c.recommended_workers);
+  out += fmt::format("security: {}; {} handshakes refused, {} registrations refused, {} stale "
+                     "outcomes dropped\n",
+                     c.encrypted ? "CURVE, allow-listed keys" : "INSECURE (plaintext)",
+                     Thousands(c.handshakes_refused), Thousands(c.registrations_refused),
+                     Thousands(c.stale_outcomes_dropped));
   return out;
 }
 

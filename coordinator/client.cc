@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "runtime/net/key_discovery.h"
 #include "runtime/net/zmq_socket.h"
 #include "runtime/wire/codec.h"
 #include "runtime/wire/control_messages.h"
@@ -16,18 +17,42 @@ Client::Client(std::string endpoint, std::chrono::milliseconds timeout)
     : endpoint_(std::move(endpoint)), timeout_(timeout), ctx_(1) {}
 
 Result<std::unique_ptr<Client>> Client::Connect(const std::string& endpoint,
-                                                std::chrono::milliseconds timeout) {
+                                                std::chrono::milliseconds timeout,
+                                                const ClientSecurity& security) {
   std::unique_ptr<Client> c(new Client(endpoint, timeout));
-  COUPLER_ASSIGN_OR_RETURN(c->socket_, net::ConnectDealer(c->ctx_, endpoint, ""));
+  COUPLER_ASSIGN_OR_RETURN(c->keys_, net::FindPeerKeys(endpoint, net::KeyRole::kClient,
+                                                       security.keys_dir, security.insecure));
+  COUPLER_RETURN_IF_ERROR(c->Open());
   return c;
+}
+
+::coupler::Status Client::Open() {
+  // The monitor watches the new socket from before it connects, so a refused key is seen.
+  socket_.close();
+  monitor_ = net::HandshakeMonitor();
+  COUPLER_ASSIGN_OR_RETURN(socket_, net::ConnectDealer(ctx_, endpoint_, keys_ ? &*keys_ : nullptr,
+                                                       &monitor_,
+                                                       "the coordinator at " + endpoint_));
+  return Status::Ok();
 }
 
 Result<wire::Message> Client::Call(const std::string& request, std::chrono::milliseconds extra) {
   COUPLER_RETURN_IF_ERROR(net::Send(socket_, request));
-  auto reply = net::RecvFor(socket_, timeout_ + extra);
+  std::optional<std::string> reply;
+  const auto deadline = std::chrono::steady_clock::now() + timeout_ + extra;
+  while (!reply) {
+    if (std::optional<::coupler::Status> refused = monitor_.Poll()) {
+      COUPLER_RETURN_IF_ERROR(Open());  // nothing sent on the refused socket may linger
+      return *refused;
+    }
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) break;
+    reply = net::RecvFor(socket_, std::min(left, std::chrono::milliseconds(50)));
+  }
   if (!reply) {
     // A late reply must not answer the next request: start over on a fresh socket.
-    if (auto fresh = net::ConnectDealer(ctx_, endpoint_, ""); fresh.ok()) socket_ = std::move(*fresh);
+    (void)Open();
     return DeadlineExceeded("no answer from the coordinator at " + endpoint_ + " within " +
                             std::to_string(timeout_.count() / 1000) +
                             " s (is `coupler coordinator` running there?)");

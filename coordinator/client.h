@@ -5,21 +5,31 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <zmq.hpp>
 
+#include "runtime/net/curve_keys.h"
+#include "runtime/net/handshake_monitor.h"
 #include "runtime/status.h"
 #include "runtime/wire/messages.h"
 
 namespace coupler::coordinator {
 
+// How a client proves who it is (see runtime/net/key_discovery.h for the defaults).
+struct ClientSecurity {
+  std::string keys_dir;   // --keys: a client key set; default $COUPLER_KEYS, then local keys
+  bool insecure = false;  // plaintext, to a coordinator started --insecure
+};
+
 class Client {
  public:
   static Result<std::unique_ptr<Client>> Connect(const std::string& endpoint,
                                                  std::chrono::milliseconds timeout =
-                                                     std::chrono::seconds(10));
+                                                     std::chrono::seconds(10),
+                                                 const ClientSecurity& security = {});
 
   // Submits the spec at `spec_path` (read here; relative inputs resolve against its folder).
   Result<std::string> Submit(const std::string& spec_path, int priority = 0);
@@ -34,13 +44,16 @@ class Client {
 
  private:
   Client(std::string endpoint, std::chrono::milliseconds timeout);
+  ::coupler::Status Open();
   // `extra`: how long the coordinator may hold the reply on purpose (long poll).
   Result<wire::Message> Call(const std::string& request,
                              std::chrono::milliseconds extra = std::chrono::milliseconds(0));
 
   std::string endpoint_;
   std::chrono::milliseconds timeout_;
+  std::optional<net::PeerKeys> keys_;
   zmq::context_t ctx_;
+  net::HandshakeMonitor monitor_;  // after ctx_, before socket_: destroyed before the socket
   zmq::socket_t socket_;
 };
 

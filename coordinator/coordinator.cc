@@ -1,5 +1,7 @@
 #include "coordinator/coordinator.h"
 
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <fstream>
 
@@ -7,6 +9,8 @@
 
 #include "coordinator/job_intake.h"
 #include "runtime/logging.h"
+#include "runtime/net/endpoint.h"
+#include "runtime/net/key_discovery.h"
 #include "runtime/net/zmq_socket.h"
 #include "runtime/wire/codec.h"
 
@@ -30,6 +34,18 @@ std::string ClientEndpointFor(const std::string& endpoint) {
   }
 }
 
+Status CheckPlaintextAllowed(const std::string& worker_endpoint,
+                             const std::string& client_endpoint) {
+  for (const std::string& ep : {worker_endpoint, client_endpoint}) {
+    if (!net::IsLoopback(ep)) {
+      return InvalidArgument("refusing plaintext on " + ep +
+                             ": --insecure is for loopback addresses only; other hosts need "
+                             "keys (drop --insecure, see docs/security.md)");
+    }
+  }
+  return Status::Ok();
+}
+
 Coordinator::Coordinator(CoordinatorOptions options, std::unique_ptr<store::StateStore> store)
     : options_(std::move(options)),
       store_(std::move(store)),
@@ -39,9 +55,13 @@ Coordinator::Coordinator(CoordinatorOptions options, std::unique_ptr<store::Stat
 
 Result<std::unique_ptr<Coordinator>> Coordinator::Create(const CoordinatorOptions& options) {
   if (options.state_dir.empty()) return InvalidArgument("the coordinator needs --state DIR");
+  const std::string client_ep =
+      options.client_listen.empty() ? ClientEndpointFor(options.listen) : options.client_listen;
+  if (options.insecure) COUPLER_RETURN_IF_ERROR(CheckPlaintextAllowed(options.listen, client_ep));
   COUPLER_ASSIGN_OR_RETURN(auto store, store::StateStore::Open(options.state_dir));
   std::unique_ptr<Coordinator> c(new Coordinator(options, std::move(store)));
   COUPLER_RETURN_IF_ERROR(c->Resume());
+  COUPLER_RETURN_IF_ERROR(c->StartSecurity());
   COUPLER_RETURN_IF_ERROR(c->Bind());
   return c;
 }
@@ -90,13 +110,44 @@ Status Coordinator::Resume() {
   return Status::Ok();
 }
 
+Status Coordinator::StartSecurity() {
+  if (options_.insecure) {
+    Logger("coordinator")->warn("running --insecure: no encryption, and anyone who can reach "
+                                "the sockets may run commands as this user");
+    return Status::Ok();
+  }
+  if (options_.keys_dir.empty()) {
+    COUPLER_ASSIGN_OR_RETURN(keys_dir_, net::EnsureLocalKeySet(options_.state_dir));
+  } else {
+    keys_dir_ = options_.keys_dir;
+  }
+  COUPLER_ASSIGN_OR_RETURN(net::ServerKeys keys, net::LoadServerKeys(keys_dir_));
+  server_keys_ = std::move(keys);
+  allow_lists_ = std::make_shared<AllowLists>(*server_keys_);
+  // Before any server socket binds: without a handler, libzmq would admit any key.
+  COUPLER_ASSIGN_OR_RETURN(zap_, ZapHandler::Start(ctx_, allow_lists_));
+  return Status::Ok();
+}
+
 Status Coordinator::Bind() {
-  COUPLER_ASSIGN_OR_RETURN(workers_, net::BindRouter(ctx_, options_.listen));
+  net::ServerSecurity worker_sec;
+  net::ServerSecurity client_sec;
+  if (server_keys_) {
+    worker_sec = {&*server_keys_, kWorkersDomain};
+    client_sec = {&*server_keys_, kClientsDomain};
+  }
+  COUPLER_ASSIGN_OR_RETURN(workers_, net::BindRouter(ctx_, options_.listen, worker_sec));
   const std::string client_ep =
       options_.client_listen.empty() ? ClientEndpointFor(options_.listen) : options_.client_listen;
-  COUPLER_ASSIGN_OR_RETURN(clients_, net::BindRouter(ctx_, client_ep));
+  COUPLER_ASSIGN_OR_RETURN(clients_, net::BindRouter(ctx_, client_ep, client_sec));
   worker_endpoint_ = net::LastEndpoint(workers_);
   client_endpoint_ = net::LastEndpoint(clients_);
+  // So a worker or client of this user on this machine finds the keys without being told.
+  for (const std::string& ep : {worker_endpoint_, client_endpoint_}) {
+    if (Status s = net::PublishKeyLocation(ep, keys_dir_); !s.ok()) {
+      Logger("coordinator")->warn("cannot publish where local peers find the keys: {}", s.message());
+    }
+  }
   if (!options_.ready_file.empty()) {
     const std::string tmp = options_.ready_file + ".tmp";
     {
@@ -104,6 +155,7 @@ Status Coordinator::Bind() {
       out << "workers=" << worker_endpoint_ << "\nclients=" << client_endpoint_ << "\n";
       if (!out) return Internal("cannot write ready file " + tmp);
     }
+    ::chmod(tmp.c_str(), 0600);
     std::error_code ec;
     std::filesystem::rename(tmp, options_.ready_file, ec);
     if (ec) return Internal("cannot write ready file " + options_.ready_file + ": " + ec.message());
@@ -126,7 +178,7 @@ Status Coordinator::Run(const std::atomic<bool>& stop) {
           ++dropped_;
           continue;
         }
-        OnWorkerMessage(m->identity, m->payload);
+        OnWorkerMessage(m->identity, m->user_id, m->payload);
       }
     }
     if (ready & 2u) {
@@ -134,7 +186,7 @@ Status Coordinator::Run(const std::atomic<bool>& stop) {
         auto m = net::TryRecvRouted(clients_);
         if (!m) break;
         ++received_;
-        OnClientMessage(m->identity, m->payload, m->has_empty_delimiter);
+        OnClientMessage(m->identity, m->user_id, m->payload, m->has_empty_delimiter);
       }
     }
     Tick();
@@ -228,8 +280,16 @@ void Coordinator::Dispatch() {
 }
 
 void Coordinator::SendToWorker(const std::string& worker_id, const std::string& payload) {
-  if (Status s = net::SendRouted(workers_, worker_id, payload); !s.ok()) {
+  const WorkerEntry* w = scheduler_.registry().Find(worker_id);
+  if (w == nullptr || w->route.empty()) return;
+  if (Status s = net::SendRouted(workers_, w->route, payload); !s.ok()) {
     Logger("coordinator")->warn("send to worker {}: {}", worker_id, s.message());
+  }
+}
+
+void Coordinator::SendToRoute(const std::string& route, const std::string& payload) {
+  if (Status s = net::SendRouted(workers_, route, payload); !s.ok()) {
+    Logger("coordinator")->warn("send to an unregistered worker connection: {}", s.message());
   }
 }
 

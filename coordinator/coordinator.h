@@ -7,11 +7,14 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <unordered_map>
 
 #include <zmq.hpp>
 
 #include "coordinator/scheduler.h"
+#include "coordinator/zap_handler.h"
 #include "runtime/status.h"
 #include "runtime/store/state_store.h"
 #include "runtime/wire/messages.h"
@@ -29,7 +32,15 @@ struct CoordinatorOptions {
   int64_t gang_hold_timeout_ms = 30'000;
   size_t max_message_bytes = 64u << 20;
   std::string ready_file;  // written once bound: "workers=<endpoint>\nclients=<endpoint>\n"
+  // Security: CURVE with the key set in keys_dir (default: STATE/keys, made at first start
+  // with a local worker and client key, see runtime/net/curve_keys.h). insecure: plaintext,
+  // allowed on loopback addresses only.
+  std::string keys_dir;
+  bool insecure = false;
 };
+
+// Refuses plaintext on any address other hosts could reach. InvalidArgument names the address.
+Status CheckPlaintextAllowed(const std::string& worker_endpoint, const std::string& client_endpoint);
 
 // Where clients reach the coordinator listening for workers on `endpoint`:
 // "tcp://h:7100" → "tcp://h:7101"; "ipc:///run/c" → "ipc:///run/c.clients"; "*" ports stay "*".
@@ -45,19 +56,34 @@ class Coordinator {
 
   const std::string& worker_endpoint() const { return worker_endpoint_; }
   const std::string& client_endpoint() const { return client_endpoint_; }
+  // The key set it serves with; empty under --insecure.
+  const std::string& keys_dir() const { return keys_dir_; }
 
  private:
   Coordinator(CoordinatorOptions options, std::unique_ptr<store::StateStore> store);
   Status Resume();
+  Status StartSecurity();
   Status Bind();
 
-  void OnWorkerMessage(const std::string& identity, const std::string& payload);
-  void OnClientMessage(const std::string& identity, const std::string& payload, bool delimiter);
+  // `route`: the connection's routing id; `user`: the name of its authenticated key.
+  void OnWorkerMessage(const std::string& route, const std::string& user,
+                       const std::string& payload);
+  void OnRegister(const std::string& route, const std::string& user,
+                  const wire::RegisterWorker& reg);
+  void OnClientMessage(const std::string& identity, const std::string& user,
+                       const std::string& payload, bool delimiter);
   void OnResults(const std::string& worker_id, const wire::TaskResult& result);
-  void OnSubmit(const std::string& identity, const wire::SubmitJob& submit, bool delimiter);
+  void OnSubmit(const std::string& identity, const std::string& user,
+                const wire::SubmitJob& submit, bool delimiter);
   void OnStatus(const std::string& identity, const wire::StatusRequest& req, bool delimiter);
-  void OnCancel(const std::string& identity, const wire::CancelJob& req, bool delimiter);
-  void OnDrain(const std::string& identity, const wire::DrainWorker& req, bool delimiter);
+  void OnCancel(const std::string& identity, const std::string& user, const wire::CancelJob& req,
+                bool delimiter);
+  void OnDrain(const std::string& identity, const std::string& user,
+               const wire::DrainWorker& req, bool delimiter);
+  // May the client key `user` act on a job submitted by `owner` (empty owner: admins only)?
+  bool MayControl(const std::string& user, const std::string& owner);
+  void ReplyError(const std::string& identity, const Status& status, wire::MessageType about,
+                  bool delimiter);
 
   void Dispatch();
   void Tick();
@@ -65,6 +91,8 @@ class Coordinator {
   void PersistFinishedJobs();
   void FlushStore();
   void SendToWorker(const std::string& worker_id, const std::string& payload);
+  // To one connection on the worker socket (a peer not registered, or refused).
+  void SendToRoute(const std::string& route, const std::string& payload);
   void ReplyToClient(const std::string& identity, const std::string& payload, bool delimiter);
   int64_t NowMs() const;   // monotonic, for timeouts
   static int64_t WallMs();  // Unix epoch, for records
@@ -73,6 +101,11 @@ class Coordinator {
   std::unique_ptr<store::StateStore> store_;
   Scheduler scheduler_;
   zmq::context_t ctx_;
+  // Bound before the sockets and destroyed after them (members go in reverse order).
+  std::optional<net::ServerKeys> server_keys_;
+  std::shared_ptr<AllowLists> allow_lists_;
+  std::unique_ptr<ZapHandler> zap_;
+  std::string keys_dir_;
   zmq::socket_t workers_;
   zmq::socket_t clients_;
   std::string worker_endpoint_;
@@ -85,7 +118,11 @@ class Coordinator {
   uint64_t heartbeat_seq_ = 0;
   uint64_t received_ = 0;
   uint64_t dropped_ = 0;
+  uint64_t registrations_refused_ = 0;
+  uint64_t stale_outcomes_ = 0;
   uint64_t next_job_number_ = 0;
+  // Routing id of each worker connection -> the worker id it registered.
+  std::unordered_map<std::string, std::string> route_to_worker_;
   // Status requests waiting for their job to finish (long poll).
   struct Waiter {
     std::string identity;

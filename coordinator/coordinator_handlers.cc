@@ -9,7 +9,8 @@
 
 namespace coupler::coordinator {
 
-void Coordinator::OnWorkerMessage(const std::string& identity, const std::string& payload) {
+void Coordinator::OnWorkerMessage(const std::string& route, const std::string& user,
+                                  const std::string& payload) {
   wire::DecodeLimits limits;
   limits.max_payload_bytes = options_.max_message_bytes;
   Result<wire::Message> msg = wire::Decode(payload, limits);
@@ -18,33 +19,61 @@ void Coordinator::OnWorkerMessage(const std::string& identity, const std::string
     Logger("coordinator")->debug("dropped a malformed worker message: {}", msg.status().message());
     return;
   }
-  const int64_t now = NowMs();
   if (const auto* reg = std::get_if<wire::RegisterWorker>(&*msg)) {
-    if (reg->worker_id != identity) {
-      ++dropped_;
-      return;
-    }
-    RecordLost(scheduler_.RegisterWorker(*reg, now));
-    Logger("coordinator")->info("worker {} joined from {} with {} slots, {} GPUs", identity,
-                                reg->host, reg->slots, reg->gpus.size());
-    SendToWorker(identity, wire::Encode(wire::Ack{static_cast<uint16_t>(wire::MessageType::kRegisterWorker),
-                                                  "registered as " + identity}));
+    OnRegister(route, user, *reg);
     return;
   }
-  if (!scheduler_.registry().Heard(identity, now)) {
+  // Who sent it is the connection, never the ids inside the message.
+  auto known = route_to_worker_.find(route);
+  if (known == route_to_worker_.end() || !scheduler_.registry().Heard(known->second, NowMs())) {
     // A worker we do not know (we restarted, or it was declared dead): it must register again.
-    SendToWorker(identity, wire::Encode(wire::ErrorFromStatus(
-                               NotFound("unknown worker " + identity + ": register again"),
-                               wire::TypeOf(*msg))));
+    SendToRoute(route, wire::Encode(wire::ErrorFromStatus(
+                          NotFound("unknown worker: register again"), wire::TypeOf(*msg))));
     return;
   }
+  const std::string& worker_id = known->second;
   if (const auto* beat = std::get_if<wire::Heartbeat>(&*msg)) {
-    if (beat->draining) scheduler_.registry().SetDraining(identity);
+    if (beat->draining) scheduler_.registry().SetDraining(worker_id);
   } else if (const auto* result = std::get_if<wire::TaskResult>(&*msg)) {
-    OnResults(identity, *result);
+    OnResults(worker_id, *result);
   } else {
     ++dropped_;
   }
+}
+
+void Coordinator::OnRegister(const std::string& route, const std::string& user,
+                             const wire::RegisterWorker& reg) {
+  if (reg.worker_id.empty()) {
+    ++dropped_;
+    return;
+  }
+  if (WorkerEntry* existing = scheduler_.registry().Find(reg.worker_id)) {
+    if (existing->key_name != user) {
+      // The id is bound to the key that first registered it: a peer with another key must not
+      // take over its route or its tasks.
+      ++registrations_refused_;
+      Logger("coordinator")->warn("refused a registration as worker {} by key '{}': that id "
+                                  "belongs to key '{}'",
+                                  reg.worker_id, user, existing->key_name);
+      SendToRoute(route, wire::Encode(wire::ErrorFromStatus(
+                            PermissionDenied("worker id " + reg.worker_id +
+                                             " is registered with another key; pick another --id"),
+                            wire::MessageType::kRegisterWorker)));
+      return;
+    }
+    route_to_worker_.erase(existing->route);
+  }
+  RecordLost(scheduler_.RegisterWorker(reg, NowMs()));
+  WorkerEntry* w = scheduler_.registry().Find(reg.worker_id);
+  w->key_name = user;
+  w->route = route;
+  route_to_worker_[route] = reg.worker_id;
+  Logger("coordinator")->info("worker {} joined from {} with {} slots, {} GPUs{}", reg.worker_id,
+                              reg.host, reg.slots, reg.gpus.size(),
+                              user.empty() ? "" : ", key " + user);
+  SendToWorker(reg.worker_id,
+               wire::Encode(wire::Ack{static_cast<uint16_t>(wire::MessageType::kRegisterWorker),
+                                      "registered as " + reg.worker_id}));
 }
 
 void Coordinator::OnResults(const std::string& worker_id, const wire::TaskResult& result) {
@@ -53,7 +82,11 @@ void Coordinator::OnResults(const std::string& worker_id, const wire::TaskResult
   }
   for (const wire::TaskOutcome& o : result.outcomes) {
     const OutcomeKind kind = scheduler_.OnOutcome(worker_id, o);
-    if (kind == OutcomeKind::kCommitted) {
+    if (kind == OutcomeKind::kStale) {
+      ++stale_outcomes_;
+      Logger("coordinator")->debug("dropped an outcome of job {} task {} attempt {} from {}: "
+                                   "not the live attempt", o.job_id, o.task_id, o.attempt, worker_id);
+    } else if (kind == OutcomeKind::kCommitted) {
       store_->AddCommit({o.job_id, o.task_id, o.attempt, o.output_paths, o.rows_in, o.rows_out,
                          o.device, o.kernel_ms, o.bytes_processed, worker_id});
     } else if (kind == OutcomeKind::kRetrying || kind == OutcomeKind::kFailed) {
@@ -64,8 +97,8 @@ void Coordinator::OnResults(const std::string& worker_id, const wire::TaskResult
   }
 }
 
-void Coordinator::OnClientMessage(const std::string& identity, const std::string& payload,
-                                  bool delimiter) {
+void Coordinator::OnClientMessage(const std::string& identity, const std::string& user,
+                                  const std::string& payload, bool delimiter) {
   wire::DecodeLimits limits;
   limits.max_payload_bytes = options_.max_message_bytes;
   Result<wire::Message> msg = wire::Decode(payload, limits);
@@ -74,13 +107,13 @@ void Coordinator::OnClientMessage(const std::string& identity, const std::string
     return;  // no reply: a peer speaking another protocol gets nothing to misparse
   }
   if (const auto* submit = std::get_if<wire::SubmitJob>(&*msg)) {
-    OnSubmit(identity, *submit, delimiter);
+    OnSubmit(identity, user, *submit, delimiter);
   } else if (const auto* status = std::get_if<wire::StatusRequest>(&*msg)) {
     OnStatus(identity, *status, delimiter);
   } else if (const auto* cancel = std::get_if<wire::CancelJob>(&*msg)) {
-    OnCancel(identity, *cancel, delimiter);
+    OnCancel(identity, user, *cancel, delimiter);
   } else if (const auto* drain = std::get_if<wire::DrainWorker>(&*msg)) {
-    OnDrain(identity, *drain, delimiter);
+    OnDrain(identity, user, *drain, delimiter);
   } else if (std::holds_alternative<wire::WorkersRequest>(*msg)) {
     wire::WorkersReply reply;
     reply.workers = scheduler_.Workers();
@@ -94,8 +127,8 @@ void Coordinator::OnClientMessage(const std::string& identity, const std::string
   }
 }
 
-void Coordinator::OnSubmit(const std::string& identity, const wire::SubmitJob& submit,
-                           bool delimiter) {
+void Coordinator::OnSubmit(const std::string& identity, const std::string& user,
+                           const wire::SubmitJob& submit, bool delimiter) {
   wire::SubmitReply reply;
   // The coordinator is the store's only writer: ask it once, then count here.
   if (next_job_number_ == 0) {
@@ -105,7 +138,7 @@ void Coordinator::OnSubmit(const std::string& identity, const wire::SubmitJob& s
   Result<uint64_t> number = next_job_number_ > 0 ? Result<uint64_t>(next_job_number_)
                                                  : Result<uint64_t>(Internal("no job number"));
   Result<AdmittedJob> admitted =
-      number.ok() ? AdmitJob(submit, fmt::format("j-{:06d}", *number), WallMs())
+      number.ok() ? AdmitJob(submit, fmt::format("j-{:06d}", *number), WallMs(), user)
                   : Result<AdmittedJob>(number.status());
   Status stored = admitted.ok() ? store_->PutJob(admitted->record) : admitted.status();
   if (!stored.ok()) {
@@ -116,8 +149,9 @@ void Coordinator::OnSubmit(const std::string& identity, const wire::SubmitJob& s
     ++next_job_number_;
     reply.job_id = admitted->record.id;
     persisted_phase_[reply.job_id] = JobPhase::kQueued;
-    Logger("coordinator")->info("job {} ({}) submitted: {} tasks", reply.job_id,
-                                admitted->record.name, admitted->job->table().size());
+    Logger("coordinator")->info("job {} ({}) submitted{}: {} tasks", reply.job_id,
+                                admitted->record.name, user.empty() ? "" : " by " + user,
+                                admitted->job->table().size());
     scheduler_.AddJob(std::move(admitted->job));
   }
   ReplyToClient(identity, wire::Encode(reply), delimiter);
@@ -155,6 +189,10 @@ void Coordinator::SendStatus(const std::string& identity, const std::string& job
   reply.coordinator.messages_dropped = dropped_;
   reply.coordinator.workers_alive = static_cast<uint32_t>(scheduler_.registry().alive());
   reply.coordinator.uptime_ms = static_cast<uint64_t>(NowMs());
+  reply.coordinator.handshakes_refused = zap_ ? zap_->refused() : 0;
+  reply.coordinator.registrations_refused = registrations_refused_;
+  reply.coordinator.stale_outcomes_dropped = stale_outcomes_;
+  reply.coordinator.encrypted = server_keys_.has_value();
   scheduler_.FillPoolStats(reply.coordinator);
   ReplyToClient(identity, wire::Encode(reply), delimiter);
 }
@@ -174,14 +212,32 @@ void Coordinator::AnswerWaiters(bool all_due) {
   waiters_.swap(still);
 }
 
-void Coordinator::OnCancel(const std::string& identity, const wire::CancelJob& req,
-                           bool delimiter) {
+bool Coordinator::MayControl(const std::string& user, const std::string& owner) {
+  if (!allow_lists_) return true;  // --insecure: nobody is told apart
+  if (!owner.empty() && user == owner) return true;
+  return allow_lists_->IsAdmin(user);
+}
+
+void Coordinator::ReplyError(const std::string& identity, const Status& status,
+                             wire::MessageType about, bool delimiter) {
+  ReplyToClient(identity, wire::Encode(wire::ErrorFromStatus(status, about)), delimiter);
+}
+
+void Coordinator::OnCancel(const std::string& identity, const std::string& user,
+                           const wire::CancelJob& req, bool delimiter) {
   JobState* job = scheduler_.FindJob(req.job_id);
   if (job == nullptr) {
-    ReplyToClient(identity,
-                  wire::Encode(wire::ErrorFromStatus(NotFound("no job " + req.job_id),
-                                                     wire::MessageType::kCancelJob)),
-                  delimiter);
+    ReplyError(identity, NotFound("no job " + req.job_id), wire::MessageType::kCancelJob, delimiter);
+    return;
+  }
+  if (!MayControl(user, job->submitted_by())) {
+    Logger("coordinator")->warn("refused to cancel job {} for key '{}': it is not the submitter "
+                                "nor an admin", req.job_id, user);
+    ReplyError(identity,
+               PermissionDenied("job " + req.job_id + " was submitted by '" + job->submitted_by() +
+                                "': only its submitter or an admin key (authorized/admins/) may "
+                                "cancel it"),
+               wire::MessageType::kCancelJob, delimiter);
     return;
   }
   const bool was_finished = job->finished();
@@ -193,13 +249,19 @@ void Coordinator::OnCancel(const std::string& identity, const wire::CancelJob& r
                 delimiter);
 }
 
-void Coordinator::OnDrain(const std::string& identity, const wire::DrainWorker& req,
-                          bool delimiter) {
+void Coordinator::OnDrain(const std::string& identity, const std::string& user,
+                          const wire::DrainWorker& req, bool delimiter) {
+  if (!MayControl(user, "")) {
+    Logger("coordinator")->warn("refused to drain worker {} for key '{}': not an admin",
+                                req.worker_id, user);
+    ReplyError(identity,
+               PermissionDenied("draining a worker needs an admin key (authorized/admins/)"),
+               wire::MessageType::kDrainWorker, delimiter);
+    return;
+  }
   if (scheduler_.registry().Find(req.worker_id) == nullptr) {
-    ReplyToClient(identity,
-                  wire::Encode(wire::ErrorFromStatus(NotFound("no worker " + req.worker_id),
-                                                     wire::MessageType::kDrainWorker)),
-                  delimiter);
+    ReplyError(identity, NotFound("no worker " + req.worker_id), wire::MessageType::kDrainWorker,
+               delimiter);
     return;
   }
   scheduler_.registry().SetDraining(req.worker_id);

@@ -73,7 +73,7 @@ Result<job::JobGraph> LoadSpec(const std::string& text, const std::string& spec_
 }  // namespace
 
 Result<AdmittedJob> AdmitJob(const wire::SubmitJob& submit, const std::string& job_id,
-                             int64_t now_ms) {
+                             int64_t now_ms, const std::string& submitted_by) {
   if (submit.spec_path.empty() || !fs::path(submit.spec_path).is_absolute()) {
     return InvalidArgument("submit needs the spec's absolute path (relative inputs resolve "
                            "against its directory), got '" + submit.spec_path + "'");
@@ -93,8 +93,10 @@ Result<AdmittedJob> AdmitJob(const wire::SubmitJob& submit, const std::string& j
   out.record.state = "queued";
   out.record.submitted_ms = now_ms;
   out.record.extra = EncodeExtra(graph.workdir, datasets);
+  out.record.submitted_by = submitted_by;
   out.job = std::make_unique<JobState>(job_id, std::move(graph), std::move(plan), std::move(datasets));
   out.job->set_times(now_ms, 0);
+  out.job->set_submitted_by(submitted_by);
   return out;
 }
 
@@ -120,6 +122,7 @@ Result<std::unique_ptr<JobState>> RestoreJob(const store::JobRecord& record,
   std::map<uint64_t, uint32_t> failed_attempts;
   for (const auto& a : attempts) ++failed_attempts[a.task_id];
   job->set_times(record.submitted_ms, record.finished_ms);
+  job->set_submitted_by(record.submitted_by);
   for (const auto& c : commits) {
     if (c.task_id >= job->table().size()) continue;
     job->RestoreDone(c.task_id, c.attempt + 1);

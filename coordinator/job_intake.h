@@ -21,8 +21,9 @@ struct AdmittedJob {
 };
 
 // InvalidArgument carries the spec's diagnostics, one per line, ready for the user.
+// `submitted_by`: the name of the client key it came from (who may cancel it).
 Result<AdmittedJob> AdmitJob(const wire::SubmitJob& submit, const std::string& job_id,
-                             int64_t now_ms);
+                             int64_t now_ms, const std::string& submitted_by);
 
 Result<std::unique_ptr<JobState>> RestoreJob(const store::JobRecord& record,
                                              const std::vector<store::TaskCommit>& commits,

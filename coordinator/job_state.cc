@@ -230,9 +230,7 @@ void JobState::Fail(uint64_t t, const std::string& error) {
   const TaskRef ref = table_.Describe(t);
   const size_t p = ref.plan_node;
   if (attempts_[t] < MaxAttempts(p)) {
-    state_[t] = static_cast<uint8_t>(TaskState::kReady);
-    // To the front: a retried task holds back its whole node, so it goes next.
-    (ref.kind == TaskKind::kGang ? ready_gangs_ : LooseQueue(p, false)).push_front(t);
+    ReadyAgain(t);
     return;
   }
   state_[t] = static_cast<uint8_t>(TaskState::kFailed);
@@ -245,6 +243,25 @@ void JobState::Fail(uint64_t t, const std::string& error) {
                                attempts_[t] == 1 ? "" : "s", error);
   error_ = fmt::format("node '{}': {}", plan_.nodes[p].id, node_error_[p]);
   phase_ = JobPhase::kFailed;
+}
+
+void JobState::ReadyAgain(uint64_t t) {
+  const TaskRef ref = table_.Describe(t);
+  state_[t] = static_cast<uint8_t>(TaskState::kReady);
+  // To the front: a retried task holds back its whole node, so it goes next.
+  (ref.kind == TaskKind::kGang ? ready_gangs_
+                               : LooseQueue(ref.plan_node, ref.kind == TaskKind::kReduce))
+      .push_front(t);
+}
+
+void JobState::Requeue(uint64_t t) {
+  if (finished() || state_[t] != static_cast<uint8_t>(TaskState::kRunning)) return;
+  --running_;
+  // Undo what MarkRunning counted: this attempt never ran, so it is handed out again as is.
+  if (attempts_[t] > 0 && attempts_[t] < 255) --attempts_[t];
+  --node_attempts_[table_.Describe(t).plan_node];
+  --total_attempts_;
+  ReadyAgain(t);
 }
 
 void JobState::RestoreDone(uint64_t t, uint32_t attempts) {

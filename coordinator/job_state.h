@@ -93,6 +93,9 @@ class JobState {
   // An attempt that failed (ok=false) or was lost with its worker: re-queue while attempts
   // remain, else fail the task and the job with `error`.
   void Fail(uint64_t task, const std::string& error);
+  // A running attempt that never started (it was only queued on a worker that was lost): back
+  // to the front of its queue, its attempt not charged against `retries`.
+  void Requeue(uint64_t task);
   // Marks a task done without running it (resume from the state store).
   void RestoreDone(uint64_t task, uint32_t attempts);
   void RestoreAttempts(uint64_t task, uint32_t attempts);
@@ -113,6 +116,9 @@ class JobState {
   }
   int64_t submitted_ms() const { return submitted_ms_; }
   int64_t finished_ms() const { return finished_ms_; }
+  // The client key that submitted it: with an admin key, the only one that may cancel it.
+  void set_submitted_by(std::string name) { submitted_by_ = std::move(name); }
+  const std::string& submitted_by() const { return submitted_by_; }
 
   // Per plan node: tasks done, attempts, first error.
   uint64_t node_done(size_t plan_node) const { return node_done_[plan_node]; }
@@ -126,6 +132,8 @@ class JobState {
   // A node run as one task over whole datasets (a gang): reads and writes directories.
   bool WholeNode(size_t plan_node) const;
   void MarkRunning(uint64_t task);
+  // Back to its ready queue after a failed or never-started attempt.
+  void ReadyAgain(uint64_t task);
   // May the taker run the node's tasks (labels, GPUs, share room)?
   bool Admits(size_t plan_node, const Taker& taker) const;
   // Where a ready loose task of the node waits; `reduce`: its reduce task (never on a GPU).
@@ -166,6 +174,7 @@ class JobState {
   uint64_t gpu_fallbacks_ = 0;
   int64_t submitted_ms_ = 0;
   int64_t finished_ms_ = 0;
+  std::string submitted_by_;
   uint64_t total_attempts_ = 0;
 };
 

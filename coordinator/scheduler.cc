@@ -25,8 +25,8 @@ void Scheduler::EndGang(const TaskKey& key) {
   running_gangs_.erase(it);
 }
 
-std::vector<LostAttempt> Scheduler::LoseTasks(const std::string& worker_id,
-                                              std::set<TaskKey> held, const std::string& why) {
+std::vector<LostAttempt> Scheduler::LoseTasks(const std::string& worker_id, HeldTasks held,
+                                              uint32_t slots, const std::string& why) {
   gangs_.DropWorker(worker_id);
   // A gang's attempt lives in its leader's mpirun: it is lost with the leader. A worker that
   // only lent slots takes them with it; if its host's ranks died too, mpirun ends the group and
@@ -39,38 +39,55 @@ std::vector<LostAttempt> Scheduler::LoseTasks(const std::string& worker_id,
     }
     std::erase_if(gang.workers, [&](const auto& w) { return w.first == worker_id; });
   }
+  std::vector<std::pair<uint64_t, TaskKey>> loose;
+  for (const auto& [key, sent] : held) loose.emplace_back(sent, key);
+  std::sort(loose.begin(), loose.end());
+  std::vector<LostAttempt> lost;
+  auto lose = [&](const TaskKey& key, bool started) {
+    JobState& job = *jobs_[key.first];
+    if (job.task_state(key.second) != TaskState::kRunning) return;
+    if (!started) {
+      job.Requeue(key.second);
+      return;
+    }
+    lost.push_back({job.id(), key.second, job.attempts(key.second) - 1u, worker_id});
+    job.Fail(key.second, why);
+  };
   for (const TaskKey& key : gangs) {
     EndGang(key);
-    held.insert(key);
+    lose(key, true);
   }
-  std::vector<LostAttempt> lost;
-  for (const auto& [job_idx, task] : held) {
-    JobState& job = *jobs_[job_idx];
-    if (job.task_state(task) != TaskState::kRunning) continue;
-    lost.push_back({job.id(), task, job.attempts(task) - 1u, worker_id});
-    job.Fail(task, why);
-  }
+  // It ran its tasks in the order they were sent, `slots` at a time: the oldest `slots` may
+  // have started (and may be what killed it), the rest were only queued there and go back
+  // uncharged, so a crash-looping worker cannot use up the retries of work it never began.
+  // Newest first: each goes to the front of its queue, so they keep the order they had.
+  for (size_t i = loose.size(); i-- > 0;) lose(loose[i].second, i < slots);
   return lost;
 }
 
 std::vector<LostAttempt> Scheduler::RegisterWorker(const wire::RegisterWorker& info,
                                                    int64_t now_ms) {
-  std::set<TaskKey> held = registry_.Register(info, now_ms);
-  return LoseTasks(info.worker_id, held,
+  const WorkerEntry* before = registry_.Find(info.worker_id);
+  const uint32_t slots = before != nullptr ? before->info.slots : 0;
+  HeldTasks held = registry_.Register(info, now_ms);
+  return LoseTasks(info.worker_id, std::move(held), slots,
                    "worker " + info.worker_id + " restarted while running the task");
 }
 
 std::vector<LostAttempt> Scheduler::ReapSilentWorkers(int64_t now_ms) {
   std::vector<LostAttempt> lost;
   for (auto& [id, held] : registry_.ReapSilent(now_ms)) {
-    auto l = LoseTasks(id, held, "worker " + id + " died (no heartbeat) while running the task");
+    auto l = LoseTasks(id, std::move(held), registry_.Find(id)->info.slots,
+                       "worker " + id + " died (no heartbeat) while running the task");
     lost.insert(lost.end(), l.begin(), l.end());
   }
   return lost;
 }
 
 std::vector<LostAttempt> Scheduler::RemoveWorker(const std::string& id) {
-  return LoseTasks(id, registry_.Remove(id), "worker " + id + " left while running the task");
+  const WorkerEntry* w = registry_.Find(id);
+  const uint32_t slots = w != nullptr ? w->info.slots : 0;
+  return LoseTasks(id, registry_.Remove(id), slots, "worker " + id + " left while running the task");
 }
 
 std::vector<std::pair<std::string, wire::TaskSpec>> Scheduler::PlaceGangs(int64_t now_ms) {
@@ -162,19 +179,28 @@ bool Scheduler::HasDispatchableWork() const {
 
 OutcomeKind Scheduler::OnOutcome(const std::string& worker_id, const wire::TaskOutcome& o) {
   auto it = job_index_.find(o.job_id);
-  if (it == job_index_.end()) return OutcomeKind::kDropped;
+  if (it == job_index_.end()) return OutcomeKind::kStale;
   JobState& job = *jobs_[it->second];
-  if (o.task_id >= job.table().size()) return OutcomeKind::kDropped;
+  if (o.task_id >= job.table().size()) return OutcomeKind::kStale;
   const TaskKey key{it->second, o.task_id};
+  // Only the live attempt counts: the one this worker holds now, under this attempt number.
+  // Anything else — a late result of an attempt given up on (its worker was stopped or cut off
+  // and declared dead), a result for a task the sender was never sent — is dropped, so it can
+  // neither commit nor fail the attempt running elsewhere.
   if (auto gang = running_gangs_.find(key); gang != running_gangs_.end()) {
-    if (gang->second.attempt == o.attempt) {
-      EndGang(key);
-      if (WorkerEntry* w = registry_.Find(worker_id)) ++w->tasks_done;
-    } else if (!o.ok) {
-      return OutcomeKind::kDropped;  // an earlier attempt's failure must not fail the current one
+    if (gang->second.attempt != o.attempt || gang->second.workers.front().first != worker_id) {
+      return OutcomeKind::kStale;
     }
-  } else if (WorkerEntry* w = registry_.Find(worker_id)) {
-    if (w->EndTask(key)) ++w->tasks_done;
+    EndGang(key);
+    if (WorkerEntry* w = registry_.Find(worker_id)) ++w->tasks_done;
+  } else {
+    WorkerEntry* w = registry_.Find(worker_id);
+    if (w == nullptr || w->inflight.count(key) == 0 ||
+        job.attempts(o.task_id) != o.attempt + 1u) {
+      return OutcomeKind::kStale;
+    }
+    w->EndTask(key);
+    ++w->tasks_done;
   }
   if (o.ok) {
     if (!job.Complete(o.task_id)) return OutcomeKind::kDropped;
@@ -200,7 +226,7 @@ std::vector<std::string> Scheduler::Cancel(const std::string& job_id) {
   for (const TaskKey& key : gangs) EndGang(key);
   for (auto& [id, w] : registry_.mutable_workers()) {
     std::vector<TaskKey> mine;
-    for (const TaskKey& k : w.inflight) {
+    for (const auto& [k, sent] : w.inflight) {
       if (k.first == it->second) mine.push_back(k);
     }
     // Their results will be dropped; the credit and the shares are free now.
@@ -229,6 +255,7 @@ wire::JobStatus Scheduler::Status(const JobState& job) const {
   s.gpu_fallbacks = job.gpu_fallbacks();
   s.submitted_ms = job.submitted_ms();
   s.finished_ms = job.finished_ms();
+  s.submitted_by = job.submitted_by();
   const auto& plan = job.plan();
   auto index = job_index_.find(job.id());
   std::vector<const Labels*> alive;

@@ -25,7 +25,8 @@ enum class OutcomeKind {
   kCommitted,  // first finished attempt: record it
   kRetrying,   // failed, re-queued
   kFailed,     // failed for good: the job failed
-  kDropped,    // duplicate, late, or for a finished job
+  kDropped,    // the live attempt, but the task or job had already ended
+  kStale,      // not the live attempt, or not from the worker holding it: ignored, counted
 };
 
 // An attempt that ended without a result: its worker died or left.
@@ -78,8 +79,9 @@ class Scheduler {
   std::vector<wire::WorkerStatus> Workers() const;
 
  private:
-  std::vector<LostAttempt> LoseTasks(const std::string& worker_id, std::set<TaskKey> held,
-                                     const std::string& why);
+  // `slots`: how many of the held loose tasks the worker may have started (see LoseTasks).
+  std::vector<LostAttempt> LoseTasks(const std::string& worker_id, HeldTasks held,
+                                     uint32_t slots, const std::string& why);
   // May worker w be sent a task asking for a GPU share of `bytes` now? (see Assign)
   bool ShareFits(const WorkerEntry& w, uint64_t bytes) const;
   // Frees every slot of a running gang's attempt.

@@ -14,7 +14,7 @@ std::string_view WorkerStateName(WorkerState s) {
 }
 
 void WorkerEntry::StartTask(const TaskKey& key, uint64_t share) {
-  inflight.insert(key);
+  inflight[key] = sent++;
   if (share == 0 || gpu_shares.empty()) return;
   // A share that fits no device now was sent because no worker could ever hold it: the worker
   // fails it at once with the reason, and nothing is reserved for it here.
@@ -37,12 +37,12 @@ void WorkerEntry::ClearWork() {
   share_of.clear();
 }
 
-std::set<TaskKey> WorkerRegistry::Register(const wire::RegisterWorker& info, int64_t now_ms) {
-  std::set<TaskKey> lost;
+HeldTasks WorkerRegistry::Register(const wire::RegisterWorker& info, int64_t now_ms) {
+  HeldTasks lost;
   auto it = workers_.find(info.worker_id);
   if (it != workers_.end()) lost = std::move(it->second.inflight);
   WorkerEntry& w = workers_[info.worker_id];
-  w.info = info;
+  w.info = info;  // key_name and route are the event loop's to set
   w.state = WorkerState::kAlive;
   w.last_heard_ms = now_ms;
   w.ClearWork();
@@ -68,8 +68,8 @@ void WorkerRegistry::SetDraining(const std::string& id) {
   }
 }
 
-std::vector<std::pair<std::string, std::set<TaskKey>>> WorkerRegistry::ReapSilent(int64_t now_ms) {
-  std::vector<std::pair<std::string, std::set<TaskKey>>> dead;
+std::vector<std::pair<std::string, HeldTasks>> WorkerRegistry::ReapSilent(int64_t now_ms) {
+  std::vector<std::pair<std::string, HeldTasks>> dead;
   for (auto& [id, w] : workers_) {
     if (w.state == WorkerState::kDead || now_ms - w.last_heard_ms <= dead_after_ms_) continue;
     w.state = WorkerState::kDead;
@@ -79,10 +79,10 @@ std::vector<std::pair<std::string, std::set<TaskKey>>> WorkerRegistry::ReapSilen
   return dead;
 }
 
-std::set<TaskKey> WorkerRegistry::Remove(const std::string& id) {
+HeldTasks WorkerRegistry::Remove(const std::string& id) {
   auto it = workers_.find(id);
   if (it == workers_.end()) return {};
-  std::set<TaskKey> held = std::move(it->second.inflight);
+  HeldTasks held = std::move(it->second.inflight);
   it->second.ClearWork();
   it->second.state = WorkerState::kDead;
   return held;

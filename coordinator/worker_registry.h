@@ -17,15 +17,24 @@ namespace coupler::coordinator {
 
 // A task in flight on a worker: (job index in the scheduler, task id).
 using TaskKey = std::pair<uint32_t, uint64_t>;
+// The loose tasks a worker holds, each with its place in the order they were sent: the worker
+// runs them first in, first out, so only the oldest `slots` of them can have started.
+using HeldTasks = std::map<TaskKey, uint64_t>;
 
 enum class WorkerState : uint8_t { kAlive, kDraining, kDead };
 std::string_view WorkerStateName(WorkerState s);
 
 struct WorkerEntry {
   wire::RegisterWorker info;
+  // Who it is: the name of the key it authenticated with, bound to its id at the first
+  // registration (another key can never register under that id), and the routing id of its
+  // current connection (the socket's, not one the peer chose).
+  std::string key_name;
+  std::string route;
   WorkerState state = WorkerState::kAlive;
   int64_t last_heard_ms = 0;
-  std::set<TaskKey> inflight;  // loose tasks
+  HeldTasks inflight;  // loose tasks
+  uint64_t sent = 0;   // tasks sent so far: the next one's place in `inflight`
   uint64_t tasks_done = 0;
   // Slots taken by the ranks of running gangs, and slots held for a gang still gathering its
   // ranks (coordinator/gang_reservations.h). Both are closed to loose tasks.
@@ -73,15 +82,15 @@ class WorkerRegistry {
 
   // A (re-)registration. Returns the tasks the worker held under an earlier registration
   // (a restarted worker process with the same id): they are lost.
-  std::set<TaskKey> Register(const wire::RegisterWorker& info, int64_t now_ms);
+  HeldTasks Register(const wire::RegisterWorker& info, int64_t now_ms);
   // Any message from the worker. False when the worker is unknown (it must register again).
   bool Heard(const std::string& id, int64_t now_ms);
   void SetDraining(const std::string& id);
 
   // Workers silent for longer than the timeout: marked dead and returned with what they held.
-  std::vector<std::pair<std::string, std::set<TaskKey>>> ReapSilent(int64_t now_ms);
+  std::vector<std::pair<std::string, HeldTasks>> ReapSilent(int64_t now_ms);
   // A worker that said goodbye or must be forgotten: returns what it held.
-  std::set<TaskKey> Remove(const std::string& id);
+  HeldTasks Remove(const std::string& id);
 
   WorkerEntry* Find(const std::string& id);
   const std::map<std::string, WorkerEntry>& workers() const { return workers_; }

@@ -14,6 +14,7 @@ std::string_view StatusCodeName(StatusCode code) {
     case StatusCode::kResourceExhausted: return "ResourceExhausted";
     case StatusCode::kDeadlineExceeded: return "DeadlineExceeded";
     case StatusCode::kAborted: return "Aborted";
+    case StatusCode::kPermissionDenied: return "PermissionDenied";
     case StatusCode::kInternal: return "Internal";
   }
   return "Unknown";

@@ -22,6 +22,8 @@ enum class StatusCode {
   kDeadlineExceeded,
   kAborted,
   kInternal,
+  // Authenticated, but not allowed (a key not on an allow-list, a job that is not yours).
+  kPermissionDenied,
 };
 
 std::string_view StatusCodeName(StatusCode code);
@@ -60,6 +62,7 @@ inline Status ResourceExhausted(std::string m) { return {StatusCode::kResourceEx
 inline Status DeadlineExceeded(std::string m) { return {StatusCode::kDeadlineExceeded, std::move(m)}; }
 inline Status Aborted(std::string m) { return {StatusCode::kAborted, std::move(m)}; }
 inline Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
+inline Status PermissionDenied(std::string m) { return {StatusCode::kPermissionDenied, std::move(m)}; }
 
 // A value or the Status that explains why there is none.
 template <typename T>

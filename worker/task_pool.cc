@@ -61,6 +61,13 @@ void TaskPool::CancelJob(const std::string& job_id) {
   share_cv_.notify_all();  // a task of the job waiting for a GPU share stops waiting
 }
 
+size_t TaskPool::DropQueued() {
+  std::lock_guard lock(mu_);
+  const size_t n = queue_.size();
+  queue_.clear();
+  return n;
+}
+
 std::vector<wire::TaskOutcome> TaskPool::TakeOutcomes() {
   std::lock_guard lock(mu_);
   std::vector<wire::TaskOutcome> out;

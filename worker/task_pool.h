@@ -37,6 +37,8 @@ class TaskPool {
   void Submit(std::vector<wire::TaskSpec> tasks);
   // Cancels a job's tasks: queued ones are dropped, running ones are told to stop.
   void CancelJob(const std::string& job_id);
+  // Forgets every task not started yet (the coordinator gave them to others); returns how many.
+  size_t DropQueued();
   // Outcomes finished since the last call.
   std::vector<wire::TaskOutcome> TakeOutcomes();
   // Tasks queued or running.

@@ -9,6 +9,7 @@
 
 #include "kernels/device.h"
 #include "runtime/logging.h"
+#include "runtime/net/key_discovery.h"
 #include "runtime/net/zmq_socket.h"
 #include "runtime/wire/codec.h"
 #include "worker/host_info.h"
@@ -17,7 +18,6 @@
 namespace coupler::worker {
 namespace {
 
-constexpr int64_t kResendWindowMs = 15'000;
 // Adaptive prefetch: hold about this much work beyond the running tasks, within bounds.
 constexpr double kPipeDepthMs = 20.0;
 constexpr uint32_t kMaxPrefetch = 256;
@@ -45,6 +45,8 @@ Result<std::unique_ptr<Worker>> Worker::Create(WorkerOptions options) {
   const bool adaptive = options.prefetch == 0;
   if (adaptive) options.prefetch = 2 * options.slots + 8;  // until tasks have been timed
   std::unique_ptr<Worker> w(new Worker(options));
+  COUPLER_ASSIGN_OR_RETURN(w->keys_, net::FindPeerKeys(options.coordinator, net::KeyRole::kWorker,
+                                                       options.keys_dir, options.insecure));
   w->adaptive_prefetch_ = adaptive;
   w->sent_prefetch_ = options.prefetch;
 
@@ -85,22 +87,37 @@ Result<std::unique_ptr<Worker>> Worker::Create(WorkerOptions options) {
 }
 
 Status Worker::Connect() {
-  COUPLER_ASSIGN_OR_RETURN(dealer_, net::ConnectDealer(ctx_, options_.coordinator, options_.id));
+  dealer_.close();
+  monitor_ = net::HandshakeMonitor();
+  COUPLER_ASSIGN_OR_RETURN(dealer_, net::ConnectDealer(ctx_, options_.coordinator,
+                                                       keys_ ? &*keys_ : nullptr,
+                                                       &monitor_,
+                                                       "the coordinator at " + options_.coordinator));
   last_heard_ms_ = NowMs();
   Register();
   return Status::Ok();
 }
 
 void Worker::Register() {
+  if (registered_before_) {
+    // The coordinator gave what we held to others when it forgot us (it restarted, or declared
+    // us dead): tasks not started yet would only run twice. Results of the running ones are
+    // still sent, and dropped there as not the live attempt.
+    if (const size_t dropped = pool_->DropQueued(); dropped > 0) {
+      Logger("worker")->info("dropped {} queued task(s) the coordinator no longer gives us", dropped);
+    }
+  }
+  registered_before_ = true;
   (void)net::Send(dealer_, wire::Encode(registration_));
-  // Results the coordinator may not have seen before it restarted.
-  const int64_t now = NowMs();
-  while (!recent_.empty() && now - recent_.front().first > kResendWindowMs) recent_.pop_front();
-  if (recent_.empty()) return;
-  wire::TaskResult result;
-  result.worker_id = options_.id;
-  for (const auto& [t, o] : recent_) result.outcomes.push_back(o);
-  (void)net::Send(dealer_, wire::Encode(result));
+}
+
+Status Worker::CheckRefused() {
+  if (!refused_.ok()) return refused_;
+  if (std::optional<Status> failed = monitor_.Poll()) {
+    // A wrong server key fails every retry the same way; a refused key too.
+    return *failed;
+  }
+  return Status::Ok();
 }
 
 void Worker::SendHeartbeat(bool draining) {
@@ -127,9 +144,6 @@ uint32_t Worker::DesiredPrefetch() const {
 void Worker::SendOutcomes() {
   std::vector<wire::TaskOutcome> outcomes = pool_->TakeOutcomes();
   if (outcomes.empty()) return;
-  const int64_t now = NowMs();
-  for (const auto& o : outcomes) recent_.emplace_back(now, o);
-  while (!recent_.empty() && now - recent_.front().first > kResendWindowMs) recent_.pop_front();
   wire::TaskResult result;
   result.worker_id = options_.id;
   result.outcomes = std::move(outcomes);
@@ -162,6 +176,9 @@ void Worker::OnMessage(const std::string& payload, bool& drain_requested) {
     if (err->code == static_cast<uint16_t>(StatusCode::kNotFound)) {
       Logger("worker")->info("coordinator does not know us (it restarted?): registering again");
       Register();
+    } else if (err->code == static_cast<uint16_t>(StatusCode::kPermissionDenied)) {
+      refused_ = PermissionDenied("the coordinator refused worker " + options_.id + ": " +
+                                  err->message);
     } else {
       Logger("worker")->warn("coordinator error: {}", err->message);
     }
@@ -176,6 +193,7 @@ Status Worker::Run(const std::atomic<bool>& drain) {
   bool draining = false;
   bool drain_requested = false;
   for (;;) {
+    COUPLER_RETURN_IF_ERROR(CheckRefused());
     const unsigned ready =
         net::PollReadable({&dealer_, &wake_}, std::chrono::milliseconds(draining ? 20 : 100));
     if (ready & 2u) {

@@ -5,13 +5,15 @@
 #pragma once
 
 #include <atomic>
-#include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <zmq.hpp>
 
+#include "runtime/net/curve_keys.h"
+#include "runtime/net/handshake_monitor.h"
 #include "runtime/status.h"
 #include "runtime/wire/messages.h"
 #include "worker/task_pool.h"
@@ -27,6 +29,10 @@ struct WorkerOptions {
   std::string gpus;          // --gpus: "" or "all", "none", or ordinals "0,1" (task_device.h)
   int64_t heartbeat_ms = 1000;
   int64_t coordinator_timeout_ms = 5000;  // silence after which it reconnects
+  // Security (runtime/net/key_discovery.h): a worker key set, default $COUPLER_KEYS, then the
+  // local keys of a coordinator of this user on this machine; insecure: plaintext.
+  std::string keys_dir;
+  bool insecure = false;
 };
 
 class Worker {
@@ -43,6 +49,8 @@ class Worker {
   explicit Worker(WorkerOptions options);
   Status Connect();
   void Register();
+  // A refused key or registration ends the worker: retrying cannot make it authorized.
+  Status CheckRefused();
   void SendHeartbeat(bool draining);
   void SendOutcomes();
   uint32_t DesiredPrefetch() const;
@@ -50,14 +58,15 @@ class Worker {
   int64_t NowMs() const;
 
   WorkerOptions options_;
+  std::optional<net::PeerKeys> keys_;
   zmq::context_t ctx_;
   zmq::socket_t wake_;  // PULL: task threads poke it when an outcome is ready
+  net::HandshakeMonitor monitor_;
   zmq::socket_t dealer_;
+  Status refused_;  // set when the coordinator refused our registration
   std::unique_ptr<TaskPool> pool_;
   wire::RegisterWorker registration_;
-  // Outcomes sent recently, resent after a re-registration: a coordinator that restarted may
-  // have lost them; duplicates are dropped on its side.
-  std::deque<std::pair<int64_t, wire::TaskOutcome>> recent_;
+  bool registered_before_ = false;
   int64_t last_heard_ms_ = 0;
   int64_t last_beat_ms_ = 0;
   uint64_t beat_seq_ = 0;

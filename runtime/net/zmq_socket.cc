@@ -16,14 +16,19 @@ Status ZmqError(const std::string& what, const zmq::error_t& e) {
 
 }  // namespace
 
-Result<zmq::socket_t> BindRouter(zmq::context_t& ctx, const std::string& endpoint) {
+Result<zmq::socket_t> BindRouter(zmq::context_t& ctx, const std::string& endpoint,
+                                 const ServerSecurity& security) {
   try {
     zmq::socket_t s(ctx, zmq::socket_type::router);
     s.set(zmq::sockopt::linger, 0);
     s.set(zmq::sockopt::sndhwm, kHighWaterMark);
     s.set(zmq::sockopt::rcvhwm, kHighWaterMark);
-    // A worker that reconnects with the same id takes over its old route.
-    s.set(zmq::sockopt::router_handover, 1);
+    if (security.keys != nullptr) {
+      s.set(zmq::sockopt::curve_server, 1);
+      s.set(zmq::sockopt::curve_secretkey, security.keys->own.secret_z85);
+      // The domain names the allow-list; it also makes libzmq consult the ZAP handler.
+      s.set(zmq::sockopt::zap_domain, security.zap_domain);
+    }
     s.bind(endpoint);
     return s;
   } catch (const zmq::error_t& e) {
@@ -32,13 +37,19 @@ Result<zmq::socket_t> BindRouter(zmq::context_t& ctx, const std::string& endpoin
 }
 
 Result<zmq::socket_t> ConnectDealer(zmq::context_t& ctx, const std::string& endpoint,
-                                    const std::string& identity) {
+                                    const PeerKeys* keys, HandshakeMonitor* monitor,
+                                    const std::string& peer) {
   try {
     zmq::socket_t s(ctx, zmq::socket_type::dealer);
     s.set(zmq::sockopt::linger, 0);
     s.set(zmq::sockopt::sndhwm, kHighWaterMark);
     s.set(zmq::sockopt::rcvhwm, kHighWaterMark);
-    if (!identity.empty()) s.set(zmq::sockopt::routing_id, identity);
+    if (keys != nullptr) {
+      s.set(zmq::sockopt::curve_serverkey, keys->server_public_z85);
+      s.set(zmq::sockopt::curve_publickey, keys->own.public_z85);
+      s.set(zmq::sockopt::curve_secretkey, keys->own.secret_z85);
+    }
+    if (monitor != nullptr) COUPLER_RETURN_IF_ERROR(monitor->Attach(ctx, s, peer));
     s.connect(endpoint);
     return s;
   } catch (const zmq::error_t& e) {
@@ -68,6 +79,7 @@ std::optional<RoutedMessage> TryRecvRouted(zmq::socket_t& router) {
   if (frames.empty()) return m;
   m.identity = frames.front().to_string();
   if (frames.size() >= 2) m.payload = frames.back().to_string();
+  if (const char* user = zmq_msg_gets(frames.back().handle(), "User-Id")) m.user_id = user;
   m.has_empty_delimiter = frames.size() >= 3 && frames[1].size() == 0;
   return m;
 }
@@ -104,7 +116,11 @@ Status SendRouted(zmq::socket_t& router, std::string_view identity, std::string_
 
 Status Send(zmq::socket_t& dealer, std::string_view payload) {
   try {
-    dealer.send(zmq::buffer(payload), zmq::send_flags::none);
+    // Never blocks: a DEALER with no pipe (its only peer refused the handshake) or a full one
+    // would otherwise hang the caller's loop for good.
+    if (!dealer.send(zmq::buffer(payload), zmq::send_flags::dontwait)) {
+      return Unavailable("send: not connected, or the send queue is full");
+    }
     return Status::Ok();
   } catch (const zmq::error_t& e) {
     return ZmqError("send", e);

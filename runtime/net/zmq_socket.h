@@ -10,6 +10,8 @@
 
 #include <zmq.hpp>
 
+#include "runtime/net/curve_keys.h"
+#include "runtime/net/handshake_monitor.h"
 #include "runtime/status.h"
 
 namespace coupler::net {
@@ -21,13 +23,29 @@ struct RoutedMessage {
   std::string payload;
   bool has_empty_delimiter = false;
   size_t frames = 0;
+  // Who the ZAP handler said the peer is (the name of its authorized key); empty on a
+  // plaintext socket.
+  std::string user_id;
+};
+
+// How a server socket authenticates its peers: CURVE with `keys`, each handshake checked by
+// the ZAP handler under `zap_domain`. Null: plaintext (--insecure).
+struct ServerSecurity {
+  const ServerKeys* keys = nullptr;
+  std::string zap_domain;
 };
 
 // A ROUTER bound to `endpoint` ("tcp://127.0.0.1:7100", "tcp://127.0.0.1:*" for any port).
-Result<zmq::socket_t> BindRouter(zmq::context_t& ctx, const std::string& endpoint);
-// A DEALER connected to `endpoint`, with `identity` as its routing id when non-empty.
+// Routing ids are the socket's own, one per connection: a peer cannot choose one and so
+// cannot take over another peer's route.
+Result<zmq::socket_t> BindRouter(zmq::context_t& ctx, const std::string& endpoint,
+                                 const ServerSecurity& security = {});
+// A DEALER connected to `endpoint`; with `keys`, over CURVE as that key to that server. A
+// `monitor` is attached before the connect, reporting failed handshakes with `peer`.
 Result<zmq::socket_t> ConnectDealer(zmq::context_t& ctx, const std::string& endpoint,
-                                    const std::string& identity);
+                                    const PeerKeys* keys = nullptr,
+                                    HandshakeMonitor* monitor = nullptr,
+                                    const std::string& peer = "");
 // The endpoint a socket is actually bound to (resolves "*" ports).
 std::string LastEndpoint(zmq::socket_t& socket);
 
@@ -39,6 +57,7 @@ std::optional<std::string> RecvFor(zmq::socket_t& dealer, std::chrono::milliseco
 
 Status SendRouted(zmq::socket_t& router, std::string_view identity, std::string_view payload,
                   bool empty_delimiter = false);
+// Unavailable instead of blocking when the message cannot be queued.
 Status Send(zmq::socket_t& dealer, std::string_view payload);
 
 // Waits until one of the sockets is readable or the timeout passes. Bit i of the result is

@@ -20,6 +20,7 @@ struct JobRecord {
   int64_t submitted_ms = 0;
   int64_t finished_ms = 0;
   std::string extra;      // opaque bytes for the coordinator (e.g. dataset shard listings)
+  std::string submitted_by;  // the name of the client key that submitted it ("" if insecure)
 
   friend bool operator==(const JobRecord&, const JobRecord&) = default;
 };

@@ -1,6 +1,8 @@
 #include "runtime/store/state_store.h"
 
+#include <fcntl.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -26,7 +28,8 @@ constexpr int64_t kJournalSizeLimit = 64ll << 20;
 
 constexpr const char* kPutJob =
     "INSERT OR REPLACE INTO jobs (id, number, name, spec_text, spec_path, base_dir, priority, "
-    "state, error, submitted_ms, finished_ms, extra) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)";
+    "state, error, submitted_ms, finished_ms, extra, submitted_by) "
+    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)";
 constexpr const char* kSetJobState =
     "UPDATE jobs SET state = ?, error = ?, finished_ms = ? WHERE id = ?";
 // OR IGNORE + the (job_id, task_id) primary key: the first committed attempt wins.
@@ -38,7 +41,7 @@ constexpr const char* kInsertAttempt =
     "VALUES (?,?,?,?,?,?,?)";
 constexpr const char* kLoadJobs =
     "SELECT id, name, spec_text, spec_path, base_dir, priority, state, error, submitted_ms, "
-    "finished_ms, extra FROM jobs ORDER BY number, id";
+    "finished_ms, extra, submitted_by FROM jobs ORDER BY number, id";
 constexpr const char* kLoadCommits =
     "SELECT task_id, attempt, output_paths, rows_in, rows_out, device, kernel_ms, "
     "bytes_processed, worker_id FROM commits WHERE job_id = ? ORDER BY task_id";
@@ -85,6 +88,27 @@ Status PrepareDir(const std::string& dir, OpenMode mode) {
   if (::access(dir.c_str(), W_OK | X_OK) != 0) {
     return Unavailable("state dir " + dir + " is not writable: " + std::strerror(errno));
   }
+  // The specs in it carry their commands (and whatever secrets those hold) and its keys/ the
+  // coordinator's secret: the owner's alone, also when an older version left it 0755.
+  if (::chmod(dir.c_str(), 0700) != 0) {
+    return Unavailable("cannot make state dir " + dir + " private: " + std::strerror(errno));
+  }
+  return Status::Ok();
+}
+
+// Creates the database file 0600 before SQLite does (it would follow the umask), and tightens
+// files an older version left readable. SQLite gives the -wal and -shm files the database
+// file's mode.
+Status MakeDbPrivate(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return Unavailable("cannot open state db " + path + ": " + std::strerror(errno));
+  const int rc = ::fchmod(fd, 0600);
+  ::close(fd);
+  if (rc != 0) return Unavailable("cannot make " + path + " private: " + std::strerror(errno));
+  for (const char* suffix : {"-wal", "-shm"}) {
+    const std::string side = path + suffix;
+    if (::access(side.c_str(), F_OK) == 0) ::chmod(side.c_str(), 0600);
+  }
   return Status::Ok();
 }
 
@@ -114,6 +138,7 @@ Result<std::unique_ptr<StateStore>> StateStore::Open(const std::string& dir, Ope
     return NotFound("no coupler state in " + dir + " (no " + std::string(kFileName) + ")");
   }
 
+  if (writing) COUPLER_RETURN_IF_ERROR(MakeDbPrivate(path));
   // NOMUTEX: one owner per connection (see the class comment), so SQLite's own locking is waste.
   const int flags = (writing ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY) |
                     SQLITE_OPEN_NOMUTEX;
@@ -235,6 +260,7 @@ Status StateStore::PutJob(const JobRecord& job) {
     put_job_.BindInt64(10, job.submitted_ms);
     put_job_.BindInt64(11, job.finished_ms);
     put_job_.BindBlob(12, job.extra);
+    put_job_.BindText(13, job.submitted_by);
     return put_job_.Step().status();
   });
 }
@@ -283,6 +309,7 @@ Result<std::vector<JobRecord>> StateStore::LoadJobs() {
     j.submitted_ms = load_jobs_.ColumnInt64(8);
     j.finished_ms = load_jobs_.ColumnInt64(9);
     j.extra = load_jobs_.ColumnBlob(10);
+    j.submitted_by = load_jobs_.ColumnText(11);
   }
   return jobs;
 }

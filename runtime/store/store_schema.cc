@@ -20,7 +20,8 @@ CREATE TABLE jobs (
   error TEXT NOT NULL,
   submitted_ms INTEGER NOT NULL,
   finished_ms INTEGER NOT NULL,
-  extra BLOB NOT NULL
+  extra BLOB NOT NULL,
+  submitted_by TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX jobs_by_number ON jobs(number);
 -- One row per task: the primary key is what makes the first committed attempt win.
@@ -116,8 +117,13 @@ Status EnsureSchema(SqliteDb& db, const std::string& path) {
   COUPLER_ASSIGN_OR_RETURN(WriteTransaction txn, WriteTransaction::Begin(db));
   COUPLER_ASSIGN_OR_RETURN(SchemaInfo info, ReadAndValidate(db, path));
   if (info.user_version == kSchemaVersion) return Status::Ok();  // rolls back an empty txn
-  // Version 0 and empty: the only case until kSchemaVersion > 1 brings migrations.
-  COUPLER_RETURN_IF_ERROR(db.Exec(kCreateTables));
+  if (info.user_version == 0) {
+    COUPLER_RETURN_IF_ERROR(db.Exec(kCreateTables));
+  } else if (info.user_version == 1) {
+    // Jobs submitted before keys existed have no submitter: only an admin may cancel them.
+    COUPLER_RETURN_IF_ERROR(
+        db.Exec("ALTER TABLE jobs ADD COLUMN submitted_by TEXT NOT NULL DEFAULT ''"));
+  }
   const std::string pragmas = "PRAGMA application_id = " + std::to_string(kApplicationId) +
                               "; PRAGMA user_version = " + std::to_string(kSchemaVersion) + ";";
   COUPLER_RETURN_IF_ERROR(db.Exec(pragmas.c_str()));

@@ -10,7 +10,7 @@
 namespace coupler::store {
 
 // Bump when the tables change, and teach EnsureSchema to migrate from the previous version.
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;  // 2: jobs.submitted_by
 // PRAGMA application_id: "CPLR". Tells our files apart from other SQLite databases.
 inline constexpr int kApplicationId = 0x43504c52;
 

@@ -95,11 +95,12 @@ struct JobStatus {
   int64_t finished_ms = 0;  // 0 while running
   std::map<std::string, uint64_t> devices;  // committed tasks per device: "cpu", "cuda:0"
   uint64_t gpu_fallbacks = 0;  // tasks that asked for a GPU and ran on the CPU
+  std::string submitted_by;    // the name of the client key that submitted it
 
   template <class Archive>
   void serialize(Archive& ar) {
     ar(id, name, state, tasks_total, tasks_queued, tasks_running, tasks_done, tasks_failed,
-       attempts, nodes, error, submitted_ms, finished_ms, devices, gpu_fallbacks);
+       attempts, nodes, error, submitted_ms, finished_ms, devices, gpu_fallbacks, submitted_by);
   }
   friend bool operator==(const JobStatus&, const JobStatus&) = default;
 };
@@ -119,11 +120,20 @@ struct CoordinatorStats {
   // The longest a gang has held part of its slots (given back at the hold timeout, or
   // completed): how close partial holds come to the timeout.
   uint64_t longest_partial_hold_ms = 0;
+  // Trust: handshakes the ZAP handler refused (keys not on an allow-list), registrations
+  // refused (a worker id bound to another key), and task outcomes dropped because they were
+  // not from the live attempt (late, from an attempt given up, or from a worker not holding
+  // the task).
+  uint64_t handshakes_refused = 0;
+  uint64_t registrations_refused = 0;
+  uint64_t stale_outcomes_dropped = 0;
+  bool encrypted = false;  // CURVE on both sockets (false only under --insecure)
 
   template <class Archive>
   void serialize(Archive& ar) {
     ar(messages_received, messages_dropped, workers_alive, uptime_ms, queued_cpu_tasks,
-       queued_gpu_tasks, queued_gang_ranks, recommended_workers, longest_partial_hold_ms);
+       queued_gpu_tasks, queued_gang_ranks, recommended_workers, longest_partial_hold_ms,
+       handshakes_refused, registrations_refused, stale_outcomes_dropped, encrypted);
   }
   friend bool operator==(const CoordinatorStats&, const CoordinatorStats&) = default;
 };

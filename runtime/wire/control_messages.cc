@@ -21,6 +21,7 @@ Status StatusFromError(const Error& error) {
     case StatusCode::kDeadlineExceeded:
     case StatusCode::kAborted:
     case StatusCode::kInternal:
+    case StatusCode::kPermissionDenied:
       return Status(code, error.message);
     case StatusCode::kOk:
       break;

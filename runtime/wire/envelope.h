@@ -18,11 +18,12 @@ inline constexpr size_t kHeaderSize = 12;
 
 // The version this build writes. A reader accepts [kMinSupportedVersion, kProtocolVersion];
 // any change to a message's fields needs a bump (see docs/protocol.md).
-inline constexpr uint16_t kProtocolVersion = 5;
+inline constexpr uint16_t kProtocolVersion = 6;
 // 2 added TaskSpec.gpus; 3 added TaskSpec.gang_hosts/gang_ranks and NodeStatus.ranks/reason;
 // 4 added CoordinatorStats.queued_*/recommended_workers; 5 added WorkerStatus.labels/cpus/
-// memory_bytes.
-inline constexpr uint16_t kMinSupportedVersion = 5;
+// memory_bytes; 6 added JobStatus.submitted_by and CoordinatorStats' trust counters (peers
+// are told apart by their keys from 6 on, so older peers are refused).
+inline constexpr uint16_t kMinSupportedVersion = 6;
 
 // Default cap on a payload the decoder will look at; far above a batch of a few hundred tasks,
 // far below what would hurt a coordinator holding a million-task job.

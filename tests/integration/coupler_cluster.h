@@ -32,7 +32,7 @@ struct NodeView {
 
 // `coupler status JOB --json`, parsed.
 struct JobView {
-  std::string id, name, state, error;
+  std::string id, name, state, error, submitted_by;
   uint64_t total = 0, queued = 0, running = 0, done = 0, failed = 0, attempts = 0;
   std::map<std::string, NodeView> nodes;
   bool finished() const { return state != "queued" && state != "running"; }
@@ -51,6 +51,8 @@ struct CoordinatorView {
   uint64_t queued_cpu_tasks = 0, queued_gpu_tasks = 0, queued_gang_ranks = 0;
   uint64_t recommended_workers = 0;
   uint64_t longest_partial_hold_ms = 0;
+  bool encrypted = false;
+  uint64_t handshakes_refused = 0, registrations_refused = 0, stale_outcomes_dropped = 0;
 };
 
 inline uint64_t U64(const rapidjson::Value& v, const char* key) {
@@ -67,6 +69,7 @@ inline std::optional<JobView> ParseJob(const rapidjson::Value& j) {
   v.name = Str(j, "name");
   v.state = Str(j, "state");
   v.error = Str(j, "error");
+  v.submitted_by = Str(j, "submitted_by");
   const auto& t = j["tasks"];
   v.total = U64(t, "total");
   v.queued = U64(t, "queued");
@@ -104,6 +107,8 @@ class Cluster {
   const fs::path& dir() const { return dir_.path(); }
   fs::path logs() const { return dir_ / "logs"; }
   fs::path state() const { return dir_ / "state"; }
+  // The key set the coordinator made in its state at first start (local-worker/, local-client/).
+  fs::path keys() const { return state() / "keys"; }
   const std::string& endpoint() const { return endpoint_; }
   Process& coordinator() { return coordinator_; }
   Process& worker(const std::string& id) { return workers_.at(id); }
@@ -182,6 +187,10 @@ class Cluster {
     }
     v.recommended_workers = U64(c, "recommended_workers");
     v.longest_partial_hold_ms = U64(c, "longest_partial_hold_ms");
+    v.encrypted = c.HasMember("encrypted") && c["encrypted"].IsBool() && c["encrypted"].GetBool();
+    v.handshakes_refused = U64(c, "handshakes_refused");
+    v.registrations_refused = U64(c, "registrations_refused");
+    v.stale_outcomes_dropped = U64(c, "stale_outcomes_dropped");
     return v;
   }
 

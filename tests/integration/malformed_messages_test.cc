@@ -6,6 +6,8 @@
 #include <zmq.hpp>
 
 #include "coordinator/coordinator.h"
+#include "runtime/net/curve_keys.h"
+#include "runtime/net/zmq_socket.h"
 #include "runtime/wire/codec.h"
 #include "runtime/wire/envelope.h"
 #include "runtime/wire/messages.h"
@@ -43,11 +45,15 @@ std::vector<std::string> BadMessages(const std::string& valid) {
   return bad;
 }
 
-zmq::socket_t Dealer(zmq::context_t& ctx, const std::string& endpoint) {
-  zmq::socket_t s(ctx, zmq::socket_type::dealer);
-  s.set(zmq::sockopt::linger, 0);
-  s.connect(endpoint);
-  return s;
+// An authenticated peer (the local worker or client key): garbage must be survived from those
+// too, and an unauthenticated one does not get a message through at all.
+zmq::socket_t Dealer(zmq::context_t& ctx, const std::string& endpoint, const fs::path& key_dir,
+                     net::KeyRole role) {
+  Result<net::PeerKeys> keys = net::LoadPeerKeys(key_dir.string(), role);
+  EXPECT_TRUE(keys.ok()) << keys.status().ToString();
+  Result<zmq::socket_t> s = net::ConnectDealer(ctx, endpoint, keys.ok() ? &*keys : nullptr);
+  EXPECT_TRUE(s.ok()) << s.status().ToString();
+  return s.ok() ? std::move(*s) : zmq::socket_t();
 }
 
 TEST(MalformedMessagesTest, CoordinatorDropsAndCountsGarbageAndKeepsServing) {
@@ -59,8 +65,10 @@ TEST(MalformedMessagesTest, CoordinatorDropsAndCountsGarbageAndKeepsServing) {
   ASSERT_TRUE(before) << cluster.Logs();
 
   zmq::context_t ctx(1);
-  zmq::socket_t to_workers_port = Dealer(ctx, cluster.endpoint());
-  zmq::socket_t to_clients_port = Dealer(ctx, coordinator::ClientEndpointFor(cluster.endpoint()));
+  zmq::socket_t to_workers_port = Dealer(ctx, cluster.endpoint(),
+                                         cluster.keys() / "local-worker", net::KeyRole::kWorker);
+  zmq::socket_t to_clients_port = Dealer(ctx, coordinator::ClientEndpointFor(cluster.endpoint()),
+                                         cluster.keys() / "local-client", net::KeyRole::kClient);
 
   wire::Heartbeat beat;
   beat.sender_id = "intruder";

@@ -279,7 +279,7 @@ TEST(GangSchedulerTest, LosingTheLeaderRequeuesTheGangAndFreesTheOtherSlots) {
   auto second = s.PlaceGangs(2);
   ASSERT_EQ(second.size(), 1u);
   EXPECT_EQ(second[0].second.attempt, 1u);
-  EXPECT_EQ(s.OnOutcome(leader, Outcome(first[0].second, false)), OutcomeKind::kDropped);
+  EXPECT_EQ(s.OnOutcome(leader, Outcome(first[0].second, false)), OutcomeKind::kStale);
   EXPECT_EQ(s.OnOutcome(second[0].first, Outcome(second[0].second, true)),
             OutcomeKind::kCommitted);
   EXPECT_EQ(s.FindJob("j1")->phase(), JobPhase::kSucceeded);

@@ -99,7 +99,7 @@ TEST(SchedulerTest, RequeuesTasksWhenWorkerMissesHeartbeats) {
   EXPECT_EQ(st.attempts, 4u);
 }
 
-TEST(SchedulerTest, FirstFinishedAttemptWinsAndDuplicatesAreDropped) {
+TEST(SchedulerTest, OnlyTheLiveAttemptCommitsALateResultOfAGivenUpAttemptIsDropped) {
   Scheduler s(5000);
   s.AddJob(MakeJob("j1", "name: n\nnodes:\n  - {id: a, op: noop, params: {tasks: 1}}\n  - {id: b, op: noop, inputs: [a]}\n"));
   s.RegisterWorker(Worker("w1", 1), 0);
@@ -109,10 +109,94 @@ TEST(SchedulerTest, FirstFinishedAttemptWinsAndDuplicatesAreDropped) {
   s.RegisterWorker(Worker("w2", 1), 6000);
   auto again = s.Assign("w2");
   ASSERT_EQ(again.size(), 1u);
-  // ...but the first worker was only slow: its result arrives first and wins.
-  EXPECT_EQ(s.OnOutcome("w1", Ok(t[0])), OutcomeKind::kCommitted);
-  EXPECT_EQ(s.OnOutcome("w2", Ok(again[0])), OutcomeKind::kDropped);
+  EXPECT_EQ(again[0].attempt, 1u);
+  // ...and w1, back from a stop, reports the attempt given up on: it no longer counts.
+  s.RegisterWorker(Worker("w1", 1), 6100);
+  EXPECT_EQ(s.OnOutcome("w1", Ok(t[0])), OutcomeKind::kStale);
+  EXPECT_EQ(s.FindJob("j1")->done(), 0u);
+  EXPECT_EQ(s.OnOutcome("w2", Ok(again[0])), OutcomeKind::kCommitted);
+  EXPECT_EQ(s.OnOutcome("w2", Ok(again[0])), OutcomeKind::kStale);  // a duplicate
   EXPECT_EQ(s.FindJob("j1")->done(), 1u);
+}
+
+TEST(SchedulerTest, ALateFailureOfAGivenUpAttemptDoesNotFailItsRetry) {
+  Scheduler s(5000);
+  s.AddJob(MakeJob("j1", "name: n\nnodes:\n  - {id: x, op: noop, retries: 1, params: {tasks: 1}}\n"));
+  s.RegisterWorker(Worker("w1", 1), 0);
+  s.RegisterWorker(Worker("w2", 1), 0);
+  auto first = s.Assign("w1");
+  ASSERT_EQ(first.size(), 1u);
+  s.registry().Heard("w2", 6000);
+  EXPECT_EQ(s.ReapSilentWorkers(6000).size(), 1u);  // w1 stopped: declared dead
+  auto retry = s.Assign("w2");
+  ASSERT_EQ(retry.size(), 1u);
+  EXPECT_EQ(retry[0].attempt, 1u);  // the last attempt `retries: 1` allows
+  s.RegisterWorker(Worker("w1", 1), 6500);  // back, and its first attempt fails late
+  EXPECT_EQ(s.OnOutcome("w1", Failed(first[0], "command exited with status 1")), OutcomeKind::kStale);
+  EXPECT_EQ(s.FindJob("j1")->phase(), JobPhase::kRunning);
+  EXPECT_EQ(s.OnOutcome("w2", Ok(retry[0])), OutcomeKind::kCommitted);
+  EXPECT_EQ(s.FindJob("j1")->phase(), JobPhase::kSucceeded);
+}
+
+TEST(SchedulerTest, AWorkerCannotReportTasksItWasNeverSent) {
+  Scheduler s(5000);
+  s.AddJob(MakeJob("j1", "name: n\nnodes:\n  - {id: a, op: noop, params: {tasks: 2}}\n  - {id: b, op: noop, inputs: [a]}\n"));
+  s.RegisterWorker(Worker("w1", 1), 0);
+  s.RegisterWorker(Worker("w2", 1), 0);
+  auto on_w1 = s.Assign("w1");
+  ASSERT_EQ(on_w1.size(), 1u);
+  EXPECT_EQ(s.OnOutcome("w2", Ok(on_w1[0])), OutcomeKind::kStale);  // w1 holds it, not w2
+  wire::TaskSpec blocked = on_w1[0];
+  blocked.task_id = 2;  // node b's task: blocked behind a, sent to no one
+  blocked.attempt = 0;
+  EXPECT_EQ(s.OnOutcome("w2", Ok(blocked)), OutcomeKind::kStale);
+  wire::TaskSpec ready = on_w1[0];
+  ready.task_id = 1;  // ready, but not sent yet
+  EXPECT_EQ(s.OnOutcome("w1", Ok(ready)), OutcomeKind::kStale);
+  const JobState& j = *s.FindJob("j1");
+  EXPECT_EQ(j.done(), 0u);
+  EXPECT_EQ(j.phase(), JobPhase::kRunning);
+  EXPECT_EQ(s.OnOutcome("w1", Ok(on_w1[0])), OutcomeKind::kCommitted);
+}
+
+TEST(SchedulerTest, TasksOnlyQueuedOnALostWorkerGoBackUncharged) {
+  Scheduler s(5000);
+  s.AddJob(MakeJob("j1", "name: n\nnodes:\n  - {id: y, op: noop, params: {tasks: 9}, retries: 0}\n"));
+  s.RegisterWorker(Worker("w1", 1, 8), 0);
+  auto held = s.Assign("w1");
+  ASSERT_EQ(held.size(), 9u);
+  // 1 slot: only the first task sent can have started; the 8 behind it were only queued.
+  auto lost = s.RemoveWorker("w1");
+  ASSERT_EQ(lost.size(), 1u);
+  EXPECT_EQ(lost[0].task_id, held[0].task_id);
+  const JobState& j = *s.FindJob("j1");
+  EXPECT_EQ(j.phase(), JobPhase::kFailed);  // retries: 0, and that one may have run
+  EXPECT_EQ(j.total_attempts(), 1u);
+  for (size_t i = 1; i < held.size(); ++i) EXPECT_EQ(j.attempts(held[i].task_id), 0u);
+}
+
+TEST(SchedulerTest, ACrashLoopingWorkerUsesNoAttemptsOfTasksItOnlyQueued) {
+  Scheduler s(5000);
+  s.AddJob(MakeJob("j1", "name: n\nnodes:\n  - {id: y, op: noop, params: {tasks: 9}, retries: 3}\n"));
+  s.RegisterWorker(Worker("w2", 1, 0), 0);
+  for (int crash = 0; crash < 3; ++crash) {
+    s.RegisterWorker(Worker("w1", 1, 8), crash * 10);
+    auto held = s.Assign("w1");
+    ASSERT_EQ(held.size(), 9u) << "crash " << crash;
+    // The queue keeps its order across the crashes: the same head goes first each time.
+    EXPECT_EQ(held[0].task_id, 0u);
+    for (size_t i = 1; i < held.size(); ++i) EXPECT_EQ(held[i].attempt, 0u);
+    s.RemoveWorker("w1");  // it dies with all 9
+  }
+  const JobState& j = *s.FindJob("j1");
+  EXPECT_EQ(j.phase(), JobPhase::kRunning);
+  EXPECT_EQ(j.attempts(0), 3u);
+  for (uint64_t t = 1; t < 9; ++t) EXPECT_EQ(j.attempts(t), 0u) << "task " << t;
+  // The healthy worker finishes the job.
+  for (int i = 0; i < 20 && !j.finished(); ++i) {
+    for (const auto& t : s.Assign("w2")) EXPECT_EQ(s.OnOutcome("w2", Ok(t)), OutcomeKind::kCommitted);
+  }
+  EXPECT_EQ(j.phase(), JobPhase::kSucceeded);
 }
 
 TEST(SchedulerTest, FailsTheJobAfterRetriesWithTheTaskError) {
@@ -153,7 +237,7 @@ TEST(SchedulerTest, CancelStopsQueuedTasksAndNamesHolders) {
   EXPECT_EQ(s.Cancel("j1"), std::vector<std::string>{"w1"});
   EXPECT_EQ(s.FindJob("j1")->phase(), JobPhase::kCancelled);
   EXPECT_TRUE(s.Assign("w1").empty());
-  EXPECT_EQ(s.OnOutcome("w1", Ok(t[0])), OutcomeKind::kDropped);
+  EXPECT_EQ(s.OnOutcome("w1", Ok(t[0])), OutcomeKind::kStale);
 }
 
 TEST(SchedulerTest, RestoredTasksAreNotRunAgain) {

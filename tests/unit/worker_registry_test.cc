@@ -19,8 +19,8 @@ TEST(WorkerRegistryTest, CreditIsSlotsPlusPrefetchMinusHeld) {
   WorkerEntry* w = r.Find("w");
   ASSERT_NE(w, nullptr);
   EXPECT_EQ(w->credit(), 5u);
-  w->inflight.insert({0, 1});
-  w->inflight.insert({0, 2});
+  w->StartTask({0, 1}, 0);
+  w->StartTask({0, 2}, 0);
   EXPECT_EQ(w->credit(), 3u);
 }
 
@@ -36,7 +36,7 @@ TEST(WorkerRegistryTest, SilentWorkersAreReapedWithWhatTheyHeld) {
   WorkerRegistry r(5000);
   r.Register(Info("quiet", 1, 0), 0);
   r.Register(Info("chatty", 1, 0), 0);
-  r.Find("quiet")->inflight.insert({3, 7});
+  r.Find("quiet")->StartTask({3, 7}, 0);
   EXPECT_TRUE(r.Heard("chatty", 4000));
   EXPECT_TRUE(r.ReapSilent(5000).empty());  // exactly at the timeout: still alive
   auto dead = r.ReapSilent(8000);
@@ -50,7 +50,7 @@ TEST(WorkerRegistryTest, SilentWorkersAreReapedWithWhatTheyHeld) {
 TEST(WorkerRegistryTest, ReRegistrationReturnsTheOldIncarnationsTasks) {
   WorkerRegistry r(5000);
   r.Register(Info("w", 1, 0), 0);
-  r.Find("w")->inflight.insert({0, 9});
+  r.Find("w")->StartTask({0, 9}, 0);
   auto lost = r.Register(Info("w", 2, 0), 100);
   EXPECT_EQ(lost.count({0, 9}), 1u);
   EXPECT_TRUE(r.Find("w")->inflight.empty());

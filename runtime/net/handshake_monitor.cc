@@ -1,0 +1,71 @@
+#include "runtime/net/handshake_monitor.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <vector>
+
+#include <zmq_addon.hpp>
+
+namespace coupler::net {
+
+Status HandshakeMonitor::Attach(zmq::context_t& ctx, zmq::socket_t& socket, std::string peer) {
+  static std::atomic<uint64_t> next{0};
+  const std::string ep = "inproc://coupler-handshakes-" + std::to_string(::getpid()) + "-" +
+                         std::to_string(next.fetch_add(1));
+  peer_ = std::move(peer);
+  if (zmq_socket_monitor(socket.handle(), ep.c_str(),
+                         ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH |
+                             ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+                             ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL) != 0) {
+    return Internal(std::string("zmq_socket_monitor: ") + zmq_strerror(zmq_errno()));
+  }
+  try {
+    pair_ = zmq::socket_t(ctx, zmq::socket_type::pair);
+    pair_.set(zmq::sockopt::linger, 0);
+    pair_.connect(ep);
+  } catch (const zmq::error_t& e) {
+    return Internal(std::string("handshake monitor: ") + e.what());
+  }
+  attached_ = true;
+  return Status::Ok();
+}
+
+std::optional<Status> HandshakeMonitor::Poll() {
+  if (!attached_) return std::nullopt;
+  for (;;) {
+    std::vector<zmq::message_t> frames;
+    try {
+      if (!zmq::recv_multipart(pair_, std::back_inserter(frames), zmq::recv_flags::dontwait)) {
+        return std::nullopt;
+      }
+    } catch (const zmq::error_t&) {
+      return std::nullopt;
+    }
+    if (frames.empty() || frames[0].size() < 6) continue;
+    uint16_t event = 0;
+    uint32_t value = 0;
+    std::memcpy(&event, frames[0].data(), 2);
+    std::memcpy(&value, static_cast<const char*>(frames[0].data()) + 2, 4);
+    switch (event) {
+      case ZMQ_EVENT_HANDSHAKE_SUCCEEDED:
+        succeeded_ = true;
+        break;
+      case ZMQ_EVENT_HANDSHAKE_FAILED_AUTH:
+        return Status(StatusCode::kPermissionDenied,
+                      peer_ + " refused this key (ZAP status " + std::to_string(value) +
+                          "): ask its operator to add your NAME.pub to its allow-list "
+                          "(docs/security.md)");
+      case ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL:
+      case ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL:
+        return Unavailable("the security handshake with " + peer_ +
+                           " failed: it is not the coordinator whose coordinator.pub this key "
+                           "set holds, or it does not run with the same --insecure setting");
+      default:
+        break;
+    }
+  }
+}
+
+}  // namespace coupler::net

@@ -1,0 +1,39 @@
+// Watches a connecting socket's security handshakes, so a key the coordinator refuses is one
+// clear error at once, not silence until a timeout (libzmq keeps retrying a refused
+// connection quietly).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <zmq.hpp>
+
+#include "runtime/status.h"
+
+namespace coupler::net {
+
+class HandshakeMonitor {
+ public:
+  HandshakeMonitor() = default;
+  HandshakeMonitor(HandshakeMonitor&&) noexcept = default;
+  HandshakeMonitor& operator=(HandshakeMonitor&&) noexcept = default;
+
+  // Starts watching `socket`; call before it connects, so no event is missed.
+  Status Attach(zmq::context_t& ctx, zmq::socket_t& socket, std::string peer);
+
+  // Reads the events that arrived. A failed handshake is returned as PermissionDenied (the
+  // peer refused our key) or Unavailable (the peer is not the server our keys name, or does
+  // not speak CURVE); nullopt while none failed.
+  std::optional<Status> Poll();
+  // True once a handshake has succeeded.
+  bool succeeded() const { return succeeded_; }
+  zmq::socket_t* socket() { return attached_ ? &pair_ : nullptr; }
+
+ private:
+  zmq::socket_t pair_;
+  std::string peer_;
+  bool attached_ = false;
+  bool succeeded_ = false;
+};
+
+}  // namespace coupler::net

@@ -1,0 +1,29 @@
+// How a worker or client of the same user finds the keys of a coordinator on this machine
+// without being told: the coordinator leaves a note per bound endpoint in the user's own
+// private folder (~/.coupler/coordinators, 0700) naming its key set directory, or saying it
+// runs --insecure. Another user can read neither the note nor the keys it points to.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "runtime/net/curve_keys.h"
+#include "runtime/status.h"
+
+namespace coupler::net {
+
+// $COUPLER_HOME, else $HOME/.coupler, else /tmp/coupler-UID.
+std::string CouplerHome();
+
+// Records that the coordinator bound to `endpoint` serves with the key set in `keys_dir`
+// (empty: it runs --insecure, plaintext).
+Status PublishKeyLocation(const std::string& endpoint, const std::string& keys_dir);
+
+// What a worker or client connecting to `endpoint` presents. In order: nothing when
+// `insecure`; the key set in `explicit_dir` (--keys) or $COUPLER_KEYS; the local key set the
+// coordinator published for that endpoint. nullopt: speak plaintext (the coordinator said it
+// runs --insecure). An error names what to pass instead.
+Result<std::optional<PeerKeys>> FindPeerKeys(const std::string& endpoint, KeyRole role,
+                                             const std::string& explicit_dir, bool insecure);
+
+}  // namespace coupler::net
