@@ -26,7 +26,11 @@ void Coordinator::OnWorkerMessage(const std::string& route, const std::string& u
   // Who sent it is the connection, never the ids inside the message.
   auto known = route_to_worker_.find(route);
   if (known == route_to_worker_.end() || !scheduler_.registry().Heard(known->second, NowMs())) {
-    // A worker we do not know (we restarted, or it was declared dead): it must register again.
+    // A worker we do not know (we restarted, or it was declared dead): it must register again,
+    // and what it reports meanwhile is of attempts already given to others.
+    if (const auto* result = std::get_if<wire::TaskResult>(&*msg)) {
+      stale_outcomes_ += result->outcomes.size();
+    }
     SendToRoute(route, wire::Encode(wire::ErrorFromStatus(
                           NotFound("unknown worker: register again"), wire::TypeOf(*msg))));
     return;
