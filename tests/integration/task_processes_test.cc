@@ -1,6 +1,7 @@
 // A task's processes live and die with their worker, with real processes: a worker killed with
 // SIGKILL takes its exec command's background processes with it (those in the command's
-// process group and one that left it).
+// process group and one that left it); a worker whose binary was replaced on disk still
+// launches `coupler train`, and one whose binary was deleted says so.
 #include <signal.h>
 #include <unistd.h>
 
@@ -13,6 +14,8 @@
 
 namespace coupler::itest {
 namespace {
+
+bool HaveMpirun() { return std::system("command -v mpirun >/dev/null 2>&1") == 0; }
 
 // The pids listed in a file, one per line (a file being written may end mid-line: only whole
 // lines count).
@@ -53,6 +56,17 @@ class StrayKiller {
   std::vector<std::pair<pid_t, std::string>> pids_;
 };
 
+// A worker started from `binary` instead of the build's coupler, owned by the caller.
+Process StartWorkerFrom(Cluster& cluster, const fs::path& binary, const std::string& id) {
+  Process::Options o;
+  o.deadline = 240s;
+  o.output = cluster.logs();
+  o.name = "worker-" + id;
+  return Process::Spawn({binary.string(), "--log-level", "info", "worker", "--coordinator",
+                         cluster.endpoint(), "--slots", "1", "--id", id, "--heartbeat-ms", "300"},
+                        o);
+}
+
 TEST(TaskProcessesTest, AKilledWorkersExecCommandTakesEverythingItStartedWithIt) {
   Cluster::Options options;
   options.dead_after_ms = 2000;
@@ -88,6 +102,69 @@ TEST(TaskProcessesTest, AKilledWorkersExecCommandTakesEverythingItStartedWithIt)
       << "the sleep in the command's process group outlived its worker";
   EXPECT_TRUE(WaitUntil([&] { return !Running(started[1], "sleep"); }, 30s))
       << "the sleep that left the command's process group outlived its worker";
+}
+
+// A small one-rank training job over a synthetic CSV, as <dir>/upgrade.yaml.
+fs::path WriteSmallTrainJob(const fs::path& dir) {
+  WriteSyntheticCsv(dir / "in.csv", 200, 4);
+  WriteFile(dir / "train.yaml",
+            "label_column: label\ntest_fraction: 0.2\nlayers: [4, 8, 10]\noptimizer: adamw\n"
+            "lr: 0.01\nepochs: 1\nglobal_batch: 32\nmicro_batch: 16\naccumulate: 2\n"
+            "precision: fp32\nseed: 7\ncheckpoint_every: 100\n");
+  WriteFile(dir / "upgrade.yaml",
+            "name: it-upgrade\nworkdir: work\nnodes:\n"
+            "  - {id: import, op: import_csv, inputs: [in.csv],"
+            " params: {shards: 2, label_column: label}}\n"
+            "  - {id: train, op: train, inputs: [import], ranks: 1, retries: 0,"
+            " params: {config: " + (dir / "train.yaml").string() + "}}\n");
+  return dir / "upgrade.yaml";
+}
+
+TEST(TaskProcessesTest, AWorkerWhoseBinaryWasReplacedOnDiskStillLaunchesTrain) {
+  if (!HaveMpirun()) GTEST_SKIP() << "mpirun is not installed (Debian: openmpi-bin)";
+  Cluster cluster;
+  ASSERT_TRUE(cluster.StartCoordinator()) << cluster.Logs();
+  const fs::path bin = cluster.dir() / "bin";
+  fs::create_directories(bin);
+  fs::copy_file(kCoupler, bin / "coupler");
+  Process worker = StartWorkerFrom(cluster, bin / "coupler", "w1");
+  ASSERT_TRUE(cluster.WaitWorkersAlive(1)) << cluster.Logs();
+  // An upgrade: the new build renamed over the running one, whose file is now deleted.
+  fs::copy_file(kCoupler, bin / "coupler.new");
+  fs::rename(bin / "coupler.new", bin / "coupler");
+  ASSERT_NE(fs::read_symlink("/proc/" + std::to_string(worker.pid()) + "/exe").string().find(
+                "(deleted)"),
+            std::string::npos);
+
+  std::string why;
+  const std::string job = cluster.Submit(WriteSmallTrainJob(cluster.dir()), &why);
+  ASSERT_FALSE(job.empty()) << why << cluster.Logs();
+  const auto done = cluster.WaitJobFinished(job, 180s);
+  ASSERT_TRUE(done) << cluster.Logs();
+  ASSERT_EQ(done->state, "succeeded") << done->error << "\n" << cluster.Logs();
+  EXPECT_TRUE(fs::exists(cluster.dir() / "work" / "train" / "weights.npy"));
+}
+
+TEST(TaskProcessesTest, AWorkerWhoseBinaryWasDeletedFailsTrainSayingSo) {
+  Cluster cluster;
+  ASSERT_TRUE(cluster.StartCoordinator()) << cluster.Logs();
+  const fs::path bin = cluster.dir() / "bin";
+  fs::create_directories(bin);
+  fs::copy_file(kCoupler, bin / "coupler");
+  Process worker = StartWorkerFrom(cluster, bin / "coupler", "w1");
+  ASSERT_TRUE(cluster.WaitWorkersAlive(1)) << cluster.Logs();
+  fs::remove(bin / "coupler");
+
+  std::string why;
+  const std::string job = cluster.Submit(WriteSmallTrainJob(cluster.dir()), &why);
+  ASSERT_FALSE(job.empty()) << why << cluster.Logs();
+  const auto done = cluster.WaitJobFinished(job, 180s);
+  ASSERT_TRUE(done) << cluster.Logs();
+  EXPECT_EQ(done->state, "failed");
+  EXPECT_NE(done->node("train").error.find("the coupler binary this worker runs was deleted from " +
+                                           (bin / "coupler").string()),
+            std::string::npos)
+      << done->node("train").error;
 }
 
 }  // namespace
