@@ -108,13 +108,17 @@ bool CommandExited(pid_t command) {
 // Reaps the children other than `command` that have ended: orphans of the command's tree,
 // handed to us because we are their subreaper. The command itself stays a zombie until the
 // final sweep, so its pid, and the process group it leads, cannot be reused while we still
-// signal them. Returns how many of those other children still run (-1: unknown).
+// signal them. Returns how many other children were listed, reaped now or still running (-1:
+// unknown): 0 means the command was the only one; one reaped now may have handed us orphans
+// of its own that the list did not show yet.
 int ReapOrphans(pid_t self, pid_t command) {
-  int running = 0;
+  int others = 0;
   const bool listed = ForEachChild(self, [&](pid_t pid) {
-    if (pid != command && ::waitpid(pid, nullptr, WNOHANG) == 0) ++running;
+    if (pid == command) return;
+    ++others;
+    ::waitpid(pid, nullptr, WNOHANG);
   });
-  return listed ? running : -1;
+  return listed ? others : -1;
 }
 
 // SIGKILL to the command's group and every child, over and over (each round reaches the
@@ -248,9 +252,11 @@ void RunSupervisor(char* const argv[], char* const envp[], SupervisorFds fds, in
     SignalChildren(self, SIGTERM);
     const int64_t deadline = NowMs() + grace_ms;
     // Done early once the command has exited and nothing else is left: a live descendant
-    // always has a live parent chain up to us, or has been handed to us as an orphan.
+    // always has a live parent chain up to us, or has been handed to us as an orphan. The
+    // command is checked first: its orphans are ours before it shows as exited, so the list
+    // read after that has them all.
     while (NowMs() < deadline) {
-      if (ReapOrphans(self, command) == 0 && CommandExited(command)) break;
+      if (CommandExited(command) && ReapOrphans(self, command) == 0) break;
       SleepMs(10);
     }
   }
