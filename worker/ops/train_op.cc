@@ -28,7 +28,8 @@ namespace fs = std::filesystem;
 
 // Node params that are `coupler train` config keys; the rest steer the op itself.
 constexpr std::string_view kConfigKeys[] = {"precision", "epochs", "micro_batch", "accumulate"};
-// mpirun's own timeout ends the group; this much longer, the worker kills mpirun itself.
+// The worker ends the group at the node's timeout (mpirun and every rank, with the error exec
+// gives); mpirun's own --timeout, this much later, is only a backstop.
 constexpr double kLauncherGraceS = 30;
 constexpr std::string_view kDeletedSuffix = " (deleted)";
 
@@ -110,7 +111,7 @@ Status RunTrain(const OpContext& context, OpReport& report) {
   COUPLER_ASSIGN_OR_RETURN(const std::string self, CouplerBinary());
   std::string cmd = "exec mpirun --oversubscribe --bind-to none";
   if (geteuid() == 0) cmd += " --allow-run-as-root";
-  cmd += " --timeout " + std::to_string(static_cast<int64_t>(std::ceil(timeout_s)));
+  cmd += " --timeout " + std::to_string(static_cast<int64_t>(std::ceil(timeout_s + kLauncherGraceS)));
   cmd += " -np " + std::to_string(ranks);
   if (!GangIsLocal(spec)) {
     const std::string path = (dir / "hostfile").string();
@@ -126,7 +127,7 @@ Status RunTrain(const OpContext& context, OpReport& report) {
   // A retry continues the group from its newest checkpoint instead of starting over.
   if (spec.attempt > 0) cmd += " --resume";
 
-  auto result = RunOpCommand(cmd, timeout_s + kLauncherGraceS, context.cancel, report.kernel_ms);
+  auto result = RunOpCommand(cmd, timeout_s, context.cancel, report.kernel_ms);
   if (!result.ok()) return result.status();
   if (Status s = EndStatus(*result, timeout_s, "mpirun (" + std::to_string(ranks) + " ranks)");
       !s.ok()) {
