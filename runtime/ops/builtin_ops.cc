@@ -61,6 +61,14 @@ OpDef Tight(std::string name, std::string summary, size_t max_inputs) {
   return d;
 }
 
+// Every op that runs a command bounds it the same way.
+ParamSchema Timeout() {
+  return Range(Default(Param("timeout", ParamType::kFloat,
+                             "seconds before the command and everything it started are killed"),
+                       3600.0),
+               0.001, 7 * 86400.0);
+}
+
 ParamSchema Columns(std::string doc) { return Param("columns", ParamType::kStringList, std::move(doc)); }
 
 }  // namespace
@@ -146,9 +154,7 @@ std::vector<OpDef> BuiltinOpDefs() {
   OpDef exec = Loose("exec", "run a command per shard", Expansion::kPerShard);
   exec.params = {
       Required(Param("command", ParamType::kString, "shell command; {input} {output} {shard}")),
-      Range(Default(Param("timeout", ParamType::kFloat, "seconds before the task is killed"),
-                    3600.0),
-            0.001, 7 * 86400.0),
+      Timeout(),
   };
   exec.params[0].placeholders = {"input", "output", "shard"};
   ops.push_back(exec);
@@ -162,6 +168,7 @@ std::vector<OpDef> BuiltinOpDefs() {
       Range(Param("micro_batch", ParamType::kIntOrAuto, "samples per micro-batch, or auto"), 1,
             1e9),
       Range(Param("accumulate", ParamType::kInt, "micro-batches per optimizer step"), 1, 1e6),
+      Timeout(),
   };
   ops.push_back(train);
 
@@ -169,6 +176,7 @@ std::vector<OpDef> BuiltinOpDefs() {
   mpi_exec.params = {
       Required(Param("command", ParamType::kString,
                      "command; {ranks} {hostfile} {input} {output}")),
+      Timeout(),
   };
   mpi_exec.params[0].placeholders = {"ranks", "hostfile", "input", "output"};
   ops.push_back(mpi_exec);

@@ -147,8 +147,8 @@ TEST(TightGroupTest, KillingOneRankRetriesTheGroupFromItsCheckpointAndTheJobSucc
   EXPECT_GE(metrics["test_accuracy"].GetDouble(), 0.9) << text;
 }
 
-// The leader worker dies (SIGKILL) mid-run: its mpirun is told to stop by the kernel and takes
-// the ranks down with it, so the group's retry on other workers never races a stale copy.
+// The leader worker dies (SIGKILL) mid-run: the task's supervisor stops its mpirun and the
+// ranks with it, so the group's retry on other workers never races a stale copy.
 TEST(TightGroupTest, ALostLeadersGroupStopsAndIsRetriedElsewhere) {
   ASSERT_TRUE(fs::exists(kSourceDir / "data" / "digits.csv"))
       << "data/digits.csv is missing: run scripts/fetch-digits.sh";
@@ -176,12 +176,13 @@ TEST(TightGroupTest, ALostLeadersGroupStopsAndIsRetriedElsewhere) {
       },
       120s, 20ms))
       << "the group never started\n" << cluster.Logs();
-  const pid_t leader_pid = ParentOf(launcher[0]);
+  // mpirun runs under its task's supervisor, a child of the worker.
+  const pid_t leader_pid = ParentOf(ParentOf(launcher[0]));
   std::string leader;
   for (const char* id : {"w1", "w2"}) {
     if (cluster.worker(id).pid() == leader_pid) leader = id;
   }
-  ASSERT_FALSE(leader.empty()) << "mpirun's parent " << leader_pid << " is not a worker";
+  ASSERT_FALSE(leader.empty()) << "mpirun's grandparent " << leader_pid << " is not a worker";
   cluster.worker(leader).Signal(SIGKILL);
   ASSERT_TRUE(WaitUntil([&] { return LauncherPids(config).empty() && RankPids(config).empty(); },
                         30s, 50ms))

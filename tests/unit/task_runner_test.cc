@@ -292,6 +292,27 @@ TEST_F(TaskRunnerTest, ExecTimeoutKillsTheProcessGroup) {
   EXPECT_EQ(stubborn.error, "exec: timed out after 0.2 s: stubborn");
 }
 
+// A process that left the command's process group (setsid, as daemons and mpirun's ranks do)
+// is still the command's descendant: the timeout kills it too.
+TEST_F(TaskRunnerTest, ExecTimeoutAlsoKillsWhatLeftTheCommandsProcessGroup) {
+  const std::string pid_file = Path("escaped.pid");
+  auto outcome = Run(Spec("exec", {}, "",
+                          {{"command", "setsid sleep 60 & echo $! > " + pid_file + "; wait"},
+                           {"timeout", "1"}}));
+  EXPECT_EQ(outcome.error, "exec: timed out after 1 s");
+
+  int pid = 0;
+  std::ifstream(pid_file) >> pid;
+  ASSERT_GT(pid, 0);
+  const auto running = [pid] {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string pid_text, comm, state;
+    return (stat >> pid_text >> comm >> state) && comm == "(sleep)" && state != "Z";
+  };
+  EXPECT_TRUE(WaitFor([&] { return !running(); })) << "the sleep outlived its command's timeout";
+  if (running()) ::kill(pid, SIGKILL);
+}
+
 TEST_F(TaskRunnerTest, ExecCancelKillsEverythingItStarted) {
   std::atomic<bool> cancel{false};
   const std::string pid_file = Path("child.pid");

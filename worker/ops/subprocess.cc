@@ -3,20 +3,20 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <optional>
-#include <thread>
+#include <utility>
 
 #include "runtime/io/unique_fd.h"
+#include "worker/ops/command_supervisor.h"
 
 extern char** environ;
 
@@ -26,8 +26,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr auto kPollSlice = std::chrono::milliseconds(20);
 constexpr int kReadsPerWake = 64;  // of 16 KiB: 1 MiB
-// After the shell exits, descendants that escaped its group may still hold the pipes open;
-// we read what they write for this long, then stop waiting for end-of-file.
+// The supervisor exits only once the command's tree is gone, so the pipes reach end-of-file
+// with it; this bounds the wait should anything else hold them (a process stuck in the kernel).
 constexpr auto kDrainAfterExit = std::chrono::milliseconds(500);
 
 // Keeps the last `limit` bytes, trimming in large steps so appends stay amortized O(1).
@@ -57,90 +57,80 @@ class Tail {
   std::string text_;
 };
 
-// Owns the spawned process: if anything below returns early, the whole group is killed and the
-// child reaped, so an error path never leaves a running command or a zombie behind.
-class Child {
+// Owns the command's supervisor: if anything below returns early, the lifeline is closed (the
+// supervisor kills the command's whole tree) and the supervisor reaped, so an error path never
+// leaves a running command or a zombie behind.
+class Supervisor {
  public:
-  explicit Child(pid_t pid) : pid_(pid) {}
-  ~Child() {
+  Supervisor(pid_t pid, io::UniqueFd lifeline, io::UniqueFd status)
+      : pid_(pid), lifeline_(std::move(lifeline)), status_(std::move(status)) {}
+  ~Supervisor() {
     if (pid_ > 0) Reap();
   }
-  Child(const Child&) = delete;
-  Child& operator=(const Child&) = delete;
+  Supervisor(const Supervisor&) = delete;
+  Supervisor& operator=(const Supervisor&) = delete;
 
-  // True once the child has exited; it stays a zombie (WNOWAIT), which keeps its pid and so
-  // its process-group id from being reused until Reap, making killpg safe until then.
-  // ECHILD means the process was reaped behind our back (SIGCHLD set to SIG_IGN in the
-  // worker): it is gone, and its status with it.
+  // True once the supervisor has exited, which it does only when the command's tree is gone.
+  // ECHILD means it was reaped behind our back (SIGCHLD set to SIG_IGN in the worker): it is
+  // gone all the same.
   bool Exited() {
     siginfo_t info{};
     if (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) != 0) {
-      if (errno == ECHILD) lost_ = true;
-      return lost_;
+      return errno == ECHILD;
     }
     return info.si_pid == pid_;
   }
 
-  void Signal(int signal) const {
-    if (!lost_) ::killpg(pid_, signal);  // a lost pid may already belong to someone else
-  }
+  // Asks the supervisor to end the command: SIGTERM to its tree, SIGKILL after the grace.
+  void Stop() { lifeline_.Reset(); }
 
-  // Kills what is left of the group, then collects the wait status; nullopt when it was lost.
+  // Waits for the supervisor to finish (stopping the command first if it still runs), then
+  // gives the command's wait status: the one the supervisor reaped, else how the supervisor
+  // itself ended (killed from outside, its command then with it); nullopt when both are lost.
   std::optional<int> Reap() {
-    Signal(SIGKILL);
-    int status = 0;
+    if (!Exited()) Stop();
+    int own = 0;
     pid_t rc = 0;
-    while ((rc = ::waitpid(pid_, &status, 0)) < 0 && errno == EINTR) {}
+    while ((rc = ::waitpid(pid_, &own, 0)) < 0 && errno == EINTR) {}
     pid_ = -1;
-    if (rc < 0) return std::nullopt;
-    return status;
+    int status = 0;
+    ssize_t n = 0;
+    while ((n = ::read(status_.get(), &status, sizeof(status))) < 0 && errno == EINTR) {}
+    if (n == static_cast<ssize_t>(sizeof(status))) return status;
+    if (rc > 0 && WIFSIGNALED(own)) return own;
+    return std::nullopt;
   }
 
  private:
   pid_t pid_;
-  bool lost_ = false;
+  io::UniqueFd lifeline_;  // write end; the supervisor reads end-of-file when it closes
+  io::UniqueFd status_;    // read end; the command's wait status, written before it exits
 };
 
-// The raw syscall: glibc 2.36's <sys/pidfd.h> declares pidfd_open without C linkage for C++.
-int PidFdOpen(pid_t pid) {
-#ifdef SYS_pidfd_open
-  return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
-#else
-  (void)pid;
-  return -1;
-#endif
+// Pipes from the worker to one command's supervisor, each end in the process that uses it.
+struct Pipe {
+  io::UniqueFd read;
+  io::UniqueFd write;
+};
+
+Status MakePipe(Pipe& pipe, std::string_view what) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return io::ErrnoStatus("pipe", what, errno);
+  pipe.read = io::UniqueFd(fds[0]);
+  pipe.write = io::UniqueFd(fds[1]);
+  return Status::Ok();
 }
 
-Status Spawn(const std::string& command, int out_fd, int err_fd, pid_t& pid) {
+Status Spawn(const std::string& command, const SupervisorFds& fds, int grace_ms, pid_t& pid) {
   // Everything the child needs is prepared before fork: after it, in a threaded process, only
   // async-signal-safe calls are allowed.
   char sh[] = "/bin/sh";
   char dash_c[] = "-c";
   std::string text = command;
   char* argv[] = {sh, dash_c, text.data(), nullptr};
-  sigset_t empty;
-  sigemptyset(&empty);
-  const pid_t parent = ::getpid();
   pid = ::fork();
   if (pid < 0) return io::ErrnoStatus("fork", "/bin/sh", errno);
-  if (pid == 0) {
-    // Own process group (so killpg reaches its children), default signal dispositions and an
-    // empty mask (the worker may block or ignore signals the command expects to work).
-    ::setpgid(0, 0);
-    // A worker that dies (SIGKILL, OOM killer) cannot stop what it started: the kernel sends
-    // SIGTERM for it, so an orphaned `mpirun` takes its ranks down instead of training on in
-    // slots the coordinator has already given to the group's retry.
-    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (::getppid() != parent) ::_exit(126);  // died before prctl took effect
-    for (int sig = 1; sig < NSIG; ++sig) ::signal(sig, SIG_DFL);
-    ::sigprocmask(SIG_SETMASK, &empty, nullptr);
-    const int null_fd = ::open("/dev/null", O_RDONLY);
-    if (null_fd < 0 || ::dup2(null_fd, 0) < 0 || ::dup2(out_fd, 1) < 0 || ::dup2(err_fd, 2) < 0) {
-      ::_exit(127);
-    }
-    ::execve(sh, argv, environ);
-    ::_exit(127);
-  }
+  if (pid == 0) RunSupervisor(argv, environ, fds, grace_ms);
   return Status::Ok();
 }
 
@@ -160,33 +150,38 @@ std::string ShellQuote(std::string_view text) {
 }
 
 Result<ShellResult> RunShellCommand(const ShellCommand& command) {
-  int out_pipe[2];
-  int err_pipe[2];
-  if (::pipe2(out_pipe, O_CLOEXEC) != 0) return io::ErrnoStatus("pipe", "(stdout)", errno);
-  io::UniqueFd out_read(out_pipe[0]);
-  io::UniqueFd out_write(out_pipe[1]);
-  if (::pipe2(err_pipe, O_CLOEXEC) != 0) return io::ErrnoStatus("pipe", "(stderr)", errno);
-  io::UniqueFd err_read(err_pipe[0]);
-  io::UniqueFd err_write(err_pipe[1]);
+  Pipe out, err, lifeline, report;
+  COUPLER_RETURN_IF_ERROR(MakePipe(out, "(stdout)"));
+  COUPLER_RETURN_IF_ERROR(MakePipe(err, "(stderr)"));
+  COUPLER_RETURN_IF_ERROR(MakePipe(lifeline, "(supervisor lifeline)"));
+  COUPLER_RETURN_IF_ERROR(MakePipe(report, "(supervisor status)"));
 
   const auto start = Clock::now();
   pid_t pid = -1;
-  COUPLER_RETURN_IF_ERROR(Spawn(command.command, out_write.get(), err_write.get(), pid));
-  Child child(pid);
-  out_write.Reset();  // the child holds the write ends now; ours would hide end-of-file
-  err_write.Reset();
+  const int grace_ms = static_cast<int>(std::lround(std::max(0.0, command.kill_grace_s) * 1e3));
+  COUPLER_RETURN_IF_ERROR(Spawn(command.command,
+                                {out.write.get(), err.write.get(), lifeline.read.get(),
+                                 report.write.get()},
+                                grace_ms, pid));
+  ::fcntl(report.read.get(), F_SETFL, O_NONBLOCK);  // read once the supervisor has exited
+  Supervisor child(pid, std::move(lifeline.write), std::move(report.read));
+  // The supervisor holds these ends now; ours would hide end-of-file.
+  out.write.Reset();
+  err.write.Reset();
+  lifeline.read.Reset();
+  report.write.Reset();
+  io::UniqueFd out_read = std::move(out.read);
+  io::UniqueFd err_read = std::move(err.read);
   ::fcntl(out_read.get(), F_SETFL, O_NONBLOCK);
   ::fcntl(err_read.get(), F_SETFL, O_NONBLOCK);
-  // Readable when the child exits, so its exit wakes poll(); without it (old kernels) the
+  // Readable when the supervisor exits, so its exit wakes poll(); without it (old kernels) the
   // loop notices within one poll slice.
   io::UniqueFd exit_fd(PidFdOpen(pid));
 
   Tail out_tail(command.tail_bytes);
   Tail err_tail(command.tail_bytes);
   ShellResult result;
-  bool ending = false;  // SIGTERM sent (timeout or cancel)
-  bool killed = false;  // SIGKILL sent
-  Clock::time_point term_sent;
+  bool ending = false;  // the supervisor was told to stop the command (timeout or cancel)
   Clock::time_point exited_at;
   bool exited = false;
   const auto deadline =
@@ -194,15 +189,12 @@ Result<ShellResult> RunShellCommand(const ShellCommand& command) {
           ? start + std::chrono::duration_cast<Clock::duration>(
                         std::chrono::duration<double>(command.timeout_s))
           : Clock::time_point::max();
-  const auto grace = std::chrono::duration_cast<Clock::duration>(
-      std::chrono::duration<double>(command.kill_grace_s));
 
   while (true) {
     const auto now = Clock::now();
     if (!exited && child.Exited()) {
       exited = true;
       exited_at = now;
-      child.Signal(SIGKILL);  // leftovers in its group; they would hold the pipes open
     }
     const bool pipes_open = out_read.valid() || err_read.valid();
     if (exited && (!pipes_open || now - exited_at > kDrainAfterExit)) break;
@@ -214,13 +206,8 @@ Result<ShellResult> RunShellCommand(const ShellCommand& command) {
       }
       if (result.end != ShellResult::End::kExited) {
         ending = true;
-        term_sent = now;
-        child.Signal(SIGTERM);
+        child.Stop();
       }
-    }
-    if (ending && !killed && now - term_sent >= grace) {
-      killed = true;
-      child.Signal(SIGKILL);
     }
 
     pollfd fds[3];

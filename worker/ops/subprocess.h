@@ -1,7 +1,7 @@
-// Running one shell command for an op: /bin/sh -c in its own process group (so a timeout or
-// cancel kills everything it started), told SIGTERM by the kernel if the worker dies first,
-// stdout and stderr drained together with poll() so a chatty command can never deadlock on a
-// full pipe, and only their tails kept.
+// Running one shell command for an op: /bin/sh -c in its own process group under a supervisor
+// (command_supervisor.h) that kills everything it started on a timeout, a cancel or the
+// worker's death, stdout and stderr drained together with poll() so a chatty command can never
+// deadlock on a full pipe, and only their tails kept.
 #pragma once
 
 #include <atomic>
@@ -33,7 +33,8 @@ struct ShellResult {
 
 // Runs the command to its end. A Status only when it could not be started at all; how the
 // command itself ended (non-zero status, signal, timeout, cancel) is in the ShellResult. When it
-// ends, whatever it left running in its process group is killed.
+// ends, whatever it left running is killed: its process group and any process that left it
+// (mpirun's ranks, a daemon), for they stay the supervisor's descendants.
 Result<ShellResult> RunShellCommand(const ShellCommand& command);
 
 // An op's command (exec, train, mpi_exec): RunShellCommand with the time it took added to

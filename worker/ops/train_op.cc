@@ -28,8 +28,10 @@ namespace fs = std::filesystem;
 
 // Node params that are `coupler train` config keys; the rest steer the op itself.
 constexpr std::string_view kConfigKeys[] = {"precision", "epochs", "micro_batch", "accumulate"};
-// mpirun's own timeout ends the group; this much longer, the worker kills mpirun itself.
+// The worker ends the group at the node's timeout (mpirun and every rank, with the error exec
+// gives); mpirun's own --timeout, this much later, is only a backstop.
 constexpr double kLauncherGraceS = 30;
+constexpr std::string_view kDeletedSuffix = " (deleted)";
 
 // What evaluate needs beside the weights: the layer widths and the split coupler train used.
 Status WriteModelInfo(const std::string& path, const train::TrainConfig& config) {
@@ -55,6 +57,22 @@ std::string RankError(std::string_view stderr_tail) {
   if (at == std::string_view::npos) return {};
   const size_t end = stderr_tail.find('\n', at);
   return std::string(stderr_tail.substr(at, end == std::string_view::npos ? end : end - at));
+}
+
+// The coupler binary for the ranks to run: this process's own. When it was replaced on disk (an
+// upgrade renamed a new build over it), /proc/self/exe names the old file with " (deleted)";
+// mpirun must start the ranks by path, so the file now at that path is used.
+Result<std::string> CouplerBinary() {
+  std::error_code ec;
+  std::string self = fs::read_symlink("/proc/self/exe", ec).string();
+  if (ec) return Internal("cannot find the running coupler binary: " + ec.message());
+  if (!self.ends_with(kDeletedSuffix) || ::access(self.c_str(), X_OK) == 0) return self;
+  const std::string path = self.substr(0, self.size() - kDeletedSuffix.size());
+  if (::access(path.c_str(), X_OK) != 0) {
+    return NotFound("the coupler binary this worker runs was deleted from " + path +
+                    " and nothing executable is there now: reinstall it or restart the worker");
+  }
+  return path;
 }
 
 int64_t FileSize(const fs::path& path) {
@@ -90,18 +108,17 @@ Status RunTrain(const OpContext& context, OpReport& report) {
   if (ec) return InvalidArgument(out_dir + ": cannot create the node directory: " + ec.message());
   COUPLER_RETURN_IF_ERROR(WriteModelInfo((dir / "model.json").string(), *config));
 
-  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) return Internal("cannot find the running coupler binary: " + ec.message());
+  COUPLER_ASSIGN_OR_RETURN(const std::string self, CouplerBinary());
   std::string cmd = "exec mpirun --oversubscribe --bind-to none";
   if (geteuid() == 0) cmd += " --allow-run-as-root";
-  cmd += " --timeout " + std::to_string(static_cast<int64_t>(std::ceil(timeout_s)));
+  cmd += " --timeout " + std::to_string(static_cast<int64_t>(std::ceil(timeout_s + kLauncherGraceS)));
   cmd += " -np " + std::to_string(ranks);
   if (!GangIsLocal(spec)) {
     const std::string path = (dir / "hostfile").string();
     COUPLER_RETURN_IF_ERROR(WriteTextFile(path, GangHostfileText(spec, ranks)));
     cmd += " --hostfile " + ShellQuote(path);
   }
-  cmd += " " + ShellQuote(self.string()) + " train " + ShellQuote(config_path);
+  cmd += " " + ShellQuote(self) + " train " + ShellQuote(config_path);
   for (const std::string& o : overrides) cmd += " --set " + ShellQuote(o);
   const fs::path metrics = dir / "metrics.json";
   const fs::path weights = dir / "weights.npy";
@@ -110,7 +127,7 @@ Status RunTrain(const OpContext& context, OpReport& report) {
   // A retry continues the group from its newest checkpoint instead of starting over.
   if (spec.attempt > 0) cmd += " --resume";
 
-  auto result = RunOpCommand(cmd, timeout_s + kLauncherGraceS, context.cancel, report.kernel_ms);
+  auto result = RunOpCommand(cmd, timeout_s, context.cancel, report.kernel_ms);
   if (!result.ok()) return result.status();
   if (Status s = EndStatus(*result, timeout_s, "mpirun (" + std::to_string(ranks) + " ranks)");
       !s.ok()) {
