@@ -115,6 +115,8 @@ std::string StatusReplyJson(const wire::StatusReply& reply) {
   w.Field("handshakes_refused", reply.coordinator.handshakes_refused);
   w.Field("registrations_refused", reply.coordinator.registrations_refused);
   w.Field("stale_outcomes_dropped", reply.coordinator.stale_outcomes_dropped);
+  w.Field("replies_dropped", reply.coordinator.replies_dropped);
+  w.Field("store_error", reply.coordinator.store_error);
   w.EndObject();
   w.EndObject();
   return w.Finish();
@@ -212,6 +214,9 @@ std::string CoordinatorText(const wire::CoordinatorStats& c) {
                      c.encrypted ? "CURVE, allow-listed keys" : "INSECURE (plaintext)",
                      Thousands(c.handshakes_refused), Thousands(c.registrations_refused),
                      Thousands(c.stale_outcomes_dropped));
+  if (!c.store_error.empty()) {
+    out += "STATE NOT WRITABLE, dispatch stopped: " + c.store_error + "\n";
+  }
   return out;
 }
 

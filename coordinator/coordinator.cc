@@ -18,6 +18,10 @@ namespace coupler::coordinator {
 namespace {
 
 constexpr int64_t kReapEveryMs = 100;
+constexpr int64_t kStoreRetryMs = 1000;
+// Replies held for one client that does not read them; a client waits for each reply before
+// its next request, so only a misbehaving one ever has more than one.
+constexpr int kClientQueue = 64;
 
 }  // namespace
 
@@ -139,7 +143,7 @@ Status Coordinator::Bind() {
   COUPLER_ASSIGN_OR_RETURN(workers_, net::BindRouter(ctx_, options_.listen, worker_sec));
   const std::string client_ep =
       options_.client_listen.empty() ? ClientEndpointFor(options_.listen) : options_.client_listen;
-  COUPLER_ASSIGN_OR_RETURN(clients_, net::BindRouter(ctx_, client_ep, client_sec));
+  COUPLER_ASSIGN_OR_RETURN(clients_, net::BindRouter(ctx_, client_ep, client_sec, kClientQueue));
   worker_endpoint_ = net::LastEndpoint(workers_);
   client_endpoint_ = net::LastEndpoint(clients_);
   // So a worker or client of this user on this machine finds the keys without being told.
@@ -216,28 +220,51 @@ void Coordinator::Tick() {
       if (w.state != WorkerState::kDead) SendToWorker(id, bytes);
     }
   }
-  PersistFinishedJobs();
-  if (store_->pending() > 0 && now - last_flush_ms_ >= options_.flush_every_ms) FlushStore();
+  // While the store cannot write (a full disk), retry now and then rather than every loop.
+  const int64_t every = store_error_.ok() ? options_.flush_every_ms : kStoreRetryMs;
+  if (now - last_flush_ms_ >= every) {
+    PersistFinishedJobs();
+    if (store_->pending() > 0) FlushStore();
+  }
 }
 
 void Coordinator::FlushStore() {
   last_flush_ms_ = NowMs();
   if (store_->pending() == 0) return;
-  if (Status s = store_->Flush(); !s.ok()) Logger("coordinator")->error("state flush: {}", s.ToString());
+  NoteStoreResult(store_->Flush());
+}
+
+void Coordinator::NoteStoreResult(const Status& s) {
+  auto log = Logger("coordinator");
+  if (s.ok()) {
+    if (!store_error_.ok()) {
+      log->warn("the state store writes again: dispatch resumes");
+      store_error_ = Status::Ok();
+    }
+    return;
+  }
+  if (store_error_.ok()) {
+    // Once, not at every retry: the operator needs the cause, not a flood.
+    log->error("cannot write the state: {}; no new task is dispatched and nothing is reported "
+               "finished until it can (free space in {})",
+               s.message(), options_.state_dir);
+  }
+  store_error_ = s;
 }
 
 void Coordinator::PersistFinishedJobs() {
   for (const auto& job : scheduler_.jobs()) {
     JobPhase& persisted = persisted_phase_[job->id()];
     if (persisted == job->phase()) continue;
-    persisted = job->phase();
     const bool finished = job->finished();
     // SetJobState writes the buffered commits in the same transaction, so a job is never
     // on disk as finished without the commits that finished it.
-    if (finished) job->set_times(job->submitted_ms(), WallMs());
+    if (finished && job->finished_ms() == 0) job->set_times(job->submitted_ms(), WallMs());
     Status s = store_->SetJobState(job->id(), std::string(JobPhaseName(job->phase())), job->error(),
-                                   finished ? WallMs() : 0);
-    if (!s.ok()) Logger("coordinator")->error("job {} state: {}", job->id(), s.ToString());
+                                   finished ? job->finished_ms() : 0);
+    NoteStoreResult(s);
+    if (!s.ok()) return;  // still the old phase on disk: status keeps saying so
+    persisted = job->phase();
     if (finished) {
       Logger("coordinator")->info("job {} {}: {} of {} tasks, {} attempts{}", job->id(),
                                   JobPhaseName(job->phase()), job->done(), job->table().size(),
@@ -259,6 +286,8 @@ void Coordinator::RecordLost(const std::vector<LostAttempt>& lost) {
 }
 
 void Coordinator::Dispatch() {
+  // Work finished now could not be made durable: hand out none until the store writes again.
+  if (!store_error_.ok()) return;
   // Gangs first: slots they hold must not go to loose tasks in the same round.
   for (auto& [leader, spec] : scheduler_.PlaceGangs(NowMs())) {
     Logger("coordinator")->info("job {} node {}: gang of {} ranks on {} host(s), led by {}",
@@ -296,7 +325,9 @@ void Coordinator::SendToRoute(const std::string& route, const std::string& paylo
 void Coordinator::ReplyToClient(const std::string& identity, const std::string& payload,
                                 bool delimiter) {
   if (Status s = net::SendRouted(clients_, identity, payload, delimiter); !s.ok()) {
-    Logger("coordinator")->warn("reply to client: {}", s.message());
+    // Counted, logged at debug only: a flooding client must not flood the log as well.
+    ++replies_dropped_;
+    Logger("coordinator")->debug("reply to client dropped: {}", s.message());
   }
 }
 

@@ -90,6 +90,8 @@ class Coordinator {
   void RecordLost(const std::vector<LostAttempt>& lost);
   void PersistFinishedJobs();
   void FlushStore();
+  // Remembers whether the store could write; logs the first failure and the recovery.
+  void NoteStoreResult(const Status& s);
   void SendToWorker(const std::string& worker_id, const std::string& payload);
   // To one connection on the worker socket (a peer not registered, or refused).
   void SendToRoute(const std::string& route, const std::string& payload);
@@ -118,7 +120,9 @@ class Coordinator {
   uint64_t heartbeat_seq_ = 0;
   uint64_t received_ = 0;
   uint64_t dropped_ = 0;
+  Status store_error_;  // the last write's failure; OK while the store writes
   uint64_t registrations_refused_ = 0;
+  uint64_t replies_dropped_ = 0;
   uint64_t stale_outcomes_ = 0;
   uint64_t next_job_number_ = 0;
   // Routing id of each worker connection -> the worker id it registered.

@@ -144,20 +144,33 @@ void Coordinator::OnSubmit(const std::string& identity, const std::string& user,
   Result<AdmittedJob> admitted =
       number.ok() ? AdmitJob(submit, fmt::format("j-{:06d}", *number), WallMs(), user)
                   : Result<AdmittedJob>(number.status());
-  Status stored = admitted.ok() ? store_->PutJob(admitted->record) : admitted.status();
-  if (!stored.ok()) {
-    reply.ok = false;
-    reply.error = stored.message();
-  } else {
-    reply.ok = true;
-    ++next_job_number_;
-    reply.job_id = admitted->record.id;
-    persisted_phase_[reply.job_id] = JobPhase::kQueued;
-    Logger("coordinator")->info("job {} ({}) submitted{}: {} tasks", reply.job_id,
-                                admitted->record.name, user.empty() ? "" : " by " + user,
-                                admitted->job->table().size());
-    scheduler_.AddJob(std::move(admitted->job));
+  if (!admitted.ok() && admitted.status().code() != StatusCode::kInvalidArgument) {
+    ReplyError(identity, admitted.status(), wire::MessageType::kSubmitJob, delimiter);
+    return;
   }
+  if (!admitted.ok()) {
+    // The spec's own fault: the client shows the diagnostics (bad input).
+    reply.ok = false;
+    reply.error = admitted.status().message();
+    ReplyToClient(identity, wire::Encode(reply), delimiter);
+    return;
+  }
+  Status stored = store_error_.ok() ? store_->PutJob(admitted->record) : store_error_;
+  NoteStoreResult(stored);
+  if (!stored.ok()) {
+    // Ours, not the spec's (a full disk): a runtime failure with its own code.
+    ReplyError(identity, stored.WithContext("cannot admit the job: the state cannot be written"),
+               wire::MessageType::kSubmitJob, delimiter);
+    return;
+  }
+  reply.ok = true;
+  ++next_job_number_;
+  reply.job_id = admitted->record.id;
+  persisted_phase_[reply.job_id] = JobPhase::kQueued;
+  Logger("coordinator")->info("job {} ({}) submitted{}: {} tasks", reply.job_id,
+                              admitted->record.name, user.empty() ? "" : " by " + user,
+                              admitted->job->table().size());
+  scheduler_.AddJob(std::move(admitted->job));
   ReplyToClient(identity, wire::Encode(reply), delimiter);
 }
 
@@ -181,6 +194,12 @@ void Coordinator::SendStatus(const std::string& identity, const std::string& job
   for (const auto& job : scheduler_.jobs()) {
     if (!job_id.empty() && job->id() != job_id) continue;
     reply.jobs.push_back(scheduler_.Status(*job));
+    auto persisted = persisted_phase_.find(job->id());
+    if (job->finished() && persisted != persisted_phase_.end() && persisted->second != job->phase()) {
+      // Finished in memory, not yet on disk: it is not finished until a restart would agree.
+      reply.jobs.back().state = std::string(JobPhaseName(persisted->second));
+      reply.jobs.back().finished_ms = 0;
+    }
   }
   if (!job_id.empty() && reply.jobs.empty()) {
     ReplyToClient(identity,
@@ -197,6 +216,8 @@ void Coordinator::SendStatus(const std::string& identity, const std::string& job
   reply.coordinator.registrations_refused = registrations_refused_;
   reply.coordinator.stale_outcomes_dropped = stale_outcomes_;
   reply.coordinator.encrypted = server_keys_.has_value();
+  reply.coordinator.store_error = store_error_.message();
+  reply.coordinator.replies_dropped = replies_dropped_;
   scheduler_.FillPoolStats(reply.coordinator);
   ReplyToClient(identity, wire::Encode(reply), delimiter);
 }

@@ -91,7 +91,8 @@ Result<std::optional<PeerKeys>> FindPeerKeys(const std::string& endpoint, KeyRol
   }
   if (note.empty()) {
     return NotFound("no keys for the coordinator at " + endpoint +
-                    ": pass --keys DIR (or set COUPLER_KEYS) with a " +
+                    " (is `coupler coordinator` running there, as this user?): pass --keys DIR "
+                    "(or set COUPLER_KEYS) with a " +
                     std::string(KeyRoleName(role)) +
                     " key set (docs/security.md), or --insecure if it runs --insecure");
   }

@@ -17,12 +17,16 @@ Status ZmqError(const std::string& what, const zmq::error_t& e) {
 }  // namespace
 
 Result<zmq::socket_t> BindRouter(zmq::context_t& ctx, const std::string& endpoint,
-                                 const ServerSecurity& security) {
+                                 const ServerSecurity& security, int peer_queue) {
   try {
     zmq::socket_t s(ctx, zmq::socket_type::router);
     s.set(zmq::sockopt::linger, 0);
-    s.set(zmq::sockopt::sndhwm, kHighWaterMark);
-    s.set(zmq::sockopt::rcvhwm, kHighWaterMark);
+    s.set(zmq::sockopt::sndhwm, peer_queue > 0 ? peer_queue : kHighWaterMark);
+    s.set(zmq::sockopt::rcvhwm, peer_queue > 0 ? peer_queue : kHighWaterMark);
+    if (peer_queue > 0) {
+      // Full queues and gone peers become errors the caller counts, not silent drops.
+      s.set(zmq::sockopt::router_mandatory, 1);
+    }
     if (security.keys != nullptr) {
       s.set(zmq::sockopt::curve_server, 1);
       s.set(zmq::sockopt::curve_secretkey, security.keys->own.secret_z85);
@@ -105,7 +109,11 @@ std::optional<std::string> RecvFor(zmq::socket_t& dealer, std::chrono::milliseco
 Status SendRouted(zmq::socket_t& router, std::string_view identity, std::string_view payload,
                   bool empty_delimiter) {
   try {
-    router.send(zmq::buffer(identity), zmq::send_flags::sndmore);
+    // The first frame decides: a full (or, with router_mandatory, a gone) peer refuses it,
+    // and then nothing of the message is queued.
+    if (!router.send(zmq::buffer(identity), zmq::send_flags::sndmore | zmq::send_flags::dontwait)) {
+      return ResourceExhausted("send: the peer's queue is full (it does not read its replies)");
+    }
     if (empty_delimiter) router.send(zmq::message_t(), zmq::send_flags::sndmore);
     router.send(zmq::buffer(payload), zmq::send_flags::none);
     return Status::Ok();

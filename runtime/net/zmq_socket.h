@@ -38,8 +38,10 @@ struct ServerSecurity {
 // A ROUTER bound to `endpoint` ("tcp://127.0.0.1:7100", "tcp://127.0.0.1:*" for any port).
 // Routing ids are the socket's own, one per connection: a peer cannot choose one and so
 // cannot take over another peer's route.
+// `peer_queue`: replies held for one peer at most (0: the default, for 100,000s of tasks in
+// flight); past it, SendRouted fails at once instead of queueing (a peer that does not read).
 Result<zmq::socket_t> BindRouter(zmq::context_t& ctx, const std::string& endpoint,
-                                 const ServerSecurity& security = {});
+                                 const ServerSecurity& security = {}, int peer_queue = 0);
 // A DEALER connected to `endpoint`; with `keys`, over CURVE as that key to that server. A
 // `monitor` is attached before the connect, reporting failed handshakes with `peer`.
 Result<zmq::socket_t> ConnectDealer(zmq::context_t& ctx, const std::string& endpoint,
@@ -55,6 +57,7 @@ std::optional<std::string> TryRecv(zmq::socket_t& dealer);
 // Blocking receive with a deadline; nullopt on timeout.
 std::optional<std::string> RecvFor(zmq::socket_t& dealer, std::chrono::milliseconds timeout);
 
+// Never blocks: ResourceExhausted when the peer's queue is full (see BindRouter).
 Status SendRouted(zmq::socket_t& router, std::string_view identity, std::string_view payload,
                   bool empty_delimiter = false);
 // Unavailable instead of blocking when the message cannot be queued.

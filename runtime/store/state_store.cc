@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "runtime/store/path_list.h"
+#include "runtime/store/state_files.h"
 #include "runtime/store/store_schema.h"
 
 namespace coupler::store {
@@ -138,6 +139,7 @@ Result<std::unique_ptr<StateStore>> StateStore::Open(const std::string& dir, Ope
     return NotFound("no coupler state in " + dir + " (no " + std::string(kFileName) + ")");
   }
 
+  COUPLER_RETURN_IF_ERROR(CheckStateFiles(dir, kFileName));
   if (writing) COUPLER_RETURN_IF_ERROR(MakeDbPrivate(path));
   // NOMUTEX: one owner per connection (see the class comment), so SQLite's own locking is waste.
   const int flags = (writing ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY) |
@@ -158,6 +160,7 @@ Result<std::unique_ptr<StateStore>> StateStore::Open(const std::string& dir, Ope
     COUPLER_RETURN_IF_ERROR(CheckSchema(db, path));
     COUPLER_RETURN_IF_ERROR(ConfigureForWriting(db, path));
     COUPLER_RETURN_IF_ERROR(EnsureSchema(db, path));
+    COUPLER_RETURN_IF_ERROR(MarkStateCreated(dir));
   } else {
     COUPLER_RETURN_IF_ERROR(CheckSchemaForReading(db, path));
   }

@@ -128,12 +128,17 @@ struct CoordinatorStats {
   uint64_t registrations_refused = 0;
   uint64_t stale_outcomes_dropped = 0;
   bool encrypted = false;  // CURVE on both sockets (false only under --insecure)
+  // Why the state cannot be written (a full disk), while it cannot: no task is dispatched and
+  // no job is reported finished meanwhile. Empty when the store writes.
+  std::string store_error;
+  uint64_t replies_dropped = 0;  // to clients that sent requests and never read the replies
 
   template <class Archive>
   void serialize(Archive& ar) {
     ar(messages_received, messages_dropped, workers_alive, uptime_ms, queued_cpu_tasks,
        queued_gpu_tasks, queued_gang_ranks, recommended_workers, longest_partial_hold_ms,
-       handshakes_refused, registrations_refused, stale_outcomes_dropped, encrypted);
+       handshakes_refused, registrations_refused, stale_outcomes_dropped, encrypted, store_error,
+       replies_dropped);
   }
   friend bool operator==(const CoordinatorStats&, const CoordinatorStats&) = default;
 };

@@ -97,9 +97,11 @@ inline std::vector<Message> SampleMessages() {
   job.finished_ms = 1'700'000'000'123;
   job.devices = {{"cpu", 7}, {"cuda:0", 3}};
   job.gpu_fallbacks = 1;
+  job.submitted_by = "alice";
   StatusReply status_reply;
   status_reply.jobs = {job};
-  status_reply.coordinator = CoordinatorStats{100, 3, 2, 4567, 12, 4, 8, 5, 1500};
+  status_reply.coordinator =
+      CoordinatorStats{100, 3, 2, 4567, 12, 4, 8, 5, 1500, 6, 1, 9, true, "disk full", 2};
 
   WorkerStatus worker{"w-1", "node7", 8, 3, "draining", {gpu}, {{"zone", "a"}}, 16, 64ull << 30};
   WorkersReply workers_reply;

@@ -49,12 +49,14 @@ TEST(PlanCommandTest, WorkersWithABadSpecIsBadInputWithoutAskingTheCoordinator) 
   EXPECT_TRUE(r.out.empty());
 }
 
-// Nothing listens on the discard port: the preview fails in one line instead of hanging.
+// Nothing listens on the discard port, so no coordinator left its keys for it: the preview
+// fails in one line instead of hanging.
 TEST(PlanCommandTest, WorkersWithoutACoordinatorFailsWithOneLine) {
   auto r = RunCoupler(
       {"plan", "examples/digits-pipeline.yaml", "--workers", "--coordinator", "tcp://127.0.0.1:9"});
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_THAT(r.err, HasSubstr("coupler: no answer from the coordinator at tcp://127.0.0.1:10"));
+  EXPECT_THAT(r.err, HasSubstr("coupler: no keys for the coordinator at tcp://127.0.0.1:10"));
+  EXPECT_THAT(r.err, HasSubstr("is `coupler coordinator` running there"));
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   EXPECT_TRUE(r.out.empty()) << r.out;
 }

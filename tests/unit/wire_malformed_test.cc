@@ -103,8 +103,9 @@ TEST(WireMalformedTest, ControlCasesDecode) {
   EXPECT_TRUE(Decode(Raw(MessageType::kSubmitReply, Le(0, 8) + "\x01" + Le(0, 8))).ok());
   // No jobs, then the coordinator counters: u64 received, u64 dropped, u32 workers, u64 uptime,
   // u64 x3 queued (cpu, gpu, gang ranks), u32 recommended workers, u64 longest partial hold,
-  // u64 x3 refused handshakes, refused registrations, stale outcomes, bool encrypted.
-  EXPECT_TRUE(Decode(Raw(MessageType::kStatusReply, Le(0, 8) + std::string(89, '\0'))).ok());
+  // u64 x3 refused handshakes, refused registrations, stale outcomes, bool encrypted, an empty
+  // store error (u64 size), u64 replies dropped.
+  EXPECT_TRUE(Decode(Raw(MessageType::kStatusReply, Le(0, 8) + std::string(105, '\0'))).ok());
   EXPECT_TRUE(Decode(Encode(CancelJob{"j-9"}), DecodeLimits{11}).ok());
 }
 
