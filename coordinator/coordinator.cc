@@ -22,6 +22,8 @@ constexpr int64_t kStoreRetryMs = 1000;
 // Replies held for one client that does not read them; a client waits for each reply before
 // its next request, so only a misbehaving one ever has more than one.
 constexpr int kClientQueue = 64;
+// Specs being parsed and planned at once, at most; more are refused (Unavailable) at once.
+constexpr size_t kMaxPendingAdmissions = 16;
 
 }  // namespace
 
@@ -67,6 +69,14 @@ Result<std::unique_ptr<Coordinator>> Coordinator::Create(const CoordinatorOption
   COUPLER_RETURN_IF_ERROR(c->Resume());
   COUPLER_RETURN_IF_ERROR(c->StartSecurity());
   COUPLER_RETURN_IF_ERROR(c->Bind());
+  try {
+    const std::string ep = fmt::format("inproc://coupler-admitted-{}", static_cast<const void*>(c.get()));
+    c->admitted_ = zmq::socket_t(c->ctx_, zmq::socket_type::pull);
+    c->admitted_.bind(ep);
+    c->admissions_ = std::make_unique<AdmissionQueue>(c->ctx_, ep, kMaxPendingAdmissions);
+  } catch (const zmq::error_t& e) {
+    return Internal(std::string("admission queue: ") + e.what());
+  }
   return c;
 }
 
@@ -171,7 +181,8 @@ Status Coordinator::Run(const std::atomic<bool>& stop) {
   auto log = Logger("coordinator");
   log->info("listening for workers on {}, clients on {}", worker_endpoint_, client_endpoint_);
   while (!stop.load()) {
-    const unsigned ready = net::PollReadable({&workers_, &clients_}, std::chrono::milliseconds(20));
+    const unsigned ready =
+        net::PollReadable({&workers_, &clients_, &admitted_}, std::chrono::milliseconds(20));
     // Drain what is waiting in bounded bursts, so one busy socket cannot starve the other.
     if (ready & 1u) {
       for (int i = 0; i < 4096; ++i) {
@@ -192,6 +203,11 @@ Status Coordinator::Run(const std::atomic<bool>& stop) {
         ++received_;
         OnClientMessage(m->identity, m->user_id, m->payload, m->has_empty_delimiter);
       }
+    }
+    if (ready & 4u) {
+      while (net::TryRecv(admitted_)) {
+      }
+      FinishAdmissions();
     }
     Tick();
     Dispatch();

@@ -13,6 +13,7 @@
 
 #include <zmq.hpp>
 
+#include "coordinator/admission_queue.h"
 #include "coordinator/scheduler.h"
 #include "coordinator/zap_handler.h"
 #include "runtime/status.h"
@@ -75,6 +76,8 @@ class Coordinator {
   void OnResults(const std::string& worker_id, const wire::TaskResult& result);
   void OnSubmit(const std::string& identity, const std::string& user,
                 const wire::SubmitJob& submit, bool delimiter);
+  // Stores and schedules the jobs the admission thread has admitted, answers their clients.
+  void FinishAdmissions();
   void OnStatus(const std::string& identity, const wire::StatusRequest& req, bool delimiter);
   void OnCancel(const std::string& identity, const std::string& user, const wire::CancelJob& req,
                 bool delimiter);
@@ -110,6 +113,8 @@ class Coordinator {
   std::string keys_dir_;
   zmq::socket_t workers_;
   zmq::socket_t clients_;
+  zmq::socket_t admitted_;  // PULL: the admission thread pokes it when a spec is done
+  std::unique_ptr<AdmissionQueue> admissions_;  // destroyed first: its thread uses ctx_
   std::string worker_endpoint_;
   std::string client_endpoint_;
   std::map<std::string, JobPhase> persisted_phase_;

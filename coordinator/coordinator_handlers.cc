@@ -133,45 +133,64 @@ void Coordinator::OnClientMessage(const std::string& identity, const std::string
 
 void Coordinator::OnSubmit(const std::string& identity, const std::string& user,
                            const wire::SubmitJob& submit, bool delimiter) {
-  wire::SubmitReply reply;
-  // The coordinator is the store's only writer: ask it once, then count here.
+  // The coordinator is the store's only writer: ask it once, then count here. An id is taken
+  // when the spec is handed in; one whose spec is refused is simply never used.
   if (next_job_number_ == 0) {
     Result<uint64_t> n = store_->NextJobNumber();
-    if (n.ok()) next_job_number_ = *n;
+    if (!n.ok()) {
+      ReplyError(identity, n.status(), wire::MessageType::kSubmitJob, delimiter);
+      return;
+    }
+    next_job_number_ = *n;
   }
-  Result<uint64_t> number = next_job_number_ > 0 ? Result<uint64_t>(next_job_number_)
-                                                 : Result<uint64_t>(Internal("no job number"));
-  Result<AdmittedJob> admitted =
-      number.ok() ? AdmitJob(submit, fmt::format("j-{:06d}", *number), WallMs(), user)
-                  : Result<AdmittedJob>(number.status());
-  if (!admitted.ok() && admitted.status().code() != StatusCode::kInvalidArgument) {
-    ReplyError(identity, admitted.status(), wire::MessageType::kSubmitJob, delimiter);
-    return;
-  }
-  if (!admitted.ok()) {
-    // The spec's own fault: the client shows the diagnostics (bad input).
-    reply.ok = false;
-    reply.error = admitted.status().message();
-    ReplyToClient(identity, wire::Encode(reply), delimiter);
-    return;
-  }
-  Status stored = store_error_.ok() ? store_->PutJob(admitted->record) : store_error_;
-  NoteStoreResult(stored);
-  if (!stored.ok()) {
-    // Ours, not the spec's (a full disk): a runtime failure with its own code.
-    ReplyError(identity, stored.WithContext("cannot admit the job: the state cannot be written"),
+  if (!store_error_.ok()) {
+    ReplyError(identity, store_error_.WithContext("cannot admit the job: the state cannot be written"),
                wire::MessageType::kSubmitJob, delimiter);
     return;
   }
-  reply.ok = true;
+  AdmissionQueue::Ticket ticket{identity, user, delimiter,
+                                fmt::format("j-{:06d}", next_job_number_), WallMs()};
+  if (Status s = admissions_->Push(std::move(ticket), submit); !s.ok()) {
+    ReplyError(identity, s, wire::MessageType::kSubmitJob, delimiter);
+    return;
+  }
   ++next_job_number_;
-  reply.job_id = admitted->record.id;
-  persisted_phase_[reply.job_id] = JobPhase::kQueued;
-  Logger("coordinator")->info("job {} ({}) submitted{}: {} tasks", reply.job_id,
-                              admitted->record.name, user.empty() ? "" : " by " + user,
-                              admitted->job->table().size());
-  scheduler_.AddJob(std::move(admitted->job));
-  ReplyToClient(identity, wire::Encode(reply), delimiter);
+}
+
+void Coordinator::FinishAdmissions() {
+  for (AdmissionQueue::Done& d : admissions_->Take()) {
+    const AdmissionQueue::Ticket& t = d.ticket;
+    if (!d.admitted.ok()) {
+      if (d.admitted.status().code() != StatusCode::kInvalidArgument) {
+        ReplyError(t.identity, d.admitted.status(), wire::MessageType::kSubmitJob, t.delimiter);
+        continue;
+      }
+      // The spec's own fault: the client shows the diagnostics (bad input).
+      wire::SubmitReply reply;
+      reply.ok = false;
+      reply.error = d.admitted.status().message();
+      ReplyToClient(t.identity, wire::Encode(reply), t.delimiter);
+      continue;
+    }
+    AdmittedJob& admitted = *d.admitted;
+    Status stored = store_error_.ok() ? store_->PutJob(admitted.record) : store_error_;
+    NoteStoreResult(stored);
+    if (!stored.ok()) {
+      // Ours, not the spec's (a full disk): a runtime failure with its own code.
+      ReplyError(t.identity, stored.WithContext("cannot admit the job: the state cannot be written"),
+                 wire::MessageType::kSubmitJob, t.delimiter);
+      continue;
+    }
+    wire::SubmitReply reply;
+    reply.ok = true;
+    reply.job_id = admitted.record.id;
+    persisted_phase_[reply.job_id] = JobPhase::kQueued;
+    Logger("coordinator")->info("job {} ({}) submitted{}: {} tasks", reply.job_id,
+                                admitted.record.name, t.user.empty() ? "" : " by " + t.user,
+                                admitted.job->table().size());
+    scheduler_.AddJob(std::move(admitted.job));
+    ReplyToClient(t.identity, wire::Encode(reply), t.delimiter);
+  }
 }
 
 void Coordinator::OnStatus(const std::string& identity, const wire::StatusRequest& req,

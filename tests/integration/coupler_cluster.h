@@ -53,6 +53,7 @@ struct CoordinatorView {
   uint64_t longest_partial_hold_ms = 0;
   bool encrypted = false;
   uint64_t handshakes_refused = 0, registrations_refused = 0, stale_outcomes_dropped = 0;
+  uint64_t replies_dropped = 0;
 };
 
 inline uint64_t U64(const rapidjson::Value& v, const char* key) {
@@ -191,6 +192,7 @@ class Cluster {
     v.handshakes_refused = U64(c, "handshakes_refused");
     v.registrations_refused = U64(c, "registrations_refused");
     v.stale_outcomes_dropped = U64(c, "stale_outcomes_dropped");
+    v.replies_dropped = U64(c, "replies_dropped");
     return v;
   }
 

@@ -1,7 +1,11 @@
 // Garbage on the wire: random bytes, a wrong protocol version, an oversize message and
 // truncated envelopes sent from raw ZeroMQ DEALER sockets to both coordinator ports. The
 // coordinator drops and counts each one, and keeps serving workers and clients.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <fstream>
+#include <thread>
 
 #include <zmq.hpp>
 
@@ -121,6 +125,60 @@ TEST(MalformedMessagesTest, CoordinatorDropsAndCountsGarbageAndKeepsServing) {
   EXPECT_EQ(st->state, "succeeded") << st->error;
   EXPECT_EQ(st->done, 4u);
   EXPECT_EQ(cluster.Workers()["w1"].first, "alive");
+}
+
+}  // namespace
+}  // namespace coupler::itest
+
+namespace coupler::itest {
+namespace {
+
+uint64_t RssKb(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stoull(line.substr(6));
+  }
+  return 0;
+}
+
+// A client that sends status requests and never reads the replies: they are dropped past a
+// small per-client queue and counted, instead of piling up in the coordinator's memory.
+TEST(MalformedMessagesTest, RepliesToAClientThatNeverReadsAreBoundedAndCounted) {
+  Cluster cluster;
+  ASSERT_TRUE(cluster.StartCoordinator()) << cluster.Logs();
+  // Some jobs, so each status reply has some weight.
+  for (int i = 0; i < 20; ++i) {
+    const fs::path spec = cluster.dir() / ("j" + std::to_string(i) + ".yaml");
+    WriteFile(spec, "name: j" + std::to_string(i) + "\nworkdir: work\nnodes:\n"
+                    "  - {id: a, op: noop, params: {tasks: 2}}\n  - {id: b, op: noop, inputs: [a]}\n");
+    ASSERT_FALSE(cluster.Submit(spec).empty()) << cluster.Logs();
+  }
+  const uint64_t rss_before = RssKb(cluster.coordinator().pid());
+  zmq::context_t ctx(1);
+  zmq::socket_t flood = Dealer(ctx, coordinator::ClientEndpointFor(cluster.endpoint()),
+                               cluster.keys() / "local-client", net::KeyRole::kClient);
+  flood.set(zmq::sockopt::rcvhwm, 1);  // reads nothing, holds almost nothing
+  const std::string request = wire::Encode(wire::StatusRequest{});
+  constexpr int kRequests = 30'000;
+  int sent = 0;
+  for (; sent < kRequests; ++sent) {
+    if (!flood.send(zmq::buffer(request), zmq::send_flags::dontwait)) {
+      std::this_thread::sleep_for(1ms);  // the coordinator's inbound queue is full for now
+      --sent;
+    }
+  }
+  std::optional<CoordinatorView> c;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        c = cluster.Coordinator();
+        return c && c->messages_received >= static_cast<uint64_t>(kRequests);
+      },
+      120s, 200ms))
+      << cluster.Logs();
+  EXPECT_GT(c->replies_dropped, 0u);
+  const uint64_t rss_after = RssKb(cluster.coordinator().pid());
+  // Kept, the 30,000 replies would be hundreds of MiB.
+  EXPECT_LT(rss_after, rss_before + 64 * 1024) << rss_before << " kB before, " << rss_after << " kB after";
 }
 
 }  // namespace
