@@ -205,6 +205,33 @@ TEST(PlanCommandTest, RefusesAYamlAliasBombWithoutTheMemory) {
       << "peak RSS " << r.peak_rss_kib << " KiB, " << small.peak_rss_kib << " KiB for a small spec";
 }
 
+// A command of 100 KB that looks like one placeholder: read in one linear pass, refused by
+// name (shortened), not a stack overflow.
+TEST(PlanCommandTest, RefusesAHugePlaceholderInOneLine) {
+  TempDir dir;
+  const std::string spec = WriteFile(
+      dir.path() / "long.yaml", "name: x\nnodes:\n  - {id: a, op: noop}\n  - id: b\n    op: exec\n"
+                                "    inputs: [a]\n    params: {command: \"cat {" +
+                                    std::string(100'000, 'x') + "}\"}\n");
+  auto r = RunCoupler({"plan", spec});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("error: node 'b': field 'params.command': unknown placeholder "
+                               "{xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...}; known: {input}, {output}, "
+                               "{shard}"));
+  EXPECT_EQ(LineCount(r.err), 1u) << r.err.substr(0, 1000);
+}
+
+TEST(PlanCommandTest, PlansACommandWithAHugeUnclosedBrace) {
+  TempDir dir;
+  const std::string spec = WriteFile(
+      dir.path() / "long.yaml", "name: x\nnodes:\n  - {id: a, op: noop}\n  - id: b\n    op: exec\n"
+                                "    inputs: [a]\n    params: {command: \"echo {" +
+                                    std::string(100'000, 'x') + " {output}\"}\n");
+  auto r = RunCoupler({"plan", spec});
+  EXPECT_EQ(r.exit_code, 0) << r.err.substr(0, 1000);
+  EXPECT_THAT(r.out, HasSubstr("job x: 2 nodes"));
+}
+
 // Over the size cap: refused by its size before it is read (the file is sparse), with the
 // size in the message.
 TEST(PlanCommandTest, RefusesASpecOverTheSizeLimit) {
