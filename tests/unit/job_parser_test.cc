@@ -1,5 +1,7 @@
 #include "runtime/job/job_parser.h"
 
+#include <malloc.h>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -139,11 +141,6 @@ nodes:
   EXPECT_EQ(d.size(), 3u);
 }
 
-}  // namespace
-}  // namespace coupler::job
-
-namespace coupler::job {
-namespace {
 
 // A spec whose one param nests `lists` lists: root, nodes, node and params are 4 more levels.
 std::string JsonNested(int lists) {
@@ -229,6 +226,29 @@ TEST(JobParserTest, RefusesAnAliasBombAtTheAliasThatPassesTheBudget) {
   EXPECT_EQ(d.ToString(),
             "bomb.yaml:7:4: error: anchors and aliases (&name, *name) up to here copy more than "
             "100,000 values; a spec may copy at most that many (write the values out instead)\n");
+}
+
+
+// A refused spec leaves nothing behind: the heap in use returns to where it was.
+TEST(JobParserTest, KeepsNoMemoryAfterARefusedSpec) {
+  std::string bomb = "name: j\nnodes: []\na: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n";
+  for (char c = 'b'; c <= 'i'; ++c) {
+    bomb += std::string(1, c) + ": &" + c + " [";
+    for (int k = 0; k < 9; ++k) bomb += std::string(k ? ", " : "") + "*" + static_cast<char>(c - 1);
+    bomb += "]\n";
+  }
+  const std::string deep = R"({"name": "j", "nodes": )" + std::string(100'000, '[') +
+                           std::string(100'000, ']') + "}";
+  for (const std::string& text : {bomb, deep}) {
+    Diagnostics warm("job.yaml");
+    ParseJobSpec(text, warm);  // first use allocates what stays for the process (yaml-cpp, fmt)
+    const size_t before = mallinfo2().uordblks;
+    Diagnostics d("job.yaml");
+    EXPECT_FALSE(ParseJobSpec(text, d).has_value());
+    EXPECT_EQ(d.size(), 1u) << d.ToString();
+    const size_t after = mallinfo2().uordblks;
+    EXPECT_LT(after, before + (64 << 10)) << "heap in use grew from " << before << " to " << after;
+  }
 }
 
 }  // namespace
