@@ -15,7 +15,7 @@ namespace fs = std::filesystem;
 LoadedJob LoadJobText(std::string_view text, const std::string& display_name,
                       const std::string& base_dir, const ValidationEnv& env) {
   LoadedJob out{std::nullopt, Diagnostics(display_name)};
-  // Submitted text arrives here too: the coordinator refuses an oversize spec before reading it.
+  // Submitted text arrives here too: the coordinator refuses an oversize spec before parsing it.
   if (Status size = CheckSpecSize(text.size()); !size.ok()) {
     out.diags.Add({}, "", "", size.message());
     return out;
@@ -51,8 +51,8 @@ LoadedJob LoadJobFile(const std::string& path) {
   {
     std::ifstream in(path, std::ios::binary);
     if (!in) return fail(std::string("cannot read the spec file: ") + std::strerror(errno));
-    // The size is known before reading for a regular file; for anything else (a pipe) at
-    // most one byte past the limit is read, enough to refuse it.
+    // A regular file is refused by its size, unread; anything else (a pipe) is read until it
+    // passes the limit, one buffer at most beyond it, enough for LoadJobText to refuse it.
     const auto size = fs::file_size(path, ec);
     if (!ec) {
       if (Status s = CheckSpecSize(size); !s.ok()) return fail(s.message());

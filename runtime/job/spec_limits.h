@@ -22,9 +22,10 @@ inline constexpr int kMaxSpecDepth = 64;
 // Values in the document tree, aliases expanded.
 inline constexpr size_t kMaxSpecValues = 4'000'000;
 
-// Values that YAML aliases (*name) may add by repeating an anchored value. Hand-written
-// reuse (`resources: *gpu`) stays far below it; an alias bomb reaches it in a few hundred
-// bytes, and is refused before those values are built.
+// Values that YAML anchors and aliases may copy in all: the copy an anchor (&name) keeps and
+// each copy an alias (*name) pastes. Hand-written reuse (`resources: *gpu`) stays far below
+// it; an alias bomb reaches it in a few hundred bytes, and is refused before those copies
+// are made.
 inline constexpr size_t kMaxAliasedValues = 100'000;
 
 // One wording for every reader that refuses a spec for its nesting.
