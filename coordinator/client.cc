@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "runtime/job/spec_limits.h"
 #include "runtime/net/key_discovery.h"
 #include "runtime/net/zmq_socket.h"
 #include "runtime/wire/codec.h"
@@ -65,9 +66,12 @@ Result<wire::Message> Client::Call(const std::string& request, std::chrono::mill
 Result<std::string> Client::Submit(const std::string& spec_path, int priority) {
   std::ifstream in(spec_path, std::ios::binary);
   if (!in) return NotFound("cannot read the spec file " + spec_path);
+  std::error_code ec;
+  if (const auto size = std::filesystem::file_size(spec_path, ec); !ec) {
+    COUPLER_RETURN_IF_ERROR(job::CheckSpecSize(size));  // past the wire cap it would vanish
+  }
   std::ostringstream text;
   text << in.rdbuf();
-  std::error_code ec;
   wire::SubmitJob req;
   req.spec_text = text.str();
   req.spec_path = std::filesystem::absolute(spec_path, ec).lexically_normal().string();

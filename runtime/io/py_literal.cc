@@ -184,7 +184,7 @@ class Parser {
       if (value.Get(key) != nullptr) return Error("duplicate key '" + key + "'");
       if (!Consume(':')) return Error("expected ':'");
       COUPLER_ASSIGN_OR_RETURN(PyValue item, ParseValue(depth + 1));
-      value.entries.emplace_back(std::move(key), std::move(item));
+      value.entries.push_back({std::move(key), std::move(item)});
       if (Consume('}')) return value;
       if (!Consume(',')) return Error("expected ',' or '}'");
     }

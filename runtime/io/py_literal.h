@@ -13,6 +13,8 @@
 
 namespace coupler::io {
 
+struct PyEntry;
+
 struct PyValue {
   enum class Kind { kNone, kBool, kInt, kString, kTuple, kList, kDict };
 
@@ -21,10 +23,17 @@ struct PyValue {
   int64_t integer = 0;
   std::string text;                                      // kString
   std::vector<PyValue> items;                            // kTuple, kList
-  std::vector<std::pair<std::string, PyValue>> entries;  // kDict, in source order
+  std::vector<PyEntry> entries;                          // kDict, in source order
 
   // nullptr when a dict has no such key.
   const PyValue* Get(std::string_view key) const;
+};
+
+// A named struct, not std::pair: a pair of an incomplete PyValue does not compile with clang
+// over libstdc++ 12 (the fuzz build).
+struct PyEntry {
+  std::string key;
+  PyValue value;
 };
 
 // "dict", "string", ...: for messages such as "'shape' must be a tuple, got a string".

@@ -1,10 +1,11 @@
 #include "runtime/job/param_validator.h"
 
+#include <algorithm>
 #include <cmath>
-#include <regex>
 
 #include <fmt/format.h>
 
+#include "runtime/job/command_placeholders.h"
 #include "runtime/job/scalars.h"
 
 namespace coupler::job {
@@ -138,18 +139,43 @@ class ParamChecker {
   }
 
   bool CheckPlaceholders(const ParamSchema& s, const RawValue& v) {
-    static const std::regex kPlaceholder(R"(\{([A-Za-z_][A-Za-z0-9_]*)\})");
+    using Context = PlaceholderUse::Context;
     bool ok = true;
-    for (std::sregex_iterator it(v.text.begin(), v.text.end(), kPlaceholder), end; it != end;
-         ++it) {
-      const std::string name = (*it)[1].str();
+    for (const PlaceholderUse& use : FindPlaceholders(v.text)) {
+      const std::string& name = use.name;
       if (std::find(s.placeholders.begin(), s.placeholders.end(), name) == s.placeholders.end()) {
         std::string list;
         for (const auto& p : s.placeholders) list += (list.empty() ? "{" : ", {") + p + "}";
-        Error(s.name, v, "unknown placeholder {" + name + "}; known: " + list,
+        // A name can be as long as the spec: quote the start of it.
+        const std::string shown = name.size() > 32 ? name.substr(0, 32) + "..." : name;
+        Error(s.name, v, "unknown placeholder {" + shown + "}; known: " + list,
               DidYouMean(name, s.placeholders));
         ok = false;
+        continue;
       }
+      if (use.context == Context::kPlain) continue;
+      // The worker substitutes the value shell-quoted; only an unquoted placeholder keeps it
+      // one word, whatever the file name holds.
+      std::string fix;
+      switch (use.context) {
+        case Context::kSingleQuotes:
+        case Context::kDoubleQuotes:
+          fix = "drop the quotes: coupler quotes the value of {" + name + "} itself";
+          break;
+        case Context::kAfterBackslash:
+          fix = "drop the backslash: coupler quotes the value of {" + name + "} itself";
+          break;
+        case Context::kComment:
+        case Context::kPlain:
+          fix = "move it out of the comment or remove it";
+          break;
+      }
+      Error(s.name, v,
+            "placeholder {" + name + "} is " + std::string(ContextName(use.context)) +
+                ", which undoes the shell quoting coupler gives its value (a file name could "
+                "then run commands)",
+            fix);
+      ok = false;
     }
     return ok;
   }

@@ -1,16 +1,42 @@
 #include "runtime/job/raw_value.h"
 
+#include <algorithm>
+
+#include <fmt/format.h>
+
 namespace coupler::job {
 namespace {
 
-size_t CountValues(const RawValue& v) {
-  size_t n = 1;
-  for (const auto& i : v.items) n += CountValues(i);
-  for (const auto& e : v.entries) n += 1 + CountValues(e.value);
-  return n;
+// 4000000 → "4,000,000".
+std::string WithCommas(size_t n) {
+  const std::string digits = std::to_string(n);
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
 }
 
 }  // namespace
+
+RawValue::~RawValue() {
+  if (items.empty() && entries.empty()) return;
+  // Move every descendant into one flat list; each is then destroyed childless.
+  std::vector<RawValue> pending;
+  auto adopt_children = [&pending](RawValue& v) {
+    for (RawValue& item : v.items) pending.push_back(std::move(item));
+    for (RawEntry& entry : v.entries) pending.push_back(std::move(entry.value));
+    v.items.clear();
+    v.entries.clear();
+  };
+  adopt_children(*this);
+  while (!pending.empty()) {
+    RawValue v = std::move(pending.back());
+    pending.pop_back();
+    adopt_children(v);
+  }
+}
 
 const RawValue* RawValue::Find(std::string_view key) const {
   for (const auto& e : entries) {
@@ -29,19 +55,37 @@ std::string_view RawValue::KindName() const {
   return "nothing";
 }
 
+void RawTreeBuilder::Fail(SourcePos pos, std::string message) {
+  if (error_) return;
+  error_ = Error{pos, std::move(message)};
+  // Nothing built so far is needed any more: give the memory back now.
+  stack_.clear();
+  stack_.shrink_to_fit();
+  anchors_.clear();
+  root_ = RawValue();
+}
+
+void RawTreeBuilder::FailAliases(SourcePos pos) {
+  Fail(pos, fmt::format("anchors and aliases (&name, *name) up to here copy more than {} values; "
+                        "a spec may copy at most that many (write the values out instead)",
+                        WithCommas(max_aliased_)));
+}
+
 void RawTreeBuilder::Scalar(SourcePos pos, std::string text, bool quoted, uint64_t anchor) {
+  if (failed()) return;
   RawValue v;
   v.kind = RawValue::Kind::kScalar;
   v.pos = pos;
   v.text = std::move(text);
   v.quoted = quoted;
-  Emit(std::move(v), anchor);
+  Emit(std::move(v), Sized{}, anchor);
 }
 
 void RawTreeBuilder::Null(SourcePos pos, uint64_t anchor) {
+  if (failed()) return;
   RawValue v;
   v.pos = pos;
-  Emit(std::move(v), anchor);
+  Emit(std::move(v), Sized{}, anchor);
 }
 
 void RawTreeBuilder::StartSequence(SourcePos pos, uint64_t anchor) {
@@ -53,6 +97,11 @@ void RawTreeBuilder::StartMap(SourcePos pos, uint64_t anchor) {
 }
 
 void RawTreeBuilder::Start(RawValue::Kind kind, SourcePos pos, uint64_t anchor) {
+  if (failed()) return;
+  if (static_cast<int>(stack_.size()) >= max_depth_) {
+    Fail(pos, NestingTooDeepMessage());
+    return;
+  }
   Frame f;
   f.value.kind = kind;
   f.value.pos = pos;
@@ -61,32 +110,53 @@ void RawTreeBuilder::Start(RawValue::Kind kind, SourcePos pos, uint64_t anchor) 
 }
 
 void RawTreeBuilder::End() {
-  if (stack_.empty()) return;
+  if (failed() || stack_.empty()) return;
   Frame f = std::move(stack_.back());
   stack_.pop_back();
-  Emit(std::move(f.value), f.anchor);
+  Emit(std::move(f.value), f.size, f.anchor);
 }
 
-bool RawTreeBuilder::Alias(uint64_t anchor) {
+bool RawTreeBuilder::Alias(SourcePos pos, uint64_t anchor) {
+  if (failed()) return true;
   auto it = anchors_.find(anchor);
   if (it == anchors_.end()) return false;
-  // Each alias costs its full size: "billion laughs" documents hit the cap, not memory.
-  values_ += it->second.second;
-  if (too_large()) return true;
-  Emit(it->second.first, 0);
-  --values_;  // Emit counted the root once more
+  const Sized size = it->second.second;
+  // Charged before the copy is made: an alias bomb is refused at the cost of its text.
+  aliased_ += size.values;
+  if (aliased_ > max_aliased_) {
+    FailAliases(pos);
+    return true;
+  }
+  if (static_cast<int>(stack_.size()) + size.height > max_depth_) {
+    Fail(pos, NestingTooDeepMessage());
+    return true;
+  }
+  Emit(it->second.first, size, 0);
   return true;
 }
 
-void RawTreeBuilder::Emit(RawValue v, uint64_t anchor) {
-  ++values_;
-  if (too_large()) return;
-  if (anchor != 0) anchors_[anchor] = {v, CountValues(v)};
+void RawTreeBuilder::Emit(RawValue v, Sized size, uint64_t anchor) {
+  values_ += size.values;
+  if (values_ > max_values_) {
+    Fail(v.pos, fmt::format("spec too large: more than {} values (aliases included)",
+                            WithCommas(max_values_)));
+    return;
+  }
+  if (anchor != 0) {
+    aliased_ += size.values;  // the copy kept for later aliases costs as much as one alias
+    if (aliased_ > max_aliased_) {
+      FailAliases(v.pos);
+      return;
+    }
+    anchors_[anchor] = {v, size};
+  }
   if (stack_.empty()) {
     root_ = std::move(v);
     return;
   }
   Frame& parent = stack_.back();
+  parent.size.values += size.values;
+  parent.size.height = std::max(parent.size.height, size.height + 1);
   if (parent.value.kind == RawValue::Kind::kSequence) {
     parent.value.items.push_back(std::move(v));
   } else if (parent.expecting_key) {

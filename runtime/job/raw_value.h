@@ -5,11 +5,13 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "runtime/job/diagnostics.h"
+#include "runtime/job/spec_limits.h"
 
 namespace coupler::job {
 
@@ -23,6 +25,15 @@ struct RawValue {
   std::vector<RawValue> items;   // sequence items
   std::vector<RawEntry> entries; // map entries, in file order (duplicates kept, for errors)
   SourcePos pos;
+
+  RawValue() = default;
+  RawValue(const RawValue&) = default;
+  RawValue(RawValue&&) noexcept = default;
+  RawValue& operator=(const RawValue&) = default;
+  RawValue& operator=(RawValue&&) noexcept = default;
+  // Frees the children from a work list rather than by recursion, so no tree, however it was
+  // built, can exhaust the stack on its way out.
+  ~RawValue();
 
   bool IsNull() const { return kind == Kind::kNull; }
   bool IsScalar() const { return kind == Kind::kScalar; }
@@ -41,11 +52,20 @@ struct RawEntry {
 };
 
 // Builds a RawValue tree from parser events (start/end of containers, scalars), so the YAML
-// and JSON readers share one construction. Caps the total value count so aliases cannot
-// expand a small file into gigabytes.
+// and JSON readers share one construction and one set of limits (spec_limits.h): nesting
+// depth, value count, and the values aliases may repeat. The first limit hit is kept as
+// error() and every later event is ignored, so a refused document stops costing memory at
+// that point; a reader that can stop its parser early should check failed() after each event.
 class RawTreeBuilder {
  public:
-  explicit RawTreeBuilder(size_t max_values = 4'000'000) : max_values_(max_values) {}
+  struct Error {
+    SourcePos pos;
+    std::string message;
+  };
+
+  explicit RawTreeBuilder(int max_depth = kMaxSpecDepth, size_t max_values = kMaxSpecValues,
+                          size_t max_aliased = kMaxAliasedValues)
+      : max_depth_(max_depth), max_values_(max_values), max_aliased_(max_aliased) {}
 
   // `anchor` != 0 remembers the value for later Alias(anchor) calls (YAML's &name / *name).
   void Scalar(SourcePos pos, std::string text, bool quoted, uint64_t anchor = 0);
@@ -54,27 +74,40 @@ class RawTreeBuilder {
   void StartMap(SourcePos pos, uint64_t anchor = 0);
   void End();  // ends the innermost sequence or map
   // Re-emits an anchored value; false when the anchor is unknown.
-  bool Alias(uint64_t anchor);
+  bool Alias(SourcePos pos, uint64_t anchor);
 
-  bool too_large() const { return values_ > max_values_; }
+  bool failed() const { return error_.has_value(); }
+  const std::optional<Error>& error() const { return error_; }
   RawValue Take() { return std::move(root_); }
 
  private:
+  // A value with what the limits need to know about it, without walking it again.
+  struct Sized {
+    size_t values = 1;  // itself, its items, and its entries' keys and values
+    int height = 0;     // containers on the longest path down from it, itself included
+  };
   struct Frame {
     RawValue value;
+    Sized size{1, 1};
     uint64_t anchor = 0;
     bool expecting_key = true;
     std::string key;
     SourcePos key_pos;
   };
   void Start(RawValue::Kind kind, SourcePos pos, uint64_t anchor);
-  void Emit(RawValue v, uint64_t anchor);
+  void Emit(RawValue v, Sized size, uint64_t anchor);
+  void Fail(SourcePos pos, std::string message);
+  void FailAliases(SourcePos pos);
 
   std::vector<Frame> stack_;
-  std::map<uint64_t, std::pair<RawValue, size_t>> anchors_;  // value and its value count
+  std::map<uint64_t, std::pair<RawValue, Sized>> anchors_;
   RawValue root_;
   size_t values_ = 0;
+  size_t aliased_ = 0;  // values copied for anchors plus values copied by aliases
+  int max_depth_;
   size_t max_values_;
+  size_t max_aliased_;
+  std::optional<Error> error_;
 };
 
 }  // namespace coupler::job

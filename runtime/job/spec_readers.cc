@@ -27,7 +27,7 @@ class YamlEvents : public YAML::EventHandler {
   void OnDocumentEnd() override {}
   void OnNull(const YAML::Mark& m, YAML::anchor_t a) override { b_.Null(PosOf(m), a); }
   void OnAlias(const YAML::Mark& m, YAML::anchor_t a) override {
-    if (!b_.Alias(a)) b_.Null(PosOf(m));
+    if (!b_.Alias(PosOf(m), a)) b_.Null(PosOf(m));
   }
   void OnScalar(const YAML::Mark& m, const std::string& tag, YAML::anchor_t a,
                 const std::string& value) override {
@@ -148,9 +148,10 @@ class JsonEvents {
     return Ok();
   }
   bool Key(const char* str, rapidjson::SizeType len, bool copy) { return String(str, len, copy); }
-  bool StartObject() { return b_.StartMap(Pos()), Ok(); }
+  // rapidjson announces a container before it takes the bracket: the bracket is next.
+  bool StartObject() { return b_.StartMap(PosAt(s_.Tell())), Ok(); }
   bool EndObject(rapidjson::SizeType) { return b_.End(), Ok(); }
-  bool StartArray() { return b_.StartSequence(Pos()), Ok(); }
+  bool StartArray() { return b_.StartSequence(PosAt(s_.Tell())), Ok(); }
   bool EndArray(rapidjson::SizeType) { return b_.End(), Ok(); }
 
  private:
@@ -158,9 +159,10 @@ class JsonEvents {
     b_.Scalar(Pos(), std::move(text), /*quoted=*/false);
     return Ok();
   }
-  bool Ok() const { return !b_.too_large(); }
-  SourcePos Pos() const {
-    const size_t off = s_.token_start();
+  // False stops rapidjson: past a limit, the rest of the text is not worth reading.
+  bool Ok() const { return !b_.failed(); }
+  SourcePos Pos() const { return PosAt(s_.token_start()); }
+  SourcePos PosAt(size_t off) const {
     auto it = std::upper_bound(line_starts_.begin(), line_starts_.end(), off);
     const size_t line = static_cast<size_t>(it - line_starts_.begin());
     return {static_cast<int>(line), static_cast<int>(off - line_starts_[line - 1] + 1)};
@@ -170,9 +172,14 @@ class JsonEvents {
   std::vector<size_t> line_starts_;
 };
 
+void ReportLimit(const RawTreeBuilder& builder, Diagnostics& diags) {
+  const RawTreeBuilder::Error& e = *builder.error();
+  diags.Add(e.pos.line > 0 ? e.pos : SourcePos{1, 1}, "", "", e.message);
+}
+
 }  // namespace
 
-std::optional<RawValue> ReadJson(std::string_view text) {
+std::optional<RawValue> ReadJson(std::string_view text, Diagnostics& diags) {
   RawTreeBuilder builder;
   TrackingStream stream(text);
   JsonEvents events(builder, stream, text);
@@ -180,7 +187,11 @@ std::optional<RawValue> ReadJson(std::string_view text) {
   // Iterative parsing: deep nesting costs heap, not stack.
   auto result = reader.Parse<rapidjson::kParseIterativeFlag | rapidjson::kParseNumbersAsStringsFlag |
                              rapidjson::kParseValidateEncodingFlag>(stream, events);
-  if (result.IsError() || builder.too_large()) return std::nullopt;
+  if (builder.failed()) {
+    ReportLimit(builder, diags);
+    return std::nullopt;
+  }
+  if (result.IsError()) return std::nullopt;
   return builder.Take();
 }
 
@@ -188,16 +199,23 @@ std::optional<RawValue> ReadSpecText(std::string_view text, Diagnostics& diags) 
   if (!CheckSpecBytes(text, diags)) return std::nullopt;
   const size_t first = text.find_first_not_of(" \t\r\n");
   if (first != std::string_view::npos && (text[first] == '{' || text[first] == '[')) {
-    if (auto json = ReadJson(text)) return json;
+    const size_t errors_before = diags.total();
+    if (auto json = ReadJson(text, diags)) return json;
+    if (diags.total() != errors_before) return std::nullopt;  // JSON, but past a limit
   }
+  // Depth is checked on the text first: yaml-cpp's parser recurses once per level.
   TextFacts facts;
-  if (!CheckYamlLexically(text, diags, facts)) return std::nullopt;
+  if (!CheckYamlLexically(text, diags, facts, kMaxSpecDepth)) return std::nullopt;
   RawTreeBuilder builder;
   try {
     std::istringstream in{std::string(text)};
     YAML::Parser parser(in);
     YamlEvents events(builder);
     if (!parser.HandleNextDocument(events)) return RawValue{};  // empty document
+    if (builder.failed()) {
+      ReportLimit(builder, diags);
+      return std::nullopt;
+    }
     DocumentCounter second;
     if (parser.HandleNextDocument(second)) {
       diags.Add(second.first_value.line > 0 ? second.first_value : second.start, "", "",
@@ -206,11 +224,11 @@ std::optional<RawValue> ReadSpecText(std::string_view text, Diagnostics& diags) 
       return std::nullopt;
     }
   } catch (const YAML::Exception& e) {
-    ReportYamlError(e, facts, diags);
-    return std::nullopt;
-  }
-  if (builder.too_large()) {
-    diags.Add({1, 1}, "", "", "spec too large: more than 4,000,000 values (aliases included)");
+    if (builder.failed()) {
+      ReportLimit(builder, diags);
+    } else {
+      ReportYamlError(e, facts, diags);
+    }
     return std::nullopt;
   }
   return builder.Take();

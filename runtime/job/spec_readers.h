@@ -15,7 +15,8 @@ namespace coupler::job {
 // nullopt, with a diagnostic, when the text is not one YAML (or JSON) document.
 std::optional<RawValue> ReadSpecText(std::string_view text, Diagnostics& diags);
 
-// Strict JSON only; nullopt (no diagnostic) when the text is not JSON.
-std::optional<RawValue> ReadJson(std::string_view text);
+// Strict JSON only. nullopt without a diagnostic when the text is not JSON (the caller may try
+// YAML), nullopt with one when it is JSON past a limit of spec_limits.h.
+std::optional<RawValue> ReadJson(std::string_view text, Diagnostics& diags);
 
 }  // namespace coupler::job

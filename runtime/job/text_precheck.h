@@ -19,9 +19,11 @@ struct TextFacts {
 // Adds a diagnostic and returns false for binary or non-UTF-8 text.
 bool CheckSpecBytes(std::string_view text, Diagnostics& diags);
 
-// By YAML's lexical rules (quotes, comments, flow brackets, block scalars): adds a diagnostic
-// and returns false for an unterminated quoted scalar or flow collections nested deeper than
-// `max_depth`; records an unclosed bracket in `facts` for a better parser error later.
+// By YAML's lexical rules (quotes, comments, flow brackets, indentation and "- ", block
+// scalars): adds a diagnostic and returns false for an unterminated quoted scalar or for lists
+// and mappings, flow and block together, nested deeper than `max_depth` (yaml-cpp's parser
+// recurses once per level, so this runs before it); records an unclosed bracket in `facts`
+// for a better parser error later.
 bool CheckYamlLexically(std::string_view text, Diagnostics& diags, TextFacts& facts,
                         int max_depth = 64);
 

@@ -35,8 +35,8 @@ TEST(MpiExecTest, UsersMpiProgramRunsAsOneGangOfTwoRanks) {
             "  - {id: import, op: import_csv, inputs: [small.csv], params: {shards: 2}}\n"
             "  - id: program\n    op: mpi_exec\n    inputs: [import]\n    ranks: 2\n"
             "    params:\n      command: \"mpirun --oversubscribe" << root
-         << " --timeout 60 -np {ranks} --hostfile {hostfile} sh -c 'ls {input} | wc -l'"
-            " > {output}/listing.txt\"\n";
+         << " --timeout 60 -np {ranks} --hostfile {hostfile} sh -c 'ls \\\"$0\\\" | wc -l'"
+            " {input} > {output}/listing.txt\"\n";
   }
   const CommandResult r = RunToEnd({kCoupler, "run", "own-mpi.yaml", "--workers", "2"},
                                    scratch.path(), 120s, scratch.path());

@@ -1,5 +1,7 @@
 #include "runtime/job/job_parser.h"
 
+#include <malloc.h>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -137,6 +139,116 @@ nodes:
                            "string), got a mapping"));
   EXPECT_THAT(s, HasSubstr("node 'b': field 'requires.rack': expected a label value"));
   EXPECT_EQ(d.size(), 3u);
+}
+
+
+// A spec whose one param nests `lists` lists: root, nodes, node and params are 4 more levels.
+std::string JsonNested(int lists) {
+  return R"({"name": "j", "nodes": [{"id": "a", "op": "noop", "params": {"p": )" +
+         std::string(lists, '[') + std::string(lists, ']') + "}}]}";
+}
+std::string YamlFlowNested(int lists) {
+  return "name: j\nnodes:\n  - id: a\n    op: noop\n    params:\n      p: " +
+         std::string(lists, '[') + std::string(lists, ']') + "\n";
+}
+std::string YamlBlockNested(int lists) {
+  std::string text = "name: j\nnodes:\n  - id: a\n    op: noop\n    params:\n      p:\n        ";
+  for (int i = 0; i < lists; ++i) text += "- ";
+  return text + "x\n";
+}
+
+TEST(JobParserTest, ReadsSpecsNestedUpToTheLimitInEveryForm) {
+  for (const std::string& text : {JsonNested(kMaxSpecDepth - 4), YamlFlowNested(kMaxSpecDepth - 4),
+                                  YamlBlockNested(kMaxSpecDepth - 4)}) {
+    Diagnostics d("job.yaml");
+    auto g = ParseJobSpec(text, d);
+    ASSERT_TRUE(g.has_value()) << d.ToString();
+    EXPECT_TRUE(d.empty()) << d.ToString();
+    // The innermost list is there, 60 levels down.
+    const RawValue* v = &g->nodes.at(0).raw_params.at("p");
+    for (int i = 1; i < kMaxSpecDepth - 4; ++i) {
+      ASSERT_EQ(v->items.size(), 1u) << "level " << i;
+      v = &v->items[0];
+    }
+    EXPECT_TRUE(v->IsSequence());
+  }
+}
+
+TEST(JobParserTest, RefusesOneLevelPastTheLimitWithItsPosition) {
+  struct Case {
+    std::string text;
+    const char* where;
+  };
+  for (const Case& c : {Case{JsonNested(kMaxSpecDepth - 3), "job.yaml:1:127: "},
+                        Case{YamlFlowNested(kMaxSpecDepth - 3), "job.yaml:6:70: "},
+                        Case{YamlBlockNested(kMaxSpecDepth - 3), "job.yaml:7:129: "}}) {
+    Diagnostics d("job.yaml");
+    EXPECT_FALSE(ParseJobSpec(c.text, d).has_value());
+    EXPECT_EQ(d.ToString(), std::string(c.where) +
+                                "error: nested more than 64 levels deep (lists and mappings "
+                                "inside one another); a spec may nest at most 64\n");
+  }
+}
+
+// An alias pastes its anchor's whole depth where it stands.
+TEST(JobParserTest, CountsTheDepthAnAliasBrings) {
+  const std::string anchored = "[" + std::string(40, '[') + std::string(40, ']') + "]";
+  Diagnostics d("job.yaml");
+  EXPECT_FALSE(ParseJobSpec("name: j\nnodes:\n  - id: a\n    op: noop\n    params:\n      p: &deep " +
+                                anchored + "\n      q: " + std::string(30, '[') + "*deep" +
+                                std::string(30, ']') + "\n",
+                            d)
+                   .has_value());
+  EXPECT_THAT(d.ToString(), HasSubstr("job.yaml:7:40: error: nested more than 64 levels deep"));
+}
+
+TEST(JobParserTest, ReadsAnchorsAndAliasesUsedForReuse) {
+  Diagnostics d("job.yaml");
+  auto g = ParseJobSpec(
+      "name: j\nnodes:\n  - {id: a, op: noop, resources: &small {cpus: 2, memory: 1GiB}}\n"
+      "  - {id: b, op: noop, resources: *small}\n",
+      d);
+  ASSERT_TRUE(g.has_value());
+  EXPECT_TRUE(d.empty()) << d.ToString();
+  EXPECT_DOUBLE_EQ(g->nodes.at(1).resources.cpus, 2.0);
+  EXPECT_EQ(g->nodes.at(1).resources.memory, 1ull << 30);
+}
+
+TEST(JobParserTest, RefusesAnAliasBombAtTheAliasThatPassesTheBudget) {
+  std::string text = "name: j\nnodes: []\na: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n";
+  for (char c = 'b'; c <= 'i'; ++c) {
+    text += std::string(1, c) + ": &" + c + " [";
+    for (int k = 0; k < 9; ++k) text += std::string(k ? ", " : "") + "*" + static_cast<char>(c - 1);
+    text += "]\n";
+  }
+  Diagnostics d("bomb.yaml");
+  EXPECT_FALSE(ParseJobSpec(text, d).has_value());
+  EXPECT_EQ(d.ToString(),
+            "bomb.yaml:7:4: error: anchors and aliases (&name, *name) up to here copy more than "
+            "100,000 values; a spec may copy at most that many (write the values out instead)\n");
+}
+
+
+// A refused spec leaves nothing behind: the heap in use returns to where it was.
+TEST(JobParserTest, KeepsNoMemoryAfterARefusedSpec) {
+  std::string bomb = "name: j\nnodes: []\na: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n";
+  for (char c = 'b'; c <= 'i'; ++c) {
+    bomb += std::string(1, c) + ": &" + c + " [";
+    for (int k = 0; k < 9; ++k) bomb += std::string(k ? ", " : "") + "*" + static_cast<char>(c - 1);
+    bomb += "]\n";
+  }
+  const std::string deep = R"({"name": "j", "nodes": )" + std::string(100'000, '[') +
+                           std::string(100'000, ']') + "}";
+  for (const std::string& text : {bomb, deep}) {
+    Diagnostics warm("job.yaml");
+    ParseJobSpec(text, warm);  // first use allocates what stays for the process (yaml-cpp, fmt)
+    const size_t before = mallinfo2().uordblks;
+    Diagnostics d("job.yaml");
+    EXPECT_FALSE(ParseJobSpec(text, d).has_value());
+    EXPECT_EQ(d.size(), 1u) << d.ToString();
+    const size_t after = mallinfo2().uordblks;
+    EXPECT_LT(after, before + (64 << 10)) << "heap in use grew from " << before << " to " << after;
+  }
 }
 
 }  // namespace

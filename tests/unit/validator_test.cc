@@ -87,6 +87,16 @@ INSTANTIATE_TEST_SUITE_P(
                 "field 'params.dtype': must be one of float16, bfloat16, got 'float8'"},
         BadSpec{"BadPlaceholder", "name: j\nnodes:\n  - {id: a, op: exec, inputs: [/data/shards], params: {command: 'cp {inptu} {output}'}}\n",
                 "unknown placeholder {inptu}; known: {input}, {output}, {shard}; did you mean 'input'?"},
+        BadSpec{"PlaceholderInDoubleQuotes", "name: j\nnodes:\n  - {id: a, op: exec, inputs: [/data/shards], params: {command: 'cat \"{input}\" > {output}'}}\n",
+                "job.yaml:3:65: error: node 'a': field 'params.command': placeholder {input} is inside double quotes, which undoes the shell quoting coupler gives its value (a file name could then run commands); drop the quotes: coupler quotes the value of {input} itself"},
+        BadSpec{"PlaceholderInSingleQuotes", "name: j\nnodes:\n  - {id: a, op: exec, inputs: [/data/shards], params: {command: \"sh -c 'cp {input} {output}'\"}}\n",
+                "field 'params.command': placeholder {input} is inside single quotes"},
+        BadSpec{"MpiExecPlaceholderInQuotes", "name: j\nnodes:\n  - {id: t, op: mpi_exec, params: {command: \"mpirun -np {ranks} --hostfile '{hostfile}' x\"}}\n",
+                "node 't': field 'params.command': placeholder {hostfile} is inside single quotes"},
+        BadSpec{"PlaceholderAfterBackslash", "name: j\nnodes:\n  - {id: a, op: exec, inputs: [/data/shards], params: {command: 'cp \\{input} {output}'}}\n",
+                "placeholder {input} is right after a backslash, which undoes the shell quoting coupler gives its value (a file name could then run commands); drop the backslash"},
+        BadSpec{"PlaceholderInComment", "name: j\nnodes:\n  - {id: a, op: exec, inputs: [/data/shards], params: {command: 'cp {input} {output} # not {shard}'}}\n",
+                "placeholder {shard} is inside a shell comment"},
         BadSpec{"ClipBounds", "name: j\nnodes:\n  - {id: a, op: clip, inputs: [/data/shards], params: {min: 2, max: 1}}\n",
                 "min (2) is greater than max (1)"},
         BadSpec{"MissingInput", "name: j\nnodes:\n  - {id: stats, op: noop}\n  - {id: b, op: clip, inputs: [stast], params: {min: 0, max: 1}}\n",
@@ -120,6 +130,13 @@ INSTANTIATE_TEST_SUITE_P(
         BadSpec{"MissingConfig", "name: j\nnodes:\n  - {id: t, op: train, params: {config: nope.yaml}}\n",
                 "field 'params.config': file 'nope.yaml' not found (looked at /specs/nope.yaml)"}),
     [](const ::testing::TestParamInfo<BadSpec>& p) { return std::string(p.param.name); });
+
+TEST(ValidatorTest, AcceptsUnquotedPlaceholdersBesideQuotedText) {
+  LoadedJob j = Load(
+      "name: j\nnodes:\n  - id: a\n    op: exec\n    inputs: [/data/shards]\n    params:\n"
+      "      command: sh -c 'cp \"$0\" \"$1\"' {input} {output} && echo \"shard {{}}\" {shard}\n");
+  EXPECT_TRUE(j.ok()) << Errors(j);
+}
 
 TEST(ValidatorTest, PrintsTheWholeCycle) {
   LoadedJob j = Load("name: j\nnodes:\n  - {id: a, op: noop, inputs: [c]}\n  - {id: b, op: noop, inputs: [a]}\n  - {id: c, op: noop, inputs: [b]}\n");
