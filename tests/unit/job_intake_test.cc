@@ -24,9 +24,9 @@ wire::SubmitJob Submit(std::string text) {
 // refused with its size, however it reached the coordinator.
 TEST(JobIntakeTest, RefusesASubmittedSpecOverTheSizeLimit) {
   std::string text = R"({"name": "j", "nodes": [{"id": "a", "op": "noop"}]})";
-  ASSERT_TRUE(AdmitJob(Submit(text), "job-1", 0).ok());
+  ASSERT_TRUE(AdmitJob(Submit(text), "job-1", 0, "alice").ok());
   text.resize(job::kMaxSpecBytes + (1 << 20), ' ');
-  Result<AdmittedJob> admitted = AdmitJob(Submit(text), "job-2", 0);
+  Result<AdmittedJob> admitted = AdmitJob(Submit(text), "job-2", 0, "alice");
   ASSERT_FALSE(admitted.ok());
   EXPECT_EQ(admitted.status().code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(admitted.status().message(),
