@@ -107,8 +107,12 @@ void Coordinator::OnClientMessage(const std::string& identity, const std::string
   limits.max_payload_bytes = options_.max_message_bytes;
   Result<wire::Message> msg = wire::Decode(payload, limits);
   if (!msg.ok()) {
+    // Dropped and counted, and the client told why: silence would read as "no coordinator".
     ++dropped_;
-    return;  // no reply: a peer speaking another protocol gets nothing to misparse
+    Result<wire::MessageType> type = wire::PeekType(payload);
+    ReplyError(identity, msg.status().WithContext("malformed request"),
+               type.ok() ? *type : static_cast<wire::MessageType>(0), delimiter);
+    return;
   }
   if (const auto* submit = std::get_if<wire::SubmitJob>(&*msg)) {
     OnSubmit(identity, user, *submit, delimiter);

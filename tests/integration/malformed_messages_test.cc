@@ -108,6 +108,21 @@ TEST(MalformedMessagesTest, CoordinatorDropsAndCountsGarbageAndKeepsServing) {
                        << " of the " << sent << " bad messages";
   EXPECT_GT(after->messages_received, before->messages_received + sent);
   EXPECT_TRUE(cluster.coordinator().running()) << cluster.Logs();
+  // Each bad request on the client port was answered with an Error naming the problem, so a
+  // client is never left thinking no coordinator is there.
+  size_t errors = 0;
+  const size_t client_bad = BadMessages(valid_client_msg).size();
+  WaitUntil(
+      [&] {
+        zmq::message_t m;
+        while (to_clients_port.recv(m, zmq::recv_flags::dontwait)) {
+          Result<wire::Message> reply = wire::Decode(m.to_string());
+          if (reply.ok() && std::holds_alternative<wire::Error>(*reply)) ++errors;
+        }
+        return errors >= client_bad;
+      },
+      30s, 50ms);
+  EXPECT_EQ(errors, client_bad);
 
   // Still serving: a job submitted now completes on the worker that was there all along.
   const fs::path spec = cluster.dir() / "after.yaml";
