@@ -92,33 +92,54 @@ int64_t Coordinator::WallMs() {
       .count();
 }
 
+namespace {
+
+// A finished job as `status` shows it after a restart: its row, never its spec again.
+wire::JobStatus Summary(const store::JobRecord& rec) {
+  wire::JobStatus s;
+  s.id = rec.id;
+  s.name = rec.name;
+  s.state = rec.state;
+  s.tasks_total = rec.counts.tasks_total;
+  s.tasks_done = rec.counts.tasks_done;
+  s.tasks_failed = rec.counts.tasks_failed;
+  s.attempts = rec.counts.attempts;
+  s.error = rec.error;
+  s.submitted_ms = rec.submitted_ms;
+  s.finished_ms = rec.finished_ms;
+  s.submitted_by = rec.submitted_by;
+  return s;
+}
+
+}  // namespace
+
 Status Coordinator::Resume() {
   auto log = Logger("coordinator");
   COUPLER_ASSIGN_OR_RETURN(auto records, store_->LoadJobs());
-  // Finished jobs are rebuilt too, so `status` still answers for them; only unfinished ones
-  // get work dispatched.
   for (const auto& rec : records) {
+    // Finished jobs stay what their row says: not re-validated (their inputs may be gone),
+    // not rebuilt in memory. Only unfinished ones are restored to run.
+    if (rec.state == "succeeded" || rec.state == "failed" || rec.state == "cancelled") {
+      finished_.emplace(rec.id, Summary(rec));
+      continue;
+    }
     COUPLER_ASSIGN_OR_RETURN(auto commits, store_->LoadCommits(rec.id));
     COUPLER_ASSIGN_OR_RETURN(auto attempts, store_->LoadAttempts(rec.id));
     Result<std::unique_ptr<JobState>> job = RestoreJob(rec, commits, attempts);
     if (!job.ok()) {
       log->error("cannot resume job {}: {}", rec.id, job.status().message());
       COUPLER_RETURN_IF_ERROR(store_->SetJobState(rec.id, "failed", job.status().message(), WallMs()));
+      store::JobRecord failed = rec;
+      failed.state = "failed";
+      failed.error = job.status().message();
+      finished_.emplace(rec.id, Summary(failed));
       continue;
     }
-    if (rec.state == "cancelled") (*job)->Cancel();
-    if (rec.state == "failed") (*job)->RestoreFailed(rec.error);
     // What the store says, so a job whose last commits landed just before a crash (all done,
     // state still "running" on disk) gets its final state written by PersistFinishedJobs.
-    persisted_phase_[rec.id] = rec.state == "succeeded"   ? JobPhase::kSucceeded
-                               : rec.state == "failed"    ? JobPhase::kFailed
-                               : rec.state == "cancelled" ? JobPhase::kCancelled
-                               : rec.state == "running"   ? JobPhase::kRunning
-                                                          : JobPhase::kQueued;
-    if (rec.state == "queued" || rec.state == "running") {
-      log->info("resuming job {} ({}): {} of {} tasks already done", rec.id, rec.name,
-                (*job)->done(), (*job)->table().size());
-    }
+    persisted_phase_[rec.id] = rec.state == "running" ? JobPhase::kRunning : JobPhase::kQueued;
+    log->info("resuming job {} ({}): {} of {} tasks already done", rec.id, rec.name,
+              (*job)->done(), (*job)->table().size());
     scheduler_.AddJob(std::move(*job));
   }
   return Status::Ok();
@@ -276,8 +297,13 @@ void Coordinator::PersistFinishedJobs() {
     // SetJobState writes the buffered commits in the same transaction, so a job is never
     // on disk as finished without the commits that finished it.
     if (finished && job->finished_ms() == 0) job->set_times(job->submitted_ms(), WallMs());
+    store::JobCounts counts;
+    counts.tasks_total = job->table().size();
+    counts.tasks_done = job->done();
+    counts.tasks_failed = job->failed();
+    counts.attempts = job->total_attempts();
     Status s = store_->SetJobState(job->id(), std::string(JobPhaseName(job->phase())), job->error(),
-                                   finished ? job->finished_ms() : 0);
+                                   finished ? job->finished_ms() : 0, counts);
     NoteStoreResult(s);
     if (!s.ok()) return;  // still the old phase on disk: status keeps saying so
     persisted = job->phase();

@@ -118,6 +118,8 @@ class Coordinator {
   std::string worker_endpoint_;
   std::string client_endpoint_;
   std::map<std::string, JobPhase> persisted_phase_;
+  // Jobs that had finished before this start: their summary rows, by id.
+  std::map<std::string, wire::JobStatus> finished_;
   std::chrono::steady_clock::time_point started_;
   int64_t last_heartbeat_ms_ = 0;
   int64_t last_reap_ms_ = 0;

@@ -1,4 +1,6 @@
 // The Coordinator's message handlers: one per message type, each a few scheduler calls.
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "coordinator/coordinator.h"
@@ -224,6 +226,12 @@ void Coordinator::SendStatus(const std::string& identity, const std::string& job
       reply.jobs.back().finished_ms = 0;
     }
   }
+  for (const auto& [id, summary] : finished_) {
+    if (job_id.empty() || id == job_id) reply.jobs.push_back(summary);
+  }
+  // Oldest first, restored and live alike (ids are zero-padded numbers).
+  std::sort(reply.jobs.begin(), reply.jobs.end(),
+            [](const wire::JobStatus& a, const wire::JobStatus& b) { return a.id < b.id; });
   if (!job_id.empty() && reply.jobs.empty()) {
     ReplyToClient(identity,
                   wire::Encode(wire::ErrorFromStatus(NotFound("no job " + job_id),
@@ -274,18 +282,27 @@ void Coordinator::ReplyError(const std::string& identity, const Status& status,
 void Coordinator::OnCancel(const std::string& identity, const std::string& user,
                            const wire::CancelJob& req, bool delimiter) {
   JobState* job = scheduler_.FindJob(req.job_id);
-  if (job == nullptr) {
+  auto summary = finished_.find(req.job_id);
+  if (job == nullptr && summary == finished_.end()) {
     ReplyError(identity, NotFound("no job " + req.job_id), wire::MessageType::kCancelJob, delimiter);
     return;
   }
-  if (!MayControl(user, job->submitted_by())) {
+  const std::string& owner = job != nullptr ? job->submitted_by() : summary->second.submitted_by;
+  if (!MayControl(user, owner)) {
     Logger("coordinator")->warn("refused to cancel job {} for key '{}': it is not the submitter "
                                 "nor an admin", req.job_id, user);
     ReplyError(identity,
-               PermissionDenied("job " + req.job_id + " was submitted by '" + job->submitted_by() +
+               PermissionDenied("job " + req.job_id + " was submitted by '" + owner +
                                 "': only its submitter or an admin key (authorized/admins/) may "
                                 "cancel it"),
                wire::MessageType::kCancelJob, delimiter);
+    return;
+  }
+  if (job == nullptr) {
+    ReplyToClient(identity,
+                  wire::Encode(wire::Ack{static_cast<uint16_t>(wire::MessageType::kCancelJob),
+                                         "job already finished"}),
+                  delimiter);
     return;
   }
   const bool was_finished = job->finished();

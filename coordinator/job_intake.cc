@@ -1,6 +1,7 @@
 #include "coordinator/job_intake.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <sstream>
@@ -14,18 +15,30 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// JobRecord::extra: "workdir\t<dir>" then one "dataset\t<dir>\t<file>\t<file>..." per dataset.
-std::string EncodeExtra(const std::string& workdir, const DatasetListing& datasets) {
+// What validation saw of each path at admission. Restored jobs are validated and planned
+// against it, not against the filesystem as it is after the restart: a dataset that gained
+// or lost shards meanwhile, or inputs cleaned up, must not change which task is which.
+using ProbeRecord = std::map<std::string, job::PathInfo>;
+
+// JobRecord::extra: "workdir\t<dir>", one "dataset\t<dir>\t<file>\t<file>..." per dataset,
+// and one "probe\t<path>\t<kind>\t<shards>" per path validation looked at.
+std::string EncodeExtra(const std::string& workdir, const DatasetListing& datasets,
+                        const ProbeRecord& probes) {
   std::string out = "workdir\t" + workdir + "\n";
   for (const auto& [dir, files] : datasets) {
     out += "dataset\t" + dir;
     for (const auto& f : files) out += "\t" + f;
     out += "\n";
   }
+  for (const auto& [path, info] : probes) {
+    out += "probe\t" + path + "\t" + std::to_string(static_cast<int>(info.kind)) + "\t" +
+           std::to_string(info.shards) + "\n";
+  }
   return out;
 }
 
-void DecodeExtra(const std::string& extra, std::string& workdir, DatasetListing& datasets) {
+void DecodeExtra(const std::string& extra, std::string& workdir, DatasetListing& datasets,
+                 ProbeRecord& probes) {
   std::istringstream in(extra);
   for (std::string line; std::getline(in, line);) {
     std::vector<std::string> fields;
@@ -34,6 +47,15 @@ void DecodeExtra(const std::string& extra, std::string& workdir, DatasetListing&
     if (fields.size() >= 2 && fields[0] == "workdir") workdir = fields[1];
     if (fields.size() >= 2 && fields[0] == "dataset") {
       datasets[fields[1]] = std::vector<std::string>(fields.begin() + 2, fields.end());
+    }
+    if (fields.size() == 4 && fields[0] == "probe") {
+      job::PathInfo info;
+      const int kind = std::atoi(fields[2].c_str());
+      info.kind = kind == 1 ? job::PathInfo::Kind::kFile
+                  : kind == 2 ? job::PathInfo::Kind::kDirectory
+                              : job::PathInfo::Kind::kMissing;
+      info.shards = std::atoi(fields[3].c_str());
+      probes[fields[1]] = info;
     }
   }
 }
@@ -56,9 +78,13 @@ DatasetListing ListDatasets(const job::JobGraph& graph) {
 }
 
 Result<job::JobGraph> LoadSpec(const std::string& text, const std::string& spec_path,
-                               const std::string& cwd) {
+                               const std::string& cwd, ProbeRecord* probes) {
   job::ValidationEnv env;
-  env.probe = job::ProbePath;
+  env.probe = [probes](const std::string& path) {
+    job::PathInfo info = job::ProbePath(path);
+    (*probes)[path] = info;
+    return info;
+  };
   env.cwd = cwd;
   const std::string base_dir = fs::path(spec_path).parent_path().lexically_normal().string();
   job::LoadedJob loaded = job::LoadJobText(text, spec_path, base_dir, env);
@@ -78,7 +104,9 @@ Result<AdmittedJob> AdmitJob(const wire::SubmitJob& submit, const std::string& j
     return InvalidArgument("submit needs the spec's absolute path (relative inputs resolve "
                            "against its directory), got '" + submit.spec_path + "'");
   }
-  COUPLER_ASSIGN_OR_RETURN(job::JobGraph graph, LoadSpec(submit.spec_text, submit.spec_path, submit.cwd));
+  ProbeRecord probes;
+  COUPLER_ASSIGN_OR_RETURN(job::JobGraph graph,
+                           LoadSpec(submit.spec_text, submit.spec_path, submit.cwd, &probes));
   if (submit.priority != 0) graph.priority = submit.priority;
   COUPLER_ASSIGN_OR_RETURN(plan::Plan plan, plan::PlanJob(graph));
   DatasetListing datasets = ListDatasets(graph);
@@ -92,7 +120,7 @@ Result<AdmittedJob> AdmitJob(const wire::SubmitJob& submit, const std::string& j
   out.record.priority = graph.priority;
   out.record.state = "queued";
   out.record.submitted_ms = now_ms;
-  out.record.extra = EncodeExtra(graph.workdir, datasets);
+  out.record.extra = EncodeExtra(graph.workdir, datasets, probes);
   out.record.submitted_by = submitted_by;
   out.job = std::make_unique<JobState>(job_id, std::move(graph), std::move(plan), std::move(datasets));
   out.job->set_times(now_ms, 0);
@@ -105,9 +133,17 @@ Result<std::unique_ptr<JobState>> RestoreJob(const store::JobRecord& record,
                                              const std::vector<store::AttemptRecord>& attempts) {
   std::string workdir;
   DatasetListing datasets;
-  DecodeExtra(record.extra, workdir, datasets);
+  ProbeRecord probes;
+  DecodeExtra(record.extra, workdir, datasets, probes);
   job::ValidationEnv env;
-  env.probe = job::ProbePath;
+  if (probes.empty()) {
+    env.probe = job::ProbePath;  // a job admitted before probes were recorded
+  } else {
+    env.probe = [&probes](const std::string& path) {
+      auto it = probes.find(path);
+      return it == probes.end() ? job::PathInfo{} : it->second;
+    };
+  }
   job::LoadedJob loaded = job::LoadJobText(record.spec_text, record.spec_path, record.base_dir, env);
   if (!loaded.ok()) {
     return InvalidArgument("job " + record.id + " no longer validates: " + loaded.diags.ToString());

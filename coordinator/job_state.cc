@@ -277,16 +277,6 @@ void JobState::RestoreAttempts(uint64_t t, uint32_t attempts) {
   node_attempts_[table_.Describe(t).plan_node] += attempts;
 }
 
-void JobState::RestoreFailed(const std::string& error) {
-  phase_ = JobPhase::kFailed;
-  error_ = error;
-  ready_.clear();
-  ready_gpu_.clear();
-  ready_by_node_.clear();
-  ready_gangs_.clear();
-  running_ = 0;
-}
-
 void JobState::Cancel() {
   if (finished()) return;
   phase_ = JobPhase::kCancelled;

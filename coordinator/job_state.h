@@ -100,8 +100,6 @@ class JobState {
   void RestoreDone(uint64_t task, uint32_t attempts);
   void RestoreAttempts(uint64_t task, uint32_t attempts);
   void Cancel();
-  // A job that had failed before a restart stays failed.
-  void RestoreFailed(const std::string& error);
 
   // Where committed tasks ran, for "which device ran what".
   void CountDevice(const std::string& device, bool gpu_fallback) {

@@ -8,6 +8,14 @@
 
 namespace coupler::store {
 
+struct JobCounts {
+  uint64_t tasks_total = 0;
+  uint64_t tasks_done = 0;
+  uint64_t tasks_failed = 0;
+  uint64_t attempts = 0;
+  friend bool operator==(const JobCounts&, const JobCounts&) = default;
+};
+
 struct JobRecord {
   std::string id;         // "j-000001"-style, assigned by the coordinator; trailing digits count
   std::string name;
@@ -21,6 +29,8 @@ struct JobRecord {
   int64_t finished_ms = 0;
   std::string extra;      // opaque bytes for the coordinator (e.g. dataset shard listings)
   std::string submitted_by;  // the name of the client key that submitted it ("" if insecure)
+  // Its final counts, written with its final state: a finished job is restored as this row.
+  JobCounts counts;
 
   friend bool operator==(const JobRecord&, const JobRecord&) = default;
 };

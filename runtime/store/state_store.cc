@@ -32,7 +32,8 @@ constexpr const char* kPutJob =
     "state, error, submitted_ms, finished_ms, extra, submitted_by) "
     "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)";
 constexpr const char* kSetJobState =
-    "UPDATE jobs SET state = ?, error = ?, finished_ms = ? WHERE id = ?";
+    "UPDATE jobs SET state = ?, error = ?, finished_ms = ?, tasks_total = ?, tasks_done = ?, "
+    "tasks_failed = ?, attempts = ? WHERE id = ?";
 // OR IGNORE + the (job_id, task_id) primary key: the first committed attempt wins.
 constexpr const char* kInsertCommit =
     "INSERT OR IGNORE INTO commits (job_id, task_id, attempt, output_paths, rows_in, rows_out, "
@@ -42,7 +43,8 @@ constexpr const char* kInsertAttempt =
     "VALUES (?,?,?,?,?,?,?)";
 constexpr const char* kLoadJobs =
     "SELECT id, name, spec_text, spec_path, base_dir, priority, state, error, submitted_ms, "
-    "finished_ms, extra, submitted_by FROM jobs ORDER BY number, id";
+    "finished_ms, extra, submitted_by, tasks_total, tasks_done, tasks_failed, attempts FROM jobs "
+    "ORDER BY number, id";
 constexpr const char* kLoadCommits =
     "SELECT task_id, attempt, output_paths, rows_in, rows_out, device, kernel_ms, "
     "bytes_processed, worker_id FROM commits WHERE job_id = ? ORDER BY task_id";
@@ -269,13 +271,18 @@ Status StateStore::PutJob(const JobRecord& job) {
 }
 
 Status StateStore::SetJobState(const std::string& id, const std::string& state,
-                               const std::string& error, int64_t finished_ms) {
+                               const std::string& error, int64_t finished_ms,
+                               const JobCounts& counts) {
   return WriteWithBuffered("set state of job " + id, [&]() -> Status {
     StatementReset reset(set_job_state_);
     set_job_state_.BindText(1, state);
     set_job_state_.BindText(2, error);
     set_job_state_.BindInt64(3, finished_ms);
-    set_job_state_.BindText(4, id);
+    set_job_state_.BindInt64(4, ToSql(counts.tasks_total));
+    set_job_state_.BindInt64(5, ToSql(counts.tasks_done));
+    set_job_state_.BindInt64(6, ToSql(counts.tasks_failed));
+    set_job_state_.BindInt64(7, ToSql(counts.attempts));
+    set_job_state_.BindText(8, id);
     COUPLER_RETURN_IF_ERROR(set_job_state_.Step().status());
     // Fails the transaction too: buffered rows are kept for the next try rather than half-applied.
     if (sqlite3_changes(db_.get()) == 0) return NotFound("no job " + id);
@@ -313,6 +320,10 @@ Result<std::vector<JobRecord>> StateStore::LoadJobs() {
     j.finished_ms = load_jobs_.ColumnInt64(9);
     j.extra = load_jobs_.ColumnBlob(10);
     j.submitted_by = load_jobs_.ColumnText(11);
+    j.counts.tasks_total = FromSql(load_jobs_.ColumnInt64(12));
+    j.counts.tasks_done = FromSql(load_jobs_.ColumnInt64(13));
+    j.counts.tasks_failed = FromSql(load_jobs_.ColumnInt64(14));
+    j.counts.attempts = FromSql(load_jobs_.ColumnInt64(15));
   }
   return jobs;
 }

@@ -47,8 +47,9 @@ class StateStore {
   // Inserts or replaces the job with this id, immediately (with everything buffered before it).
   Status PutJob(const JobRecord& job);
   // NotFound if no job has this id.
+  // `counts`: the job's final counts, kept with a finished state (see JobRecord::counts).
   Status SetJobState(const std::string& id, const std::string& state, const std::string& error,
-                     int64_t finished_ms);
+                     int64_t finished_ms, const JobCounts& counts = {});
 
   // Buffered in memory until the next Flush/PutJob/SetJobState. A commit for a (job, task) that
   // already has one — on disk or earlier in the buffer — is dropped when written.

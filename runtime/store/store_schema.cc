@@ -21,7 +21,11 @@ CREATE TABLE jobs (
   submitted_ms INTEGER NOT NULL,
   finished_ms INTEGER NOT NULL,
   extra BLOB NOT NULL,
-  submitted_by TEXT NOT NULL DEFAULT ''
+  submitted_by TEXT NOT NULL DEFAULT '',
+  tasks_total INTEGER NOT NULL DEFAULT 0,
+  tasks_done INTEGER NOT NULL DEFAULT 0,
+  tasks_failed INTEGER NOT NULL DEFAULT 0,
+  attempts INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX jobs_by_number ON jobs(number);
 -- One row per task: the primary key is what makes the first committed attempt win.
@@ -121,8 +125,13 @@ Status EnsureSchema(SqliteDb& db, const std::string& path) {
     COUPLER_RETURN_IF_ERROR(db.Exec(kCreateTables));
   } else if (info.user_version == 1) {
     // Jobs submitted before keys existed have no submitter: only an admin may cancel them.
-    COUPLER_RETURN_IF_ERROR(
-        db.Exec("ALTER TABLE jobs ADD COLUMN submitted_by TEXT NOT NULL DEFAULT ''"));
+    // And finished jobs are restored from their row's counts; older rows show none.
+    COUPLER_RETURN_IF_ERROR(db.Exec(
+        "ALTER TABLE jobs ADD COLUMN submitted_by TEXT NOT NULL DEFAULT '';"
+        "ALTER TABLE jobs ADD COLUMN tasks_total INTEGER NOT NULL DEFAULT 0;"
+        "ALTER TABLE jobs ADD COLUMN tasks_done INTEGER NOT NULL DEFAULT 0;"
+        "ALTER TABLE jobs ADD COLUMN tasks_failed INTEGER NOT NULL DEFAULT 0;"
+        "ALTER TABLE jobs ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;"));
   }
   const std::string pragmas = "PRAGMA application_id = " + std::to_string(kApplicationId) +
                               "; PRAGMA user_version = " + std::to_string(kSchemaVersion) + ";";

@@ -10,7 +10,7 @@
 namespace coupler::store {
 
 // Bump when the tables change, and teach EnsureSchema to migrate from the previous version.
-inline constexpr int kSchemaVersion = 2;  // 2: jobs.submitted_by
+inline constexpr int kSchemaVersion = 2;  // 2: jobs.submitted_by and a finished job's counts
 // PRAGMA application_id: "CPLR". Tells our files apart from other SQLite databases.
 inline constexpr int kApplicationId = 0x43504c52;
 

@@ -94,5 +94,78 @@ TEST(CoordinatorRestartTest, ResumesFromStateWithoutRerunningCommittedTasks) {
   }
 }
 
+// A restart plans the job from what was admitted, not from the inputs as they are after it:
+// a shard that appeared in the input directory meanwhile must not shift which task copies
+// which file.
+TEST(CoordinatorRestartTest, ARestartPlansFromWhatWasAdmittedNotFromTheInputsAsTheyAreNow) {
+  Cluster::Options options;
+  options.heartbeat_ms = 300;
+  options.dead_after_ms = 3000;
+  Cluster cluster(options);
+  ASSERT_TRUE(cluster.StartCoordinator()) << cluster.Logs();
+  cluster.StartWorker("w1", 1, {"--prefetch", "1"});
+  ASSERT_TRUE(cluster.WaitWorkersAlive(1)) << cluster.Logs();
+  const fs::path in = cluster.dir() / "in";
+  fs::create_directories(in);
+  const std::vector<std::string> names = {"b", "c", "d", "e"};
+  for (const auto& n : names) WriteFile(in / (n + ".npy"), "shard " + n);
+  const fs::path log = cluster.dir() / "done.log";
+  const fs::path spec = cluster.dir() / "copy.yaml";
+  WriteFile(spec, "name: it-restart-inputs\nworkdir: work\nnodes:\n"
+                  "  - id: copy\n    op: exec\n    inputs: [in]\n    params:\n"
+                  "      command: \"sleep 0.4 && cp {input} {output} && echo {shard} >> " +
+                      log.string() + "\"\n");
+  const std::string job = cluster.Submit(spec);
+  ASSERT_FALSE(job.empty()) << cluster.Logs();
+  ASSERT_TRUE(WaitUntil([&] { return !LoggedShards(log).empty(); }, 60s, 20ms)) << cluster.Logs();
+  cluster.coordinator().Kill();
+  WriteFile(in / "a.npy", "shard a");  // sorts first: a re-listing would shift every task
+  ASSERT_TRUE(cluster.RestartCoordinator()) << cluster.Logs();
+  const auto st = cluster.WaitJobFinished(job, 90s);
+  ASSERT_TRUE(st) << cluster.Logs();
+  ASSERT_EQ(st->state, "succeeded") << st->error << "\n" << cluster.Logs();
+  EXPECT_EQ(st->total, names.size());
+  std::vector<std::string> expected;
+  for (size_t i = 0; i < names.size(); ++i) expected.push_back(PartName(static_cast<int>(i)));
+  EXPECT_EQ(ListDir(cluster.dir() / "work" / "copy"), expected);
+  for (size_t i = 0; i < names.size(); ++i) {
+    EXPECT_EQ(ReadFile(cluster.dir() / "work" / "copy" / PartName(static_cast<int>(i))),
+              "shard " + names[i])
+        << "task " << i << " copied the wrong input";
+  }
+}
+
+// A finished job is what its row says after a restart: not validated again (its inputs are
+// gone), not failed, not forgotten.
+TEST(CoordinatorRestartTest, AFinishedJobStaysFinishedWhenItsInputsAreGone) {
+  Cluster cluster;
+  ASSERT_TRUE(cluster.StartCoordinator()) << cluster.Logs();
+  cluster.StartWorker("w1", 2);
+  ASSERT_TRUE(cluster.WaitWorkersAlive(1)) << cluster.Logs();
+  const fs::path in = cluster.dir() / "in";
+  fs::create_directories(in);
+  for (const char* n : {"x", "y", "z"}) WriteFile(in / (std::string(n) + ".npy"), n);
+  const fs::path spec = cluster.dir() / "done.yaml";
+  WriteFile(spec, "name: it-finished\nworkdir: work\nnodes:\n"
+                  "  - {id: copy, op: exec, inputs: [in], params: {command: \"cp {input} {output}\"}}\n");
+  const std::string job = cluster.Submit(spec);
+  ASSERT_FALSE(job.empty()) << cluster.Logs();
+  auto st = cluster.WaitJobFinished(job);
+  ASSERT_TRUE(st);
+  ASSERT_EQ(st->state, "succeeded") << st->error;
+
+  cluster.coordinator().Kill();
+  fs::remove_all(in);
+  ASSERT_TRUE(cluster.RestartCoordinator()) << cluster.Logs();
+  st = cluster.Job(job);
+  ASSERT_TRUE(st) << cluster.Logs();
+  EXPECT_EQ(st->state, "succeeded") << st->error;
+  EXPECT_EQ(st->total, 3u);
+  EXPECT_EQ(st->done, 3u);
+  EXPECT_EQ(st->attempts, 3u);
+  EXPECT_EQ(cluster.coordinator().err().find("cannot resume"), std::string::npos)
+      << cluster.coordinator().err();
+}
+
 }  // namespace
 }  // namespace coupler::itest
