@@ -155,17 +155,21 @@ Result<std::unique_ptr<JobState>> RestoreJob(const store::JobRecord& record,
   auto job = std::make_unique<JobState>(record.id, std::move(graph), std::move(plan), std::move(datasets));
 
   // Attempts that ended without a commit (failed, lost) keep counting against `retries`.
-  std::map<uint64_t, uint32_t> failed_attempts;
-  for (const auto& a : attempts) ++failed_attempts[a.task_id];
+  // Attempts that ended without a commit (failed, lost) keep counting against `retries`: a
+  // task goes on after the highest attempt recorded.
+  std::map<uint64_t, uint32_t> attempts_of;
+  for (const auto& a : attempts) {
+    attempts_of[a.task_id] = std::max(attempts_of[a.task_id], a.attempt + 1);
+  }
   job->set_times(record.submitted_ms, record.finished_ms);
   job->set_submitted_by(record.submitted_by);
   for (const auto& c : commits) {
     if (c.task_id >= job->table().size()) continue;
-    job->RestoreDone(c.task_id, c.attempt + 1);
+    job->RestoreDone(c.task_id, std::max(c.attempt + 1, attempts_of[c.task_id]));
     job->CountDevice(c.device.empty() ? "cpu" : c.device, false);
-    failed_attempts.erase(c.task_id);
+    attempts_of.erase(c.task_id);
   }
-  for (const auto& [task, n] : failed_attempts) {
+  for (const auto& [task, n] : attempts_of) {
     if (task < job->table().size()) job->RestoreAttempts(task, n);
   }
   return job;
