@@ -57,8 +57,11 @@ std::optional<Status> HandshakeMonitor::Poll() {
                       peer_ + " refused this key (ZAP status " + std::to_string(value) +
                           "): ask its operator to add your NAME.pub to its allow-list "
                           "(docs/security.md)");
-      case ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL:
       case ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL:
+        // A connection cut mid-handshake (the coordinator restarting): libzmq retries, and so
+        // do we. Only a refusal or a wrong key is final.
+        break;
+      case ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL:
         return Unavailable("the security handshake with " + peer_ +
                            " failed: it is not the coordinator whose coordinator.pub this key "
                            "set holds, or it does not run with the same --insecure setting");

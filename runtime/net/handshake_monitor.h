@@ -23,7 +23,8 @@ class HandshakeMonitor {
 
   // Reads the events that arrived. A failed handshake is returned as PermissionDenied (the
   // peer refused our key) or Unavailable (the peer is not the server our keys name, or does
-  // not speak CURVE); nullopt while none failed.
+  // not speak CURVE); nullopt while none failed. A handshake cut short by a lost connection is
+  // not a failure: libzmq reconnects by itself.
   std::optional<Status> Poll();
   // True once a handshake has succeeded.
   bool succeeded() const { return succeeded_; }
