@@ -125,7 +125,8 @@ Status Coordinator::Resume() {
     }
     COUPLER_ASSIGN_OR_RETURN(auto commits, store_->LoadCommits(rec.id));
     COUPLER_ASSIGN_OR_RETURN(auto attempts, store_->LoadAttempts(rec.id));
-    Result<std::unique_ptr<JobState>> job = RestoreJob(rec, commits, attempts);
+    COUPLER_ASSIGN_OR_RETURN(auto sent, store_->LoadSent(rec.id));
+    Result<std::unique_ptr<JobState>> job = RestoreJob(rec, commits, attempts, sent);
     if (!job.ok()) {
       log->error("cannot resume job {}: {}", rec.id, job.status().message());
       COUPLER_RETURN_IF_ERROR(store_->SetJobState(rec.id, "failed", job.status().message(), WallMs()));
@@ -327,6 +328,21 @@ void Coordinator::RecordLost(const std::vector<LostAttempt>& lost) {
   }
 }
 
+void Coordinator::RecordSent(const std::vector<wire::TaskSpec>& tasks) {
+  // One row per job in the message, buffered with the commits: a restart then knows every
+  // attempt that was in flight (cheap enough to keep dispatch at full speed).
+  store::SentAttempts batch;
+  for (const wire::TaskSpec& t : tasks) {
+    if (t.job_id != batch.job_id && !batch.tasks.empty()) {
+      store_->AddSent(std::move(batch));
+      batch = {};
+    }
+    batch.job_id = t.job_id;
+    batch.tasks.emplace_back(t.task_id, t.attempt);
+  }
+  if (!batch.tasks.empty()) store_->AddSent(std::move(batch));
+}
+
 void Coordinator::Dispatch() {
   // Work finished now could not be made durable: hand out none until the store writes again.
   if (!store_error_.ok()) return;
@@ -335,6 +351,7 @@ void Coordinator::Dispatch() {
     Logger("coordinator")->info("job {} node {}: gang of {} ranks on {} host(s), led by {}",
                                 spec.job_id, spec.node_id, spec.params["__ranks"],
                                 spec.gang_hosts.size(), leader);
+    store_->AddSent({spec.job_id, {{spec.task_id, spec.attempt}}});
     wire::TaskAssignment a;
     a.tasks.push_back(std::move(spec));
     SendToWorker(leader, wire::Encode(a));
@@ -344,6 +361,7 @@ void Coordinator::Dispatch() {
     if (w.credit() == 0) continue;
     std::vector<wire::TaskSpec> tasks = scheduler_.Assign(id);
     if (tasks.empty()) continue;
+    RecordSent(tasks);
     wire::TaskAssignment a;
     a.tasks = std::move(tasks);
     SendToWorker(id, wire::Encode(a));

@@ -89,6 +89,8 @@ class Coordinator {
                   bool delimiter);
 
   void Dispatch();
+  // Records what an assignment sends (see store::SentAttempts).
+  void RecordSent(const std::vector<wire::TaskSpec>& tasks);
   void Tick();
   void RecordLost(const std::vector<LostAttempt>& lost);
   void PersistFinishedJobs();

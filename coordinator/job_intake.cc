@@ -128,9 +128,10 @@ Result<AdmittedJob> AdmitJob(const wire::SubmitJob& submit, const std::string& j
   return out;
 }
 
-Result<std::unique_ptr<JobState>> RestoreJob(const store::JobRecord& record,
-                                             const std::vector<store::TaskCommit>& commits,
-                                             const std::vector<store::AttemptRecord>& attempts) {
+Result<std::unique_ptr<JobState>> RestoreJob(
+    const store::JobRecord& record, const std::vector<store::TaskCommit>& commits,
+    const std::vector<store::AttemptRecord>& attempts,
+    const std::vector<std::pair<uint64_t, uint32_t>>& sent) {
   std::string workdir;
   DatasetListing datasets;
   ProbeRecord probes;
@@ -155,11 +156,15 @@ Result<std::unique_ptr<JobState>> RestoreJob(const store::JobRecord& record,
   auto job = std::make_unique<JobState>(record.id, std::move(graph), std::move(plan), std::move(datasets));
 
   // Attempts that ended without a commit (failed, lost) keep counting against `retries`.
-  // Attempts that ended without a commit (failed, lost) keep counting against `retries`: a
-  // task goes on after the highest attempt recorded.
+  // Every attempt sent, failed, lost or committed counts (against `retries` too): a task goes
+  // on after the highest one, so one in flight at the crash is neither forgotten nor reused,
+  // and its late result is not the live attempt's.
   std::map<uint64_t, uint32_t> attempts_of;
   for (const auto& a : attempts) {
     attempts_of[a.task_id] = std::max(attempts_of[a.task_id], a.attempt + 1);
+  }
+  for (const auto& [task, attempt] : sent) {
+    attempts_of[task] = std::max(attempts_of[task], attempt + 1);
   }
   job->set_times(record.submitted_ms, record.finished_ms);
   job->set_submitted_by(record.submitted_by);

@@ -25,8 +25,11 @@ struct AdmittedJob {
 Result<AdmittedJob> AdmitJob(const wire::SubmitJob& submit, const std::string& job_id,
                              int64_t now_ms, const std::string& submitted_by);
 
-Result<std::unique_ptr<JobState>> RestoreJob(const store::JobRecord& record,
-                                             const std::vector<store::TaskCommit>& commits,
-                                             const std::vector<store::AttemptRecord>& attempts);
+// `sent`: every (task, attempt) sent to a worker: a task goes on after the highest attempt it
+// was sent, failed or committed with, so attempts in flight at a crash are counted too.
+Result<std::unique_ptr<JobState>> RestoreJob(
+    const store::JobRecord& record, const std::vector<store::TaskCommit>& commits,
+    const std::vector<store::AttemptRecord>& attempts,
+    const std::vector<std::pair<uint64_t, uint32_t>>& sent = {});
 
 }  // namespace coupler::coordinator

@@ -64,4 +64,13 @@ struct AttemptRecord {
   friend bool operator==(const AttemptRecord&, const AttemptRecord&) = default;
 };
 
+// The attempts sent to workers in one assignment message, for one job: (task, attempt)
+// pairs. One row per message, not per task, so dispatch stays cheap; on restart they tell
+// which attempts were in flight.
+struct SentAttempts {
+  std::string job_id;
+  std::vector<std::pair<uint64_t, uint32_t>> tasks;
+  friend bool operator==(const SentAttempts&, const SentAttempts&) = default;
+};
+
 }  // namespace coupler::store

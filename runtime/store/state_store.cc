@@ -51,6 +51,8 @@ constexpr const char* kLoadCommits =
 constexpr const char* kLoadAttempts =
     "SELECT task_id, attempt, worker_id, outcome, error, ended_ms FROM attempts "
     "WHERE job_id = ? ORDER BY task_id, attempt, seq";
+constexpr const char* kInsertSent = "INSERT INTO sent (job_id, tasks) VALUES (?,?)";
+constexpr const char* kLoadSent = "SELECT tasks FROM sent WHERE job_id = ?";
 constexpr const char* kNextJobNumber = "SELECT COALESCE(MAX(number), 0) + 1 FROM jobs";
 
 // The digits at the end of a job id, if there are 1..18 of them (so they fit an int64).
@@ -62,6 +64,25 @@ std::optional<int64_t> JobNumberFromId(std::string_view id) {
   int64_t n = 0;
   for (size_t i = start; i < id.size(); ++i) n = n * 10 + (id[i] - '0');
   return n;
+}
+
+// SentAttempts::tasks as a blob: LEB128 varints, task then attempt, pair after pair.
+void PutVarint(uint64_t v, std::string& out) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<char>(v));
+}
+
+bool GetVarint(std::string_view in, size_t& at, uint64_t& v) {
+  v = 0;
+  for (int shift = 0; shift < 64 && at < in.size(); shift += 7) {
+    const auto byte = static_cast<unsigned char>(in[at++]);
+    v |= uint64_t{byte & 0x7fu} << shift;
+    if ((byte & 0x80) == 0) return true;
+  }
+  return false;
 }
 
 // SQLite integers are signed 64-bit; unsigned counters round-trip through the same bits.
@@ -191,6 +212,8 @@ Status StateStore::PrepareStatements() {
       {&load_commits_, kLoadCommits},
       {&load_attempts_, kLoadAttempts},
       {&next_job_number_, kNextJobNumber},
+      {&insert_sent_, kInsertSent},
+      {&load_sent_, kLoadSent},
   };
   for (const Entry& e : entries) {
     COUPLER_ASSIGN_OR_RETURN(*e.stmt, SqliteStatement::Prepare(db_.get(), e.sql));
@@ -215,6 +238,7 @@ Status StateStore::WriteWithBuffered(const std::string& what, Fn&& also) {
   if (!status.ok()) return status.WithContext(context);  // txn's destructor rolls back
   commits_.clear();
   attempts_.clear();
+  sent_.clear();
   return Status::Ok();
 }
 
@@ -244,6 +268,17 @@ Status StateStore::WriteBufferedRows() {
     insert_attempt_.BindText(6, a.error);
     insert_attempt_.BindInt64(7, a.ended_ms);
     COUPLER_RETURN_IF_ERROR(insert_attempt_.Step().status());
+  }
+  for (const SentAttempts& batch : sent_) {
+    StatementReset reset(insert_sent_);
+    paths_scratch_.clear();
+    for (const auto& [task, attempt] : batch.tasks) {
+      PutVarint(task, paths_scratch_);
+      PutVarint(attempt, paths_scratch_);
+    }
+    insert_sent_.BindText(1, batch.job_id);
+    insert_sent_.BindBlob(2, paths_scratch_);
+    COUPLER_RETURN_IF_ERROR(insert_sent_.Step().status());
   }
   return Status::Ok();
 }
@@ -293,6 +328,8 @@ Status StateStore::SetJobState(const std::string& id, const std::string& state,
 void StateStore::AddCommit(TaskCommit commit) { commits_.push_back(std::move(commit)); }
 
 void StateStore::AddAttempt(AttemptRecord attempt) { attempts_.push_back(std::move(attempt)); }
+
+void StateStore::AddSent(SentAttempts sent) { sent_.push_back(std::move(sent)); }
 
 Status StateStore::Flush() {
   if (pending() == 0) return Status::Ok();
@@ -374,6 +411,27 @@ Result<std::vector<AttemptRecord>> StateStore::LoadAttempts(const std::string& j
     a.ended_ms = load_attempts_.ColumnInt64(5);
   }
   return attempts;
+}
+
+Result<std::vector<std::pair<uint64_t, uint32_t>>> StateStore::LoadSent(const std::string& job_id) {
+  StatementReset reset(load_sent_);
+  load_sent_.BindText(1, job_id);
+  std::vector<std::pair<uint64_t, uint32_t>> out;
+  while (true) {
+    Result<bool> row = load_sent_.Step();
+    if (!row.ok()) return row.status().WithContext("load sent attempts of job " + job_id);
+    if (!*row) break;
+    const std::string blob = load_sent_.ColumnBlob(0);
+    size_t at = 0;
+    while (at < blob.size()) {
+      uint64_t task = 0, attempt = 0;
+      if (!GetVarint(blob, at, task) || !GetVarint(blob, at, attempt)) {
+        return Internal("damaged sent-attempts row of job " + job_id + " in " + path_);
+      }
+      out.emplace_back(task, static_cast<uint32_t>(attempt));
+    }
+  }
+  return out;
 }
 
 Result<uint64_t> StateStore::NextJobNumber() {

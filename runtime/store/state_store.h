@@ -55,8 +55,9 @@ class StateStore {
   // already has one — on disk or earlier in the buffer — is dropped when written.
   void AddCommit(TaskCommit commit);
   void AddAttempt(AttemptRecord attempt);
+  void AddSent(SentAttempts sent);
   // Buffered rows not yet written.
-  size_t pending() const { return commits_.size() + attempts_.size(); }
+  size_t pending() const { return commits_.size() + attempts_.size() + sent_.size(); }
 
   // Writes every buffered row in one transaction. On error nothing is written and the rows stay
   // buffered, so the caller may retry (a busy database returns Unavailable).
@@ -67,6 +68,8 @@ class StateStore {
   // By task_id (compared as SQLite's signed 64-bit: ids from 2^63 up would come first).
   Result<std::vector<TaskCommit>> LoadCommits(const std::string& job_id);
   Result<std::vector<AttemptRecord>> LoadAttempts(const std::string& job_id);  // by task, attempt
+  // Every (task, attempt) ever sent for the job, in no particular order.
+  Result<std::vector<std::pair<uint64_t, uint32_t>>> LoadSent(const std::string& job_id);
 
   // 1 + the largest number at the end of a stored job id ("j-000041" → 42), 1 when there is
   // none, so ids stay unique across restarts. Counts stored jobs only.
@@ -86,6 +89,7 @@ class StateStore {
   OpenMode mode_;
   std::vector<TaskCommit> commits_;
   std::vector<AttemptRecord> attempts_;
+  std::vector<SentAttempts> sent_;
   std::string paths_scratch_;  // reused encoding buffer: one allocation per flush, not per row
 
   // The connection first, so it is destroyed after the statements that borrow it.
@@ -97,6 +101,8 @@ class StateStore {
   SqliteStatement load_jobs_;
   SqliteStatement load_commits_;
   SqliteStatement load_attempts_;
+  SqliteStatement insert_sent_;
+  SqliteStatement load_sent_;
   SqliteStatement next_job_number_;
 };
 

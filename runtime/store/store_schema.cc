@@ -54,6 +54,14 @@ CREATE TABLE attempts (
   ended_ms INTEGER NOT NULL
 );
 CREATE INDEX attempts_by_task ON attempts(job_id, task_id, attempt);
+-- The attempts each assignment message sent, per job (task, attempt varint pairs): a restart
+-- counts the attempts that were in flight and numbers the next one after them.
+CREATE TABLE sent (
+  seq INTEGER PRIMARY KEY,
+  job_id TEXT NOT NULL,
+  tasks BLOB NOT NULL
+);
+CREATE INDEX sent_by_job ON sent(job_id);
 )sql";
 
 struct SchemaInfo {
@@ -131,7 +139,9 @@ Status EnsureSchema(SqliteDb& db, const std::string& path) {
         "ALTER TABLE jobs ADD COLUMN tasks_total INTEGER NOT NULL DEFAULT 0;"
         "ALTER TABLE jobs ADD COLUMN tasks_done INTEGER NOT NULL DEFAULT 0;"
         "ALTER TABLE jobs ADD COLUMN tasks_failed INTEGER NOT NULL DEFAULT 0;"
-        "ALTER TABLE jobs ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;"));
+        "ALTER TABLE jobs ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;"
+        "CREATE TABLE sent (seq INTEGER PRIMARY KEY, job_id TEXT NOT NULL, tasks BLOB NOT NULL);"
+        "CREATE INDEX sent_by_job ON sent(job_id);"));
   }
   const std::string pragmas = "PRAGMA application_id = " + std::to_string(kApplicationId) +
                               "; PRAGMA user_version = " + std::to_string(kSchemaVersion) + ";";

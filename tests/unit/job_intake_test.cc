@@ -33,5 +33,32 @@ TEST(JobIntakeTest, RefusesASubmittedSpecOverTheSizeLimit) {
               HasSubstr("/specs/job.json: error: spec is 17.0 MiB, over the 16 MiB limit"));
 }
 
+// A restart counts every attempt that was sent, the ones in flight at the crash included, and
+// numbers the next attempt after them: none is forgotten, none is reused.
+TEST(JobIntakeTest, ARestoredTaskGoesOnAfterEveryAttemptSentFailedOrCommitted) {
+  const std::string text = R"({"name": "j", "nodes": [{"id": "a", "op": "noop", "params": {"tasks": 4}}]})";
+  Result<AdmittedJob> admitted = AdmitJob(Submit(text), "j-000001", 0, "alice");
+  ASSERT_TRUE(admitted.ok()) << admitted.status().ToString();
+  store::JobRecord rec = admitted->record;
+  rec.state = "running";
+  store::TaskCommit done;
+  done.job_id = rec.id;
+  done.task_id = 0;
+  done.attempt = 0;
+  store::AttemptRecord lost{rec.id, 2, 0, "w1", "lost", "worker w1 died", 1};
+  // Task 0 committed; 1 was in flight (sent twice: attempts 0 and 1); 2 was lost once and sent
+  // again; 3 was never sent.
+  const std::vector<std::pair<uint64_t, uint32_t>> sent = {{0, 0}, {1, 0}, {2, 0}, {1, 1}, {2, 1}};
+  Result<std::unique_ptr<JobState>> job = RestoreJob(rec, {done}, {lost}, sent);
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  EXPECT_EQ((*job)->attempts(0), 1u);
+  EXPECT_EQ((*job)->attempts(1), 2u);
+  EXPECT_EQ((*job)->attempts(2), 2u);
+  EXPECT_EQ((*job)->attempts(3), 0u);
+  EXPECT_EQ((*job)->total_attempts(), 5u);
+  EXPECT_EQ((*job)->done(), 1u);
+  EXPECT_EQ((*job)->submitted_by(), "alice");
+}
+
 }  // namespace
 }  // namespace coupler::coordinator

@@ -375,5 +375,25 @@ TEST(StateStoreTest, AnotherProcessReadsWhileTheCoordinatorWrites) {
   EXPECT_EQ(*code, kReaderOk) << "see ReaderExit for what the reader saw";
 }
 
+TEST(StateStoreTest, SentAttemptsRoundTripInBatches) {
+  TempDir dir;
+  {
+    auto store = OpenOrDie(dir.str());
+    ASSERT_TRUE(store->PutJob(MakeJob("j-000001")).ok());
+    store->AddSent({"j-000001", {{0, 0}, {1, 0}, {300, 7}}});
+    store->AddSent({"j-000001", {{1ull << 40, 200}}});
+    store->AddSent({"j-000002", {{5, 0}}});
+    EXPECT_EQ(store->pending(), 3u);
+    ASSERT_TRUE(store->Flush().ok());
+  }
+  auto store = OpenOrDie(dir.str());
+  auto sent = store->LoadSent("j-000001");
+  ASSERT_TRUE(sent.ok()) << sent.status().ToString();
+  std::vector<std::pair<uint64_t, uint32_t>> expected = {{0, 0}, {1, 0}, {300, 7}, {1ull << 40, 200}};
+  EXPECT_EQ(*sent, expected);
+  EXPECT_EQ(store->LoadSent("j-000002")->size(), 1u);
+  EXPECT_TRUE(store->LoadSent("j-000404")->empty());
+}
+
 }  // namespace
 }  // namespace coupler::store
