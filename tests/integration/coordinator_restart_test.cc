@@ -12,11 +12,16 @@
 namespace coupler::itest {
 namespace {
 
-TEST(CoordinatorRestartTest, ResumesFromStateWithoutRerunningCommittedTasks) {
+// Workers outlive a coordinator restart of a few seconds without being declared dead.
+Cluster::Options Restartable() {
   Cluster::Options options;
   options.heartbeat_ms = 300;
   options.dead_after_ms = 3000;
-  Cluster cluster(options);
+  return options;
+}
+
+TEST(CoordinatorRestartTest, ResumesFromStateWithoutRerunningCommittedTasks) {
+  Cluster cluster(Restartable());
   ASSERT_TRUE(cluster.StartCoordinator()) << cluster.Logs();
   cluster.StartWorker("w1", 1, {"--prefetch", "1"});
   cluster.StartWorker("w2", 1, {"--prefetch", "1"});
@@ -101,10 +106,7 @@ TEST(CoordinatorRestartTest, ResumesFromStateWithoutRerunningCommittedTasks) {
 // a shard that appeared in the input directory meanwhile must not shift which task copies
 // which file.
 TEST(CoordinatorRestartTest, ARestartPlansFromWhatWasAdmittedNotFromTheInputsAsTheyAreNow) {
-  Cluster::Options options;
-  options.heartbeat_ms = 300;
-  options.dead_after_ms = 3000;
-  Cluster cluster(options);
+  Cluster cluster(Restartable());
   ASSERT_TRUE(cluster.StartCoordinator()) << cluster.Logs();
   cluster.StartWorker("w1", 1, {"--prefetch", "1"});
   ASSERT_TRUE(cluster.WaitWorkersAlive(1)) << cluster.Logs();
