@@ -40,6 +40,7 @@ void Coordinator::OnWorkerMessage(const std::string& route, const std::string& u
   const std::string& worker_id = known->second;
   if (const auto* beat = std::get_if<wire::Heartbeat>(&*msg)) {
     if (beat->draining) scheduler_.registry().SetDraining(worker_id);
+    scheduler_.MarkStarted(worker_id, beat->running);
   } else if (const auto* result = std::get_if<wire::TaskResult>(&*msg)) {
     OnResults(worker_id, *result);
   } else {

@@ -32,6 +32,7 @@ JobState::JobState(std::string id, job::JobGraph graph, plan::Plan plan, Dataset
   for (size_t p = 0; p < n; ++p) plan_of_node_[plan_.nodes[p].node_index] = p;
   state_.assign(table_.size(), static_cast<uint8_t>(TaskState::kBlocked));
   attempts_.assign(table_.size(), 0);
+  unreported_losses_.assign(table_.size(), 0);
   deps_left_.resize(n);
   node_done_.assign(n, 0);
   node_maps_done_.assign(n, 0);
@@ -262,6 +263,12 @@ void JobState::Requeue(uint64_t t) {
   --node_attempts_[table_.Describe(t).plan_node];
   --total_attempts_;
   ReadyAgain(t);
+}
+
+bool JobState::ChargeUnreportedLoss(uint64_t t) {
+  if (++unreported_losses_[t] < kUnreportedLossesCharged) return false;
+  unreported_losses_[t] = 0;
+  return true;
 }
 
 void JobState::RestoreDone(uint64_t t, uint32_t attempts) {

@@ -96,6 +96,11 @@ class JobState {
   // A running attempt that never started (it was only queued on a worker that was lost): back
   // to the front of its queue, its attempt not charged against `retries`.
   void Requeue(uint64_t task);
+  // A task lost with its worker before the worker reported it running: true once this has
+  // happened kUnreportedLossesCharged times, when it must be charged after all (a task that
+  // kills its worker before any report would otherwise be retried for ever).
+  bool ChargeUnreportedLoss(uint64_t task);
+  static constexpr uint8_t kUnreportedLossesCharged = 3;
   // Marks a task done without running it (resume from the state store).
   void RestoreDone(uint64_t task, uint32_t attempts);
   void RestoreAttempts(uint64_t task, uint32_t attempts);
@@ -150,6 +155,7 @@ class JobState {
   std::vector<size_t> plan_of_node_;   // JobGraph node index → plan node index
   std::vector<uint8_t> state_;         // TaskState per task
   std::vector<uint8_t> attempts_;      // attempts started per task (capped at 255)
+  std::vector<uint8_t> unreported_losses_;  // see ChargeUnreportedLoss
   std::vector<uint32_t> deps_left_;    // per plan node: input nodes not finished yet
   std::vector<uint64_t> node_done_;
   std::vector<uint64_t> node_maps_done_;

@@ -39,9 +39,10 @@ std::vector<LostAttempt> Scheduler::LoseTasks(const std::string& worker_id, Held
     }
     std::erase_if(gang.workers, [&](const auto& w) { return w.first == worker_id; });
   }
-  std::vector<std::pair<uint64_t, TaskKey>> loose;
-  for (const auto& [key, sent] : held) loose.emplace_back(sent, key);
-  std::sort(loose.begin(), loose.end());
+  std::vector<std::pair<HeldTask, TaskKey>> loose;
+  for (const auto& [key, held_task] : held) loose.emplace_back(held_task, key);
+  std::sort(loose.begin(), loose.end(),
+            [](const auto& a, const auto& b) { return a.first.sent < b.first.sent; });
   std::vector<LostAttempt> lost;
   auto lose = [&](const TaskKey& key, bool started) {
     JobState& job = *jobs_[key.first];
@@ -57,11 +58,22 @@ std::vector<LostAttempt> Scheduler::LoseTasks(const std::string& worker_id, Held
     EndGang(key);
     lose(key, true);
   }
-  // It ran its tasks in the order they were sent, `slots` at a time: the oldest `slots` may
-  // have started (and may be what killed it), the rest were only queued there and go back
-  // uncharged, so a crash-looping worker cannot use up the retries of work it never began.
+  // Charged: what it reported running. Its slots take tasks in the order they were sent, so
+  // only the oldest `slots` could have started unreported; those are charged at their third
+  // such loss, and the rest, only queued there, go back uncharged: a crash-looping worker
+  // cannot use up the retries of work it never began.
   // Newest first: each goes to the front of its queue, so they keep the order they had.
-  for (size_t i = loose.size(); i-- > 0;) lose(loose[i].second, i < slots);
+  for (size_t i = loose.size(); i-- > 0;) {
+    const auto& [held_task, key] = loose[i];
+    const bool could_have_started = i < slots;
+    bool charge = held_task.started;
+    if (!charge && could_have_started) {
+      JobState& job = *jobs_[key.first];
+      charge = job.task_state(key.second) == TaskState::kRunning &&
+               job.ChargeUnreportedLoss(key.second);
+    }
+    lose(key, charge);
+  }
   return lost;
 }
 
@@ -175,6 +187,19 @@ bool Scheduler::HasDispatchableWork() const {
     if (!j->finished() && j->ready_count() > 0) return true;
   }
   return false;
+}
+
+void Scheduler::MarkStarted(const std::string& worker_id,
+                            const std::vector<wire::RunningTask>& running) {
+  WorkerEntry* w = registry_.Find(worker_id);
+  if (w == nullptr) return;
+  for (const wire::RunningTask& r : running) {
+    auto it = job_index_.find(r.job_id);
+    if (it == job_index_.end()) continue;
+    const JobState& job = *jobs_[it->second];
+    if (r.task_id >= job.table().size() || job.attempts(r.task_id) != r.attempt + 1u) continue;
+    w->MarkStarted({it->second, r.task_id});
+  }
 }
 
 OutcomeKind Scheduler::OnOutcome(const std::string& worker_id, const wire::TaskOutcome& o) {

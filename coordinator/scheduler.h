@@ -69,6 +69,8 @@ class Scheduler {
   int64_t longest_partial_hold_ms() const { return gangs_.longest_partial_hold_ms(); }
 
   OutcomeKind OnOutcome(const std::string& worker_id, const wire::TaskOutcome& outcome);
+  // The worker reports these attempts running (its heartbeat): losing it now charges them.
+  void MarkStarted(const std::string& worker_id, const std::vector<wire::RunningTask>& running);
 
   // Cancels a job. Returns the workers holding its tasks, to be told to abandon them.
   std::vector<std::string> Cancel(const std::string& job_id);
@@ -79,7 +81,7 @@ class Scheduler {
   std::vector<wire::WorkerStatus> Workers() const;
 
  private:
-  // `slots`: how many of the held loose tasks the worker may have started (see LoseTasks).
+  // `slots`: how many of the held loose tasks the worker could have started unreported.
   std::vector<LostAttempt> LoseTasks(const std::string& worker_id, HeldTasks held,
                                      uint32_t slots, const std::string& why);
   // May worker w be sent a task asking for a GPU share of `bytes` now? (see Assign)

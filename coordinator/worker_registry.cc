@@ -14,7 +14,7 @@ std::string_view WorkerStateName(WorkerState s) {
 }
 
 void WorkerEntry::StartTask(const TaskKey& key, uint64_t share) {
-  inflight[key] = sent++;
+  inflight[key] = HeldTask{sent++, false};
   if (share == 0 || gpu_shares.empty()) return;
   // A share that fits no device now was sent because no worker could ever hold it: the worker
   // fails it at once with the reason, and nothing is reserved for it here.

@@ -17,9 +17,13 @@ namespace coupler::coordinator {
 
 // A task in flight on a worker: (job index in the scheduler, task id).
 using TaskKey = std::pair<uint32_t, uint64_t>;
-// The loose tasks a worker holds, each with its place in the order they were sent: the worker
-// runs them first in, first out, so only the oldest `slots` of them can have started.
-using HeldTasks = std::map<TaskKey, uint64_t>;
+// A loose task a worker holds: its place in the order they were sent (the worker runs them
+// first in, first out), and whether the worker has reported it running.
+struct HeldTask {
+  uint64_t sent = 0;
+  bool started = false;
+};
+using HeldTasks = std::map<TaskKey, HeldTask>;
 
 enum class WorkerState : uint8_t { kAlive, kDraining, kDead };
 std::string_view WorkerStateName(WorkerState s);
@@ -69,6 +73,10 @@ struct WorkerEntry {
 
   // A loose task sent to it; `share`: the GPU memory it asks for (0: none).
   void StartTask(const TaskKey& key, uint64_t share);
+  // It reported the task running: from now on, losing it costs the task an attempt.
+  void MarkStarted(const TaskKey& key) {
+    if (auto it = inflight.find(key); it != inflight.end()) it->second.started = true;
+  }
   // A loose task it held ended (result, cancel): frees its slot and its share. False when it
   // did not hold the task.
   bool EndTask(const TaskKey& key);

@@ -61,6 +61,11 @@ void TaskPool::CancelJob(const std::string& job_id) {
   share_cv_.notify_all();  // a task of the job waiting for a GPU share stops waiting
 }
 
+std::vector<wire::RunningTask> TaskPool::RunningTasks() const {
+  std::lock_guard lock(mu_);
+  return running_tasks_;
+}
+
 size_t TaskPool::DropQueued() {
   std::lock_guard lock(mu_);
   const size_t n = queue_.size();
@@ -143,6 +148,7 @@ void TaskPool::Loop(size_t slot) {
   for (;;) {
     wire::TaskSpec task;
     std::shared_ptr<std::atomic<bool>> cancel;
+    bool idle_before = false;
     {
       std::unique_lock lock(mu_);
       cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
@@ -150,8 +156,13 @@ void TaskPool::Loop(size_t slot) {
       task = std::move(queue_.front());
       queue_.pop_front();
       cancel = cancel_flags_[task.job_id];
-      ++running_;
+      idle_before = running_.fetch_add(1) == 0;
+      running_tasks_.push_back({task.job_id, task.task_id, task.attempt});
+      starts_.fetch_add(1);
     }
+    // The first start after idle wakes the network thread, which reports it at once; later
+    // ones ride on the wake-ups that outcomes bring.
+    if (idle_before) (void)wake.send(zmq::str_buffer("s"), zmq::send_flags::dontwait);
     // A retry may follow an attempt killed mid-write: clear what it left behind.
     if (task.attempt > 0 && !task.output_path.empty()) RemoveStaleTemps(task.output_path);
     const auto started = std::chrono::steady_clock::now();
@@ -165,6 +176,9 @@ void TaskPool::Loop(size_t slot) {
       first = outcomes_.empty();
       outcomes_.push_back(std::move(outcome));
       --running_;
+      std::erase_if(running_tasks_, [&](const wire::RunningTask& r) {
+        return r.task_id == task.task_id && r.job_id == task.job_id && r.attempt == task.attempt;
+      });
     }
     // Only the outcome that makes the queue non-empty wakes the owner; it takes them all, so
     // fast tasks cost one wake per batch, not one per task.

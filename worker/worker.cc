@@ -21,6 +21,8 @@ namespace {
 // Adaptive prefetch: hold about this much work beyond the running tasks, within bounds.
 constexpr double kPipeDepthMs = 20.0;
 constexpr uint32_t kMaxPrefetch = 256;
+// A start is reported at most this long after the last heartbeat.
+constexpr int64_t kStartReportMs = 50;
 
 int64_t SteadyMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -130,6 +132,8 @@ void Worker::SendHeartbeat(bool draining) {
           std::chrono::system_clock::now().time_since_epoch())
           .count());
   beat.draining = draining;
+  reported_starts_ = pool_->starts();
+  beat.running = pool_->RunningTasks();
   (void)net::Send(dealer_, wire::Encode(beat));
   last_beat_ms_ = NowMs();
 }
@@ -219,7 +223,9 @@ Status Worker::Run(const std::atomic<bool>& drain) {
       break;
     }
     const int64_t now = NowMs();
-    if (now - last_beat_ms_ >= options_.heartbeat_ms) SendHeartbeat(draining);
+    // Early after a start, so a task that kills this worker is known to have started.
+    const bool new_start = pool_->starts() != reported_starts_ && now - last_beat_ms_ >= kStartReportMs;
+    if (new_start || now - last_beat_ms_ >= options_.heartbeat_ms) SendHeartbeat(draining);
     if (now - last_heard_ms_ > options_.coordinator_timeout_ms) {
       log->warn("no word from the coordinator for {} ms: reconnecting", now - last_heard_ms_);
       COUPLER_RETURN_IF_ERROR(Connect());

@@ -33,6 +33,7 @@ inline std::vector<Message> SampleMessages() {
   beat.timestamp_ms = 1700000000123;
   beat.gpus = {GpuUsage{1, 87, 12ull << 30, 80ull << 30}};
   beat.draining = true;
+  beat.running = {RunningTask{"j-000001", 7, 1}};
 
   TaskSpec task;
   task.job_id = "j-9";

@@ -68,6 +68,19 @@ struct GpuUsage {
 };
 
 // Sent both ways; a peer silent for the timeout is presumed dead.
+// A task whose attempt has started on the worker (taken by one of its slots).
+struct RunningTask {
+  std::string job_id;
+  uint64_t task_id = 0;
+  uint32_t attempt = 0;
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(job_id, task_id, attempt);
+  }
+  friend bool operator==(const RunningTask&, const RunningTask&) = default;
+};
+
 struct Heartbeat {
   static constexpr MessageType kType = MessageType::kHeartbeat;
 
@@ -77,10 +90,14 @@ struct Heartbeat {
   uint64_t timestamp_ms = 0;  // sender's wall clock, Unix epoch
   std::vector<GpuUsage> gpus;
   bool draining = false;  // the worker takes no new tasks and leaves when idle
+  // What its slots run now. Only these (and gangs) are charged an attempt when the worker is
+  // lost; what it only held queued goes back uncharged. A worker beats early after a start,
+  // so a task that kills it is seen started first.
+  std::vector<RunningTask> running;
 
   template <class Archive>
   void serialize(Archive& ar) {
-    ar(sender_id, sequence, running_tasks, timestamp_ms, gpus, draining);
+    ar(sender_id, sequence, running_tasks, timestamp_ms, gpus, draining, running);
   }
   friend bool operator==(const Heartbeat&, const Heartbeat&) = default;
 };

@@ -36,6 +36,13 @@ wire::TaskOutcome Failed(const wire::TaskSpec& s, const std::string& error) {
   return o;
 }
 
+// The worker's heartbeat says these are running now: losing it from here on costs them.
+void Started(Scheduler& s, const std::string& worker, const std::vector<wire::TaskSpec>& tasks) {
+  std::vector<wire::RunningTask> running;
+  for (const auto& t : tasks) running.push_back({t.job_id, t.task_id, t.attempt});
+  s.MarkStarted(worker, running);
+}
+
 constexpr const char* kStatsJob = R"(name: s
 nodes:
   - {id: import, op: import_csv, inputs: [/data/digits.csv], params: {shards: 3}}
@@ -85,6 +92,7 @@ TEST(SchedulerTest, RequeuesTasksWhenWorkerMissesHeartbeats) {
   s.RegisterWorker(Worker("w2", 2), 0);
   auto on_w1 = s.Assign("w1");
   ASSERT_EQ(on_w1.size(), 2u);
+  Started(s, "w1", on_w1);
   s.registry().Heard("w2", 6000);
   auto lost = s.ReapSilentWorkers(6000);
   ASSERT_EQ(lost.size(), 2u);
@@ -105,6 +113,7 @@ TEST(SchedulerTest, OnlyTheLiveAttemptCommitsALateResultOfAGivenUpAttemptIsDropp
   s.RegisterWorker(Worker("w1", 1), 0);
   s.RegisterWorker(Worker("w2", 1), 0);
   auto t = s.Assign("w1");
+  Started(s, "w1", t);
   s.ReapSilentWorkers(6000);  // both silent: w1's task is re-queued...
   s.RegisterWorker(Worker("w2", 1), 6000);
   auto again = s.Assign("w2");
@@ -126,6 +135,7 @@ TEST(SchedulerTest, ALateFailureOfAGivenUpAttemptDoesNotFailItsRetry) {
   s.RegisterWorker(Worker("w2", 1), 0);
   auto first = s.Assign("w1");
   ASSERT_EQ(first.size(), 1u);
+  Started(s, "w1", first);
   s.registry().Heard("w2", 6000);
   EXPECT_EQ(s.ReapSilentWorkers(6000).size(), 1u);  // w1 stopped: declared dead
   auto retry = s.Assign("w2");
@@ -165,38 +175,72 @@ TEST(SchedulerTest, TasksOnlyQueuedOnALostWorkerGoBackUncharged) {
   s.RegisterWorker(Worker("w1", 1, 8), 0);
   auto held = s.Assign("w1");
   ASSERT_EQ(held.size(), 9u);
-  // 1 slot: only the first task sent can have started; the 8 behind it were only queued.
+  // Its heartbeat said the first one runs; the 8 behind it were only queued.
+  Started(s, "w1", {held[0]});
   auto lost = s.RemoveWorker("w1");
   ASSERT_EQ(lost.size(), 1u);
   EXPECT_EQ(lost[0].task_id, held[0].task_id);
   const JobState& j = *s.FindJob("j1");
-  EXPECT_EQ(j.phase(), JobPhase::kFailed);  // retries: 0, and that one may have run
+  EXPECT_EQ(j.phase(), JobPhase::kFailed);  // retries: 0, and that one ran
   EXPECT_EQ(j.total_attempts(), 1u);
   for (size_t i = 1; i < held.size(); ++i) EXPECT_EQ(j.attempts(held[i].task_id), 0u);
+}
+
+TEST(SchedulerTest, AWorkerLostBeforeReportingAnythingCostsNoAttempt) {
+  Scheduler s(5000);
+  s.AddJob(MakeJob("j1", "name: n\nnodes:\n  - {id: y, op: noop, params: {tasks: 4}, retries: 0}\n"));
+  s.RegisterWorker(Worker("w1", 2, 2), 0);
+  ASSERT_EQ(s.Assign("w1").size(), 4u);
+  EXPECT_TRUE(s.RemoveWorker("w1").empty());
+  const JobState& j = *s.FindJob("j1");
+  EXPECT_EQ(j.phase(), JobPhase::kRunning);
+  EXPECT_EQ(j.total_attempts(), 0u);
+  s.RegisterWorker(Worker("w2", 4), 0);
+  for (const auto& t : s.Assign("w2")) {
+    EXPECT_EQ(t.attempt, 0u);
+    EXPECT_EQ(s.OnOutcome("w2", Ok(t)), OutcomeKind::kCommitted);
+  }
+  EXPECT_EQ(j.phase(), JobPhase::kSucceeded);
 }
 
 TEST(SchedulerTest, ACrashLoopingWorkerUsesNoAttemptsOfTasksItOnlyQueued) {
   Scheduler s(5000);
   s.AddJob(MakeJob("j1", "name: n\nnodes:\n  - {id: y, op: noop, params: {tasks: 9}, retries: 3}\n"));
   s.RegisterWorker(Worker("w2", 1, 0), 0);
-  for (int crash = 0; crash < 3; ++crash) {
+  for (int crash = 0; crash < 6; ++crash) {
     s.RegisterWorker(Worker("w1", 1, 8), crash * 10);
     auto held = s.Assign("w1");
     ASSERT_EQ(held.size(), 9u) << "crash " << crash;
     // The queue keeps its order across the crashes: the same head goes first each time.
     EXPECT_EQ(held[0].task_id, 0u);
     for (size_t i = 1; i < held.size(); ++i) EXPECT_EQ(held[i].attempt, 0u);
-    s.RemoveWorker("w1");  // it dies with all 9
+    s.RemoveWorker("w1");  // it dies with all 9, before reporting any
   }
   const JobState& j = *s.FindJob("j1");
   EXPECT_EQ(j.phase(), JobPhase::kRunning);
-  EXPECT_EQ(j.attempts(0), 3u);
+  // The head, which it could have started unreported, is charged at every third such loss
+  // (so a task that kills its worker at once still runs out of retries); the 8 behind it never.
+  EXPECT_EQ(j.attempts(0), 2u);
   for (uint64_t t = 1; t < 9; ++t) EXPECT_EQ(j.attempts(t), 0u) << "task " << t;
   // The healthy worker finishes the job.
   for (int i = 0; i < 20 && !j.finished(); ++i) {
     for (const auto& t : s.Assign("w2")) EXPECT_EQ(s.OnOutcome("w2", Ok(t)), OutcomeKind::kCommitted);
   }
   EXPECT_EQ(j.phase(), JobPhase::kSucceeded);
+}
+
+TEST(SchedulerTest, ATaskThatKillsItsWorkerBeforeAnyReportStillRunsOutOfRetries) {
+  Scheduler s(5000);
+  s.AddJob(MakeJob("j1", "name: n\nnodes:\n  - {id: y, op: noop, params: {tasks: 1}, retries: 1}\n"));
+  int crashes = 0;
+  const JobState& j = *s.FindJob("j1");
+  for (; crashes < 20 && !j.finished(); ++crashes) {
+    s.RegisterWorker(Worker("w1", 1, 0), crashes);
+    ASSERT_EQ(s.Assign("w1").size(), 1u);
+    s.RemoveWorker("w1");
+  }
+  EXPECT_EQ(j.phase(), JobPhase::kFailed);
+  EXPECT_EQ(crashes, 6);  // 2 attempts, each charged at the third loss
 }
 
 TEST(SchedulerTest, FailsTheJobAfterRetriesWithTheTaskError) {
