@@ -21,10 +21,7 @@ void WriteBigSpec(const fs::path& path, int nodes) {
 }
 
 TEST(AdmissionTest, BigSubmissionsDoNotStallHeartbeatsOrDispatch) {
-  Cluster::Options o;
-  o.heartbeat_ms = 300;
-  o.dead_after_ms = 1500;
-  Cluster cluster(o);
+  Cluster cluster(Cluster::Options::Timeouts(300, 1500));
   ASSERT_TRUE(cluster.StartCoordinator()) << cluster.Logs();
   cluster.StartWorker("w1", 2);
   ASSERT_TRUE(cluster.WaitWorkersAlive(1)) << cluster.Logs();

@@ -12,16 +12,10 @@
 namespace coupler::itest {
 namespace {
 
-// Workers outlive a coordinator restart of a few seconds without being declared dead.
-Cluster::Options Restartable() {
-  Cluster::Options options;
-  options.heartbeat_ms = 300;
-  options.dead_after_ms = 3000;
-  return options;
-}
 
 TEST(CoordinatorRestartTest, ResumesFromStateWithoutRerunningCommittedTasks) {
-  Cluster cluster(Restartable());
+  // Workers outlive a coordinator restart of a few seconds without being declared dead.
+  Cluster cluster(Cluster::Options::Timeouts(300, 3000));
   ASSERT_TRUE(cluster.StartCoordinator()) << cluster.Logs();
   cluster.StartWorker("w1", 1, {"--prefetch", "1"});
   cluster.StartWorker("w2", 1, {"--prefetch", "1"});
@@ -106,7 +100,8 @@ TEST(CoordinatorRestartTest, ResumesFromStateWithoutRerunningCommittedTasks) {
 // a shard that appeared in the input directory meanwhile must not shift which task copies
 // which file.
 TEST(CoordinatorRestartTest, ARestartPlansFromWhatWasAdmittedNotFromTheInputsAsTheyAreNow) {
-  Cluster cluster(Restartable());
+  // Workers outlive a coordinator restart of a few seconds without being declared dead.
+  Cluster cluster(Cluster::Options::Timeouts(300, 3000));
   ASSERT_TRUE(cluster.StartCoordinator()) << cluster.Logs();
   cluster.StartWorker("w1", 1, {"--prefetch", "1"});
   ASSERT_TRUE(cluster.WaitWorkersAlive(1)) << cluster.Logs();

@@ -94,6 +94,14 @@ class Cluster {
     int heartbeat_ms = 300;
     int dead_after_ms = 3000;
     std::vector<std::string> coordinator_args;  // e.g. {"--gang-hold-timeout-ms", "1500"}
+
+    // How fast a silent worker is declared dead: what a failure test is about.
+    static Options Timeouts(int heartbeat_ms, int dead_after_ms) {
+      Options o;
+      o.heartbeat_ms = heartbeat_ms;
+      o.dead_after_ms = dead_after_ms;
+      return o;
+    }
   };
 
   Cluster() : Cluster(Options{}) {}

@@ -53,10 +53,8 @@ size_t Count(const std::string& text, const std::string& what) {
 
 TEST(DurabilityTest, AFullDiskStopsDispatchAndNothingIsReportedFinishedUntilItIsDurable) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root to mount a small tmpfs for the state";
-  Cluster::Options o;
-  o.heartbeat_ms = 300;
-  o.dead_after_ms = 20'000;  // the full disk, not a lost worker, is what this test is about
-  Cluster cluster(o);
+  // The full disk, not a lost worker, is what this test is about.
+  Cluster cluster(Cluster::Options::Timeouts(300, 20'000));
   SmallDisk disk(cluster.state(), "8m");
   if (!disk.mounted()) GTEST_SKIP() << "cannot mount tmpfs here";
   ASSERT_TRUE(cluster.StartCoordinator()) << cluster.Logs();

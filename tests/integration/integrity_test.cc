@@ -11,20 +11,13 @@
 namespace coupler::itest {
 namespace {
 
-Cluster::Options QuickDeath() {
-  Cluster::Options o;
-  o.heartbeat_ms = 300;
-  o.dead_after_ms = 1500;
-  return o;
-}
-
 bool WorkerIs(Cluster& cluster, const std::string& id, const std::string& state) {
   auto workers = cluster.Workers();
   return workers.count(id) != 0 && workers[id].first == state;
 }
 
 TEST(IntegrityTest, ALateFailureFromAStoppedWorkerDoesNotFailTheRetry) {
-  Cluster cluster(QuickDeath());
+  Cluster cluster(Cluster::Options::Timeouts(300, 1500));
   ASSERT_TRUE(cluster.StartCoordinator()) << cluster.Logs();
   cluster.StartWorker("w1", 1, {"--prefetch", "1"});
   ASSERT_TRUE(cluster.WaitWorkersAlive(1)) << cluster.Logs();
@@ -90,7 +83,7 @@ TEST(IntegrityTest, ALateFailureFromAStoppedWorkerDoesNotFailTheRetry) {
 }
 
 TEST(IntegrityTest, AWorkerBackFromTheDeadDoesNotRunTheQueueGivenToOthers) {
-  Cluster cluster(QuickDeath());
+  Cluster cluster(Cluster::Options::Timeouts(300, 1500));
   ASSERT_TRUE(cluster.StartCoordinator()) << cluster.Logs();
   cluster.StartWorker("w1", 1, {"--prefetch", "10"});
   ASSERT_TRUE(cluster.WaitWorkersAlive(1)) << cluster.Logs();

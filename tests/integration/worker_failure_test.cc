@@ -11,10 +11,7 @@ namespace coupler::itest {
 namespace {
 
 TEST(WorkerFailureTest, KilledWorkerTasksAreRerunAndEveryOutputExistsOnce) {
-  Cluster::Options options;
-  options.heartbeat_ms = 300;
-  options.dead_after_ms = 1500;
-  Cluster cluster(options);
+  Cluster cluster(Cluster::Options::Timeouts(300, 1500));
   ASSERT_TRUE(cluster.StartCoordinator()) << cluster.Logs();
   // One slot and a small prefetch each, so both workers hold tasks when one is killed.
   cluster.StartWorker("w1", 1, {"--prefetch", "2"});
@@ -80,10 +77,7 @@ TEST(WorkerFailureTest, KilledWorkerTasksAreRerunAndEveryOutputExistsOnce) {
 }
 
 TEST(WorkerFailureTest, SigtermDrainsHeldTasksCommitsThemAndExitsZero) {
-  Cluster::Options options;
-  options.heartbeat_ms = 300;
-  options.dead_after_ms = 3000;
-  Cluster cluster(options);
+  Cluster cluster(Cluster::Options::Timeouts(300, 3000));
   ASSERT_TRUE(cluster.StartCoordinator()) << cluster.Logs();
   cluster.StartWorker("w1", 2, {"--prefetch", "1"});
   ASSERT_TRUE(cluster.WaitWorkersAlive(1)) << cluster.Logs();
