@@ -22,5 +22,6 @@ void AddRunCommand(CLI::App& app, CommandBody* run);       // run: the embedded 
 void AddTrainCommand(CLI::App& app, CommandBody* run);     // train: one rank under mpirun
 void AddDoctorCommand(CLI::App& app, CommandBody* run);    // doctor: what this machine lacks
 void AddKeygenCommand(CLI::App& app, CommandBody* run);    // keygen: CURVE key pairs
+void AddGangAgentCommand(CLI::App& app, CommandBody* run); // gang-agent: mpirun's remote launcher
 
 }  // namespace coupler::cli

@@ -85,6 +85,9 @@ void AddServiceCommands(CLI::App& app, CommandBody* run) {
   w->add_option("--gpus", wopts->gpus,
                 "GPUs its tasks may use: all (default), none, or ordinals such as 0,1");
   w->add_option("--heartbeat-ms", wopts->heartbeat_ms, "heartbeat period")->capture_default_str();
+  w->add_option("--advertise", wopts->advertise,
+                "the address other hosts reach this worker at (default: the local address of "
+                "its connection to the coordinator)");
   w->add_option("--keys", wopts->keys_dir,
                 "worker key set: NAME.key + coordinator.pub (default: $COUPLER_KEYS, then the "
                 "local keys of a coordinator of this user on this machine)");

@@ -246,6 +246,7 @@ void Coordinator::Tick() {
   if (now - last_reap_ms_ >= kReapEveryMs) {
     last_reap_ms_ = now;
     RecordLost(scheduler_.ReapSilentWorkers(now));
+    SweepLaunches();
   }
   if (now - last_heartbeat_ms_ >= options_.heartbeat_ms) {
     last_heartbeat_ms_ = now;
@@ -343,14 +344,37 @@ void Coordinator::RecordSent(const std::vector<wire::TaskSpec>& tasks) {
   if (!batch.tasks.empty()) store_->AddSent(std::move(batch));
 }
 
+LaunchRelay::GangLookup Coordinator::GangLookup() {
+  return [this](const std::string& job_id, uint64_t task_id) -> std::optional<LaunchRelay::LiveGang> {
+    std::optional<Scheduler::GangView> gang = scheduler_.FindRunningGang(job_id, task_id);
+    if (!gang) return std::nullopt;
+    LaunchRelay::LiveGang live;
+    live.attempt = gang->attempt;
+    live.leader = gang->workers.front().first;
+    for (const auto& [id, ranks] : gang->workers) {
+      const WorkerEntry* w = scheduler_.registry().Find(id);
+      live.members.push_back({id, w != nullptr ? w->info.address : ""});
+    }
+    return live;
+  };
+}
+
+void Coordinator::SweepLaunches() {
+  LaunchRelay::Ended ended = launches_.Sweep(GangLookup());
+  for (const auto& [worker, stop] : ended.stops) SendToWorker(worker, wire::Encode(stop));
+  for (const auto& [route, out] : ended.agents) SendToRoute(route, wire::Encode(out));
+}
+
 void Coordinator::Dispatch() {
   // Work finished now could not be made durable: hand out none until the store writes again.
   if (!store_error_.ok()) return;
   // Gangs first: slots they hold must not go to loose tasks in the same round.
   for (auto& [leader, spec] : scheduler_.PlaceGangs(NowMs())) {
-    Logger("coordinator")->info("job {} node {}: gang of {} ranks on {} host(s), led by {}",
-                                spec.job_id, spec.node_id, spec.params["__ranks"],
-                                spec.gang_hosts.size(), leader);
+    std::string hosts;
+    for (const std::string& h : spec.gang_hosts) hosts += (hosts.empty() ? "" : ",") + h;
+    Logger("coordinator")->info("job {} node {}: gang of {} ranks on {}, led by {}", spec.job_id,
+                                spec.node_id, spec.params["__ranks"], hosts, leader);
+    spec.gang_token = launches_.IssueToken(spec.job_id, spec.task_id, spec.attempt);
     store_->AddSent({spec.job_id, {{spec.task_id, spec.attempt}}});
     wire::TaskAssignment a;
     a.tasks.push_back(std::move(spec));

@@ -14,6 +14,7 @@
 #include <zmq.hpp>
 
 #include "coordinator/admission_queue.h"
+#include "coordinator/launch_relay.h"
 #include "coordinator/scheduler.h"
 #include "coordinator/zap_handler.h"
 #include "runtime/status.h"
@@ -88,6 +89,14 @@ class Coordinator {
   void ReplyError(const std::string& identity, const Status& status, wire::MessageType about,
                   bool delimiter);
 
+  // The gang launch relay (launch_relay.h).
+  void OnLaunchRequest(const std::string& route, const std::string& user,
+                       const wire::LaunchRequest& req);
+  void OnLaunchOutput(const std::string& worker_id, const wire::LaunchOutput& out);
+  // Stops the daemons of gang attempts that ended; run every reap and after results.
+  void SweepLaunches();
+  LaunchRelay::GangLookup GangLookup();
+
   void Dispatch();
   // Records what an assignment sends (see store::SentAttempts).
   void RecordSent(const std::vector<wire::TaskSpec>& tasks);
@@ -107,6 +116,7 @@ class Coordinator {
   CoordinatorOptions options_;
   std::unique_ptr<store::StateStore> store_;
   Scheduler scheduler_;
+  LaunchRelay launches_;
   zmq::context_t ctx_;
   // Bound before the sockets and destroyed after them (members go in reverse order).
   std::optional<net::ServerKeys> server_keys_;

@@ -25,6 +25,11 @@ void Coordinator::OnWorkerMessage(const std::string& route, const std::string& u
     OnRegister(route, user, *reg);
     return;
   }
+  if (const auto* launch = std::get_if<wire::LaunchRequest>(&*msg)) {
+    // From a gang leader's launcher hook: a connection of its own, never registered.
+    OnLaunchRequest(route, user, *launch);
+    return;
+  }
   // Who sent it is the connection, never the ids inside the message.
   auto known = route_to_worker_.find(route);
   if (known == route_to_worker_.end() || !scheduler_.registry().Heard(known->second, NowMs())) {
@@ -43,9 +48,42 @@ void Coordinator::OnWorkerMessage(const std::string& route, const std::string& u
     scheduler_.MarkStarted(worker_id, beat->running);
   } else if (const auto* result = std::get_if<wire::TaskResult>(&*msg)) {
     OnResults(worker_id, *result);
+    SweepLaunches();
+  } else if (const auto* out = std::get_if<wire::LaunchOutput>(&*msg)) {
+    OnLaunchOutput(worker_id, *out);
   } else {
     ++dropped_;
   }
+}
+
+void Coordinator::OnLaunchRequest(const std::string& route, const std::string& user,
+                                  const wire::LaunchRequest& req) {
+  std::optional<LaunchRelay::LiveGang> gang = GangLookup()(req.job_id, req.task_id);
+  std::string leader_key;
+  if (gang) {
+    if (const WorkerEntry* leader = scheduler_.registry().Find(gang->leader)) {
+      leader_key = leader->key_name;
+    }
+  }
+  Result<LaunchRelay::Admitted> admitted = launches_.Admit(req, route, user, leader_key, gang);
+  if (!admitted.ok()) {
+    Logger("coordinator")->warn("refused a gang launch on {} for key '{}': {}", req.host, user,
+                                admitted.status().message());
+    wire::LaunchOutput refused{0, 2, "coupler: " + std::string(admitted.status().message()) + "\n",
+                               true, 255};
+    SendToRoute(route, wire::Encode(refused));
+    return;
+  }
+  Logger("coordinator")->info("job {} task {}: starting the gang's MPI daemon on {} ({})",
+                              req.job_id, req.task_id, req.host, admitted->worker_id);
+  SendToWorker(admitted->worker_id, wire::Encode(admitted->daemon));
+}
+
+void Coordinator::OnLaunchOutput(const std::string& worker_id, const wire::LaunchOutput& out) {
+  if (std::optional<std::string> route = launches_.Relay(out, worker_id)) {
+    SendToRoute(*route, wire::Encode(out));
+  }
+  // Else the relay ended already (its gang did): the daemon's last words have no reader.
 }
 
 void Coordinator::OnRegister(const std::string& route, const std::string& user,
@@ -89,7 +127,10 @@ void Coordinator::OnResults(const std::string& worker_id, const wire::TaskResult
   }
   for (const wire::TaskOutcome& o : result.outcomes) {
     const OutcomeKind kind = scheduler_.OnOutcome(worker_id, o);
-    if (kind == OutcomeKind::kStale) {
+    if (kind == OutcomeKind::kRefused) {
+      Logger("coordinator")->warn("job {}: worker {} gets none of its tasks from now on: {}",
+                                  o.job_id, worker_id, o.error);
+    } else if (kind == OutcomeKind::kStale) {
       ++stale_outcomes_;
       Logger("coordinator")->debug("dropped an outcome of job {} task {} attempt {} from {}: "
                                    "not the live attempt", o.job_id, o.task_id, o.attempt, worker_id);
@@ -127,7 +168,7 @@ void Coordinator::OnClientMessage(const std::string& identity, const std::string
     OnDrain(identity, user, *drain, delimiter);
   } else if (std::holds_alternative<wire::WorkersRequest>(*msg)) {
     wire::WorkersReply reply;
-    reply.workers = scheduler_.Workers();
+    reply.workers = scheduler_.Workers(NowMs());
     ReplyToClient(identity, wire::Encode(reply), delimiter);
   } else {
     ++dropped_;

@@ -12,6 +12,7 @@ namespace {
 
 struct Candidate {
   std::string id;
+  std::string address;  // its host
   uint32_t mine = 0;  // slots this gang already holds there
   uint32_t free = 0;  // slots open to anyone
   bool fast = false;  // FastInterconnect
@@ -87,7 +88,8 @@ std::vector<GangPlacement> GangReservations::Place(const std::vector<GangRequest
   for (const GangRequest* req : order) {
     Hold& hold = gangs_.at(req->key);
     auto admits = [&](const WorkerEntry& w) {
-      return w.state == WorkerState::kAlive && LabelsMatch(req->required, w.info.labels);
+      return w.state == WorkerState::kAlive && LabelsMatch(req->required, w.info.labels) &&
+             (req->refused == nullptr || req->refused->count(w.info.worker_id) == 0);
     };
     // GPUs are preferred among the workers the labels admit, not the whole pool: a labeled
     // CPU-only group trains on its CPUs as an unlabeled CPU-only pool would.
@@ -121,8 +123,8 @@ std::vector<GangPlacement> GangReservations::Place(const std::vector<GangRequest
       capacity += w.info.slots;
       ++qualifying;
       auto mine = hold.slots.find(id);
-      candidates.push_back({id, mine == hold.slots.end() ? 0 : mine->second, w.free_slots(),
-                            FastInterconnect(w.info.labels)});
+      candidates.push_back({id, w.info.address, mine == hold.slots.end() ? 0 : mine->second,
+                            w.free_slots(), FastInterconnect(w.info.labels)});
     }
     const std::string kind = std::string(req->required.empty() ? "" : "matching ") +
                              (gpu_only ? "GPU worker" : "worker");
@@ -148,7 +150,9 @@ std::vector<GangPlacement> GangReservations::Place(const std::vector<GangRequest
     for (const Candidate& c : candidates) available += c.mine + c.free;
     if (available >= req->ranks) {
       std::vector<RankCandidate> rooms;
-      for (const Candidate& c : candidates) rooms.push_back({c.id, c.mine + c.free, c.mine, c.fast});
+      for (const Candidate& c : candidates) {
+        rooms.push_back({c.id, c.address, c.mine + c.free, c.mine, c.fast});
+      }
       GangPlacement p;
       p.key = req->key;
       p.workers = PackRanks(std::move(rooms), req->ranks);

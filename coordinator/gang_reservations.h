@@ -11,6 +11,7 @@
 
 #include "coordinator/placement.h"
 #include "coordinator/worker_registry.h"
+#include "runtime/wire/client_messages.h"
 
 namespace coupler::coordinator {
 
@@ -23,6 +24,8 @@ struct GangRequest {
   bool wants_gpus = false;
   // The node's `requires`: only workers with these labels qualify (see placement.h).
   Labels required;
+  // Workers the job may not use (they cannot see its workdir); null: none.
+  const std::map<std::string, wire::HostRefusal>* refused = nullptr;
 };
 
 // A gang that got all its ranks: the workers and how many ranks each runs, leader (the one

@@ -8,6 +8,8 @@
 
 #include "runtime/job/job_loader.h"
 #include "runtime/job/validator.h"
+#include "runtime/job/workdir_marker.h"
+#include "runtime/util/random_token.h"
 #include "runtime/plan/planner.h"
 
 namespace coupler::coordinator {
@@ -20,11 +22,13 @@ namespace fs = std::filesystem;
 // or lost shards meanwhile, or inputs cleaned up, must not change which task is which.
 using ProbeRecord = std::map<std::string, job::PathInfo>;
 
-// JobRecord::extra: "workdir\t<dir>", one "dataset\t<dir>\t<file>\t<file>..." per dataset,
-// and one "probe\t<path>\t<kind>\t<shards>" per path validation looked at.
-std::string EncodeExtra(const std::string& workdir, const DatasetListing& datasets,
-                        const ProbeRecord& probes) {
+// JobRecord::extra: "workdir\t<dir>", "marker\t<token>" (workdir_marker.h), one
+// "dataset\t<dir>\t<file>\t<file>..." per dataset, and one "probe\t<path>\t<kind>\t<shards>"
+// per path validation looked at.
+std::string EncodeExtra(const std::string& workdir, const std::string& marker,
+                        const DatasetListing& datasets, const ProbeRecord& probes) {
   std::string out = "workdir\t" + workdir + "\n";
+  out += "marker\t" + marker + "\n";
   for (const auto& [dir, files] : datasets) {
     out += "dataset\t" + dir;
     for (const auto& f : files) out += "\t" + f;
@@ -37,14 +41,15 @@ std::string EncodeExtra(const std::string& workdir, const DatasetListing& datase
   return out;
 }
 
-void DecodeExtra(const std::string& extra, std::string& workdir, DatasetListing& datasets,
-                 ProbeRecord& probes) {
+void DecodeExtra(const std::string& extra, std::string& workdir, std::string& marker,
+                 DatasetListing& datasets, ProbeRecord& probes) {
   std::istringstream in(extra);
   for (std::string line; std::getline(in, line);) {
     std::vector<std::string> fields;
     std::istringstream ls(line);
     for (std::string f; std::getline(ls, f, '\t');) fields.push_back(f);
     if (fields.size() >= 2 && fields[0] == "workdir") workdir = fields[1];
+    if (fields.size() >= 2 && fields[0] == "marker") marker = fields[1];
     if (fields.size() >= 2 && fields[0] == "dataset") {
       datasets[fields[1]] = std::vector<std::string>(fields.begin() + 2, fields.end());
     }
@@ -110,6 +115,8 @@ Result<AdmittedJob> AdmitJob(const wire::SubmitJob& submit, const std::string& j
   if (submit.priority != 0) graph.priority = submit.priority;
   COUPLER_ASSIGN_OR_RETURN(plan::Plan plan, plan::PlanJob(graph));
   DatasetListing datasets = ListDatasets(graph);
+  const std::string marker = util::RandomToken();
+  COUPLER_RETURN_IF_ERROR(job::WriteWorkdirMarker(graph.workdir, job_id, marker));
 
   AdmittedJob out;
   out.record.id = job_id;
@@ -120,11 +127,12 @@ Result<AdmittedJob> AdmitJob(const wire::SubmitJob& submit, const std::string& j
   out.record.priority = graph.priority;
   out.record.state = "queued";
   out.record.submitted_ms = now_ms;
-  out.record.extra = EncodeExtra(graph.workdir, datasets, probes);
+  out.record.extra = EncodeExtra(graph.workdir, marker, datasets, probes);
   out.record.submitted_by = submitted_by;
   out.job = std::make_unique<JobState>(job_id, std::move(graph), std::move(plan), std::move(datasets));
   out.job->set_times(now_ms, 0);
   out.job->set_submitted_by(submitted_by);
+  out.job->set_workdir_token(marker);
   return out;
 }
 
@@ -133,9 +141,10 @@ Result<std::unique_ptr<JobState>> RestoreJob(
     const std::vector<store::AttemptRecord>& attempts,
     const std::vector<std::pair<uint64_t, uint32_t>>& sent) {
   std::string workdir;
+  std::string marker;
   DatasetListing datasets;
   ProbeRecord probes;
-  DecodeExtra(record.extra, workdir, datasets, probes);
+  DecodeExtra(record.extra, workdir, marker, datasets, probes);
   job::ValidationEnv env;
   if (probes.empty()) {
     env.probe = job::ProbePath;  // a job admitted before probes were recorded
@@ -168,6 +177,12 @@ Result<std::unique_ptr<JobState>> RestoreJob(
   }
   job->set_times(record.submitted_ms, record.finished_ms);
   job->set_submitted_by(record.submitted_by);
+  if (!marker.empty() && !job->finished()) {
+    // Written again in case the workdir was cleaned meanwhile; if it cannot be, workers refuse
+    // the job's tasks and status says why.
+    (void)job::WriteWorkdirMarker(job->graph().workdir, record.id, marker);
+    job->set_workdir_token(marker);
+  }
   for (const auto& c : commits) {
     if (c.task_id >= job->table().size()) continue;
     job->RestoreDone(c.task_id, std::max(c.attempt + 1, attempts_of[c.task_id]));

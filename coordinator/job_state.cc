@@ -347,6 +347,8 @@ wire::TaskSpec JobState::MakeSpec(uint64_t t) const {
                           : ref.kind == TaskKind::kReduce ? "reduce"
                                                           : "gang";
   spec.params["__shards"] = std::to_string(pn.map_tasks);
+  spec.workdir = graph_.workdir;
+  spec.workdir_token = workdir_token_;
   if (ref.kind == TaskKind::kReduce) {
     for (int64_t i = 0; i < pn.map_tasks; ++i) {
       spec.input_paths.push_back(OutputPath(ref.plan_node, i, true));

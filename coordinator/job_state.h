@@ -16,6 +16,7 @@
 #include "coordinator/task_table.h"
 #include "runtime/job/job_graph.h"
 #include "runtime/plan/planner.h"
+#include "runtime/wire/client_messages.h"
 #include "runtime/wire/worker_messages.h"
 
 namespace coupler::coordinator {
@@ -122,6 +123,27 @@ class JobState {
   // The client key that submitted it: with an admin key, the only one that may cancel it.
   void set_submitted_by(std::string name) { submitted_by_ = std::move(name); }
   const std::string& submitted_by() const { return submitted_by_; }
+  // The token of the marker written into the workdir at admission (workdir_marker.h); every
+  // task spec carries it, so a worker can tell whether it sees the same filesystem.
+  void set_workdir_token(std::string token) { workdir_token_ = std::move(token); }
+  const std::string& workdir_token() const { return workdir_token_; }
+
+  // A worker that cannot run any task of this job (it cannot see the workdir): it is sent none
+  // of its tasks from now on, and status says why. Not persisted: after a restart the worker
+  // refuses once more, which costs one round trip.
+  void RefuseHost(const std::string& worker_id, const std::string& address, const std::string& why) {
+    refused_hosts_[worker_id] = {worker_id, address, why};
+  }
+  // The hosts (addresses) a gang task's latest attempt was placed on, leader first.
+  void set_gang_hosts(uint64_t task, std::vector<std::string> hosts) {
+    gang_hosts_[task] = std::move(hosts);
+  }
+  std::vector<std::string> gang_hosts(uint64_t task) const {
+    auto it = gang_hosts_.find(task);
+    return it == gang_hosts_.end() ? std::vector<std::string>{} : it->second;
+  }
+  bool Refuses(const std::string& worker_id) const { return refused_hosts_.count(worker_id) != 0; }
+  const std::map<std::string, wire::HostRefusal>& refused_hosts() const { return refused_hosts_; }
 
   // Per plan node: tasks done, attempts, first error.
   uint64_t node_done(size_t plan_node) const { return node_done_[plan_node]; }
@@ -179,6 +201,9 @@ class JobState {
   int64_t submitted_ms_ = 0;
   int64_t finished_ms_ = 0;
   std::string submitted_by_;
+  std::string workdir_token_;
+  std::map<std::string, wire::HostRefusal> refused_hosts_;
+  std::map<uint64_t, std::vector<std::string>> gang_hosts_;
   uint64_t total_attempts_ = 0;
 };
 

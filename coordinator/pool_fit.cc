@@ -77,7 +77,7 @@ void FitGang(const NodeDemand& node, const Workers& admitted, NodeFit& fit) {
   for (const wire::WorkerStatus* w : chosen) {
     capacity += w->slots;
     each += fmt::format("{}{}: {}", each.empty() ? "" : ", ", w->id, w->slots);
-    rooms.push_back({w->id, w->slots, 0, FastInterconnect(w->labels)});
+    rooms.push_back({w->id, w->address, w->slots, 0, FastInterconnect(w->labels)});
   }
   if (node.ranks > capacity) {
     fit.reason = fmt::format("needs {} ranks; matching {}workers have {} slot{} in all ({})",

@@ -1,15 +1,38 @@
 #include "coordinator/rank_packing.h"
 
 #include <algorithm>
+#include <map>
 
 namespace coupler::coordinator {
 
 std::vector<std::pair<std::string, uint32_t>> PackRanks(std::vector<RankCandidate> candidates,
                                                         uint32_t ranks) {
-  std::sort(candidates.begin(), candidates.end(), [](const RankCandidate& a, const RankCandidate& b) {
+  // A host is judged by what all its workers could run together; a worker without an
+  // address is a host of its own.
+  struct Host {
+    uint64_t room = 0, held = 0;
+    bool fast = false;
+  };
+  auto host_of = [](const RankCandidate& c) { return c.host.empty() ? "\x01" + c.id : c.host; };
+  std::map<std::string, Host> hosts;
+  for (const RankCandidate& c : candidates) {
+    Host& h = hosts[host_of(c)];
+    h.room += c.room;
+    h.held += c.held;
+    h.fast |= c.fast_interconnect;
+  }
+  std::sort(candidates.begin(), candidates.end(), [&](const RankCandidate& a, const RankCandidate& b) {
+    const std::string ka = host_of(a), kb = host_of(b);
+    if (ka != kb) {
+      const Host& ha = hosts[ka];
+      const Host& hb = hosts[kb];
+      if (ha.room != hb.room) return ha.room > hb.room;
+      if (ha.held != hb.held) return ha.held > hb.held;
+      if (ha.fast != hb.fast) return ha.fast;
+      return ka < kb;
+    }
     if (a.room != b.room) return a.room > b.room;
     if (a.held != b.held) return a.held > b.held;
-    if (a.fast_interconnect != b.fast_interconnect) return a.fast_interconnect;
     return a.id < b.id;
   });
   std::vector<std::pair<std::string, uint32_t>> out;

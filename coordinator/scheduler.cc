@@ -110,7 +110,7 @@ std::vector<std::pair<std::string, wire::TaskSpec>> Scheduler::PlaceGangs(int64_
     for (const uint64_t t : job.ReadyGangs()) {
       const size_t p = job.table().Describe(t).plan_node;
       waiting.push_back({{static_cast<uint32_t>(i), t}, static_cast<uint32_t>(job.ranks(p)),
-                         job.wants_gpus(p), job.required_labels(p)});
+                         job.wants_gpus(p), job.required_labels(p), &job.refused_hosts()});
     }
   }
   std::vector<std::pair<std::string, wire::TaskSpec>> out;
@@ -119,10 +119,11 @@ std::vector<std::pair<std::string, wire::TaskSpec>> Scheduler::PlaceGangs(int64_
     job.StartGang(placed.key.second);
     wire::TaskSpec spec = job.MakeSpec(placed.key.second);
     for (const auto& [id, n] : placed.workers) {
-      spec.gang_hosts.push_back(registry_.Find(id)->info.host);
+      spec.gang_hosts.push_back(registry_.Find(id)->info.address);
       spec.gang_ranks.push_back(n);
     }
     running_gangs_[placed.key] = {spec.attempt, placed.workers};
+    job.set_gang_hosts(placed.key.second, spec.gang_hosts);
     out.emplace_back(placed.workers.front().first, std::move(spec));
   }
   return out;
@@ -141,7 +142,9 @@ std::vector<wire::TaskSpec> Scheduler::Assign(const std::string& worker_id) {
   // other labels must not hold back the rest); round robin among those jobs.
   int best = INT32_MIN;
   for (const auto& j : jobs_) {
-    if (!j->finished() && j->HasReadyFor(taker)) best = std::max(best, j->priority());
+    if (!j->finished() && !j->Refuses(worker_id) && j->HasReadyFor(taker)) {
+      best = std::max(best, j->priority());
+    }
   }
   if (best == INT32_MIN) return out;
   const size_t n = jobs_.size();
@@ -149,7 +152,9 @@ std::vector<wire::TaskSpec> Scheduler::Assign(const std::string& worker_id) {
   for (size_t i = rr_cursor_ % n; credit > 0 && idle_rounds < n; i = (i + 1) % n) {
     JobState& job = *jobs_[i];
     std::optional<uint64_t> t;
-    if (!job.finished() && job.priority() == best) t = job.TakeReady(taker);
+    if (!job.finished() && job.priority() == best && !job.Refuses(worker_id)) {
+      t = job.TakeReady(taker);
+    }
     if (!t) {
       ++idle_rounds;
       continue;
@@ -227,6 +232,13 @@ OutcomeKind Scheduler::OnOutcome(const std::string& worker_id, const wire::TaskO
     w->EndTask(key);
     ++w->tasks_done;
   }
+  if (o.host_refused && !o.ok) {
+    // Nothing ran: the task goes back as it was, and the job stops sending work there.
+    const WorkerEntry* w = registry_.Find(worker_id);
+    job.RefuseHost(worker_id, w != nullptr ? w->info.address : "", o.error);
+    job.Requeue(o.task_id);
+    return OutcomeKind::kRefused;
+  }
   if (o.ok) {
     if (!job.Complete(o.task_id)) return OutcomeKind::kDropped;
     job.CountDevice(o.device.empty() ? "cpu" : o.device, o.gpu_requested_but_cpu);
@@ -235,6 +247,15 @@ OutcomeKind Scheduler::OnOutcome(const std::string& worker_id, const wire::TaskO
   if (job.task_state(o.task_id) != TaskState::kRunning) return OutcomeKind::kDropped;
   job.Fail(o.task_id, o.error);
   return job.phase() == JobPhase::kFailed ? OutcomeKind::kFailed : OutcomeKind::kRetrying;
+}
+
+std::optional<Scheduler::GangView> Scheduler::FindRunningGang(const std::string& job_id,
+                                                          uint64_t task_id) const {
+  auto index = job_index_.find(job_id);
+  if (index == job_index_.end()) return std::nullopt;
+  auto gang = running_gangs_.find({index->second, task_id});
+  if (gang == running_gangs_.end() || gang->second.workers.empty()) return std::nullopt;
+  return GangView{gang->second.attempt, gang->second.workers};
 }
 
 std::vector<std::string> Scheduler::Cancel(const std::string& job_id) {
@@ -281,6 +302,7 @@ wire::JobStatus Scheduler::Status(const JobState& job) const {
   s.submitted_ms = job.submitted_ms();
   s.finished_ms = job.finished_ms();
   s.submitted_by = job.submitted_by();
+  for (const auto& [id, refusal] : job.refused_hosts()) s.refused_hosts.push_back(refusal);
   const auto& plan = job.plan();
   auto index = job_index_.find(job.id());
   std::vector<const Labels*> alive;
@@ -293,6 +315,7 @@ wire::JobStatus Scheduler::Status(const JobState& job) const {
     if (plan.nodes[p].coupling == job::Coupling::kTight) {
       n.ranks = static_cast<uint32_t>(plan.nodes[p].ranks);
       const uint64_t task = job.table().first_task(p);
+      n.hosts = job.gang_hosts(task);
       if (index != job_index_.end() && job.task_state(task) == TaskState::kReady) {
         n.reason = gangs_.Reason({index->second, task});
       }
@@ -348,15 +371,17 @@ void Scheduler::FillPoolStats(wire::CoordinatorStats& stats) const {
   stats.longest_partial_hold_ms = static_cast<uint64_t>(gangs_.longest_partial_hold_ms());
 }
 
-std::vector<wire::WorkerStatus> Scheduler::Workers() const {
+std::vector<wire::WorkerStatus> Scheduler::Workers(int64_t now_ms) const {
   std::vector<wire::WorkerStatus> out;
   for (const auto& [id, w] : registry_.workers()) {
     wire::WorkerStatus s;
     s.id = id;
     s.host = w.info.host;
+    s.address = w.info.address;
     s.slots = w.info.slots;
     s.running = static_cast<uint32_t>(w.inflight.size()) + w.gang_ranks;
     s.state = std::string(WorkerStateName(w.state));
+    if (w.state == WorkerState::kAlive && registry_.Silent(w, now_ms)) s.state = "silent";
     s.gpus = w.info.gpus;
     s.labels = w.info.labels;
     s.cpus = w.info.cpus;

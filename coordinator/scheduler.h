@@ -27,6 +27,7 @@ enum class OutcomeKind {
   kFailed,     // failed for good: the job failed
   kDropped,    // the live attempt, but the task or job had already ended
   kStale,      // not the live attempt, or not from the worker holding it: ignored, counted
+  kRefused,    // the worker cannot run the job's tasks (host_refused): re-queued uncharged
 };
 
 // An attempt that ended without a result: its worker died or left.
@@ -78,7 +79,15 @@ class Scheduler {
   wire::JobStatus Status(const JobState& job) const;
   // Queue depth by hardware class and the recommended pool size (see pool_advice.h).
   void FillPoolStats(wire::CoordinatorStats& stats) const;
-  std::vector<wire::WorkerStatus> Workers() const;
+  // `now_ms`: a worker past the timeout but not yet given up on shows as "silent".
+  std::vector<wire::WorkerStatus> Workers(int64_t now_ms) const;
+
+  // A running gang's attempt: its workers (leader first), for the launch relay.
+  struct GangView {
+    uint32_t attempt = 0;
+    std::vector<std::pair<std::string, uint32_t>> workers;
+  };
+  std::optional<GangView> FindRunningGang(const std::string& job_id, uint64_t task_id) const;
 
  private:
   // `slots`: how many of the held loose tasks the worker could have started unreported.

@@ -1,5 +1,6 @@
 #include "coordinator/worker_registry.h"
 
+#include <algorithm>
 #include <optional>
 
 namespace coupler::coordinator {
@@ -51,12 +52,30 @@ HeldTasks WorkerRegistry::Register(const wire::RegisterWorker& info, int64_t now
     devices.push_back({static_cast<int>(g.index), memory::ShareCapacity(g.free_memory)});
   }
   w.gpu_shares = memory::GpuShareLedger(std::move(devices));
+  NoteHeard(now_ms);
   return lost;
+}
+
+void WorkerRegistry::NoteHeard(int64_t now_ms) {
+  if (blackout_) {
+    // The first word after a time no worker was heard at all: every worker gets a fresh
+    // timeout from now, as its messages queued meanwhile may still be on their way.
+    blackout_ = false;
+    for (auto& [id, w] : workers_) {
+      if (w.state != WorkerState::kDead) w.last_heard_ms = std::max(w.last_heard_ms, now_ms);
+    }
+  }
+  last_heard_any_ms_ = std::max(last_heard_any_ms_, now_ms);
+}
+
+bool WorkerRegistry::Silent(const WorkerEntry& w, int64_t now_ms) const {
+  return w.state != WorkerState::kDead && now_ms - w.last_heard_ms > dead_after_ms_;
 }
 
 bool WorkerRegistry::Heard(const std::string& id, int64_t now_ms) {
   auto it = workers_.find(id);
   if (it == workers_.end() || it->second.state == WorkerState::kDead) return false;
+  NoteHeard(now_ms);
   it->second.last_heard_ms = now_ms;
   return true;
 }
@@ -70,6 +89,15 @@ void WorkerRegistry::SetDraining(const std::string& id) {
 
 std::vector<std::pair<std::string, HeldTasks>> WorkerRegistry::ReapSilent(int64_t now_ms) {
   std::vector<std::pair<std::string, HeldTasks>> dead;
+  if (now_ms - last_heard_any_ms_ > dead_after_ms_) {
+    // No worker at all was heard for the whole timeout: most likely the coordinator's own
+    // link is down, not every worker at once, and nobody could run re-queued work anyway. So
+    // nobody is given up on until some worker is heard again (the finished results they hold
+    // are then delivered, not re-run). A worker that really died is reaped a timeout after
+    // any other worker is heard, a new one included.
+    blackout_ = true;
+    return dead;
+  }
   for (auto& [id, w] : workers_) {
     if (w.state == WorkerState::kDead || now_ms - w.last_heard_ms <= dead_after_ms_) continue;
     w.state = WorkerState::kDead;

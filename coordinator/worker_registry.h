@@ -96,7 +96,10 @@ class WorkerRegistry {
   void SetDraining(const std::string& id);
 
   // Workers silent for longer than the timeout: marked dead and returned with what they held.
+  // None while no worker at all has been heard for the timeout (see worker_registry.cc).
   std::vector<std::pair<std::string, HeldTasks>> ReapSilent(int64_t now_ms);
+  // Past the timeout but not given up on yet (no worker is heard: the coordinator's link).
+  bool Silent(const WorkerEntry& w, int64_t now_ms) const;
   // A worker that said goodbye or must be forgotten: returns what it held.
   HeldTasks Remove(const std::string& id);
 
@@ -106,8 +109,12 @@ class WorkerRegistry {
   size_t alive() const;
 
  private:
+  void NoteHeard(int64_t now_ms);
+
   int64_t dead_after_ms_;
   std::map<std::string, WorkerEntry> workers_;
+  int64_t last_heard_any_ms_ = 0;
+  bool blackout_ = false;  // no worker heard for the timeout: reaping is held off
 };
 
 }  // namespace coupler::coordinator

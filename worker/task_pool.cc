@@ -21,8 +21,13 @@ std::vector<int> Ordinals(const std::vector<memory::GpuShareLedger::Device>& gpu
 }  // namespace
 
 TaskPool::TaskPool(zmq::context_t& ctx, std::string wake_endpoint, uint32_t slots,
-                   std::vector<memory::GpuShareLedger::Device> gpus)
-    : ctx_(ctx), wake_endpoint_(std::move(wake_endpoint)), gpus_(Ordinals(gpus)), ledger_(gpus) {
+                   std::vector<memory::GpuShareLedger::Device> gpus, TaskEnvironment env)
+    : ctx_(ctx),
+      wake_endpoint_(std::move(wake_endpoint)),
+      env_(std::move(env)),
+      workdir_check_(env_.host_address),
+      gpus_(Ordinals(gpus)),
+      ledger_(gpus) {
   for (uint32_t i = 0; i < std::max(1u, slots); ++i) {
     threads_.emplace_back([this, i] { Loop(i); });
   }
@@ -92,8 +97,18 @@ size_t TaskPool::held() const {
 
 wire::TaskOutcome TaskPool::RunPlaced(const wire::TaskSpec& task, const std::atomic<bool>* cancel,
                                       const TaskPlacement& placement) {
+  if (Status visible = workdir_check_.Check(task); !visible.ok()) {
+    wire::TaskOutcome outcome;
+    outcome.job_id = task.job_id;
+    outcome.task_id = task.task_id;
+    outcome.attempt = task.attempt;
+    outcome.device = "cpu";
+    outcome.host_refused = true;
+    outcome.error = std::string(visible.message());
+    return outcome;
+  }
   const uint64_t share = task.gpu_memory_bytes;
-  if (share == 0 || ledger_.empty()) return RunTask(task, cancel, placement);
+  if (share == 0 || ledger_.empty()) return RunTask(task, cancel, placement, &env_.launcher_env);
   if (!ledger_.CanEverFit(share)) {
     wire::TaskOutcome outcome;
     outcome.job_id = task.job_id;
@@ -114,11 +129,11 @@ wire::TaskOutcome TaskPool::RunPlaced(const wire::TaskSpec& task, const std::ato
       return device.has_value();
     });
   }
-  if (!device) return RunTask(task, cancel, placement);  // stopping or cancelled: reports it
+  if (!device) return RunTask(task, cancel, placement, &env_.launcher_env);  // stopping or cancelled
   // The thread's own device is put back afterwards for the tasks without a share.
   TaskPlacement shared{kernels::Backend::kCuda, *device};
   if (const Status used = kernels::UseCudaDevice(*device); !used.ok()) shared = {};
-  wire::TaskOutcome outcome = RunTask(task, cancel, shared);
+  wire::TaskOutcome outcome = RunTask(task, cancel, shared, &env_.launcher_env);
   if (placement.backend == kernels::Backend::kCuda && placement.device != *device) {
     (void)kernels::UseCudaDevice(placement.device);
   }

@@ -18,8 +18,17 @@
 #include "runtime/wire/worker_messages.h"
 #include "runtime/memory/gpu_share_ledger.h"
 #include "worker/task_device.h"
+#include "worker/workdir_check.h"
 
 namespace coupler::worker {
+
+// What the worker tells every task beside its spec.
+struct TaskEnvironment {
+  std::string host_address;  // the address the worker advertises (workdir check, gangs)
+  // NAME=VALUE pairs a gang leader's mpirun gets, so the launcher hook it starts for remote
+  // hosts (coupler gang-agent) reaches the coordinator as this worker does.
+  std::vector<std::string> launcher_env;
+};
 
 class TaskPool {
  public:
@@ -29,7 +38,7 @@ class TaskPool {
   // of a GPU (gpu_memory) instead runs on the device the share ledger packs it onto, waiting
   // while none has room, under a ScopedDeviceShare of that size.
   TaskPool(zmq::context_t& ctx, std::string wake_endpoint, uint32_t slots,
-           std::vector<memory::GpuShareLedger::Device> gpus = {});
+           std::vector<memory::GpuShareLedger::Device> gpus = {}, TaskEnvironment env = {});
   ~TaskPool();
   TaskPool(const TaskPool&) = delete;
   TaskPool& operator=(const TaskPool&) = delete;
@@ -58,6 +67,8 @@ class TaskPool {
 
   zmq::context_t& ctx_;
   std::string wake_endpoint_;
+  const TaskEnvironment env_;
+  WorkdirCheck workdir_check_;
   const std::vector<int> gpus_;
   memory::GpuShareLedger ledger_;  // guarded by mu_
   std::condition_variable share_cv_;

@@ -36,7 +36,7 @@ Status RunGuarded(const OpEntry& op, const OpContext& context, OpReport& report)
 }  // namespace
 
 wire::TaskOutcome RunTask(const wire::TaskSpec& spec, const std::atomic<bool>* cancel,
-                          TaskPlacement placement) {
+                          TaskPlacement placement, const std::vector<std::string>* launcher_env) {
   wire::TaskOutcome outcome;
   try {
     outcome.job_id = spec.job_id;
@@ -55,7 +55,7 @@ wire::TaskOutcome RunTask(const wire::TaskSpec& spec, const std::atomic<bool>* c
       return outcome;
     }
     if (!op->has_cuda) placement = {};
-    const OpContext context{spec, cancel, placement};
+    const OpContext context{spec, cancel, placement, launcher_env};
     if (context.Cancelled()) {
       outcome.error = "cancelled";
       return outcome;

@@ -26,6 +26,8 @@
 #pragma once
 
 #include <atomic>
+#include <string>
+#include <vector>
 
 #include "runtime/wire/worker_messages.h"
 #include "worker/task_device.h"
@@ -42,7 +44,9 @@ namespace coupler::worker {
 // flags a task that asked for a GPU (gpus or gpu_memory) and ran on the CPU all the same.
 // `cancel` may be flipped by another thread at any time; ops check it between steps, noop
 // while sleeping and exec every few milliseconds (killing the command's process group).
+// `launcher_env`: NAME=VALUE pairs for a gang leader's mpirun (see TaskEnvironment); null: none.
 wire::TaskOutcome RunTask(const wire::TaskSpec& spec, const std::atomic<bool>* cancel = nullptr,
-                          TaskPlacement placement = {});
+                          TaskPlacement placement = {},
+                          const std::vector<std::string>* launcher_env = nullptr);
 
 }  // namespace coupler::worker

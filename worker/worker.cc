@@ -10,6 +10,7 @@
 #include "kernels/device.h"
 #include "runtime/logging.h"
 #include "runtime/net/key_discovery.h"
+#include "runtime/net/local_address.h"
 #include "runtime/net/zmq_socket.h"
 #include "runtime/wire/codec.h"
 #include "worker/host_info.h"
@@ -36,6 +37,7 @@ Worker::Worker(WorkerOptions options) : options_(std::move(options)), ctx_(1) {}
 
 Worker::~Worker() {
   pool_.reset();  // joins the task threads before the sockets go
+  daemons_.reset();
 }
 
 int64_t Worker::NowMs() const { return SteadyMs(); }
@@ -52,9 +54,19 @@ Result<std::unique_ptr<Worker>> Worker::Create(WorkerOptions options) {
   w->adaptive_prefetch_ = adaptive;
   w->sent_prefetch_ = options.prefetch;
 
+  if (options.advertise.empty()) {
+    Result<std::string> local = net::LocalAddressToward(options.coordinator);
+    if (!local.ok()) {
+      return local.status().WithContext("finding the address to advertise (set --advertise)");
+    }
+    options.advertise = *local;
+  }
+  w->options_.advertise = options.advertise;
+
   wire::RegisterWorker& reg = w->registration_;
   reg.worker_id = options.id;
   reg.host = host.hostname;
+  reg.address = options.advertise;
   reg.pid = static_cast<uint32_t>(host.pid);
   reg.slots = options.slots;
   reg.prefetch = options.prefetch;
@@ -80,7 +92,15 @@ Result<std::unique_ptr<Worker>> Worker::Create(WorkerOptions options) {
     const std::string wake_ep = fmt::format("inproc://wake-{}", static_cast<const void*>(w.get()));
     w->wake_ = zmq::socket_t(w->ctx_, zmq::socket_type::pull);
     w->wake_.bind(wake_ep);
-    w->pool_ = std::make_unique<TaskPool>(w->ctx_, wake_ep, options.slots, shares);
+    TaskEnvironment env;
+    env.host_address = options.advertise;
+    // What `coupler gang-agent`, started by a gang leader's mpirun, needs to reach the
+    // coordinator as this worker does (with this worker's key).
+    env.launcher_env.push_back("COUPLER_COORDINATOR=" + options.coordinator);
+    if (!options.keys_dir.empty()) env.launcher_env.push_back("COUPLER_KEYS=" + options.keys_dir);
+    if (options.insecure) env.launcher_env.push_back("COUPLER_INSECURE=1");
+    w->pool_ = std::make_unique<TaskPool>(w->ctx_, wake_ep, options.slots, shares, std::move(env));
+    w->daemons_ = std::make_unique<DaemonLauncher>(w->ctx_, wake_ep);
   } catch (const zmq::error_t& e) {
     return Internal(std::string("worker wake socket: ") + e.what());
   }
@@ -108,6 +128,8 @@ void Worker::Register() {
     if (const size_t dropped = pool_->DropQueued(); dropped > 0) {
       Logger("worker")->info("dropped {} queued task(s) the coordinator no longer gives us", dropped);
     }
+    // Their gangs ended with our registration: the coordinator forgot the reservations.
+    daemons_->StopAll();
   }
   registered_before_ = true;
   (void)net::Send(dealer_, wire::Encode(registration_));
@@ -147,6 +169,11 @@ uint32_t Worker::DesiredPrefetch() const {
 
 void Worker::SendOutcomes() {
   std::vector<wire::TaskOutcome> outcomes = pool_->TakeOutcomes();
+  if (!unsent_.empty()) {
+    outcomes.insert(outcomes.begin(), std::make_move_iterator(unsent_.begin()),
+                    std::make_move_iterator(unsent_.end()));
+    unsent_.clear();
+  }
   if (outcomes.empty()) return;
   wire::TaskResult result;
   result.worker_id = options_.id;
@@ -158,7 +185,16 @@ void Worker::SendOutcomes() {
     registration_.prefetch = prefetch;  // a re-registration keeps what we learned
   }
   if (Status s = net::Send(dealer_, wire::Encode(result)); !s.ok()) {
-    Logger("worker")->warn("sending results: {}", s.message());
+    // Kept, not lost: a result the coordinator never gets would hold its task for ever.
+    Logger("worker")->warn("sending {} result(s) failed, keeping them to send again: {}",
+                           result.outcomes.size(), s.message());
+    unsent_ = std::move(result.outcomes);
+  }
+}
+
+void Worker::SendDaemonOutput(bool keepalive) {
+  for (const wire::LaunchOutput& out : daemons_->TakeOutput(keepalive)) {
+    (void)net::Send(dealer_, wire::Encode(out));
   }
 }
 
@@ -174,6 +210,12 @@ void Worker::OnMessage(const std::string& payload, bool& drain_requested) {
     pool_->Submit(std::move(assign->tasks));
   } else if (const auto* cancel = std::get_if<wire::CancelJob>(&*msg)) {
     pool_->CancelJob(cancel->job_id);
+  } else if (const auto* launch = std::get_if<wire::LaunchDaemon>(&*msg)) {
+    // Only the coordinator reaches this socket, and it sends a launch only to a worker it
+    // reserved for that gang attempt (coordinator/launch_relay.h).
+    daemons_->Start(*launch);
+  } else if (const auto* stop = std::get_if<wire::LaunchStop>(&*msg)) {
+    daemons_->Stop(*stop);
   } else if (std::holds_alternative<wire::DrainWorker>(*msg)) {
     drain_requested = true;
   } else if (const auto* err = std::get_if<wire::Error>(&*msg)) {
@@ -205,6 +247,7 @@ Status Worker::Run(const std::atomic<bool>& drain) {
       }
     }
     SendOutcomes();
+    SendDaemonOutput(false);
     if (ready & 1u) {
       for (int i = 0; i < 1024; ++i) {
         auto m = net::TryRecv(dealer_);
@@ -225,11 +268,21 @@ Status Worker::Run(const std::atomic<bool>& drain) {
     const int64_t now = NowMs();
     // Early after a start, so a task that kills this worker is known to have started.
     const bool new_start = pool_->starts() != reported_starts_ && now - last_beat_ms_ >= kStartReportMs;
-    if (new_start || now - last_beat_ms_ >= options_.heartbeat_ms) SendHeartbeat(draining);
-    if (now - last_heard_ms_ > options_.coordinator_timeout_ms) {
-      log->warn("no word from the coordinator for {} ms: reconnecting", now - last_heard_ms_);
-      COUPLER_RETURN_IF_ERROR(Connect());
+    if (new_start || now - last_beat_ms_ >= options_.heartbeat_ms) {
+      SendHeartbeat(draining);
+      SendDaemonOutput(true);
     }
+    const bool silent = now - last_heard_ms_ > options_.coordinator_timeout_ms;
+    if (silent && !silence_reported_) {
+      // The socket stays: ZeroMQ reconnects by itself, and tearing it down would lose the
+      // results queued in it. A coordinator that forgot us meanwhile says so (NotFound), and
+      // we register again then.
+      log->warn("no word from the coordinator for {} ms; still trying, keeping {} task(s) and "
+                "their results", now - last_heard_ms_, pool_->held());
+    } else if (!silent && silence_reported_) {
+      log->info("the coordinator is back");
+    }
+    silence_reported_ = silent;
   }
   // Let the last results and the goodbye leave before the socket closes.
   dealer_.set(zmq::sockopt::linger, 5000);

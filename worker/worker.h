@@ -16,6 +16,7 @@
 #include "runtime/net/handshake_monitor.h"
 #include "runtime/status.h"
 #include "runtime/wire/messages.h"
+#include "worker/daemon_launcher.h"
 #include "worker/task_pool.h"
 
 namespace coupler::worker {
@@ -27,8 +28,14 @@ struct WorkerOptions {
   uint32_t prefetch = 0;     // 0: adaptive — deep for short tasks, shallow for long ones
   std::map<std::string, std::string> labels;
   std::string gpus;          // --gpus: "" or "all", "none", or ordinals "0,1" (task_device.h)
+  // The address its peers reach it at (gang hostfiles, placement); empty: the local address of
+  // its connection to the coordinator (runtime/net/local_address.h).
+  std::string advertise;
   int64_t heartbeat_ms = 1000;
-  int64_t coordinator_timeout_ms = 5000;  // silence after which it reconnects
+  // Silence after which it warns. It never drops its connection over silence: ZeroMQ keeps
+  // reconnecting (with backoff and jitter) and what it queued meanwhile, results included, is
+  // delivered when the link is back.
+  int64_t coordinator_timeout_ms = 5000;
   // Security (runtime/net/key_discovery.h): a worker key set, default $COUPLER_KEYS, then the
   // local keys of a coordinator of this user on this machine; insecure: plaintext.
   std::string keys_dir;
@@ -44,6 +51,7 @@ class Worker {
   // the drain. Returns OK after a clean drain.
   Status Run(const std::atomic<bool>& drain);
   const std::string& id() const { return options_.id; }
+  const std::string& address() const { return registration_.address; }
 
  private:
   explicit Worker(WorkerOptions options);
@@ -53,6 +61,8 @@ class Worker {
   Status CheckRefused();
   void SendHeartbeat(bool draining);
   void SendOutcomes();
+  // Relays what the gangs' MPI daemons running here wrote (and keepalives for them).
+  void SendDaemonOutput(bool keepalive);
   uint32_t DesiredPrefetch() const;
   void OnMessage(const std::string& payload, bool& drain_requested);
   int64_t NowMs() const;
@@ -65,6 +75,11 @@ class Worker {
   zmq::socket_t dealer_;
   Status refused_;  // set when the coordinator refused our registration
   std::unique_ptr<TaskPool> pool_;
+  std::unique_ptr<DaemonLauncher> daemons_;
+  // Outcomes taken from the pool that could not be queued for sending yet (the queue to the
+  // coordinator was full): kept and sent first next time, never dropped.
+  std::vector<wire::TaskOutcome> unsent_;
+  bool silence_reported_ = false;
   wire::RegisterWorker registration_;
   bool registered_before_ = false;
   int64_t last_heard_ms_ = 0;

@@ -9,6 +9,8 @@ namespace {
 
 // Enough queued messages for 100,000s of tasks in flight; beyond it, sends block, never drop.
 constexpr int kHighWaterMark = 200'000;
+constexpr int kReconnectBaseMs = 100;
+constexpr int kReconnectMaxMs = 5000;
 
 Status ZmqError(const std::string& what, const zmq::error_t& e) {
   return Unavailable(what + ": " + e.what());
@@ -46,6 +48,11 @@ Result<zmq::socket_t> ConnectDealer(zmq::context_t& ctx, const std::string& endp
   try {
     zmq::socket_t s(ctx, zmq::socket_type::dealer);
     s.set(zmq::sockopt::linger, 0);
+    // Reconnection backs off exponentially to kReconnectMaxMs, and libzmq adds a random jitter
+    // of up to one base interval to each wait: a pool of hundreds coming back to a restarted
+    // coordinator spreads out instead of arriving in one burst.
+    s.set(zmq::sockopt::reconnect_ivl, kReconnectBaseMs);
+    s.set(zmq::sockopt::reconnect_ivl_max, kReconnectMaxMs);
     s.set(zmq::sockopt::sndhwm, kHighWaterMark);
     s.set(zmq::sockopt::rcvhwm, kHighWaterMark);
     if (keys != nullptr) {

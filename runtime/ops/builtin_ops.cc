@@ -175,10 +175,10 @@ std::vector<OpDef> BuiltinOpDefs() {
   OpDef mpi_exec = Tight("mpi_exec", "the user's own MPI program as one gang", kAny);
   mpi_exec.params = {
       Required(Param("command", ParamType::kString,
-                     "command; {ranks} {hostfile} {input} {output}")),
+                     "command; {ranks} {hostfile} {hosts} {input} {output}")),
       Timeout(),
   };
-  mpi_exec.params[0].placeholders = {"ranks", "hostfile", "input", "output"};
+  mpi_exec.params[0].placeholders = {"ranks", "hostfile", "hosts", "input", "output"};
   ops.push_back(mpi_exec);
 
   return ops;

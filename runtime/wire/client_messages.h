@@ -70,12 +70,27 @@ struct NodeStatus {
   std::string error;  // the first task error, if the node failed
   uint32_t ranks = 0;  // tight nodes: the gang size (one task of `ranks` processes); 0 loose
   std::string reason;  // why a ready node is not running yet (a gang waiting for slots)
+  // Tight nodes: the addresses of the hosts its gang runs on (or last ran on), leader first.
+  std::vector<std::string> hosts;
 
   template <class Archive>
   void serialize(Archive& ar) {
-    ar(id, state, tasks_total, tasks_done, attempts, error, ranks, reason);
+    ar(id, state, tasks_total, tasks_done, attempts, error, ranks, reason, hosts);
   }
   friend bool operator==(const NodeStatus&, const NodeStatus&) = default;
+};
+
+// A worker the job's tasks are no longer sent to, and why (it cannot see the job's workdir).
+struct HostRefusal {
+  std::string worker_id;
+  std::string address;
+  std::string reason;
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(worker_id, address, reason);
+  }
+  friend bool operator==(const HostRefusal&, const HostRefusal&) = default;
 };
 
 // States travel as text so a client built against an older state list still prints them.
@@ -96,11 +111,13 @@ struct JobStatus {
   std::map<std::string, uint64_t> devices;  // committed tasks per device: "cpu", "cuda:0"
   uint64_t gpu_fallbacks = 0;  // tasks that asked for a GPU and ran on the CPU
   std::string submitted_by;    // the name of the client key that submitted it
+  std::vector<HostRefusal> refused_hosts;
 
   template <class Archive>
   void serialize(Archive& ar) {
     ar(id, name, state, tasks_total, tasks_queued, tasks_running, tasks_done, tasks_failed,
-       attempts, nodes, error, submitted_ms, finished_ms, devices, gpu_fallbacks, submitted_by);
+       attempts, nodes, error, submitted_ms, finished_ms, devices, gpu_fallbacks, submitted_by,
+       refused_hosts);
   }
   friend bool operator==(const JobStatus&, const JobStatus&) = default;
 };
@@ -197,9 +214,10 @@ struct WorkersRequest {
 struct WorkerStatus {
   std::string id;
   std::string host;
+  std::string address;  // the address it advertised: what tells hosts apart
   uint32_t slots = 0;
   uint32_t running = 0;
-  std::string state;  // "alive", "draining", "dead"
+  std::string state;  // "alive", "draining", "silent" (past the timeout, not yet given up), "dead"
   std::vector<GpuInfo> gpus;
   // What the worker registered with: a client can tell where a node would run without
   // asking each worker (`coupler plan --workers`).
@@ -209,7 +227,7 @@ struct WorkerStatus {
 
   template <class Archive>
   void serialize(Archive& ar) {
-    ar(id, host, slots, running, state, gpus, labels, cpus, memory_bytes);
+    ar(id, host, address, slots, running, state, gpus, labels, cpus, memory_bytes);
   }
   friend bool operator==(const WorkerStatus&, const WorkerStatus&) = default;
 };

@@ -14,6 +14,10 @@ enum class MessageType : uint16_t {
   kHeartbeat = 2,
   kTaskAssignment = 3,
   kTaskResult = 4,
+  kLaunchRequest = 5,
+  kLaunchDaemon = 6,
+  kLaunchOutput = 7,
+  kLaunchStop = 8,
 
   kSubmitJob = 16,
   kSubmitReply = 17,
@@ -30,7 +34,8 @@ enum class MessageType : uint16_t {
 
 inline constexpr MessageType kAllMessageTypes[] = {
     MessageType::kRegisterWorker, MessageType::kHeartbeat,     MessageType::kTaskAssignment,
-    MessageType::kTaskResult,     MessageType::kSubmitJob,     MessageType::kSubmitReply,
+    MessageType::kTaskResult,     MessageType::kLaunchRequest, MessageType::kLaunchDaemon,
+    MessageType::kLaunchOutput,   MessageType::kLaunchStop,    MessageType::kSubmitJob,     MessageType::kSubmitReply,
     MessageType::kStatusRequest,  MessageType::kStatusReply,   MessageType::kCancelJob,
     MessageType::kDrainWorker,    MessageType::kWorkersRequest, MessageType::kWorkersReply,
     MessageType::kAck,            MessageType::kError,
@@ -43,6 +48,10 @@ constexpr std::string_view MessageTypeName(MessageType type) {
     case MessageType::kHeartbeat: return "Heartbeat";
     case MessageType::kTaskAssignment: return "TaskAssignment";
     case MessageType::kTaskResult: return "TaskResult";
+    case MessageType::kLaunchRequest: return "LaunchRequest";
+    case MessageType::kLaunchDaemon: return "LaunchDaemon";
+    case MessageType::kLaunchOutput: return "LaunchOutput";
+    case MessageType::kLaunchStop: return "LaunchStop";
     case MessageType::kSubmitJob: return "SubmitJob";
     case MessageType::kSubmitReply: return "SubmitReply";
     case MessageType::kStatusRequest: return "StatusRequest";

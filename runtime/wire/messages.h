@@ -17,7 +17,8 @@
 namespace coupler::wire {
 
 // Order is irrelevant to the wire (the header's type number selects the alternative).
-using Message = std::variant<RegisterWorker, Heartbeat, TaskAssignment, TaskResult,  //
+using Message = std::variant<RegisterWorker, Heartbeat, TaskAssignment, TaskResult,
+                             LaunchRequest, LaunchDaemon, LaunchOutput, LaunchStop,  //
                              SubmitJob, SubmitReply, StatusRequest, StatusReply, CancelJob,
                              DrainWorker, WorkersRequest, WorkersReply,  //
                              Ack, Error>;

@@ -17,6 +17,7 @@ inline std::vector<Message> SampleMessages() {
   RegisterWorker reg;
   reg.worker_id = "w-1";
   reg.host = "node7";
+  reg.address = "10.0.0.7";
   reg.pid = 4242;
   reg.slots = 8;
   reg.prefetch = 4;
@@ -54,8 +55,11 @@ inline std::vector<Message> SampleMessages() {
   gang.op = "train";
   gang.output_path = "/o/train";
   gang.gpus = 1;
-  gang.gang_hosts = {"node-a", "node-b"};
+  gang.gang_hosts = {"10.0.0.1", "10.0.0.2"};
   gang.gang_ranks = {2, 1};
+  gang.gang_token = "0123456789abcdef0123456789abcdef";
+  gang.workdir = "/shared/work";
+  gang.workdir_token = "fedcba9876543210fedcba9876543210";
   TaskAssignment assign;
   assign.tasks = {task, gang};
 
@@ -72,6 +76,7 @@ inline std::vector<Message> SampleMessages() {
   outcome.gpu_requested_but_cpu = true;
   outcome.kernel_ms = 1.25;
   outcome.bytes_processed = 123456;
+  outcome.host_refused = true;
   TaskResult result;
   result.worker_id = "w-1";
   result.outcomes = {outcome};
@@ -91,28 +96,41 @@ inline std::vector<Message> SampleMessages() {
   job.tasks_done = 2;
   job.tasks_failed = 1;
   job.attempts = 12;
-  job.nodes = {NodeStatus{"norm", "failed", 10, 2, 5, "boom", 0, ""},
-               NodeStatus{"train", "ready", 1, 0, 0, "", 4, "waiting for 1 more free slot"}};
+  job.nodes = {NodeStatus{"norm", "failed", 10, 2, 5, "boom", 0, "", {}},
+               NodeStatus{"train", "ready", 1, 0, 0, "", 4, "waiting for 1 more free slot",
+                          {"10.0.0.1", "10.0.0.2"}}};
   job.error = "node 'norm': boom";
   job.submitted_ms = 1'700'000'000'000;
   job.finished_ms = 1'700'000'000'123;
   job.devices = {{"cpu", 7}, {"cuda:0", 3}};
   job.gpu_fallbacks = 1;
   job.submitted_by = "alice";
+  job.refused_hosts = {HostRefusal{"w-3", "10.0.0.3", "workdir /w not visible on host 10.0.0.3"}};
   StatusReply status_reply;
   status_reply.jobs = {job};
   status_reply.coordinator =
       CoordinatorStats{100, 3, 2, 4567, 12, 4, 8, 5, 1500, 6, 1, 9, true, "disk full", 2};
 
-  WorkerStatus worker{"w-1", "node7", 8, 3, "draining", {gpu}, {{"zone", "a"}}, 16, 64ull << 30};
+  WorkerStatus worker{"w-1", "node7", "10.0.0.7", 8,           3,
+                      "draining", {gpu},    {{"zone", "a"}}, 16, 64ull << 30};
   WorkersReply workers_reply;
   workers_reply.workers = {worker};
+
+  LaunchRequest launch_request{"j-9", 12, 1, "0123456789abcdef0123456789abcdef", "10.0.0.2",
+                               " orted -mca ess \"env\""};
+  LaunchDaemon launch_daemon{7, "j-9", 12, 1, " orted -mca ess \"env\""};
+  LaunchOutput launch_output{7, 2, "orted: ready\n", true, 3};
+  LaunchStop launch_stop{"j-9", 12, 1};
 
   return {
       reg,
       beat,
       assign,
       result,
+      launch_request,
+      launch_daemon,
+      launch_output,
+      launch_stop,
       submit,
       submit_reply,
       status_request,

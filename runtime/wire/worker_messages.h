@@ -35,7 +35,11 @@ struct RegisterWorker {
   static constexpr MessageType kType = MessageType::kRegisterWorker;
 
   std::string worker_id;
-  std::string host;
+  std::string host;     // its hostname, for people: several hosts may share one
+  // The address its peers reach it at (--advertise; default: the local address of its
+  // connection to the coordinator). Hosts are told apart by it: gang hostfiles name it, and
+  // workers on one address are one host.
+  std::string address;
   uint32_t pid = 0;
   uint32_t slots = 0;     // tasks it runs at once
   uint32_t prefetch = 0;  // extra tasks it may hold queued, so its pipe never runs dry
@@ -48,7 +52,8 @@ struct RegisterWorker {
 
   template <class Archive>
   void serialize(Archive& ar) {
-    ar(worker_id, host, pid, slots, prefetch, cpus, memory_bytes, gpus, labels, protocol_version);
+    ar(worker_id, host, address, pid, slots, prefetch, cpus, memory_bytes, gpus, labels,
+       protocol_version);
   }
   friend bool operator==(const RegisterWorker&, const RegisterWorker&) = default;
 };
@@ -120,13 +125,21 @@ struct TaskSpec {
   // A gang task (a tight node) goes to one leader worker, which launches all its ranks: the
   // hosts of the workers the coordinator reserved, leader first, and how many ranks each runs.
   // Empty for loose tasks.
-  std::vector<std::string> gang_hosts;
+  std::vector<std::string> gang_hosts;  // addresses
   std::vector<uint32_t> gang_ranks;
+  // The secret that lets the leader's launcher ask the other reserved workers to start the
+  // gang's MPI daemons (see LaunchRequest); fresh for every attempt, sent to the leader only.
+  std::string gang_token;
+  // The job's workdir and the token of the marker the coordinator wrote there at admission
+  // (runtime/job/workdir_marker.h): a worker that cannot read it does not share the filesystem.
+  std::string workdir;
+  std::string workdir_token;
 
   template <class Archive>
   void serialize(Archive& ar) {
     ar(job_id, task_id, node_id, op, attempt, shard_index, input_paths, output_path, params,
-       timeout_ms, gpu_memory_bytes, gpus, gang_hosts, gang_ranks);
+       timeout_ms, gpu_memory_bytes, gpus, gang_hosts, gang_ranks, gang_token, workdir,
+       workdir_token);
   }
   friend bool operator==(const TaskSpec&, const TaskSpec&) = default;
 };
@@ -158,11 +171,14 @@ struct TaskOutcome {
   bool gpu_requested_but_cpu = false;  // asked for a GPU, ran on the CPU fallback
   double kernel_ms = 0;
   uint64_t bytes_processed = 0;
+  // Not the task's failure: this worker cannot run any task of the job (it cannot see the
+  // job's workdir). The task goes back uncharged and the job is sent no more tasks there.
+  bool host_refused = false;
 
   template <class Archive>
   void serialize(Archive& ar) {
     ar(job_id, task_id, attempt, ok, error, output_paths, rows_in, rows_out, device,
-       gpu_requested_but_cpu, kernel_ms, bytes_processed);
+       gpu_requested_but_cpu, kernel_ms, bytes_processed, host_refused);
   }
   friend bool operator==(const TaskOutcome&, const TaskOutcome&) = default;
 };
@@ -182,6 +198,80 @@ struct TaskResult {
     ar(worker_id, outcomes, prefetch);
   }
   friend bool operator==(const TaskResult&, const TaskResult&) = default;
+};
+
+// The remote launch of a gang's MPI daemons. The leader's mpirun starts `coupler gang-agent
+// HOST COMMAND` where ssh would run; the agent sends a LaunchRequest, the coordinator checks it
+// and passes a LaunchDaemon to the worker reserved for the gang at that address, which runs the
+// command and streams LaunchOutput back, relayed to the agent. No ssh between hosts.
+
+// Agent -> coordinator (on the worker socket, with a worker key).
+struct LaunchRequest {
+  static constexpr MessageType kType = MessageType::kLaunchRequest;
+
+  std::string job_id;
+  uint64_t task_id = 0;
+  uint32_t attempt = 0;
+  std::string gang_token;  // TaskSpec::gang_token of that attempt
+  std::string host;        // the address mpirun asks for, as the hostfile names it
+  std::string command;     // what ssh would be given: one shell line
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(job_id, task_id, attempt, gang_token, host, command);
+  }
+  friend bool operator==(const LaunchRequest&, const LaunchRequest&) = default;
+};
+
+// Coordinator -> the worker reserved for the gang at the requested address.
+struct LaunchDaemon {
+  static constexpr MessageType kType = MessageType::kLaunchDaemon;
+
+  uint64_t launch_id = 0;  // the coordinator's, names the relay
+  std::string job_id;
+  uint64_t task_id = 0;
+  uint32_t attempt = 0;
+  std::string command;
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(launch_id, job_id, task_id, attempt, command);
+  }
+  friend bool operator==(const LaunchDaemon&, const LaunchDaemon&) = default;
+};
+
+// Worker -> coordinator -> agent: what the daemon wrote, and at the end how it exited. An
+// empty chunk is a keepalive: an agent that hears nothing for long treats the host as lost.
+struct LaunchOutput {
+  static constexpr MessageType kType = MessageType::kLaunchOutput;
+
+  uint64_t launch_id = 0;
+  uint8_t stream = 1;  // 1 stdout, 2 stderr
+  std::string data;
+  bool exited = false;
+  int32_t exit_code = 0;  // when exited: the daemon's status, 255 when it could not run
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(launch_id, stream, data, exited, exit_code);
+  }
+  friend bool operator==(const LaunchOutput&, const LaunchOutput&) = default;
+};
+
+// Coordinator -> worker: the gang's attempt ended (outcome, lost leader, cancel); stop every
+// daemon started for it.
+struct LaunchStop {
+  static constexpr MessageType kType = MessageType::kLaunchStop;
+
+  std::string job_id;
+  uint64_t task_id = 0;
+  uint32_t attempt = 0;
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(job_id, task_id, attempt);
+  }
+  friend bool operator==(const LaunchStop&, const LaunchStop&) = default;
 };
 
 }  // namespace coupler::wire

@@ -31,7 +31,7 @@ std::vector<std::string> BadMessages(const std::string& valid) {
   bad.push_back(random);
 
   std::string wrong_version = valid;
-  wrong_version[4] = 7;  // version 7, little-endian u16 at offset 4
+  wrong_version[4] = static_cast<char>(wire::kProtocolVersion + 1);  // little-endian u16 at 4
   wrong_version[5] = 0;
   bad.push_back(wrong_version);
 

@@ -10,6 +10,7 @@
 
 #include "coordinator/scheduler.h"
 #include "tests/unit/scheduler_test_util.h"
+#include "worker/ops/gang_launch.h"
 
 namespace coupler::coordinator {
 namespace {
@@ -27,7 +28,8 @@ wire::RegisterWorker Worker(const std::string& id, uint32_t slots, uint32_t pref
                             bool gpu = false) {
   wire::RegisterWorker w;
   w.worker_id = id;
-  w.host = "host-" + id;
+  w.host = "node";  // one hostname for all: hosts are told apart by address
+  w.address = "host-" + id;
   w.slots = slots;
   w.prefetch = prefetch;
   if (gpu) w.gpus = {wire::GpuInfo{0, "gpu", 1ull << 30, 1ull << 30}};
@@ -240,6 +242,49 @@ TEST(GangSchedulerTest, AGangOfAGpuOpPrefersGpuWorkersWithoutAsking) {
   auto placed = s.PlaceGangs(0);
   ASSERT_EQ(placed.size(), 1u);
   EXPECT_EQ(placed[0].first, "gpu");
+}
+
+// Hosts are addresses: two workers on one address are one host and are filled together before
+// a host of one larger worker; two with one hostname on different addresses are two hosts.
+TEST(GangSchedulerTest, WorkersOnOneAddressAreOneHostAndPackingPrefersIt) {
+  Scheduler s(5000, kHoldTimeoutMs);
+  auto at = [](const std::string& id, uint32_t slots, const std::string& address) {
+    wire::RegisterWorker w = Worker(id, slots);
+    w.address = address;
+    return w;
+  };
+  s.RegisterWorker(at("big", 3, "10.0.0.1"), 0);
+  s.RegisterWorker(at("x1", 2, "10.0.0.2"), 0);
+  s.RegisterWorker(at("x2", 2, "10.0.0.2"), 0);
+  s.AddJob(MakeJob("j1", GangJob(4, 0)));
+  auto placed = s.PlaceGangs(0);
+  ASSERT_EQ(placed.size(), 1u);
+  // 10.0.0.2 holds 4 ranks on its two workers: the whole gang stays on one host.
+  EXPECT_THAT(placed[0].second.gang_hosts, ElementsAre("10.0.0.2", "10.0.0.2"));
+  EXPECT_THAT(placed[0].second.gang_ranks, ElementsAre(2u, 2u));
+  EXPECT_TRUE(worker::GangIsLocal(placed[0].second));
+  EXPECT_EQ(worker::GangHostfileText(placed[0].second, 4), "localhost slots=4\n");
+  EXPECT_EQ(s.registry().Find("big")->gang_ranks, 0u);
+}
+
+TEST(GangSchedulerTest, OneHostnameOnTwoAddressesIsTwoHosts) {
+  Scheduler s(5000, kHoldTimeoutMs);
+  wire::RegisterWorker a = Worker("a", 1);
+  wire::RegisterWorker b = Worker("b", 1);
+  a.address = "10.0.0.1";
+  b.address = "10.0.0.2";
+  ASSERT_EQ(a.host, b.host);
+  s.RegisterWorker(a, 0);
+  s.RegisterWorker(b, 0);
+  s.AddJob(MakeJob("j1", GangJob(2, 0)));
+  auto placed = s.PlaceGangs(0);
+  ASSERT_EQ(placed.size(), 1u);
+  EXPECT_THAT(placed[0].second.gang_hosts, ElementsAre("10.0.0.1", "10.0.0.2"));
+  EXPECT_FALSE(worker::GangIsLocal(placed[0].second));
+  EXPECT_EQ(worker::GangHostfileText(placed[0].second, 2), "10.0.0.1 slots=1\n10.0.0.2 slots=1\n");
+  EXPECT_EQ(worker::GangHostList(placed[0].second, 2), "10.0.0.1:1,10.0.0.2:1");
+  // status shows where the group runs
+  EXPECT_THAT(Node(s.Status(*s.FindJob("j1")), "gang").hosts, ElementsAre("10.0.0.1", "10.0.0.2"));
 }
 
 // Among workers with equal room, a gang spanning hosts takes those with a fast interconnect.

@@ -42,9 +42,25 @@ TEST(GangLaunch, HostfileListsRemoteHostsWithTheirSlots) {
   spec.gang_ranks = {2, 1};
   EXPECT_FALSE(GangIsLocal(spec));
   EXPECT_EQ(GangHostfileText(spec, 3), "node-a.example slots=2\nnode-b.example slots=1\n");
-  spec.gang_hosts = {"localhost", "127.0.0.1"};
+  // Hosts are addresses: workers on the leader's address are the leader's host.
+  spec.gang_hosts = {"10.0.0.5", "10.0.0.5"};
   EXPECT_TRUE(GangIsLocal(spec));
   EXPECT_EQ(GangHostfileText(spec, 3), "localhost slots=3\n");
+  EXPECT_TRUE(GangLauncherEnv(spec, nullptr, "/bin/coupler").empty());
+  spec.gang_hosts = {"10.0.0.5", "10.0.0.6", "10.0.0.5"};
+  spec.gang_ranks = {1, 1, 1};
+  spec.job_id = "j-7";
+  spec.task_id = 4;
+  spec.attempt = 2;
+  spec.gang_token = "secret";
+  EXPECT_EQ(GangHostfileText(spec, 3), "10.0.0.5 slots=2\n10.0.0.6 slots=1\n");
+  const std::vector<std::string> base = {"COUPLER_COORDINATOR=tcp://10.0.0.1:7100"};
+  const std::vector<std::string> env = GangLauncherEnv(spec, &base, "/bin/coupler");
+  EXPECT_THAT(env, testing::IsSupersetOf({"COUPLER_COORDINATOR=tcp://10.0.0.1:7100",
+                                          "COUPLER_GANG=j-7:4:2", "COUPLER_GANG_TOKEN=secret",
+                                          "OMPI_MCA_plm_rsh_agent=/bin/coupler gang-agent",
+                                          "OMPI_MCA_plm_rsh_no_tree_spawn=1",
+                                          "OMPI_MCA_orte_leave_session_attached=1"}));
 }
 
 TEST(GangLaunch, SubstitutesOnlyTheNamedPlaceholders) {

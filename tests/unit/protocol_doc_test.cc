@@ -71,6 +71,8 @@ class Builder {
       out += s;
     } else if (type == "bool") {
       out.push_back(static_cast<char>(n_ % 2));
+    } else if (type == "u8") {
+      le(n_, 1);
     } else if (type == "u16") {
       le(n_, 2);
     } else if (type == "u32" || type == "i32") {

@@ -114,7 +114,8 @@ TEST(SchedulerTest, OnlyTheLiveAttemptCommitsALateResultOfAGivenUpAttemptIsDropp
   s.RegisterWorker(Worker("w2", 1), 0);
   auto t = s.Assign("w1");
   Started(s, "w1", t);
-  s.ReapSilentWorkers(6000);  // both silent: w1's task is re-queued...
+  s.registry().Heard("w2", 5500);
+  s.ReapSilentWorkers(6000);  // w1 silent: its task is re-queued...
   s.RegisterWorker(Worker("w2", 1), 6000);
   auto again = s.Assign("w2");
   ASSERT_EQ(again.size(), 1u);

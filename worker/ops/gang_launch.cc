@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <numeric>
 #include <span>
 
@@ -11,11 +12,9 @@
 namespace coupler::worker {
 namespace {
 
-std::string ThisHost() {
-  char name[256] = {};
-  if (gethostname(name, sizeof(name) - 1) != 0) return {};
-  return name;
-}
+namespace fs = std::filesystem;
+
+constexpr std::string_view kDeletedSuffix = " (deleted)";
 
 }  // namespace
 
@@ -25,20 +24,70 @@ uint32_t GangRanks(const wire::TaskSpec& spec, int64_t declared) {
 }
 
 bool GangIsLocal(const wire::TaskSpec& spec) {
-  const std::string self = ThisHost();
-  return std::all_of(spec.gang_hosts.begin(), spec.gang_hosts.end(), [&](const std::string& h) {
-    return h.empty() || h == "localhost" || h == "127.0.0.1" || h == self;
-  });
+  return GangHosts(spec).size() <= 1;
+}
+
+std::vector<std::pair<std::string, uint32_t>> GangHosts(const wire::TaskSpec& spec) {
+  std::vector<std::pair<std::string, uint32_t>> hosts;
+  for (size_t i = 0; i < spec.gang_hosts.size(); ++i) {
+    const uint32_t n = i < spec.gang_ranks.size() ? spec.gang_ranks[i] : 1;
+    auto same = std::find_if(hosts.begin(), hosts.end(),
+                             [&](const auto& h) { return h.first == spec.gang_hosts[i]; });
+    if (same != hosts.end()) {
+      same->second += n;
+    } else {
+      hosts.emplace_back(spec.gang_hosts[i], n);
+    }
+  }
+  return hosts;
 }
 
 std::string GangHostfileText(const wire::TaskSpec& spec, uint32_t ranks) {
   if (GangIsLocal(spec)) return "localhost slots=" + std::to_string(ranks) + "\n";
   std::string text;
-  for (size_t i = 0; i < spec.gang_hosts.size(); ++i) {
-    text += spec.gang_hosts[i] + " slots=" +
-            std::to_string(i < spec.gang_ranks.size() ? spec.gang_ranks[i] : 1) + "\n";
+  for (const auto& [host, n] : GangHosts(spec)) text += host + " slots=" + std::to_string(n) + "\n";
+  return text;
+}
+
+std::string GangHostList(const wire::TaskSpec& spec, uint32_t ranks) {
+  if (GangIsLocal(spec)) return "localhost:" + std::to_string(ranks);
+  std::string text;
+  for (const auto& [host, n] : GangHosts(spec)) {
+    text += (text.empty() ? "" : ",") + host + ":" + std::to_string(n);
   }
   return text;
+}
+
+std::vector<std::string> GangLauncherEnv(const wire::TaskSpec& spec,
+                                         const std::vector<std::string>* launcher_env,
+                                         const std::string& coupler_binary) {
+  if (GangIsLocal(spec)) return {};
+  std::vector<std::string> env;
+  if (launcher_env != nullptr) env = *launcher_env;
+  env.push_back("COUPLER_GANG=" + spec.job_id + ":" + std::to_string(spec.task_id) + ":" +
+                std::to_string(spec.attempt));
+  env.push_back("COUPLER_GANG_TOKEN=" + spec.gang_token);
+  env.push_back("OMPI_MCA_plm_rsh_agent=" + coupler_binary + " gang-agent");
+  // Every daemon is started by mpirun's own agent, which holds the gang's secret; a tree
+  // spawn would start agents from the remote daemons instead.
+  env.push_back("OMPI_MCA_plm_rsh_no_tree_spawn=1");
+  // Without it the daemons fork into the background and their launcher returns at once; the
+  // worker running a daemon treats its command's end as the daemon's.
+  env.push_back("OMPI_MCA_orte_leave_session_attached=1");
+  return env;
+}
+
+Result<std::string> CouplerBinary() {
+  std::error_code ec;
+  std::string self = fs::read_symlink("/proc/self/exe", ec).string();
+  if (ec) return Internal("cannot find the running coupler binary: " + ec.message());
+  if (!self.ends_with(kDeletedSuffix) || ::access(self.c_str(), X_OK) == 0) return self;
+  const std::string path = self.substr(0, self.size() - kDeletedSuffix.size());
+  if (::access(path.c_str(), X_OK) != 0) {
+    return NotFound("the coupler binary this worker runs was deleted from " + path +
+                    " and nothing executable is there now: reinstall it or restart the worker");
+  }
+  return path;
 }
 
 Status WriteTextFile(const std::string& path, const std::string& text) {

@@ -1,10 +1,13 @@
 // mpi_exec: the user's own MPI program as a tight node — the way to bring a PyTorch, Horovod
 // or any mpirun-launched script under coupler. The coordinator reserved the gang's slots; the
 // leader runs `command` once with {ranks} (the reserved rank count), {hostfile} (an Open MPI
-// hostfile of the reserved hosts, always written), {input} (the input datasets, shell-quoted,
-// space-separated) and {output} (the node's directory, created first) replaced. The command
-// launches its own ranks (usually `mpirun -np {ranks} --hostfile {hostfile} ...`); its exit
-// status is the node's result, and a failure is retried as a whole, up to `retries`.
+// hostfile of the reserved hosts, always written), {hosts} (the same as mpirun --host wants
+// it: ADDR:N,ADDR:N), {input} (the input datasets, shell-quoted, space-separated) and {output}
+// (the node's directory, created first) replaced. The command launches its own ranks (usually
+// `mpirun -np {ranks} --hostfile {hostfile} ...`); when the gang spans hosts it runs with
+// OMPI_MCA_plm_rsh_agent pointing at `coupler gang-agent` (gang_launch.h), so Open MPI starts
+// its remote daemons through the reserved workers, without ssh. Its exit status is the node's
+// result, and a failure is retried as a whole, up to `retries`.
 #include <algorithm>
 #include <filesystem>
 #include <string>
@@ -43,9 +46,12 @@ Status RunMpiExec(const OpContext& context, OpReport& report) {
 
   std::string line = SubstitutePlaceholders(command, {{"ranks", std::to_string(ranks)},
                                                       {"hostfile", ShellQuote(hostfile)},
+                                                      {"hosts", GangHostList(spec, ranks)},
                                                       {"input", inputs},
                                                       {"output", ShellQuote(out_dir)}});
-  auto result = RunOpCommand(std::move(line), timeout_s, context.cancel, report.kernel_ms);
+  COUPLER_ASSIGN_OR_RETURN(const std::string self, CouplerBinary());
+  auto result = RunOpCommand(std::move(line), timeout_s, context.cancel, report.kernel_ms,
+                             GangLauncherEnv(spec, context.launcher_env, self));
   if (!result.ok()) return result.status();
   COUPLER_RETURN_IF_ERROR(
       EndStatus(*result, timeout_s, "mpi_exec (" + std::to_string(ranks) + " ranks)"));

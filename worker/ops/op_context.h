@@ -21,6 +21,8 @@ struct OpContext {
   const std::atomic<bool>* cancel = nullptr;
   // The backend RunTask chose; an op's kernels run there through RunKernel.
   TaskPlacement placement;
+  // NAME=VALUE pairs for a gang leader's mpirun (worker/task_pool.h, TaskEnvironment).
+  const std::vector<std::string>* launcher_env = nullptr;
 
   bool Cancelled() const { return cancel != nullptr && cancel->load(std::memory_order_relaxed); }
 };

@@ -121,16 +121,32 @@ Status MakePipe(Pipe& pipe, std::string_view what) {
   return Status::Ok();
 }
 
-Status Spawn(const std::string& command, const SupervisorFds& fds, int grace_ms, pid_t& pid) {
+Status Spawn(const std::string& command, const std::vector<std::string>& extra_env,
+             const SupervisorFds& fds, int grace_ms, pid_t& pid) {
   // Everything the child needs is prepared before fork: after it, in a threaded process, only
   // async-signal-safe calls are allowed.
   char sh[] = "/bin/sh";
   char dash_c[] = "-c";
   std::string text = command;
   char* argv[] = {sh, dash_c, text.data(), nullptr};
+  std::vector<std::string> env_text;
+  std::vector<char*> envp;
+  if (!extra_env.empty()) {
+    auto name_of = [](std::string_view var) { return var.substr(0, var.find('=')); };
+    for (char** e = environ; *e != nullptr; ++e) {
+      const std::string_view var(*e);
+      const bool replaced = std::any_of(extra_env.begin(), extra_env.end(), [&](const std::string& x) {
+        return name_of(x) == name_of(var);
+      });
+      if (!replaced) env_text.emplace_back(var);
+    }
+    env_text.insert(env_text.end(), extra_env.begin(), extra_env.end());
+    for (std::string& var : env_text) envp.push_back(var.data());
+    envp.push_back(nullptr);
+  }
   pid = ::fork();
   if (pid < 0) return io::ErrnoStatus("fork", "/bin/sh", errno);
-  if (pid == 0) RunSupervisor(argv, environ, fds, grace_ms);
+  if (pid == 0) RunSupervisor(argv, extra_env.empty() ? environ : envp.data(), fds, grace_ms);
   return Status::Ok();
 }
 
@@ -159,7 +175,7 @@ Result<ShellResult> RunShellCommand(const ShellCommand& command) {
   const auto start = Clock::now();
   pid_t pid = -1;
   const int grace_ms = static_cast<int>(std::lround(std::max(0.0, command.kill_grace_s) * 1e3));
-  COUPLER_RETURN_IF_ERROR(Spawn(command.command,
+  COUPLER_RETURN_IF_ERROR(Spawn(command.command, command.env,
                                 {out.write.get(), err.write.get(), lifeline.read.get(),
                                  report.write.get()},
                                 grace_ms, pid));
@@ -225,7 +241,9 @@ Result<ShellResult> RunShellCommand(const ShellCommand& command) {
         errno != EINTR) {
       return io::ErrnoStatus("poll", "(command pipes)", errno);
     }
+    int stream = 0;
     for (auto [fd, tail] : {std::pair{&out_read, &out_tail}, std::pair{&err_read, &err_tail}}) {
+      ++stream;
       if (!fd->valid()) continue;
       // Bounded per wake-up, so a command writing without pause cannot keep the loop from
       // checking its deadline and the cancel flag.
@@ -234,6 +252,7 @@ Result<ShellResult> RunShellCommand(const ShellCommand& command) {
         const ssize_t n = ::read(fd->get(), buffer, sizeof(buffer));
         if (n > 0) {
           tail->Append(buffer, static_cast<size_t>(n));
+          if (command.on_output) command.on_output(stream, std::string_view(buffer, static_cast<size_t>(n)));
           continue;
         }
         if (n == 0) fd->Reset();  // end of file
@@ -284,9 +303,11 @@ std::string OneLine(std::string_view text) {
 }  // namespace
 
 Result<ShellResult> RunOpCommand(std::string command, double timeout_s,
-                                 const std::atomic<bool>* cancel, double& kernel_ms) {
+                                 const std::atomic<bool>* cancel, double& kernel_ms,
+                                 std::vector<std::string> env) {
   ShellCommand shell;
   shell.command = std::move(command);
+  shell.env = std::move(env);
   shell.timeout_s = timeout_s;
   shell.cancel = cancel;
   const auto start = std::chrono::steady_clock::now();

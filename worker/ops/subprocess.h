@@ -6,7 +6,10 @@
 
 #include <atomic>
 #include <cstddef>
+#include <functional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "runtime/status.h"
 
@@ -19,6 +22,11 @@ struct ShellCommand {
   double kill_grace_s = 2.0;                   // SIGTERM, then SIGKILL after this long
   size_t tail_bytes = 2048;                    // of stdout and stderr kept
   size_t tail_lines = 20;
+  // NAME=VALUE pairs added to (or replacing in) the worker's environment: secrets go here,
+  // never into the command line, which every local user can read in ps.
+  std::vector<std::string> env;
+  // Called with each chunk as it is read (1: stdout, 2: stderr), on the calling thread.
+  std::function<void(int stream, std::string_view data)> on_output;
 };
 
 struct ShellResult {
@@ -40,7 +48,8 @@ Result<ShellResult> RunShellCommand(const ShellCommand& command);
 // An op's command (exec, train, mpi_exec): RunShellCommand with the time it took added to
 // `kernel_ms`, the outcome's compute time.
 Result<ShellResult> RunOpCommand(std::string command, double timeout_s,
-                                 const std::atomic<bool>* cancel, double& kernel_ms);
+                                 const std::atomic<bool>* cancel, double& kernel_ms,
+                                 std::vector<std::string> env = {});
 
 // 'text' for /bin/sh: single quotes, with each ' written as '\''.
 std::string ShellQuote(std::string_view text);

@@ -31,7 +31,6 @@ constexpr std::string_view kConfigKeys[] = {"precision", "epochs", "micro_batch"
 // The worker ends the group at the node's timeout (mpirun and every rank, with the error exec
 // gives); mpirun's own --timeout, this much later, is only a backstop.
 constexpr double kLauncherGraceS = 30;
-constexpr std::string_view kDeletedSuffix = " (deleted)";
 
 // What evaluate needs beside the weights: the layer widths and the split coupler train used.
 Status WriteModelInfo(const std::string& path, const train::TrainConfig& config) {
@@ -57,22 +56,6 @@ std::string RankError(std::string_view stderr_tail) {
   if (at == std::string_view::npos) return {};
   const size_t end = stderr_tail.find('\n', at);
   return std::string(stderr_tail.substr(at, end == std::string_view::npos ? end : end - at));
-}
-
-// The coupler binary for the ranks to run: this process's own. When it was replaced on disk (an
-// upgrade renamed a new build over it), /proc/self/exe names the old file with " (deleted)";
-// mpirun must start the ranks by path, so the file now at that path is used.
-Result<std::string> CouplerBinary() {
-  std::error_code ec;
-  std::string self = fs::read_symlink("/proc/self/exe", ec).string();
-  if (ec) return Internal("cannot find the running coupler binary: " + ec.message());
-  if (!self.ends_with(kDeletedSuffix) || ::access(self.c_str(), X_OK) == 0) return self;
-  const std::string path = self.substr(0, self.size() - kDeletedSuffix.size());
-  if (::access(path.c_str(), X_OK) != 0) {
-    return NotFound("the coupler binary this worker runs was deleted from " + path +
-                    " and nothing executable is there now: reinstall it or restart the worker");
-  }
-  return path;
 }
 
 int64_t FileSize(const fs::path& path) {
@@ -127,7 +110,8 @@ Status RunTrain(const OpContext& context, OpReport& report) {
   // A retry continues the group from its newest checkpoint instead of starting over.
   if (spec.attempt > 0) cmd += " --resume";
 
-  auto result = RunOpCommand(cmd, timeout_s, context.cancel, report.kernel_ms);
+  auto result = RunOpCommand(cmd, timeout_s, context.cancel, report.kernel_ms,
+                             GangLauncherEnv(spec, context.launcher_env, self));
   if (!result.ok()) return result.status();
   if (Status s = EndStatus(*result, timeout_s, "mpirun (" + std::to_string(ranks) + " ranks)");
       !s.ok()) {

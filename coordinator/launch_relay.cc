@@ -1,0 +1,92 @@
+#include "coordinator/launch_relay.h"
+
+#include <algorithm>
+#include <set>
+
+#include "runtime/util/random_token.h"
+
+namespace coupler::coordinator {
+
+std::string LaunchRelay::IssueToken(const std::string& job_id, uint64_t task_id, uint32_t attempt) {
+  std::string token = util::RandomToken();
+  tokens_[{job_id, task_id, attempt}] = token;
+  return token;
+}
+
+Result<LaunchRelay::Admitted> LaunchRelay::Admit(const wire::LaunchRequest& req,
+                                                 const std::string& agent_route,
+                                                 const std::string& agent_key,
+                                                 const std::string& leader_key,
+                                                 const std::optional<LiveGang>& gang) {
+  const GangKey key{req.job_id, req.task_id, req.attempt};
+  const std::string what = "job " + req.job_id + " task " + std::to_string(req.task_id) +
+                           " attempt " + std::to_string(req.attempt);
+  auto token = tokens_.find(key);
+  if (!gang || gang->attempt != req.attempt || token == tokens_.end()) {
+    return NotFound(what + " is not a running gang");
+  }
+  // Compared in full whatever the input, so timing tells nothing of the secret.
+  unsigned diff = req.gang_token.size() != token->second.size() ? 1u : 0u;
+  for (size_t i = 0; i < token->second.size(); ++i) {
+    diff |= static_cast<unsigned char>(i < req.gang_token.size() ? req.gang_token[i] : 0) ^
+            static_cast<unsigned char>(token->second[i]);
+  }
+  if (diff != 0 || agent_key != leader_key) {
+    return PermissionDenied("launch for " + what + " refused: not from its leader");
+  }
+  // The leader's own host runs its ranks under mpirun directly; a remote host must hold a
+  // reservation in this gang, and gets one daemon per attempt.
+  auto member = std::find_if(gang->members.begin(), gang->members.end(), [&](const Member& m) {
+    return m.address == req.host && m.worker_id != gang->leader;
+  });
+  if (member == gang->members.end()) {
+    return PermissionDenied("launch for " + what + " refused: " + req.host +
+                            " holds no reservation in that gang");
+  }
+  const uint64_t id = ++next_launch_;
+  launches_[id] = {agent_route, member->worker_id, key};
+  return Admitted{member->worker_id,
+                  {id, req.job_id, req.task_id, req.attempt, req.command}};
+}
+
+std::optional<std::string> LaunchRelay::Relay(const wire::LaunchOutput& out,
+                                              const std::string& worker_id) {
+  auto it = launches_.find(out.launch_id);
+  if (it == launches_.end() || it->second.worker_id != worker_id) return std::nullopt;
+  std::string route = it->second.agent_route;
+  if (out.exited) launches_.erase(it);
+  return route;
+}
+
+LaunchRelay::Ended LaunchRelay::Sweep(const GangLookup& lookup) {
+  Ended ended;
+  std::set<GangKey> gone;
+  for (auto it = tokens_.begin(); it != tokens_.end();) {
+    const auto& [job, task, attempt] = it->first;
+    const std::optional<LiveGang> gang = lookup(job, task);
+    if (gang && gang->attempt == attempt) {
+      ++it;
+      continue;
+    }
+    gone.insert(it->first);
+    it = tokens_.erase(it);
+  }
+  if (gone.empty()) return ended;
+  std::set<std::pair<std::string, GangKey>> stopped;
+  for (auto it = launches_.begin(); it != launches_.end();) {
+    if (gone.count(it->second.gang) == 0) {
+      ++it;
+      continue;
+    }
+    const auto& [job, task, attempt] = it->second.gang;
+    if (stopped.insert({it->second.worker_id, it->second.gang}).second) {
+      ended.stops.push_back({it->second.worker_id, {job, task, attempt}});
+    }
+    ended.agents.push_back({it->second.agent_route,
+                            {it->first, 2, "coupler: the gang's attempt ended\n", true, 255}});
+    it = launches_.erase(it);
+  }
+  return ended;
+}
+
+}  // namespace coupler::coordinator
