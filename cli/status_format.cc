@@ -32,6 +32,15 @@ void WriteJob(json::Writer& w, const wire::JobStatus& j) {
   for (const auto& [device, n] : j.devices) w.Field(device, n);
   w.EndObject();
   w.Field("gpu_fallbacks", j.gpu_fallbacks);
+  w.BeginArray("refused_hosts");
+  for (const auto& r : j.refused_hosts) {
+    w.BeginObject();
+    w.Field("worker", r.worker_id);
+    w.Field("address", r.address);
+    w.Field("reason", r.reason);
+    w.EndObject();
+  }
+  w.EndArray();
   w.BeginArray("nodes");
   for (const auto& n : j.nodes) {
     w.BeginObject();
@@ -43,6 +52,9 @@ void WriteJob(json::Writer& w, const wire::JobStatus& j) {
     w.Field("error", n.error);
     w.Field("ranks", n.ranks);
     w.Field("reason", n.reason);
+    w.BeginArray("hosts");
+    for (const auto& h : n.hosts) w.String(h);
+    w.EndArray();
     w.EndObject();
   }
   w.EndArray();
@@ -129,6 +141,7 @@ std::string WorkersJson(const std::vector<wire::WorkerStatus>& workers) {
     w.BeginObject();
     w.Field("id", s.id);
     w.Field("host", s.host);
+    w.Field("address", s.address);
     w.Field("slots", s.slots);
     w.Field("running", s.running);
     w.Field("state", s.state);
@@ -172,10 +185,18 @@ std::string JobStatusText(const wire::JobStatus& j) {
     out += fmt::format("  warning: {} task(s) asked for a GPU and ran on the CPU\n",
                        Thousands(j.gpu_fallbacks));
   }
+  for (const auto& r : j.refused_hosts) {
+    out += fmt::format("  not sent to worker {} ({}): {}\n", r.worker_id, r.address, r.reason);
+  }
   size_t w = 4;
   for (const auto& n : j.nodes) w = std::max(w, n.id.size());
   for (const auto& n : j.nodes) {
     std::string note = n.ranks > 0 ? fmt::format("  group of {} ranks", n.ranks) : "";
+    if (!n.hosts.empty()) {
+      std::string hosts;
+      for (const auto& h : n.hosts) hosts += (hosts.empty() ? "" : ",") + h;
+      note += " on " + hosts;
+    }
     if (!n.reason.empty()) note += "  " + n.reason;
     if (!n.error.empty()) note += "  " + n.error;
     out += fmt::format("  {:<{}}  {:<9}  {:>8}/{:<8}  {} attempts{}\n", n.id, w, n.state,
@@ -185,18 +206,21 @@ std::string JobStatusText(const wire::JobStatus& j) {
 }
 
 std::string WorkersText(const std::vector<wire::WorkerStatus>& workers) {
-  size_t id_w = 6, host_w = 4;
+  size_t id_w = 6, addr_w = 7, host_w = 4;
   for (const auto& s : workers) {
     id_w = std::max(id_w, s.id.size());
+    addr_w = std::max(addr_w, s.address.size());
     host_w = std::max(host_w, s.host.size());
   }
-  std::string out = fmt::format("{:<{}}  {:<{}}  {:<8}  {:>5}  {:>7}  {:<24}  {}\n", "WORKER", id_w,
-                                "HOST", host_w, "STATE", "SLOTS", "LOAD", "GPUS", "LABELS");
+  std::string out = fmt::format("{:<{}}  {:<{}}  {:<{}}  {:<8}  {:>5}  {:>7}  {:<24}  {}\n",
+                                "WORKER", id_w, "ADDRESS", addr_w, "HOST", host_w, "STATE",
+                                "SLOTS", "LOAD", "GPUS", "LABELS");
   for (const auto& s : workers) {
     const std::string labels = coordinator::DescribeLabels(s.labels);
-    out += fmt::format("{:<{}}  {:<{}}  {:<8}  {:>5}  {:>7}  {:<24}  {}\n", s.id, id_w, s.host,
-                       host_w, s.state, s.slots, fmt::format("{}/{}", s.running, s.slots),
-                       DescribeGpus(s.gpus), labels.empty() ? "-" : labels);
+    out += fmt::format("{:<{}}  {:<{}}  {:<{}}  {:<8}  {:>5}  {:>7}  {:<24}  {}\n", s.id, id_w,
+                       s.address, addr_w, s.host, host_w, s.state, s.slots,
+                       fmt::format("{}/{}", s.running, s.slots), DescribeGpus(s.gpus),
+                       labels.empty() ? "-" : labels);
   }
   return out;
 }

@@ -28,6 +28,7 @@ struct NodeView {
   std::string error;
   uint64_t ranks = 0;  // tight nodes: the gang size
   std::string reason;  // why a ready node waits
+  std::vector<std::string> hosts;  // tight nodes: the gang's addresses, leader first
 };
 
 // `coupler status JOB --json`, parsed.
@@ -35,6 +36,8 @@ struct JobView {
   std::string id, name, state, error, submitted_by;
   uint64_t total = 0, queued = 0, running = 0, done = 0, failed = 0, attempts = 0;
   std::map<std::string, NodeView> nodes;
+  // Workers no longer sent the job's tasks: worker id -> the reason.
+  std::map<std::string, std::string> refused_hosts;
   bool finished() const { return state != "queued" && state != "running"; }
   // The node's status; an empty one (state "") when the job has no such node.
   NodeView node(const std::string& node_id) const {
@@ -78,10 +81,18 @@ inline std::optional<JobView> ParseJob(const rapidjson::Value& j) {
   v.done = U64(t, "done");
   v.failed = U64(t, "failed");
   v.attempts = U64(j, "attempts");
+  if (j.HasMember("refused_hosts") && j["refused_hosts"].IsArray()) {
+    for (const auto& r : j["refused_hosts"].GetArray()) v.refused_hosts[Str(r, "worker")] = Str(r, "reason");
+  }
   if (j.HasMember("nodes") && j["nodes"].IsArray()) {
     for (const auto& n : j["nodes"].GetArray()) {
       NodeView nv{Str(n, "state"), U64(n, "tasks"),    U64(n, "done"), U64(n, "attempts"),
-                  Str(n, "error"), U64(n, "ranks"),    Str(n, "reason")};
+                  Str(n, "error"), U64(n, "ranks"),    Str(n, "reason"), {}};
+      if (n.HasMember("hosts") && n["hosts"].IsArray()) {
+        for (const auto& h : n["hosts"].GetArray()) {
+          if (h.IsString()) nv.hosts.push_back(h.GetString());
+        }
+      }
       v.nodes[Str(n, "id")] = nv;
     }
   }

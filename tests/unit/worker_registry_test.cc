@@ -47,6 +47,40 @@ TEST(WorkerRegistryTest, SilentWorkersAreReapedWithWhatTheyHeld) {
   EXPECT_EQ(r.alive(), 1u);
 }
 
+// When no worker at all is heard (the coordinator's own link is cut), nobody is given up on:
+// their finished results are on the way. Once any is heard, each gets a fresh timeout.
+TEST(WorkerRegistryTest, NobodyIsReapedWhileNoWorkerAtAllIsHeard) {
+  WorkerRegistry r(5000);
+  r.Register(Info("a", 1, 0), 0);
+  r.Register(Info("b", 1, 0), 0);
+  r.Find("a")->StartTask({0, 1}, 0);
+  EXPECT_TRUE(r.ReapSilent(6000).empty());
+  EXPECT_TRUE(r.Silent(*r.Find("a"), 6000));
+  EXPECT_TRUE(r.ReapSilent(20000).empty());
+  // b is heard after the cut: a, whose messages may still be in flight, gets 5 s from now.
+  EXPECT_TRUE(r.Heard("b", 20000));
+  EXPECT_FALSE(r.Silent(*r.Find("a"), 20100));
+  EXPECT_TRUE(r.ReapSilent(24000).empty());
+  // ...and is given up on once that passes with b still heard.
+  EXPECT_TRUE(r.Heard("b", 25500));
+  auto dead = r.ReapSilent(25500);
+  ASSERT_EQ(dead.size(), 1u);
+  EXPECT_EQ(dead[0].first, "a");
+  EXPECT_EQ(dead[0].second.count({0, 1}), 1u);
+}
+
+// A worker that really died alone is reaped as soon as another one shows up.
+TEST(WorkerRegistryTest, ALoneDeadWorkerIsReapedATimeoutAfterANewOneRegisters) {
+  WorkerRegistry r(5000);
+  r.Register(Info("gone", 1, 0), 0);
+  EXPECT_TRUE(r.ReapSilent(60000).empty());
+  r.Register(Info("new", 1, 0), 60000);
+  EXPECT_TRUE(r.ReapSilent(64000).empty());
+  EXPECT_TRUE(r.Heard("new", 65500));
+  ASSERT_EQ(r.ReapSilent(65500).size(), 1u);
+  EXPECT_EQ(r.Find("gone")->state, WorkerState::kDead);
+}
+
 TEST(WorkerRegistryTest, ReRegistrationReturnsTheOldIncarnationsTasks) {
   WorkerRegistry r(5000);
   r.Register(Info("w", 1, 0), 0);
