@@ -12,6 +12,7 @@ PACKAGES=(
   libcli11-dev libyaml-cpp-dev libsqlite3-dev
   libopenblas-dev libcpp-httplib-dev
   python3
+  iproute2 util-linux
 )
 # clang + its sanitizer/libFuzzer runtime are only needed for -DCOUPLER_FUZZ=ON.
 if [[ "${COUPLER_FUZZ:-0}" == "1" ]]; then
