@@ -132,6 +132,7 @@ void Worker::Register() {
     daemons_->StopAll();
   }
   registered_before_ = true;
+  last_register_ms_ = NowMs();
   (void)net::Send(dealer_, wire::Encode(registration_));
 }
 
@@ -220,8 +221,13 @@ void Worker::OnMessage(const std::string& payload, bool& drain_requested) {
     drain_requested = true;
   } else if (const auto* err = std::get_if<wire::Error>(&*msg)) {
     if (err->code == static_cast<uint16_t>(StatusCode::kNotFound)) {
-      Logger("worker")->info("coordinator does not know us (it restarted?): registering again");
-      Register();
+      // Every message queued during an outage gets this answer, all at once: one
+      // registration answers them all.
+      if (NowMs() - last_register_ms_ >= options_.heartbeat_ms) {
+        Logger("worker")->info("coordinator does not know us (it restarted, or gave us up): "
+                               "registering again");
+        Register();
+      }
     } else if (err->code == static_cast<uint16_t>(StatusCode::kPermissionDenied)) {
       refused_ = PermissionDenied("the coordinator refused worker " + options_.id + ": " +
                                   err->message);

@@ -82,6 +82,7 @@ class Worker {
   bool silence_reported_ = false;
   wire::RegisterWorker registration_;
   bool registered_before_ = false;
+  int64_t last_register_ms_ = 0;
   int64_t last_heard_ms_ = 0;
   int64_t last_beat_ms_ = 0;
   uint64_t beat_seq_ = 0;

@@ -109,9 +109,12 @@ TEST(IntegrityTest, AWorkerBackFromTheDeadDoesNotRunTheQueueGivenToOthers) {
       },
       60s, 20ms))
       << cluster.Logs();
+  // w2 is heard while w1 is silent, so w1 is given up on (with no worker heard at all, the
+  // coordinator would wait for its link to come back instead).
+  cluster.StartWorker("w2", 1, {"--prefetch", "2"});
+  ASSERT_TRUE(cluster.WaitWorkersAlive(2)) << cluster.Logs();
   cluster.worker("w1").Signal(SIGSTOP);
   ASSERT_TRUE(WaitUntil([&] { return WorkerIs(cluster, "w1", "dead"); }, 60s, 50ms)) << cluster.Logs();
-  cluster.StartWorker("w2", 1, {"--prefetch", "2"});
   const auto st = cluster.WaitJobFinished(job);
   ASSERT_TRUE(st) << cluster.Logs();
   ASSERT_EQ(st->state, "succeeded") << st->error;
