@@ -315,7 +315,10 @@ wire::JobStatus Scheduler::Status(const JobState& job) const {
     if (plan.nodes[p].coupling == job::Coupling::kTight) {
       n.ranks = static_cast<uint32_t>(plan.nodes[p].ranks);
       const uint64_t task = job.table().first_task(p);
-      n.hosts = job.gang_hosts(task);
+      // One entry per host: several of its workers may hold ranks of the gang.
+      for (std::string& h : job.gang_hosts(task)) {
+        if (std::find(n.hosts.begin(), n.hosts.end(), h) == n.hosts.end()) n.hosts.push_back(std::move(h));
+      }
       if (index != job_index_.end() && job.task_state(task) == TaskState::kReady) {
         n.reason = gangs_.Reason({index->second, task});
       }
@@ -324,6 +327,16 @@ wire::JobStatus Scheduler::Status(const JobState& job) const {
       // Says more than a gang's "0 alive workers have 0 slots": which labels are missing.
       std::string unmatched = UnmatchedReason(job.required_labels(p), alive);
       if (!unmatched.empty()) n.reason = std::move(unmatched);
+    }
+    if (!job.refused_hosts().empty() && !job.finished() && job.node_has_ready(p)) {
+      bool any_takes = false;
+      for (const auto& [id, w] : registry_.workers()) {
+        any_takes |= w.state == WorkerState::kAlive && !job.Refuses(id);
+      }
+      if (!any_takes) {
+        n.reason = "waiting: every alive worker refused the job (its workdir " + job.graph().workdir +
+                   " is not visible there; coupler needs a shared filesystem)";
+      }
     }
     n.tasks_total = job.table().task_count(p);
     n.tasks_done = job.node_done(p);

@@ -102,7 +102,7 @@ TEST(TrainPipelineTest, StatusShowsTheTrainNodeAsOneGroupOfTwoRanks) {
   EXPECT_EQ(final_status->node("evaluate").ranks, 0u);
   const CommandResult text = cluster.Cli({"status", job});
   ASSERT_EQ(text.exit_code, 0) << text.err;
-  EXPECT_TRUE(std::regex_search(text.out, std::regex(R"(\n +train +done +1/1 +1 attempts  group of 2 ranks\n)")))
+  EXPECT_TRUE(std::regex_search(text.out, std::regex(R"(\n +train +done +1/1 +1 attempts  group of 2 ranks on 127\.0\.0\.1\n)")))
       << text.out;
   EXPECT_TRUE(fs::exists(cluster.dir() / "work" / "evaluate" / PartName(0))) << cluster.Logs();
 }

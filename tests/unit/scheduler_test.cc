@@ -107,6 +107,43 @@ TEST(SchedulerTest, RequeuesTasksWhenWorkerMissesHeartbeats) {
   EXPECT_EQ(st.attempts, 4u);
 }
 
+// A worker that cannot see the job's workdir refuses its first task of the job: the task goes
+// back uncharged, the job sends that worker nothing more (other jobs still go there), and status
+// says why; when no worker is left for it, the node says that too.
+TEST(SchedulerTest, AWorkerRefusingAJobsWorkdirGetsNoMoreOfItsTasks) {
+  Scheduler s(5000);
+  s.AddJob(MakeJob("j1", "name: n\nnodes:\n  - {id: a, op: noop, params: {tasks: 4}}\n"));
+  wire::RegisterWorker d = Worker("d", 1);
+  d.address = "10.0.0.4";
+  s.RegisterWorker(d, 0);
+  auto first = s.Assign("d");
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_FALSE(first[0].workdir.empty());
+  wire::TaskOutcome refused = Failed(first[0], "workdir /w not visible on host 10.0.0.4: coupler "
+                                               "needs a shared filesystem (no /w/.coupler-job-j1)");
+  refused.host_refused = true;
+  EXPECT_EQ(s.OnOutcome("d", refused), OutcomeKind::kRefused);
+  EXPECT_TRUE(s.Assign("d").empty());
+  wire::JobStatus st = s.Status(*s.FindJob("j1"));
+  ASSERT_EQ(st.refused_hosts.size(), 1u);
+  EXPECT_EQ(st.refused_hosts[0].worker_id, "d");
+  EXPECT_EQ(st.refused_hosts[0].address, "10.0.0.4");
+  EXPECT_THAT(st.refused_hosts[0].reason, HasSubstr("coupler needs a shared filesystem"));
+  EXPECT_EQ(st.attempts, 0u);  // not charged
+  EXPECT_THAT(st.nodes[0].reason, HasSubstr("every alive worker refused the job"));
+
+  // Another job still goes to d; the refused job runs on a worker that sees the workdir.
+  s.AddJob(MakeJob("j2", "name: m\nnodes:\n  - {id: b, op: noop, params: {tasks: 1}}\n"));
+  auto other = s.Assign("d");
+  ASSERT_EQ(other.size(), 1u);
+  EXPECT_EQ(other[0].job_id, "j2");
+  s.RegisterWorker(Worker("b", 4), 10);
+  auto on_b = s.Assign("b");
+  ASSERT_EQ(on_b.size(), 4u);
+  EXPECT_EQ(on_b[0].task_id, first[0].task_id);
+  EXPECT_EQ(on_b[0].attempt, first[0].attempt);  // the refused attempt was not counted
+}
+
 TEST(SchedulerTest, OnlyTheLiveAttemptCommitsALateResultOfAGivenUpAttemptIsDropped) {
   Scheduler s(5000);
   s.AddJob(MakeJob("j1", "name: n\nnodes:\n  - {id: a, op: noop, params: {tasks: 1}}\n  - {id: b, op: noop, inputs: [a]}\n"));
