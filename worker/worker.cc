@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 
 #include <fmt/format.h>
@@ -54,6 +55,14 @@ Result<std::unique_ptr<Worker>> Worker::Create(WorkerOptions options) {
   w->adaptive_prefetch_ = adaptive;
   w->sent_prefetch_ = options.prefetch;
 
+  // It goes into hostfiles and mpirun's command lines: an address or a plain host name only.
+  const bool plain = std::all_of(options.advertise.begin(), options.advertise.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == ':' || c == '-' || c == '_';
+  });
+  if (!plain) {
+    return InvalidArgument("--advertise '" + options.advertise +
+                           "': expected an IP address or a host name");
+  }
   if (options.advertise.empty()) {
     Result<std::string> local = net::LocalAddressToward(options.coordinator);
     if (!local.ok()) {
