@@ -29,7 +29,10 @@ using std::chrono::milliseconds;
 
 long long Ms(Clock::duration d) { return duration_cast<milliseconds>(d).count(); }
 
-TEST(LinkFaultsTest, WorkerCutOffForTwiceDeadAfterMidJobLosesNothingAndRejoins) {
+// Each test runs with both kinds of cut: the cable pulled (kDown) and a failed switch (kSilent).
+class LinkFaultsTest : public ::testing::TestWithParam<LinkCut> {};
+
+TEST_P(LinkFaultsTest, WorkerCutOffForTwiceDeadAfterMidJobLosesNothingAndRejoins) {
   COUPLER_SKIP_WITHOUT_TEST_BED();
   TestBed bed;
   ASSERT_TRUE(bed.Start({"hostA", "hostB", "hostC"})) << bed.error();
@@ -64,7 +67,7 @@ TEST(LinkFaultsTest, WorkerCutOffForTwiceDeadAfterMidJobLosesNothingAndRejoins) 
       90s, 20ms);
   ASSERT_TRUE(b_busy) << "wB never ran a copy\n" << cluster.Logs();
 
-  ASSERT_TRUE(bed.CutLink(b)) << bed.Logs();
+  ASSERT_TRUE(bed.CutLink(b, GetParam())) << bed.Logs();
   const auto cut = Clock::now();
   const milliseconds hold(2 * options.dead_after_ms);
   const size_t runs_at_cut = LoggedRuns(log).size();
@@ -131,7 +134,7 @@ TEST(LinkFaultsTest, WorkerCutOffForTwiceDeadAfterMidJobLosesNothingAndRejoins) 
   EXPECT_EQ(CheckCopiedShards(LoggedJobWork(cluster.dir(), "again"), 6), "");
 }
 
-TEST(LinkFaultsTest, CoordinatorCutOffFarPastDeadAfterGivesUpOnNobodyAndRunsEachTaskOnce) {
+TEST_P(LinkFaultsTest, CoordinatorCutOffFarPastDeadAfterGivesUpOnNobodyAndRunsEachTaskOnce) {
   COUPLER_SKIP_WITHOUT_TEST_BED();
   TestBed bed;
   ASSERT_TRUE(bed.Start({"hostA", "hostB", "hostC"})) << bed.error();
@@ -166,7 +169,7 @@ TEST(LinkFaultsTest, CoordinatorCutOffFarPastDeadAfterGivesUpOnNobodyAndRunsEach
   const uint64_t done_at_cut = cluster.Job(job)->node("copy").done;
 
   // The client runs on the coordinator's host, so it still reaches it during the cut.
-  ASSERT_TRUE(bed.CutLink(a)) << bed.Logs();
+  ASSERT_TRUE(bed.CutLink(a, GetParam())) << bed.Logs();
   const auto cut = Clock::now();
   const milliseconds hold(10000);
   std::set<std::string> seen_silent, seen_dead;
@@ -220,6 +223,12 @@ TEST(LinkFaultsTest, CoordinatorCutOffFarPastDeadAfterGivesUpOnNobodyAndRunsEach
   ASSERT_TRUE(c);
   EXPECT_EQ(c->stale_outcomes_dropped, 0u) << "an outcome finished during the cut was dropped";
 }
+
+INSTANTIATE_TEST_SUITE_P(Modes, LinkFaultsTest,
+                         ::testing::Values(LinkCut::kDown, LinkCut::kSilent),
+                         [](const ::testing::TestParamInfo<LinkCut>& p) {
+                           return p.param == LinkCut::kDown ? "Down" : "Silent";
+                         });
 
 }  // namespace
 }  // namespace coupler::itest
