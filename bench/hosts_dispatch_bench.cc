@@ -151,7 +151,8 @@ Measure Hosts(long tasks, int round_trips) {
   bed.InHost(a, [&] {
     coupler::coordinator::ClientSecurity security;
     security.keys_dir = (cluster.keys() / "local-client").string();
-    auto c = Client::Connect(ClientEndpoint(cluster.endpoint()), std::chrono::seconds(10), security);
+    auto c =
+        Client::Connect(ClientEndpoint(cluster.endpoint()), std::chrono::seconds(10), security);
     if (c.ok()) {
       client = std::move(*c);
     } else {
@@ -183,8 +184,8 @@ int main(int argc, char** argv) {
   if (!loop1.ok || !hosts.ok || !loop2.ok) return 1;
   const double loop_tps = (loop1.tasks_per_s + loop2.tasks_per_s) / 2;
   const double loop_rt = (loop1.rt_median_ms + loop2.rt_median_ms) / 2;
-  std::printf("| measure (keys on: %s) | hosts (A -> B, C) | loopback (runs 1, 2) | hosts / loopback |\n"
-              "|---|---:|---:|---:|\n",
+  std::printf("| measure (keys on: %s) | hosts (A -> B, C) | loopback (runs 1, 2) "
+              "| hosts / loopback |\n|---|---:|---:|---:|\n",
               hosts.encrypted && loop1.encrypted && loop2.encrypted ? "yes" : "NO");
   std::printf("| noop tasks/s, %ld-task job, 2 workers x 2 slots (coordinator's clock) | %.0f | "
               "%.0f, %.0f | %.2f |\n",

@@ -217,7 +217,9 @@ TEST_P(LinkFaultsTest, CoordinatorCutOffFarPastDeadAfterGivesUpOnNobodyAndRunsEa
   const auto runs = LoggedRuns(log);
   const auto per_shard = RunsPerShard(runs);
   EXPECT_EQ(per_shard.size(), static_cast<size_t>(kShards)) << "a shard never ran";
-  for (const auto& [shard, n] : per_shard) EXPECT_EQ(n, 1) << "shard " << shard << " ran " << n << " times";
+  for (const auto& [shard, n] : per_shard) {
+    EXPECT_EQ(n, 1) << "shard " << shard << " ran " << n << " times";
+  }
   EXPECT_EQ(WorkersThatRan(runs), (std::set<std::string>{"wB", "wC"}));
   const auto c = cluster.Coordinator();
   ASSERT_TRUE(c);
