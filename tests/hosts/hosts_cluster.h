@@ -18,7 +18,9 @@ namespace coupler::itest {
 
 // One entry of `coupler workers --json`.
 struct WorkerView {
-  std::string state;  // "alive", "draining", "dead"
+  // "alive", "draining", "dead"; "silent": past --dead-after-ms but not given up on, as no
+  // worker at all is heard (the coordinator's own link is down)
+  std::string state;
   std::string host;   // the hostname it registered with: its Host's name on a bed
   uint64_t slots = 0;
   uint64_t running = 0;
@@ -94,22 +96,14 @@ class HostsCluster {
   Process& StartWorker(const Host& host, const std::string& id, int slots,
                        std::vector<std::string> extra = {},
                        std::map<std::string, std::string> env = {}) {
-    const fs::path keys_dir = WorkerKeys(host);
-    std::vector<std::string> argv{kCoupler, "--log-level", "info", "worker",
-                                  "--coordinator", endpoint_,
-                                  "--slots", std::to_string(slots),
-                                  "--id", id,
-                                  "--heartbeat-ms", std::to_string(options_.heartbeat_ms),
-                                  "--keys", keys_dir.string()};
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    env["COUPLER_HOME"] = Home().string();
-    Process::Options o;
-    o.deadline = 280s;
-    o.output = logs();
-    o.name = "worker-" + id + "-" + std::to_string(++launches_);
-    workers_.erase(id);
-    return workers_.emplace(id, Process::Spawn(bed_.Wrap(host, WithEnv(env, argv)), o))
-        .first->second;
+    return LaunchWorker(host, nullptr, id, slots, std::move(extra), std::move(env));
+  }
+  // As StartWorker, on a host that does not see the shared filesystem at `hidden` (an empty
+  // private tmpfs there: TestBed::WrapPrivateMount). The worker's keys must lie elsewhere.
+  Process& StartWorkerWithout(const Host& host, const fs::path& hidden, const std::string& id,
+                              int slots, std::vector<std::string> extra = {},
+                              std::map<std::string, std::string> env = {}) {
+    return LaunchWorker(host, &hidden, id, slots, std::move(extra), std::move(env));
   }
 
   // `coupler ARGS --coordinator ENDPOINT --keys STATE/keys/local-client` on the client host.
@@ -144,6 +138,27 @@ class HostsCluster {
     rapidjson::Document d;
     if (r.exit_code != 0 || d.Parse(r.out.c_str()).HasParseError()) return std::nullopt;
     return ParseJob(d);
+  }
+
+  // `coupler status --json`'s coordinator object: its counters (nullopt if it did not answer).
+  std::optional<CoordinatorView> Coordinator() {
+    const CommandResult r = Cli({"status", "--json"});
+    rapidjson::Document d;
+    if (r.exit_code != 0 || d.Parse(r.out.c_str()).HasParseError() || !d.IsObject() ||
+        !d.HasMember("coordinator") || !d["coordinator"].IsObject()) {
+      return std::nullopt;
+    }
+    const auto& c = d["coordinator"];
+    CoordinatorView v;
+    v.messages_received = U64(c, "messages_received");
+    v.messages_dropped = U64(c, "messages_dropped");
+    v.workers_alive = U64(c, "workers_alive");
+    v.encrypted = c.HasMember("encrypted") && c["encrypted"].IsBool() && c["encrypted"].GetBool();
+    v.handshakes_refused = U64(c, "handshakes_refused");
+    v.registrations_refused = U64(c, "registrations_refused");
+    v.stale_outcomes_dropped = U64(c, "stale_outcomes_dropped");
+    v.replies_dropped = U64(c, "replies_dropped");
+    return v;
   }
 
   // `coupler workers --json`: id -> what the coordinator knows of it; empty when it did not
@@ -225,6 +240,32 @@ class HostsCluster {
     fs::copy_file(from, tmp, fs::copy_options::overwrite_existing, ec);
     if (!ec) fs::rename(tmp, to, ec);
     return !ec;
+  }
+
+  Process& LaunchWorker(const Host& host, const fs::path* hidden, const std::string& id,
+                        int slots, std::vector<std::string> extra,
+                        std::map<std::string, std::string> env) {
+    const fs::path keys_dir = WorkerKeys(host);
+    std::vector<std::string> argv{kCoupler, "--log-level", "info", "worker",
+                                  "--coordinator", endpoint_,
+                                  "--slots", std::to_string(slots),
+                                  "--id", id,
+                                  "--heartbeat-ms", std::to_string(options_.heartbeat_ms),
+                                  "--keys", keys_dir.string()};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    env["COUPLER_HOME"] = Home().string();
+    Process::Options o;
+    o.deadline = 280s;
+    o.output = logs();
+    o.name = "worker-" + id + "-" + std::to_string(++launches_);
+    workers_.erase(id);
+    argv = WithEnv(env, std::move(argv));
+    return workers_
+        .emplace(id, Process::Spawn(hidden == nullptr ? bed_.Wrap(host, std::move(argv))
+                                                      : bed_.WrapPrivateMount(host, *hidden,
+                                                                              std::move(argv)),
+                                    o))
+        .first->second;
   }
 
   bool LaunchCoordinator() {
