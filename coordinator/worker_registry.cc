@@ -4,6 +4,14 @@
 #include <optional>
 
 namespace coupler::coordinator {
+namespace {
+
+// The most a worker's timeout is stretched after an outage: covers TCP's retries after cuts of
+// up to about half a minute, while a worker that really died during a long outage is still
+// given up on soon after the others are back.
+constexpr int64_t kMaxBackoffGraceMs = 30'000;
+
+}  // namespace
 
 std::string_view WorkerStateName(WorkerState s) {
   switch (s) {
@@ -59,10 +67,14 @@ HeldTasks WorkerRegistry::Register(const wire::RegisterWorker& info, int64_t now
 void WorkerRegistry::NoteHeard(int64_t now_ms) {
   if (blackout_) {
     // The first word after a time no worker was heard at all: every worker gets a fresh
-    // timeout from now, as its messages queued meanwhile may still be on their way.
+    // timeout, as its messages queued meanwhile may still be on their way. TCP retries a
+    // connection with exponential backoff, so after an outage of T its next retry may come up
+    // to about T later: the grace grows with the outage (bounded, see kMaxBackoffGraceMs).
     blackout_ = false;
+    const int64_t outage = now_ms - last_heard_any_ms_;
+    const int64_t extra = std::clamp<int64_t>(outage - dead_after_ms_, 0, kMaxBackoffGraceMs);
     for (auto& [id, w] : workers_) {
-      if (w.state != WorkerState::kDead) w.last_heard_ms = std::max(w.last_heard_ms, now_ms);
+      if (w.state != WorkerState::kDead) w.last_heard_ms = std::max(w.last_heard_ms, now_ms + extra);
     }
   }
   last_heard_any_ms_ = std::max(last_heard_any_ms_, now_ms);
