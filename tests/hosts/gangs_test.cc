@@ -9,6 +9,7 @@
 // without root (network namespaces need it; CI runs as root).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <regex>
@@ -283,6 +284,31 @@ TEST(GangsTest, CuttingARanksHostFailsTheAttemptAndTheRetryResumesOnTheHostsLeft
       << "not resumed from a checkpoint: " << metrics;
   EXPECT_GE(EvaluatedAccuracy(work), 0.9) << metrics;
   EXPECT_FALSE(fs::exists(marker)) << "a launch went through ssh: " << ReadFile(marker);
+
+  // Once the link is back, the cut host's part of the failed attempt (its MPI daemon and rank,
+  // stalled through the cut) ends, leaving only its worker, which has registered again.
+  const auto restored = Clock::now();
+  std::vector<pid_t> left;
+  const bool cleaned = WaitUntil(
+      [&] {
+        left.clear();
+        for (pid_t p : bed.Pids(cut_host)) {
+          if (p != cluster.worker(cut_worker).pid()) left.push_back(p);
+        }
+        return left.empty();
+      },
+      90s, 200ms);
+  std::string what;
+  for (pid_t p : left) {
+    std::string cmd = ReadFile("/proc/" + std::to_string(p) + "/cmdline");
+    std::replace(cmd.begin(), cmd.end(), '\0', ' ');
+    what += std::to_string(p) + ": " + cmd.substr(0, 200) + "\n";
+  }
+  std::cout << "the cut host's stale processes " << (cleaned ? "ended " : "still run ")
+            << Seconds(Clock::now() - restored) << " s after the restore\n";
+  EXPECT_TRUE(cleaned) << "still running on " << cut_name << " 90 s after the restore:\n"
+                       << what << cluster.Logs();
+  EXPECT_EQ(cluster.WaitWorkerState(cut_worker, "alive", 60s).state, "alive");
 }
 
 }  // namespace
