@@ -44,7 +44,7 @@ Result<LaunchRelay::Admitted> LaunchRelay::Admit(const wire::LaunchRequest& req,
                             " holds no reservation in that gang");
   }
   const uint64_t id = ++next_launch_;
-  launches_[id] = {agent_route, member->worker_id, key};
+  launches_[id] = {agent_route, member->worker_id, req.host, key};
   return Admitted{member->worker_id,
                   {id, req.job_id, req.task_id, req.attempt, req.command}};
 }
@@ -61,29 +61,43 @@ std::optional<std::string> LaunchRelay::Relay(const wire::LaunchOutput& out,
 LaunchRelay::Ended LaunchRelay::Sweep(const GangLookup& lookup) {
   Ended ended;
   std::set<GangKey> gone;
+  // Live attempts, by key: their members now.
+  std::map<GangKey, LiveGang> live;
   for (auto it = tokens_.begin(); it != tokens_.end();) {
     const auto& [job, task, attempt] = it->first;
-    const std::optional<LiveGang> gang = lookup(job, task);
+    std::optional<LiveGang> gang = lookup(job, task);
     if (gang && gang->attempt == attempt) {
+      live.emplace(it->first, std::move(*gang));
       ++it;
       continue;
     }
     gone.insert(it->first);
     it = tokens_.erase(it);
   }
-  if (gone.empty()) return ended;
   std::set<std::pair<std::string, GangKey>> stopped;
   for (auto it = launches_.begin(); it != launches_.end();) {
-    if (gone.count(it->second.gang) == 0) {
+    const Launch& l = it->second;
+    std::string why;
+    if (gone.count(l.gang) != 0) {
+      why = "coupler: the gang's attempt ended\n";
+    } else if (auto g = live.find(l.gang); g != live.end()) {
+      const auto& members = g->second.members;
+      const bool member = std::any_of(members.begin(), members.end(),
+                                      [&](const Member& m) { return m.worker_id == l.worker_id; });
+      if (!member) {
+        why = "coupler: lost " + l.host + ": its worker " + l.worker_id +
+              " was declared dead (no heartbeat)\n";
+      }
+    }
+    if (why.empty()) {
       ++it;
       continue;
     }
-    const auto& [job, task, attempt] = it->second.gang;
-    if (stopped.insert({it->second.worker_id, it->second.gang}).second) {
-      ended.stops.push_back({it->second.worker_id, {job, task, attempt}});
+    const auto& [job, task, attempt] = l.gang;
+    if (stopped.insert({l.worker_id, l.gang}).second) {
+      ended.stops.push_back({l.worker_id, {job, task, attempt}});
     }
-    ended.agents.push_back({it->second.agent_route,
-                            {it->first, 2, "coupler: the gang's attempt ended\n", true, 255}});
+    ended.agents.push_back({l.agent_route, {it->first, 2, why, true, 255}});
     it = launches_.erase(it);
   }
   return ended;

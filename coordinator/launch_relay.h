@@ -3,8 +3,10 @@
 // `coupler gang-agent` the leader's mpirun runs) is admitted only with that secret, for a live
 // attempt, and for an address where the gang holds a reservation; it then goes to that worker
 // as a LaunchDaemon, and the daemon's LaunchOutput is relayed back to the agent's connection.
-// When the attempt ends, its daemons are stopped and their agents told. Pure logic: the event
-// loop sends what it returns.
+// When the attempt ends, its daemons are stopped and their agents told; so is the agent of a
+// daemon whose worker left the gang (declared dead), at once, so that mpirun ends the group
+// then rather than when the agent's own silence timeout runs out. Pure logic: the event loop
+// sends what it returns.
 #pragma once
 
 #include <cstdint>
@@ -55,7 +57,9 @@ class LaunchRelay {
   // that worker runs no such launch (dropped). An exit ends the relay.
   std::optional<std::string> Relay(const wire::LaunchOutput& out, const std::string& worker_id);
 
-  // Ends the relays and secrets of gang attempts no longer running.
+  // Ends the relays and secrets of gang attempts no longer running, and the relays of daemons
+  // whose worker is no longer a member of its running attempt (the scheduler drops a member it
+  // declared dead): their agents exit 255 and mpirun ends the group.
   struct Ended {
     std::vector<std::pair<std::string, wire::LaunchStop>> stops;     // worker -> stop
     std::vector<std::pair<std::string, wire::LaunchOutput>> agents;  // agent route -> exit 255
@@ -69,6 +73,7 @@ class LaunchRelay {
   struct Launch {
     std::string agent_route;
     std::string worker_id;
+    std::string host;  // the address the daemon was asked for
     GangKey gang;
   };
   std::map<GangKey, std::string> tokens_;

@@ -1,15 +1,18 @@
 // A multi-host test bed on one machine: each "host" is a Linux network namespace with its own
-// address, hostname and port space, joined to the others by a private bridge, while all of them
-// share the filesystem (as NFS would). Tests run real processes on a host, cut and restore its
-// link, run MPI across hosts, or give a process a private tmpfs where the shared files are.
+// address and port space, joined to the others by a private bridge, while all of them share
+// the filesystem (as NFS would) and the machine's hostname: hosts are told apart by address,
+// as coupler tells them apart. Tests run real processes on a host, cut and restore its link,
+// run MPI across hosts, or give a process a private tmpfs where the shared files are.
 //
 // What Start() builds, all private to this test process (names and subnet derive from its pid):
 //   coupler-tb-PID-SEQ-switch   a namespace holding only the bridge `br0`, so the machine's own
 //                               namespace never sees a link or address of the bed
 //   coupler-tb-PID-SEQ-NAME     one per host: `lo`, and `eth0` = 10.X.Y.(i+2)/24, whose veth
 //                               peer `pI` is a port of br0 in the switch namespace
-//   /etc/netns/<netns>/hosts    every host's name -> address; `ip netns exec` binds it over
-//                               /etc/hosts inside the host, so host names resolve there
+//   /etc/netns/<netns>/hosts    the machine's /etc/hosts plus every host's name -> address;
+//                               `ip netns exec` binds it over /etc/hosts inside the host, so
+//                               bed names resolve there and the shared hostname resolves as
+//                               it does on the machine (often to a loopback address)
 // The destructor (and every failed Start) SIGKILLs whatever still runs in those namespaces and
 // deletes them; Start() also removes namespaces a crashed earlier run left (its pid is gone).
 //
@@ -69,7 +72,8 @@ inline std::vector<std::string> WithEnv(const std::map<std::string, std::string>
   return out;
 }
 
-// One host of a TestBed. Its name is also its hostname and resolves to its address on every host.
+// One host of a TestBed. Its name resolves to its address on every host; its hostname is the
+// machine's, the same on every host.
 class Host {
  public:
   const std::string& name() const { return name_; }
@@ -202,14 +206,11 @@ class TestBed {
   // Scratch folder of the bed (the launch agent, command output); gone with the bed.
   const fs::path& dir() const { return dir_.path(); }
 
-  // argv run on `host`: in its network namespace, with its hostname (a UTS namespace of its
-  // own) and its /etc/hosts. Every step execs in place, so Process::Spawn(Wrap(...)) holds the
-  // program's own pid and Process::Kill kills the program itself.
+  // argv run on `host`: in its network namespace, with its /etc/hosts. `ip netns exec` execs
+  // in place, so Process::Spawn(Wrap(...)) holds the program's own pid and Process::Kill kills
+  // the program itself.
   std::vector<std::string> Wrap(const Host& host, std::vector<std::string> argv) const {
-    // One command per line: ip enters the network namespace, unshare makes the UTS one.
-    std::vector<std::string> out{ip_, "netns", "exec", host.netns_,
-                                 unshare_, "--uts",
-                                 sh_, "-c", kNameAndExec, "sh", host.name_};
+    std::vector<std::string> out{ip_, "netns", "exec", host.netns_};
     out.insert(out.end(), argv.begin(), argv.end());
     return out;
   }
@@ -219,9 +220,10 @@ class TestBed {
   // must exist. The tmpfs goes when the last process in that mount namespace ends.
   std::vector<std::string> WrapPrivateMount(const Host& host, const fs::path& dir,
                                             std::vector<std::string> argv) const {
+    // One command per line: ip enters the network namespace, unshare makes the mount one.
     std::vector<std::string> out{ip_, "netns", "exec", host.netns_,
-                                 unshare_, "--uts", "--mount", "--propagation", "private",
-                                 sh_, "-c", kNameMountAndExec, "sh", host.name_, dir.string()};
+                                 unshare_, "--mount", "--propagation", "private",
+                                 sh_, "-c", kMountAndExec, "sh", dir.string()};
     out.insert(out.end(), argv.begin(), argv.end());
     return out;
   }
@@ -265,12 +267,12 @@ class TestBed {
   }
 
   // An Open MPI launch agent (plm_rsh_agent) for this bed: `AGENT HOST COMMAND...` runs the
-  // command on that host, by name or address, as `ssh HOST COMMAND...` would. A gang across
-  // hosts needs it (there is no ssh) and distinct hostnames (Wrap gives them), or Open MPI and
-  // coupler take every rank for a local one.
+  // command on that host, by name or address, as `ssh HOST COMMAND...` would. Only for running
+  // mpirun across hosts by hand (the bed's own sanity test): coupler's gangs launch their
+  // daemons through `coupler gang-agent` and must need none of this.
   const fs::path& LaunchAgent() const { return agent_; }
-  // The environment that makes an mpirun started on a host (by a test or by a worker) launch
-  // through the agent and keep its traffic on the bed's subnet.
+  // The environment that makes an mpirun started on a host by a test launch through the agent
+  // and keep its traffic on the bed's subnet. Never for workers: the product works without it.
   std::map<std::string, std::string> MpiEnv() const {
     return {{"OMPI_MCA_plm_rsh_agent", agent_.string()},
             {"OMPI_MCA_btl_tcp_if_include", subnet_},
@@ -285,13 +287,9 @@ class TestBed {
 
  private:
   static constexpr const char* kPrefix = "coupler-tb-";
-  // `sh -c SCRIPT sh NAME [DIR] argv...`: sets the hostname of the fresh UTS namespace (and
-  // mounts the private tmpfs), then execs argv in place.
-  static constexpr const char* kNameAndExec =
-      R"(echo "$1" > /proc/sys/kernel/hostname && shift && exec "$@")";
-  static constexpr const char* kNameMountAndExec =
-      R"(echo "$1" > /proc/sys/kernel/hostname && )"
-      R"(mount -t tmpfs -o mode=0755 coupler-private "$2" && shift 2 && exec "$@")";
+  // `sh -c SCRIPT sh DIR argv...`: mounts the private tmpfs, then execs argv in place.
+  static constexpr const char* kMountAndExec =
+      R"(mount -t tmpfs -o mode=0755 coupler-private "$1" && shift && exec "$@")";
 
   static std::string ProbeSkipReason() {
     if (::geteuid() != 0) return "needs root for network namespaces (CI runs as root)";
@@ -447,7 +445,11 @@ class TestBed {
   }
 
   bool WriteHostsFiles() {
-    std::string text = "127.0.0.1 localhost\n::1 localhost ip6-localhost ip6-loopback\n";
+    // The machine's own entries first: the shared hostname resolves inside a host as outside.
+    std::string text = ReadFile("/etc/hosts");
+    if (text.empty()) text = "127.0.0.1 localhost\n::1 localhost ip6-localhost ip6-loopback\n";
+    if (text.back() != '\n') text += '\n';
+    text += "# coupler test bed " + prefix_ + "\n";
     for (const Host& h : hosts_) text += h.address_ + " " + h.name_ + "\n";
     for (const Host& h : hosts_) {
       const fs::path d = fs::path("/etc/netns") / h.netns_;
@@ -465,8 +467,7 @@ class TestBed {
     agent_ = dir_ / "launch-agent";
     std::string cases;
     for (const Host& h : hosts_) {
-      cases += "  " + h.name_ + "|" + h.address_ + ") ns=" + h.netns_ + " name=" + h.name_ +
-               " ;;\n";
+      cases += "  " + h.name_ + "|" + h.address_ + ") ns=" + h.netns_ + " ;;\n";
     }
     WriteFile(agent_,
               "#!" + sh_ + "\n"
@@ -476,8 +477,7 @@ class TestBed {
               "case \"$host\" in\n" + cases +
               "  *) echo \"launch-agent: no host '$host' in this test bed\" >&2; exit 255 ;;\n"
               "esac\n"
-              "exec " + ip_ + " netns exec \"$ns\" " + unshare_ + " --uts " + sh_ + " -c '" +
-              kNameAndExec + "' sh \"$name\" " + sh_ + " -c \"$*\"\n");
+              "exec " + ip_ + " netns exec \"$ns\" " + sh_ + " -c \"$*\"\n");
     std::error_code ec;
     fs::permissions(agent_, fs::perms::owner_all, fs::perm_options::replace, ec);
     if (ec) return Fail("cannot make " + agent_.string() + " executable");

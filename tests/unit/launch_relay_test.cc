@@ -1,6 +1,7 @@
 // The gang launch relay: only the leader of a live attempt, with that attempt's secret, may
 // start a daemon, and only on a host reserved for the gang; output goes back to the agent that
-// asked; an ended attempt stops its daemons and tells its agents.
+// asked; an ended attempt stops its daemons and tells its agents, and so does a member the
+// scheduler dropped (declared dead) from a running attempt, for its own daemon only.
 #include <gtest/gtest.h>
 
 #include "coordinator/launch_relay.h"
@@ -83,6 +84,33 @@ TEST(LaunchRelayTest, AnEndedAttemptStopsItsDaemonsAndTellsItsAgents) {
   EXPECT_EQ(relay.active(), 0u);
   // Its secret is gone with it.
   EXPECT_FALSE(relay.Admit(Request(token, "10.0.0.2"), "agent-a", "k", "k", Gang(0)).ok());
+}
+
+TEST(LaunchRelayTest, AMemberDeclaredDeadEndsItsAgentAtOnceAndTheOthersRunOn) {
+  LaunchRelay relay;
+  const std::string token = relay.IssueToken("j-1", 4, 0);
+  ASSERT_TRUE(relay.Admit(Request(token, "10.0.0.2"), "agent-a", "k", "k", Gang(0)).ok());
+  ASSERT_TRUE(relay.Admit(Request(token, "10.0.0.3"), "agent-b", "k", "k", Gang(0)).ok());
+  // m1 was declared dead: the scheduler's running attempt no longer lists it.
+  auto without_m1 = [](const std::string&, uint64_t) {
+    LaunchRelay::LiveGang g = Gang(0);
+    g.members.erase(g.members.begin() + 1);
+    return std::optional(g);
+  };
+  LaunchRelay::Ended ended = relay.Sweep(without_m1);
+  ASSERT_EQ(ended.agents.size(), 1u);
+  EXPECT_EQ(ended.agents[0].first, "agent-a");
+  EXPECT_TRUE(ended.agents[0].second.exited);
+  EXPECT_EQ(ended.agents[0].second.exit_code, 255);
+  EXPECT_NE(ended.agents[0].second.data.find("lost 10.0.0.2: its worker m1 was declared dead"),
+            std::string::npos)
+      << ended.agents[0].second.data;
+  ASSERT_EQ(ended.stops.size(), 1u);
+  EXPECT_EQ(ended.stops[0].first, "m1");
+  EXPECT_EQ(relay.active(), 1u);
+  // Told once; m2's daemon runs on with the attempt.
+  EXPECT_TRUE(relay.Sweep(without_m1).agents.empty());
+  EXPECT_EQ(relay.active(), 1u);
 }
 
 }  // namespace
