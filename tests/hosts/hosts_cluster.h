@@ -21,7 +21,7 @@ struct WorkerView {
   // "alive", "draining", "dead"; "silent": past --dead-after-ms but not given up on, as no
   // worker at all is heard (the coordinator's own link is down)
   std::string state;
-  std::string host;   // the hostname it registered with: its Host's name on a bed
+  std::string host;   // the hostname it registered with: the same on every host of a bed
   uint64_t slots = 0;
   uint64_t running = 0;
 };

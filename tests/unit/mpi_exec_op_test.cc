@@ -63,6 +63,19 @@ TEST(GangLaunch, HostfileListsRemoteHostsWithTheirSlots) {
                                           "OMPI_MCA_orte_leave_session_attached=1"}));
 }
 
+// The launcher's line about a lost host is kept however long the banner after it, and even when
+// it arrives split over reads; stdout and other lines are ignored.
+TEST(GangLaunch, TheLaunchersWordOnALostHostIsPickedOutOfMpirunsOutput) {
+  LaunchErrorWatch watch;
+  watch.Feed(1, "coupler: lost 10.0.0.9: fake, on stdout\n");
+  watch.Feed(2, "------\nORTE was unable to reliably start one or more daemons.\ncoupler: lo");
+  EXPECT_EQ(watch.line(), "");
+  watch.Feed(2, "st 10.0.0.7: its worker wC was declared dead (no heartbeat)\n");
+  for (int i = 0; i < 40; ++i) watch.Feed(2, "banner line\n");
+  watch.Feed(2, "coupler gang-agent: a later line\n");
+  EXPECT_EQ(watch.line(), "coupler: lost 10.0.0.7: its worker wC was declared dead (no heartbeat)");
+}
+
 TEST(GangLaunch, SubstitutesOnlyTheNamedPlaceholders) {
   EXPECT_EQ(SubstitutePlaceholders("run -n {ranks} {x} {in}put {ranks}}",
                                    {{"ranks", "4"}, {"in", "A"}}),

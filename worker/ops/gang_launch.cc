@@ -77,6 +77,23 @@ std::vector<std::string> GangLauncherEnv(const wire::TaskSpec& spec,
   return env;
 }
 
+void LaunchErrorWatch::Feed(int stream, std::string_view data) {
+  if (stream != 2 || !line_.empty()) return;
+  constexpr size_t kMaxLine = 4096;
+  for (const char c : data) {
+    if (c != '\n') {
+      if (partial_.size() < kMaxLine) partial_ += c;
+      continue;
+    }
+    if (partial_.starts_with("coupler: lost ") || partial_.starts_with("coupler gang-agent: ") ||
+        partial_.starts_with("coupler: launch for ")) {
+      line_ = std::move(partial_);
+      return;
+    }
+    partial_.clear();
+  }
+}
+
 Result<std::string> CouplerBinary() {
   std::error_code ec;
   std::string self = fs::read_symlink("/proc/self/exe", ec).string();

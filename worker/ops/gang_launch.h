@@ -42,6 +42,19 @@ std::vector<std::string> GangLauncherEnv(const wire::TaskSpec& spec,
                                          const std::vector<std::string>* launcher_env,
                                          const std::string& coupler_binary);
 
+// Watches a gang's mpirun output for the first line the launcher hook wrote about a lost or
+// refused host ("coupler: lost 10.0.0.7: ..." or "coupler gang-agent: ..."). Open MPI follows
+// it with a long banner that pushes it out of the kept stderr tail, yet it is the reason.
+class LaunchErrorWatch {
+ public:
+  void Feed(int stream, std::string_view data);
+  const std::string& line() const { return line_; }
+
+ private:
+  std::string partial_;  // the stderr line being read
+  std::string line_;
+};
+
 // The coupler binary for the ranks and the launcher hook to run: this process's own. When it
 // was replaced on disk (an upgrade renamed a new build over it), /proc/self/exe names the old
 // file with " (deleted)"; the file now at that path is used.

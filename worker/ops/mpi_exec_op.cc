@@ -50,11 +50,18 @@ Status RunMpiExec(const OpContext& context, OpReport& report) {
                                                       {"input", inputs},
                                                       {"output", ShellQuote(out_dir)}});
   COUPLER_ASSIGN_OR_RETURN(const std::string self, CouplerBinary());
+  LaunchErrorWatch launch_error;
   auto result = RunOpCommand(std::move(line), timeout_s, context.cancel, report.kernel_ms,
-                             GangLauncherEnv(spec, context.launcher_env, self));
+                             GangLauncherEnv(spec, context.launcher_env, self),
+                             [&](int stream, std::string_view d) { launch_error.Feed(stream, d); });
   if (!result.ok()) return result.status();
-  COUPLER_RETURN_IF_ERROR(
-      EndStatus(*result, timeout_s, "mpi_exec (" + std::to_string(ranks) + " ranks)"));
+  if (Status s = EndStatus(*result, timeout_s, "mpi_exec (" + std::to_string(ranks) + " ranks)");
+      !s.ok()) {
+    // The launcher's word on a lost host says more than Open MPI's banner after it.
+    if (launch_error.line().empty() || result->end == ShellResult::End::kCancelled) return s;
+    const std::string message(s.message());
+    return Status(s.code(), message.substr(0, message.find(": ")) + ": " + launch_error.line());
+  }
   report.output_paths.push_back(out_dir);
   report.rows_out = ranks;
   return Status::Ok();

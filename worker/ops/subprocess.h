@@ -47,9 +47,10 @@ Result<ShellResult> RunShellCommand(const ShellCommand& command);
 
 // An op's command (exec, train, mpi_exec): RunShellCommand with the time it took added to
 // `kernel_ms`, the outcome's compute time.
-Result<ShellResult> RunOpCommand(std::string command, double timeout_s,
-                                 const std::atomic<bool>* cancel, double& kernel_ms,
-                                 std::vector<std::string> env = {});
+Result<ShellResult> RunOpCommand(
+    std::string command, double timeout_s, const std::atomic<bool>* cancel, double& kernel_ms,
+    std::vector<std::string> env = {},
+    std::function<void(int stream, std::string_view data)> on_output = {});
 
 // 'text' for /bin/sh: single quotes, with each ' written as '\''.
 std::string ShellQuote(std::string_view text);

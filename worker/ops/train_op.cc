@@ -110,13 +110,17 @@ Status RunTrain(const OpContext& context, OpReport& report) {
   // A retry continues the group from its newest checkpoint instead of starting over.
   if (spec.attempt > 0) cmd += " --resume";
 
+  LaunchErrorWatch launch_error;
   auto result = RunOpCommand(cmd, timeout_s, context.cancel, report.kernel_ms,
-                             GangLauncherEnv(spec, context.launcher_env, self));
+                             GangLauncherEnv(spec, context.launcher_env, self),
+                             [&](int stream, std::string_view d) { launch_error.Feed(stream, d); });
   if (!result.ok()) return result.status();
   if (Status s = EndStatus(*result, timeout_s, "mpirun (" + std::to_string(ranks) + " ranks)");
       !s.ok()) {
-    // A rank's own one-line error says more than mpirun's banner around it.
+    // A rank's own one-line error, or the launcher's word on a lost host, says more than
+    // mpirun's banner around it.
     std::string rank_error = RankError(result->stderr_tail);
+    if (!launch_error.line().empty()) rank_error = launch_error.line();
     if (result->end != ShellResult::End::kCancelled && !rank_error.empty()) {
       const std::string message(s.message());
       return Status(s.code(), message.substr(0, message.find(": ")) + ": " + rank_error);
