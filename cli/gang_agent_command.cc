@@ -73,9 +73,9 @@ int RunGangAgent(const std::vector<std::string>& args) {
     return Fail("COUPLER_GANG and COUPLER_COORDINATOR are not set: this runs only as the remote "
                 "launcher of a gang that a coupler worker started");
   }
-  req.job_id = gang.substr(0, c1);
-  req.task_id = std::strtoull(gang.c_str() + c1 + 1, nullptr, 10);
-  req.attempt = static_cast<uint32_t>(std::strtoul(gang.c_str() + c2 + 1, nullptr, 10));
+  req.gang.job_id = gang.substr(0, c1);
+  req.gang.task_id = std::strtoull(gang.c_str() + c1 + 1, nullptr, 10);
+  req.gang.attempt = static_cast<uint32_t>(std::strtoul(gang.c_str() + c2 + 1, nullptr, 10));
   req.gang_token = Env("COUPLER_GANG_TOKEN");
   req.host = host;
   req.command = command;

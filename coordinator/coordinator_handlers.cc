@@ -58,7 +58,7 @@ void Coordinator::OnWorkerMessage(const std::string& route, const std::string& u
 
 void Coordinator::OnLaunchRequest(const std::string& route, const std::string& user,
                                   const wire::LaunchRequest& req) {
-  std::optional<LaunchRelay::LiveGang> gang = GangLookup()(req.job_id, req.task_id);
+  std::optional<LaunchRelay::LiveGang> gang = GangLookup()(req.gang.job_id, req.gang.task_id);
   std::string leader_key;
   if (gang) {
     if (const WorkerEntry* leader = scheduler_.registry().Find(gang->leader)) {
@@ -75,7 +75,7 @@ void Coordinator::OnLaunchRequest(const std::string& route, const std::string& u
     return;
   }
   Logger("coordinator")->info("job {} task {}: starting the gang's MPI daemon on {} ({})",
-                              req.job_id, req.task_id, req.host, admitted->worker_id);
+                              req.gang.job_id, req.gang.task_id, req.host, admitted->worker_id);
   SendToWorker(admitted->worker_id, wire::Encode(admitted->daemon));
 }
 

@@ -18,11 +18,12 @@ Result<LaunchRelay::Admitted> LaunchRelay::Admit(const wire::LaunchRequest& req,
                                                  const std::string& agent_key,
                                                  const std::string& leader_key,
                                                  const std::optional<LiveGang>& gang) {
-  const GangKey key{req.job_id, req.task_id, req.attempt};
-  const std::string what = "job " + req.job_id + " task " + std::to_string(req.task_id) +
-                           " attempt " + std::to_string(req.attempt);
+  const wire::TaskAttempt& g = req.gang;
+  const GangKey key{g.job_id, g.task_id, g.attempt};
+  const std::string what = "job " + g.job_id + " task " + std::to_string(g.task_id) +
+                           " attempt " + std::to_string(g.attempt);
   auto token = tokens_.find(key);
-  if (!gang || gang->attempt != req.attempt || token == tokens_.end()) {
+  if (!gang || gang->attempt != g.attempt || token == tokens_.end()) {
     return NotFound(what + " is not a running gang");
   }
   // Compared in full whatever the input, so timing tells nothing of the secret.
@@ -46,7 +47,7 @@ Result<LaunchRelay::Admitted> LaunchRelay::Admit(const wire::LaunchRequest& req,
   const uint64_t id = ++next_launch_;
   launches_[id] = {agent_route, member->worker_id, req.host, key};
   return Admitted{member->worker_id,
-                  {id, req.job_id, req.task_id, req.attempt, req.command}};
+                  {id, g, req.command}};
 }
 
 std::optional<std::string> LaunchRelay::Relay(const wire::LaunchOutput& out,
@@ -95,7 +96,7 @@ LaunchRelay::Ended LaunchRelay::Sweep(const GangLookup& lookup) {
     }
     const auto& [job, task, attempt] = l.gang;
     if (stopped.insert({l.worker_id, l.gang}).second) {
-      ended.stops.push_back({l.worker_id, {job, task, attempt}});
+      ended.stops.push_back({l.worker_id, {{job, task, attempt}}});
     }
     ended.agents.push_back({l.agent_route, {it->first, 2, why, true, 255}});
     it = launches_.erase(it);

@@ -195,10 +195,10 @@ bool Scheduler::HasDispatchableWork() const {
 }
 
 void Scheduler::MarkStarted(const std::string& worker_id,
-                            const std::vector<wire::RunningTask>& running) {
+                            const std::vector<wire::TaskAttempt>& running) {
   WorkerEntry* w = registry_.Find(worker_id);
   if (w == nullptr) return;
-  for (const wire::RunningTask& r : running) {
+  for (const wire::TaskAttempt& r : running) {
     auto it = job_index_.find(r.job_id);
     if (it == job_index_.end()) continue;
     const JobState& job = *jobs_[it->second];

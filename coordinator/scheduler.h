@@ -71,7 +71,7 @@ class Scheduler {
 
   OutcomeKind OnOutcome(const std::string& worker_id, const wire::TaskOutcome& outcome);
   // The worker reports these attempts running (its heartbeat): losing it now charges them.
-  void MarkStarted(const std::string& worker_id, const std::vector<wire::RunningTask>& running);
+  void MarkStarted(const std::string& worker_id, const std::vector<wire::TaskAttempt>& running);
 
   // Cancels a job. Returns the workers holding its tasks, to be told to abandon them.
   std::vector<std::string> Cancel(const std::string& job_id);

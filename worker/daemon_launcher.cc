@@ -29,7 +29,8 @@ void DaemonLauncher::Start(const wire::LaunchDaemon& launch) {
   daemon->launch = launch;
   Daemon* raw = daemon.get();
   Logger("worker")->info("starting the MPI daemon of job {} task {} attempt {} (launch {})",
-                         launch.job_id, launch.task_id, launch.attempt, launch.launch_id);
+                         launch.gang.job_id, launch.gang.task_id, launch.gang.attempt,
+                         launch.launch_id);
   std::lock_guard lock(mu_);
   daemons_.push_back(std::move(daemon));
   raw->thread = std::thread([this, raw] { Run(*raw); });
@@ -38,8 +39,7 @@ void DaemonLauncher::Start(const wire::LaunchDaemon& launch) {
 void DaemonLauncher::Stop(const wire::LaunchStop& stop) {
   std::lock_guard lock(mu_);
   for (auto& d : daemons_) {
-    if (d->launch.job_id == stop.job_id && d->launch.task_id == stop.task_id &&
-        d->launch.attempt == stop.attempt) {
+    if (d->launch.gang == stop.gang) {
       d->stop = true;
     }
   }

@@ -66,7 +66,7 @@ void TaskPool::CancelJob(const std::string& job_id) {
   share_cv_.notify_all();  // a task of the job waiting for a GPU share stops waiting
 }
 
-std::vector<wire::RunningTask> TaskPool::RunningTasks() const {
+std::vector<wire::TaskAttempt> TaskPool::RunningTasks() const {
   std::lock_guard lock(mu_);
   return running_tasks_;
 }
@@ -191,7 +191,7 @@ void TaskPool::Loop(size_t slot) {
       first = outcomes_.empty();
       outcomes_.push_back(std::move(outcome));
       --running_;
-      std::erase_if(running_tasks_, [&](const wire::RunningTask& r) {
+      std::erase_if(running_tasks_, [&](const wire::TaskAttempt& r) {
         return r.task_id == task.task_id && r.job_id == task.job_id && r.attempt == task.attempt;
       });
     }

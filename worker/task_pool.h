@@ -54,7 +54,7 @@ class TaskPool {
   size_t held() const;
   size_t running() const { return running_.load(); }
   // The tasks its slots run now, and how many were started so far (to report starts early).
-  std::vector<wire::RunningTask> RunningTasks() const;
+  std::vector<wire::TaskAttempt> RunningTasks() const;
   uint64_t starts() const { return starts_.load(); }
   // Moving average of how long a task takes here, in microseconds (0 before the first).
   double mean_task_us() const;
@@ -79,7 +79,7 @@ class TaskPool {
   std::map<std::string, std::shared_ptr<std::atomic<bool>>> cancel_flags_;  // per job
   std::atomic<size_t> running_{0};
   std::atomic<uint64_t> starts_{0};
-  std::vector<wire::RunningTask> running_tasks_;  // guarded by mu_
+  std::vector<wire::TaskAttempt> running_tasks_;  // guarded by mu_
   double mean_task_us_ = 0;  // guarded by mu_
   bool stopping_ = false;
   std::vector<std::thread> threads_;

@@ -34,7 +34,7 @@ inline std::vector<Message> SampleMessages() {
   beat.timestamp_ms = 1700000000123;
   beat.gpus = {GpuUsage{1, 87, 12ull << 30, 80ull << 30}};
   beat.draining = true;
-  beat.running = {RunningTask{"j-000001", 7, 1}};
+  beat.running = {TaskAttempt{"j-000001", 7, 1}};
 
   TaskSpec task;
   task.job_id = "j-9";
@@ -116,11 +116,12 @@ inline std::vector<Message> SampleMessages() {
   WorkersReply workers_reply;
   workers_reply.workers = {worker};
 
-  LaunchRequest launch_request{"j-9", 12, 1, "0123456789abcdef0123456789abcdef", "10.0.0.2",
+  const TaskAttempt gang_attempt{"j-9", 12, 1};
+  LaunchRequest launch_request{gang_attempt, "0123456789abcdef0123456789abcdef", "10.0.0.2",
                                " orted -mca ess \"env\""};
-  LaunchDaemon launch_daemon{7, "j-9", 12, 1, " orted -mca ess \"env\""};
+  LaunchDaemon launch_daemon{7, gang_attempt, " orted -mca ess \"env\""};
   LaunchOutput launch_output{7, 2, "orted: ready\n", true, 3};
-  LaunchStop launch_stop{"j-9", 12, 1};
+  LaunchStop launch_stop{gang_attempt};
 
   return {
       reg,

@@ -72,9 +72,8 @@ struct GpuUsage {
   friend bool operator==(const GpuUsage&, const GpuUsage&) = default;
 };
 
-// Sent both ways; a peer silent for the timeout is presumed dead.
-// A task whose attempt has started on the worker (taken by one of its slots).
-struct RunningTask {
+// One attempt of one task: what a heartbeat reports running and what a gang's launch names.
+struct TaskAttempt {
   std::string job_id;
   uint64_t task_id = 0;
   uint32_t attempt = 0;
@@ -83,9 +82,10 @@ struct RunningTask {
   void serialize(Archive& ar) {
     ar(job_id, task_id, attempt);
   }
-  friend bool operator==(const RunningTask&, const RunningTask&) = default;
+  friend bool operator==(const TaskAttempt&, const TaskAttempt&) = default;
 };
 
+// Sent both ways; a peer silent for the timeout is presumed dead.
 struct Heartbeat {
   static constexpr MessageType kType = MessageType::kHeartbeat;
 
@@ -98,7 +98,7 @@ struct Heartbeat {
   // What its slots run now. Only these (and gangs) are charged an attempt when the worker is
   // lost; what it only held queued goes back uncharged. A worker beats early after a start,
   // so a task that kills it is seen started first.
-  std::vector<RunningTask> running;
+  std::vector<TaskAttempt> running;
 
   template <class Archive>
   void serialize(Archive& ar) {
@@ -209,16 +209,14 @@ struct TaskResult {
 struct LaunchRequest {
   static constexpr MessageType kType = MessageType::kLaunchRequest;
 
-  std::string job_id;
-  uint64_t task_id = 0;
-  uint32_t attempt = 0;
+  TaskAttempt gang;        // the gang task's attempt
   std::string gang_token;  // TaskSpec::gang_token of that attempt
   std::string host;        // the address mpirun asks for, as the hostfile names it
   std::string command;     // what ssh would be given: one shell line
 
   template <class Archive>
   void serialize(Archive& ar) {
-    ar(job_id, task_id, attempt, gang_token, host, command);
+    ar(gang, gang_token, host, command);
   }
   friend bool operator==(const LaunchRequest&, const LaunchRequest&) = default;
 };
@@ -228,14 +226,12 @@ struct LaunchDaemon {
   static constexpr MessageType kType = MessageType::kLaunchDaemon;
 
   uint64_t launch_id = 0;  // the coordinator's, names the relay
-  std::string job_id;
-  uint64_t task_id = 0;
-  uint32_t attempt = 0;
+  TaskAttempt gang;
   std::string command;
 
   template <class Archive>
   void serialize(Archive& ar) {
-    ar(launch_id, job_id, task_id, attempt, command);
+    ar(launch_id, gang, command);
   }
   friend bool operator==(const LaunchDaemon&, const LaunchDaemon&) = default;
 };
@@ -263,13 +259,11 @@ struct LaunchOutput {
 struct LaunchStop {
   static constexpr MessageType kType = MessageType::kLaunchStop;
 
-  std::string job_id;
-  uint64_t task_id = 0;
-  uint32_t attempt = 0;
+  TaskAttempt gang;
 
   template <class Archive>
   void serialize(Archive& ar) {
-    ar(job_id, task_id, attempt);
+    ar(gang);
   }
   friend bool operator==(const LaunchStop&, const LaunchStop&) = default;
 };

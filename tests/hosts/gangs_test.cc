@@ -25,11 +25,6 @@
 namespace coupler::itest {
 namespace {
 
-#define COUPLER_SKIP_WITHOUT_TEST_BED()                                      \
-  do {                                                                       \
-    if (auto why = TestBed::SkipReason(); !why.empty()) GTEST_SKIP() << why; \
-  } while (0)
-
 const fs::path kDigits = kSourceDir / "data" / "digits.csv";
 
 // A folder of fake `ssh` and `rsh` that note their arguments in `marker` and fail: put first

@@ -201,27 +201,12 @@ class HostsCluster {
   // Polls until the job has finished; its last status (nullopt if it never answered).
   std::optional<JobView> WaitJobFinished(const std::string& id,
                                          std::chrono::milliseconds timeout = 90s) {
-    std::optional<JobView> last;
-    WaitUntil(
-        [&] {
-          if (auto v = Job(id)) last = v;
-          return last && last->finished();
-        },
-        timeout, 100ms);
-    return last;
+    return PollUntilFinished([&] { return Job(id); }, timeout);
   }
 
   // Every process's stderr (the tail), the harness's own notes and the bed's failed commands.
   std::string Logs() const {
-    std::string out = notes_ + bed_.Logs();
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(logs(), ec)) {
-      if (e.path().extension() != ".err") continue;
-      std::string text = ReadFile(e.path());
-      if (text.size() > 3000) text = "..." + text.substr(text.size() - 3000);
-      out += "---- " + e.path().filename().string() + "\n" + text;
-    }
-    return out;
+    return notes_ + bed_.Logs() + StderrTails(logs());
   }
 
  private:
@@ -272,21 +257,9 @@ class HostsCluster {
     const fs::path ready = dir_ / "ready";
     std::error_code ec;
     fs::remove(ready, ec);
-    std::vector<std::string> argv{kCoupler,
-                                  "--log-level",
-                                  "info",
-                                  "coordinator",
-                                  "--listen",
-                                  endpoint_,
-                                  "--state",
-                                  state().string(),
-                                  "--ready-file",
-                                  ready.string(),
-                                  "--heartbeat-ms",
-                                  std::to_string(options_.heartbeat_ms),
-                                  "--dead-after-ms",
-                                  std::to_string(options_.dead_after_ms)};
-    argv.insert(argv.end(), options_.coordinator_args.begin(), options_.coordinator_args.end());
+    std::vector<std::string> argv =
+        CoordinatorArgv(endpoint_, state(), ready, options_.heartbeat_ms, options_.dead_after_ms,
+                        options_.coordinator_args);
     Process::Options o;
     o.deadline = 280s;
     o.output = logs();

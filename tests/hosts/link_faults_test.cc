@@ -19,11 +19,6 @@
 namespace coupler::itest {
 namespace {
 
-#define COUPLER_SKIP_WITHOUT_TEST_BED()                                      \
-  do {                                                                       \
-    if (auto why = TestBed::SkipReason(); !why.empty()) GTEST_SKIP() << why; \
-  } while (0)
-
 using std::chrono::duration_cast;
 using std::chrono::milliseconds;
 

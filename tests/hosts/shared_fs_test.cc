@@ -20,7 +20,7 @@ size_t Count(const std::string& text, const std::string& what) {
 }
 
 TEST(SharedFsTest, AWorkerThatCannotSeeTheWorkdirRefusesOnceAndTheJobRunsElsewhere) {
-  if (auto why = TestBed::SkipReason(); !why.empty()) GTEST_SKIP() << why;
+  COUPLER_SKIP_WITHOUT_TEST_BED();
   TestBed bed;
   ASSERT_TRUE(bed.Start({"hostA", "hostB", "hostC", "hostD"})) << bed.error();
   HostsCluster cluster(bed);

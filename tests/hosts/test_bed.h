@@ -496,4 +496,12 @@ class TestBed {
   std::string error_, log_;
 };
 
+// In a test body: skips it, with the reason, where no test bed can be built (not root).
+#define COUPLER_SKIP_WITHOUT_TEST_BED()                                      \
+  do {                                                                       \
+    if (auto why = ::coupler::itest::TestBed::SkipReason(); !why.empty()) {  \
+      GTEST_SKIP() << why;                                                   \
+    }                                                                        \
+  } while (0)
+
 }  // namespace coupler::itest

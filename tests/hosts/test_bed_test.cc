@@ -29,11 +29,6 @@
 namespace coupler::itest {
 namespace {
 
-#define COUPLER_SKIP_WITHOUT_TEST_BED()                                   \
-  do {                                                                    \
-    if (auto why = TestBed::SkipReason(); !why.empty()) GTEST_SKIP() << why; \
-  } while (0)
-
 // An owned socket.
 class Fd {
  public:

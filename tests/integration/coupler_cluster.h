@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -97,6 +98,47 @@ inline std::optional<JobView> ParseJob(const rapidjson::Value& j) {
     }
   }
   return v;
+}
+
+// Polls `job` (a status query) until the job has finished; its last status (nullopt if it never
+// answered).
+inline std::optional<JobView> PollUntilFinished(const std::function<std::optional<JobView>()>& job,
+                                                std::chrono::milliseconds timeout) {
+  std::optional<JobView> last;
+  WaitUntil(
+      [&] {
+        if (auto v = job()) last = v;
+        return last && last->finished();
+      },
+      timeout, 100ms);
+  return last;
+}
+
+// The tail of every process's stderr kept in `logs` (<name>.err), for a failure message.
+inline std::string StderrTails(const fs::path& logs) {
+  std::string out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(logs, ec)) {
+    if (e.path().extension() != ".err") continue;
+    std::string text = ReadFile(e.path());
+    if (text.size() > 3000) text = "..." + text.substr(text.size() - 3000);
+    out += "---- " + e.path().filename().string() + "\n" + text;
+  }
+  return out;
+}
+
+// `coupler coordinator` as the clusters start it: info logs, a ready file, the timeouts.
+inline std::vector<std::string> CoordinatorArgv(const std::string& endpoint, const fs::path& state,
+                                                const fs::path& ready, int heartbeat_ms,
+                                                int dead_after_ms,
+                                                const std::vector<std::string>& extra) {
+  std::vector<std::string> argv{kCoupler,       "--log-level",    "info",
+                                "coordinator",  "--listen",       endpoint,
+                                "--state",      state.string(),   "--ready-file",
+                                ready.string(), "--heartbeat-ms", std::to_string(heartbeat_ms),
+                                "--dead-after-ms", std::to_string(dead_after_ms)};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  return argv;
 }
 
 class Cluster {
@@ -238,49 +280,20 @@ class Cluster {
   // Polls until the job has finished; its last status (nullopt if it never answered).
   std::optional<JobView> WaitJobFinished(const std::string& id,
                                          std::chrono::milliseconds timeout = 90s) {
-    std::optional<JobView> last;
-    WaitUntil(
-        [&] {
-          if (auto v = Job(id)) last = v;
-          return last && last->finished();
-        },
-        timeout, 100ms);
-    return last;
+    return PollUntilFinished([&] { return Job(id); }, timeout);
   }
 
   // Every process's stderr (the tail), for a failure message.
-  std::string Logs() const {
-    std::string out;
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(logs(), ec)) {
-      if (e.path().extension() != ".err") continue;
-      std::string text = ReadFile(e.path());
-      if (text.size() > 3000) text = "..." + text.substr(text.size() - 3000);
-      out += "---- " + e.path().filename().string() + "\n" + text;
-    }
-    return out;
-  }
+  std::string Logs() const { return StderrTails(logs()); }
 
  private:
   bool LaunchCoordinator() {
     const fs::path ready = dir_ / "ready";
     std::error_code ec;
     fs::remove(ready, ec);
-    std::vector<std::string> argv{kCoupler,
-                                  "--log-level",
-                                  "info",
-                                  "coordinator",
-                                  "--listen",
-                                  endpoint_,
-                                  "--state",
-                                  state().string(),
-                                  "--ready-file",
-                                  ready.string(),
-                                  "--heartbeat-ms",
-                                  std::to_string(options_.heartbeat_ms),
-                                  "--dead-after-ms",
-                                  std::to_string(options_.dead_after_ms)};
-    argv.insert(argv.end(), options_.coordinator_args.begin(), options_.coordinator_args.end());
+    std::vector<std::string> argv =
+        CoordinatorArgv(endpoint_, state(), ready, options_.heartbeat_ms, options_.dead_after_ms,
+                        options_.coordinator_args);
     Process::Options o;
     o.deadline = 240s;
     o.output = logs();

@@ -14,7 +14,7 @@ LaunchRelay::LiveGang Gang(uint32_t attempt) {
 }
 
 wire::LaunchRequest Request(const std::string& token, const std::string& host, uint32_t attempt = 0) {
-  return {"j-1", 4, attempt, token, host, " orted -mca ess \"env\""};
+  return {{"j-1", 4, attempt}, token, host, " orted -mca ess \"env\""};
 }
 
 TEST(LaunchRelayTest, AdmitsTheLeadersLaunchOnAReservedHostAndRelaysTheOutputBack) {
@@ -26,7 +26,7 @@ TEST(LaunchRelayTest, AdmitsTheLeadersLaunchOnAReservedHostAndRelaysTheOutputBac
   ASSERT_TRUE(a.ok()) << a.status().ToString();
   EXPECT_EQ(a->worker_id, "m2");
   EXPECT_EQ(a->daemon.command, " orted -mca ess \"env\"");
-  EXPECT_EQ(a->daemon.attempt, 0u);
+  EXPECT_EQ(a->daemon.gang.attempt, 0u);
 
   // Output only from the worker running it; the exit ends the relay.
   wire::LaunchOutput out{a->daemon.launch_id, 1, "hi", false, 0};
@@ -77,7 +77,7 @@ TEST(LaunchRelayTest, AnEndedAttemptStopsItsDaemonsAndTellsItsAgents) {
   auto retried = [](const std::string&, uint64_t) { return std::optional(Gang(1)); };
   LaunchRelay::Ended ended = relay.Sweep(retried);
   ASSERT_EQ(ended.stops.size(), 2u);
-  EXPECT_EQ(ended.stops[0].second.attempt, 0u);
+  EXPECT_EQ(ended.stops[0].second.gang.attempt, 0u);
   ASSERT_EQ(ended.agents.size(), 2u);
   EXPECT_TRUE(ended.agents[0].second.exited);
   EXPECT_EQ(ended.agents[0].second.exit_code, 255);

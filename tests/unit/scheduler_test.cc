@@ -38,7 +38,7 @@ wire::TaskOutcome Failed(const wire::TaskSpec& s, const std::string& error) {
 
 // The worker's heartbeat says these are running now: losing it from here on costs them.
 void Started(Scheduler& s, const std::string& worker, const std::vector<wire::TaskSpec>& tasks) {
-  std::vector<wire::RunningTask> running;
+  std::vector<wire::TaskAttempt> running;
   for (const auto& t : tasks) running.push_back({t.job_id, t.task_id, t.attempt});
   s.MarkStarted(worker, running);
 }
