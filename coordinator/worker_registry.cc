@@ -101,13 +101,15 @@ void WorkerRegistry::SetDraining(const std::string& id) {
 
 std::vector<std::pair<std::string, HeldTasks>> WorkerRegistry::ReapSilent(int64_t now_ms) {
   std::vector<std::pair<std::string, HeldTasks>> dead;
-  if (now_ms - last_heard_any_ms_ > dead_after_ms_) {
-    // No worker at all was heard for the whole timeout: most likely the coordinator's own
-    // link is down, not every worker at once, and nobody could run re-queued work anyway. So
-    // nobody is given up on until some worker is heard again (the finished results they hold
-    // are then delivered, not re-run). A worker that really died is reaped a timeout after
-    // any other worker is heard, a new one included.
-    blackout_ = true;
+  if (now_ms - last_heard_any_ms_ > dead_after_ms_ / 2) {
+    // No worker at all was heard for half the timeout, while a live one beats far more often:
+    // most likely the coordinator's own link is down, not every worker at once, and nobody
+    // could run re-queued work anyway. So nobody is given up on until some worker is heard
+    // again (the finished results they hold are then delivered, not re-run). Half, not the
+    // whole timeout: the workers' last beats before a cut are up to a beat apart, and the first
+    // to pass the timeout must not be given up on for the others' last beats. A worker that
+    // really died is reaped a timeout after any other is heard, a new one included.
+    for (const auto& [id, w] : workers_) blackout_ |= Silent(w, now_ms);
     return dead;
   }
   for (auto& [id, w] : workers_) {

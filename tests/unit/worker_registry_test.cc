@@ -39,6 +39,7 @@ TEST(WorkerRegistryTest, SilentWorkersAreReapedWithWhatTheyHeld) {
   r.Find("quiet")->StartTask({3, 7}, 0);
   EXPECT_TRUE(r.Heard("chatty", 4000));
   EXPECT_TRUE(r.ReapSilent(5000).empty());  // exactly at the timeout: still alive
+  EXPECT_TRUE(r.Heard("chatty", 7500));
   auto dead = r.ReapSilent(8000);
   ASSERT_EQ(dead.size(), 1u);
   EXPECT_EQ(dead[0].first, "quiet");
@@ -53,6 +54,10 @@ TEST(WorkerRegistryTest, NobodyIsReapedWhileNoWorkerAtAllIsHeard) {
   WorkerRegistry r(5000);
   r.Register(Info("a", 1, 0), 0);
   r.Register(Info("b", 1, 0), 0);
+  // The cut comes between their beats: b was heard last, 900 ms after a. When a passes the
+  // timeout, b's last beat is 4.1 s old: no worker is heard, so a is not given up on.
+  EXPECT_TRUE(r.Heard("b", 900));
+  EXPECT_TRUE(r.ReapSilent(5100).empty());
   r.Find("a")->StartTask({0, 1}, 0);
   EXPECT_TRUE(r.ReapSilent(6000).empty());
   EXPECT_TRUE(r.Silent(*r.Find("a"), 6000));
