@@ -13,7 +13,7 @@
 #include "cli/commands.h"
 #include "coordinator/client.h"
 #include "coordinator/coordinator.h"
-#include "coordinator/pool_fit.h"
+#include "coordinator/placement/pool_fit.h"
 #include "runtime/job/job_loader.h"
 #include "runtime/logging.h"
 #include "runtime/plan/plan_format.h"

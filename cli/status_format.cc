@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "coordinator/placement.h"
+#include "coordinator/placement/placement.h"
 #include "runtime/memory/memory_budget.h"
 #include "runtime/util/json_writer.h"
 

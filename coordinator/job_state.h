@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "coordinator/placement.h"
+#include "coordinator/placement/placement.h"
 #include "coordinator/task_table.h"
 #include "runtime/job/job_graph.h"
 #include "runtime/plan/planner.h"

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "coordinator/pool_advice.h"
+#include "coordinator/placement/pool_advice.h"
 
 namespace coupler::coordinator {
 

@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "coordinator/gang_reservations.h"
+#include "coordinator/placement/gang_reservations.h"
 #include "coordinator/job_state.h"
 #include "coordinator/worker_registry.h"
 #include "runtime/wire/client_messages.h"

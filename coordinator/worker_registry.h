@@ -41,7 +41,7 @@ struct WorkerEntry {
   uint64_t sent = 0;   // tasks sent so far: the next one's place in `inflight`
   uint64_t tasks_done = 0;
   // Slots taken by the ranks of running gangs, and slots held for a gang still gathering its
-  // ranks (coordinator/gang_reservations.h). Both are closed to loose tasks.
+  // ranks (coordinator/placement/gang_reservations.h). Both are closed to loose tasks.
   uint32_t gang_ranks = 0;
   uint32_t held = 0;
   // A waiting gang could use this worker: it gets no prefetch, so its loose tasks drain and

@@ -1,11 +1,11 @@
-#include "coordinator/gang_reservations.h"
+#include "coordinator/placement/gang_reservations.h"
 
 #include <algorithm>
 #include <set>
 
 #include <fmt/format.h>
 
-#include "coordinator/rank_packing.h"
+#include "coordinator/placement/rank_packing.h"
 
 namespace coupler::coordinator {
 namespace {

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "coordinator/placement.h"
+#include "coordinator/placement/placement.h"
 #include "coordinator/worker_registry.h"
 #include "runtime/wire/client_messages.h"
 

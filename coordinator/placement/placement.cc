@@ -1,4 +1,4 @@
-#include "coordinator/placement.h"
+#include "coordinator/placement/placement.h"
 
 #include <fmt/format.h>
 

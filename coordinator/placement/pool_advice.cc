@@ -1,4 +1,4 @@
-#include "coordinator/pool_advice.h"
+#include "coordinator/placement/pool_advice.h"
 
 #include <algorithm>
 

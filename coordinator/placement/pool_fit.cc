@@ -1,8 +1,8 @@
-#include "coordinator/pool_fit.h"
+#include "coordinator/placement/pool_fit.h"
 
 #include <fmt/format.h>
 
-#include "coordinator/rank_packing.h"
+#include "coordinator/placement/rank_packing.h"
 #include "runtime/memory/gpu_share_ledger.h"
 #include "runtime/memory/memory_budget.h"
 

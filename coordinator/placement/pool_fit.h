@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "coordinator/placement.h"
+#include "coordinator/placement/placement.h"
 #include "runtime/job/job_graph.h"
 #include "runtime/plan/planner.h"
 #include "runtime/wire/client_messages.h"

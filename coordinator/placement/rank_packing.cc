@@ -1,4 +1,4 @@
-#include "coordinator/rank_packing.h"
+#include "coordinator/placement/rank_packing.h"
 
 #include <algorithm>
 #include <map>

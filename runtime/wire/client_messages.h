@@ -129,7 +129,7 @@ struct CoordinatorStats {
   uint32_t workers_alive = 0;
   uint64_t uptime_ms = 0;
   // Ready work not running yet, by the hardware it needs, and the pool size that would run it
-  // (coordinator/pool_advice.h): what an autoscaling script reads.
+  // (coordinator/placement/pool_advice.h): what an autoscaling script reads.
   uint64_t queued_cpu_tasks = 0;
   uint64_t queued_gpu_tasks = 0;
   uint64_t queued_gang_ranks = 0;

@@ -1,5 +1,5 @@
 // Matching node `requires` against worker labels, and the reason a node waits.
-#include "coordinator/placement.h"
+#include "coordinator/placement/placement.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // The rule behind `recommended_workers` in `coupler status --json`.
-#include "coordinator/pool_advice.h"
+#include "coordinator/placement/pool_advice.h"
 
 #include <gtest/gtest.h>
 

@@ -4,7 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "coordinator/pool_fit.h"
+#include "coordinator/placement/pool_fit.h"
 #include "runtime/plan/planner.h"
 #include "tests/unit/spec_test_util.h"
 
