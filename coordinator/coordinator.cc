@@ -360,6 +360,8 @@ LaunchRelay::GangLookup Coordinator::GangLookup() {
 }
 
 void Coordinator::SweepLaunches() {
+  // Runs after every result message: with no gang running, skip building the lookup.
+  if (launches_.idle()) return;
   LaunchRelay::Ended ended = launches_.Sweep(GangLookup());
   for (const auto& [worker, stop] : ended.stops) SendToWorker(worker, wire::Encode(stop));
   for (const auto& [route, out] : ended.agents) SendToRoute(route, wire::Encode(out));

@@ -67,6 +67,8 @@ class LaunchRelay {
   Ended Sweep(const GangLookup& lookup);
 
   size_t active() const { return launches_.size(); }
+  // No gang attempt holds a secret: nothing to sweep (the usual case, checked per result).
+  bool idle() const { return tokens_.empty() && launches_.empty(); }
 
  private:
   using GangKey = std::tuple<std::string, uint64_t, uint32_t>;  // job, task, attempt

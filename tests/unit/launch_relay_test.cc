@@ -19,7 +19,9 @@ wire::LaunchRequest Request(const std::string& token, const std::string& host, u
 
 TEST(LaunchRelayTest, AdmitsTheLeadersLaunchOnAReservedHostAndRelaysTheOutputBack) {
   LaunchRelay relay;
+  EXPECT_TRUE(relay.idle());
   const std::string token = relay.IssueToken("j-1", 4, 0);
+  EXPECT_FALSE(relay.idle());
   EXPECT_EQ(token.size(), 32u);
   Result<LaunchRelay::Admitted> a = relay.Admit(Request(token, "10.0.0.3"), "agent-route", "k-lead",
                                                 "k-lead", Gang(0));
