@@ -17,10 +17,10 @@
 #include <string_view>
 #include <vector>
 
-#include "runtime/comm/gradient_reducer.h"
-#include "runtime/comm/mpi_communicator.h"
-#include "runtime/comm/mpi_include.h"
-#include "runtime/comm/mpi_session.h"
+#include "train/comm/gradient_reducer.h"
+#include "train/comm/mpi_communicator.h"
+#include "train/comm/mpi_include.h"
+#include "train/comm/mpi_session.h"
 
 namespace coupler::comm {
 namespace {

@@ -23,7 +23,7 @@
 #include <zmq.hpp>
 
 #include "bench/bench_child.h"
-#include "coordinator/client.h"
+#include "client/client.h"
 
 namespace {
 

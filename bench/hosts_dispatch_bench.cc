@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "coordinator/client.h"
+#include "client/client.h"
 #include "tests/hosts/hosts_cluster.h"
 #include "tests/hosts/test_bed.h"
 #include "tests/integration/coupler_cluster.h"

@@ -17,13 +17,13 @@
 #include <vector>
 
 #include "kernels/device.h"
-#include "runtime/comm/in_process_communicator.h"
-#include "runtime/memory/memory_budget.h"
-#include "worker/train/cuda_train_backend.h"
-#include "worker/train/dataset.h"
-#include "worker/train/mlp.h"
-#include "worker/train/optimizer.h"
-#include "worker/train/trainer.h"
+#include "train/comm/in_process_communicator.h"
+#include "train/memory/memory_budget.h"
+#include "train/backend/cuda_train_backend.h"
+#include "train/data/dataset.h"
+#include "train/model/mlp.h"
+#include "train/model/optimizer.h"
+#include "train/trainer.h"
 
 namespace {
 

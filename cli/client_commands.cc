@@ -7,7 +7,7 @@
 #include "cli/commands.h"
 #include "cli/job_wait.h"
 #include "cli/status_format.h"
-#include "coordinator/client.h"
+#include "client/client.h"
 #include "coordinator/coordinator.h"
 #include "runtime/job/job_loader.h"
 

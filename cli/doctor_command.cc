@@ -1,5 +1,5 @@
 // `coupler doctor`: gathers what this machine offers (CUDA driver and runtime, devices, NCCL,
-// MPI, ZeroMQ) and prints runtime/doctor's verdict, one line per finding with its fix. Exits 1
+// MPI, ZeroMQ) and prints cli/doctor's verdict, one line per finding with its fix. Exits 1
 // when something is broken, 0 otherwise (a machine without a GPU is a normal machine).
 #include <zmq.h>
 
@@ -11,9 +11,9 @@
 
 #include "cli/commands.h"
 #include "kernels/device.h"
-#include "runtime/comm/mpi_session.h"
-#include "runtime/comm/nccl_factory.h"
-#include "runtime/doctor/diagnose.h"
+#include "train/comm/mpi_session.h"
+#include "train/comm/nccl_factory.h"
+#include "cli/doctor/diagnose.h"
 
 namespace coupler::cli {
 namespace {

@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "coordinator/client.h"
+#include "client/client.h"
 
 namespace coupler::cli {
 

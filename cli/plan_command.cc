@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
-#include "coordinator/client.h"
+#include "client/client.h"
 #include "coordinator/coordinator.h"
 #include "coordinator/placement/pool_fit.h"
 #include "runtime/job/job_loader.h"

@@ -17,7 +17,7 @@
 #include "cli/commands.h"
 #include "cli/job_wait.h"
 #include "cli/signals.h"
-#include "coordinator/client.h"
+#include "client/client.h"
 #include "runtime/io/npy_reader.h"
 #include "runtime/job/job_loader.h"
 #include "runtime/net/curve_keys.h"

@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "coordinator/placement/placement.h"
-#include "runtime/memory/memory_budget.h"
+#include "runtime/util/byte_size.h"
 #include "runtime/util/json_writer.h"
 
 namespace coupler::cli {
@@ -75,7 +75,7 @@ std::string Thousands(uint64_t v) {
 
 std::string GpuMemoryText(uint64_t bytes) {
   // "80 GiB" rather than "80.0 GiB": GPU sizes are round numbers.
-  std::string text = memory::FormatBytes(bytes);
+  std::string text = util::FormatBytes(bytes);
   const size_t dot = text.find(".0 ");
   if (dot != std::string::npos) text.erase(dot, 2);
   return text;

@@ -18,7 +18,7 @@
 #include "coordinator/scheduler.h"
 #include "coordinator/zap_handler.h"
 #include "runtime/status.h"
-#include "runtime/store/state_store.h"
+#include "coordinator/store/state_store.h"
 #include "runtime/wire/messages.h"
 
 namespace coupler::coordinator {

@@ -10,7 +10,7 @@
 
 #include "coordinator/job_state.h"
 #include "runtime/status.h"
-#include "runtime/store/records.h"
+#include "coordinator/store/records.h"
 #include "runtime/wire/client_messages.h"
 
 namespace coupler::coordinator {

@@ -55,11 +55,11 @@ HeldTasks WorkerRegistry::Register(const wire::RegisterWorker& info, int64_t now
   w.state = WorkerState::kAlive;
   w.last_heard_ms = now_ms;
   w.ClearWork();
-  std::vector<memory::GpuShareLedger::Device> devices;
+  std::vector<pool::GpuShareLedger::Device> devices;
   for (const wire::GpuInfo& g : info.gpus) {
-    devices.push_back({static_cast<int>(g.index), memory::ShareCapacity(g.free_memory)});
+    devices.push_back({static_cast<int>(g.index), pool::ShareCapacity(g.free_memory)});
   }
-  w.gpu_shares = memory::GpuShareLedger(std::move(devices));
+  w.gpu_shares = pool::GpuShareLedger(std::move(devices));
   NoteHeard(now_ms);
   return lost;
 }

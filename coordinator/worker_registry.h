@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/memory/gpu_share_ledger.h"
+#include "runtime/pool/gpu_share_ledger.h"
 #include "runtime/wire/worker_messages.h"
 
 namespace coupler::coordinator {
@@ -49,7 +49,7 @@ struct WorkerEntry {
   bool gang_waiting = false;
   // The GPU shares (gpu_memory tasks) it runs, packed by the rule the worker packs them by, so
   // it is sent only shares that fit and the rest wait here, where any worker may take them.
-  memory::GpuShareLedger gpu_shares{{}};
+  pool::GpuShareLedger gpu_shares{{}};
   std::map<TaskKey, std::pair<int, uint64_t>> share_of;  // task -> (device, bytes)
 
   // Loose tasks it may still be sent: its open slots + prefetch minus what it holds, so its

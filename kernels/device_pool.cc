@@ -6,7 +6,7 @@
 #include <string>
 #include <utility>
 
-#include "runtime/memory/memory_budget.h"
+#include "runtime/util/byte_size.h"
 
 namespace coupler::kernels {
 
@@ -44,7 +44,7 @@ Result<DeviceAllocation> DevicePool::Allocate(size_t bytes, std::string_view wha
   std::lock_guard<std::mutex> lock(mu_);
   const std::optional<size_t> offset = arena_.Allocate(bytes);
   if (!offset.has_value()) {
-    using memory::FormatBytes;
+    using util::FormatBytes;
     std::string message = "out of device memory: " + std::string(what) + " needs " +
                           FormatBytes(bytes) + ", " + FormatBytes(arena_.in_use()) + " of " +
                           FormatBytes(arena_.capacity()) + " in use on device " +

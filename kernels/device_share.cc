@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <string>
 
-#include "runtime/memory/memory_budget.h"
+#include "runtime/util/byte_size.h"
 
 namespace coupler::kernels {
 namespace {
@@ -28,9 +28,9 @@ Status ChargeDeviceShare(size_t bytes) {
   if (share_limit == 0) return Status::Ok();
   if (bytes > share_limit - std::min(share_used, share_limit)) {
     return ResourceExhausted("out of this task's GPU share: allocating " +
-                             memory::FormatBytes(bytes) + " with " +
-                             memory::FormatBytes(share_used) + " held, of the " +
-                             memory::FormatBytes(share_limit) +
+                             util::FormatBytes(bytes) + " with " +
+                             util::FormatBytes(share_used) + " held, of the " +
+                             util::FormatBytes(share_limit) +
                              " it asked for (resources.gpu_memory); ask for more");
   }
   share_used += bytes;

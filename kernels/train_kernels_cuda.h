@@ -48,7 +48,7 @@ Status CopyDeviceToHostCuda(void* dst, const void* src, size_t bytes);
 Status FillZeroCuda(void* dst, size_t bytes);
 
 // The gradient reducer's bucket math on device memory, the same per-element operations as its
-// host path (runtime/comm/bucket_math.cc): out[i] = in[i] / divisor (out may equal in); packing
+// host path (train/comm/bucket_math.cc): out[i] = in[i] / divisor (out may equal in); packing
 // to 16-bit wire values out[i] = round(in[i] * scale) in `storage` (fp16 or bf16, else
 // InvalidArgument); widening them back.
 Status DivideCuda(float* out, const float* in, size_t n, float divisor);

@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "runtime/comm/communicator.h"
+#include "train/comm/communicator.h"
 #include "runtime/precision/half.h"
 
 namespace coupler::comm::testing {

@@ -4,7 +4,7 @@
 
 #include "kernels/device.h"
 #include "runtime/logging.h"
-#include "runtime/memory/memory_budget.h"
+#include "runtime/util/byte_size.h"
 #include "worker/stale_temps.h"
 #include "worker/task_runner.h"
 
@@ -12,7 +12,7 @@ namespace coupler::worker {
 
 namespace {
 
-std::vector<int> Ordinals(const std::vector<memory::GpuShareLedger::Device>& gpus) {
+std::vector<int> Ordinals(const std::vector<pool::GpuShareLedger::Device>& gpus) {
   std::vector<int> ordinals;
   for (const auto& g : gpus) ordinals.push_back(g.index);
   return ordinals;
@@ -21,7 +21,7 @@ std::vector<int> Ordinals(const std::vector<memory::GpuShareLedger::Device>& gpu
 }  // namespace
 
 TaskPool::TaskPool(zmq::context_t& ctx, std::string wake_endpoint, uint32_t slots,
-                   std::vector<memory::GpuShareLedger::Device> gpus, TaskEnvironment env)
+                   std::vector<pool::GpuShareLedger::Device> gpus, TaskEnvironment env)
     : ctx_(ctx),
       wake_endpoint_(std::move(wake_endpoint)),
       env_(std::move(env)),
@@ -115,9 +115,9 @@ wire::TaskOutcome TaskPool::RunPlaced(const wire::TaskSpec& task, const std::ato
     outcome.task_id = task.task_id;
     outcome.attempt = task.attempt;
     outcome.device = "cpu";
-    outcome.error = task.op + ": ResourceExhausted: asks for " + memory::FormatBytes(share) +
+    outcome.error = task.op + ": ResourceExhausted: asks for " + util::FormatBytes(share) +
                     " of one GPU (resources.gpu_memory), but the largest GPU here has " +
-                    memory::FormatBytes(ledger_.largest_capacity());
+                    util::FormatBytes(ledger_.largest_capacity());
     return outcome;
   }
   std::optional<int> device;

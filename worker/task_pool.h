@@ -16,7 +16,7 @@
 #include <zmq.hpp>
 
 #include "runtime/wire/worker_messages.h"
-#include "runtime/memory/gpu_share_ledger.h"
+#include "runtime/pool/gpu_share_ledger.h"
 #include "worker/task_device.h"
 #include "worker/workdir_check.h"
 
@@ -38,7 +38,7 @@ class TaskPool {
   // of a GPU (gpu_memory) instead runs on the device the share ledger packs it onto, waiting
   // while none has room, under a ScopedDeviceShare of that size.
   TaskPool(zmq::context_t& ctx, std::string wake_endpoint, uint32_t slots,
-           std::vector<memory::GpuShareLedger::Device> gpus = {}, TaskEnvironment env = {});
+           std::vector<pool::GpuShareLedger::Device> gpus = {}, TaskEnvironment env = {});
   ~TaskPool();
   TaskPool(const TaskPool&) = delete;
   TaskPool& operator=(const TaskPool&) = delete;
@@ -70,7 +70,7 @@ class TaskPool {
   const TaskEnvironment env_;
   WorkdirCheck workdir_check_;
   const std::vector<int> gpus_;
-  memory::GpuShareLedger ledger_;  // guarded by mu_
+  pool::GpuShareLedger ledger_;  // guarded by mu_
   std::condition_variable share_cv_;
   mutable std::mutex mu_;
   std::condition_variable cv_;

@@ -85,7 +85,7 @@ Result<std::unique_ptr<Worker>> Worker::Create(WorkerOptions options) {
   reg.protocol_version = wire::kProtocolVersion;
   COUPLER_ASSIGN_OR_RETURN(const std::vector<int> gpus,
                            ParseGpuList(options.gpus, kernels::CudaDeviceCount()));
-  std::vector<memory::GpuShareLedger::Device> shares;
+  std::vector<pool::GpuShareLedger::Device> shares;
   if (!gpus.empty()) {
     // A device the driver lists but cannot open is reported at once, not at the first task.
     COUPLER_ASSIGN_OR_RETURN(const std::vector<kernels::DeviceInfo> devices,
@@ -93,7 +93,7 @@ Result<std::unique_ptr<Worker>> Worker::Create(WorkerOptions options) {
     for (const auto& d : devices) {
       if (std::find(gpus.begin(), gpus.end(), d.index) == gpus.end()) continue;
       reg.gpus.push_back({static_cast<uint32_t>(d.index), d.name, d.total_memory, d.free_memory});
-      shares.push_back({d.index, memory::ShareCapacity(d.free_memory)});
+      shares.push_back({d.index, pool::ShareCapacity(d.free_memory)});
     }
   }
 

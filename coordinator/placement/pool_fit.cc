@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include "coordinator/placement/rank_packing.h"
-#include "runtime/memory/gpu_share_ledger.h"
-#include "runtime/memory/memory_budget.h"
+#include "runtime/pool/gpu_share_ledger.h"
+#include "runtime/util/byte_size.h"
 
 namespace coupler::coordinator {
 namespace {
@@ -17,7 +17,7 @@ const char* Plural(size_t n) { return n == 1 ? "" : "s"; }
 
 // "80 GiB" rather than "80.0 GiB": GPU sizes and shares are mostly round numbers.
 std::string Bytes(uint64_t bytes) {
-  std::string text = memory::FormatBytes(bytes);
+  std::string text = util::FormatBytes(bytes);
   const size_t dot = text.find(".0 ");
   if (dot != std::string::npos) text.erase(dot, 2);
   return text;
@@ -32,7 +32,7 @@ Workers Filter(const Workers& in, bool (*keep)(const wire::WorkerStatus&)) {
 }
 
 // The worker's room for one GPU share, as the coordinator's ledger sizes it.
-uint64_t ShareRoom(const wire::GpuInfo& g) { return memory::ShareCapacity(g.free_memory); }
+uint64_t ShareRoom(const wire::GpuInfo& g) { return pool::ShareCapacity(g.free_memory); }
 
 // Loose tasks asking for a GPU share: only GPUs with room for it. Empty `reason` when some fit.
 Workers FitShare(const Workers& gpu_workers, uint64_t bytes, const std::string& with,

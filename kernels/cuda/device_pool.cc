@@ -6,7 +6,7 @@
 #include <cuda_runtime_api.h>
 
 #include "kernels/cuda/cuda_check.h"
-#include "runtime/memory/memory_budget.h"
+#include "runtime/util/byte_size.h"
 
 namespace coupler::kernels {
 namespace {
@@ -52,7 +52,7 @@ Result<std::unique_ptr<DevicePool>> DevicePool::Create(int device, size_t limit_
   if (error == cudaErrorMemoryAllocation) {
     (void)cudaGetLastError();
     return ResourceExhausted("out of device memory: the device pool needs " +
-                             memory::FormatBytes(capacity) + " on device " +
+                             util::FormatBytes(capacity) + " on device " +
                              std::to_string(device) + " and cudaMalloc refused it");
   }
   COUPLER_CUDA_RETURN_IF_ERROR(error);

@@ -5,7 +5,7 @@
 
 #include <set>
 
-#include "coordinator/client.h"
+#include "client/client.h"
 #include "coordinator/coordinator.h"
 #include "tests/integration/coupler_cluster.h"
 

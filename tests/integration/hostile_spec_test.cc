@@ -6,7 +6,7 @@
 #include <fstream>
 #include <string>
 
-#include "coordinator/client.h"
+#include "client/client.h"
 #include "coordinator/coordinator.h"
 #include "tests/integration/coupler_cluster.h"
 

@@ -8,7 +8,7 @@
 // job or keeps feeding a draining worker would pass every single-job test.
 #include <gtest/gtest.h>
 
-#include "runtime/store/state_store.h"
+#include "coordinator/store/state_store.h"
 #include "tests/integration/coupler_cluster.h"
 
 namespace coupler::itest {

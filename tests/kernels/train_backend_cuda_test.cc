@@ -11,11 +11,11 @@
 #include <gtest/gtest.h>
 
 #include "kernels/device.h"
-#include "runtime/memory/memory_budget.h"
-#include "worker/train/cpu_train_backend.h"
-#include "worker/train/cuda_train_backend.h"
-#include "worker/train/mlp.h"
-#include "worker/train/optimizer.h"
+#include "train/memory/memory_budget.h"
+#include "train/backend/cpu_train_backend.h"
+#include "train/backend/cuda_train_backend.h"
+#include "train/model/mlp.h"
+#include "train/model/optimizer.h"
 
 namespace coupler::train {
 namespace {

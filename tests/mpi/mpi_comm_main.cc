@@ -10,9 +10,9 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/comm/gradient_reducer.h"
-#include "runtime/comm/mpi_communicator.h"
-#include "runtime/comm/mpi_session.h"
+#include "train/comm/gradient_reducer.h"
+#include "train/comm/mpi_communicator.h"
+#include "train/comm/mpi_session.h"
 #include "runtime/precision/half.h"
 #include "tests/comm_test_values.h"
 #include "tests/mpi/mpi_check.h"

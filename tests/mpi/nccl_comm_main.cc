@@ -14,9 +14,9 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/comm/mpi_communicator.h"
-#include "runtime/comm/mpi_session.h"
-#include "runtime/comm/nccl_factory.h"
+#include "train/comm/mpi_communicator.h"
+#include "train/comm/mpi_session.h"
+#include "train/comm/nccl_factory.h"
 #include "tests/comm_test_values.h"
 #include "tests/mpi/mpi_check.h"
 

@@ -1,4 +1,4 @@
-#include "coordinator/client.h"
+#include "client/client.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

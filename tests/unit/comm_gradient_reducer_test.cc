@@ -1,7 +1,7 @@
 // GradientReducer over the in-process group: fused buckets give the same means as one
 // all-reduce per tensor, cost the number of collectives the bucket size implies, and 16-bit
 // wire types stay close to the fp32 result.
-#include "runtime/comm/gradient_reducer.h"
+#include "train/comm/gradient_reducer.h"
 
 #include <cmath>
 #include <functional>
@@ -10,7 +10,7 @@
 
 #include <gtest/gtest.h>
 
-#include "runtime/comm/in_process_communicator.h"
+#include "train/comm/in_process_communicator.h"
 
 namespace coupler::comm {
 namespace {

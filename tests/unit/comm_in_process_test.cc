@@ -1,7 +1,7 @@
 // The in-process Communicator: ranks as threads over the shared rendezvous. Checks every
 // collective's values against a reference, fp16/bf16 rounding, and that a missing rank ends
 // the group with DeadlineExceeded naming it instead of hanging.
-#include "runtime/comm/in_process_communicator.h"
+#include "train/comm/in_process_communicator.h"
 
 #include <atomic>
 #include <chrono>

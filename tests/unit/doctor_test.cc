@@ -1,5 +1,5 @@
 // `coupler doctor`'s verdicts for the classic failures, from facts alone (no GPU needed).
-#include "runtime/doctor/diagnose.h"
+#include "cli/doctor/diagnose.h"
 
 #include <gtest/gtest.h>
 

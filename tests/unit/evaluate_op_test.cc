@@ -11,7 +11,7 @@
 #include "runtime/io/npy_reader.h"
 #include "runtime/io/npy_writer.h"
 #include "worker/ops/op_table.h"
-#include "worker/train/dataset.h"
+#include "train/data/dataset.h"
 
 namespace coupler::worker {
 namespace {

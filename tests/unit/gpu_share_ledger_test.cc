@@ -1,11 +1,11 @@
 // Fractional GPUs, the packing rule the worker and the coordinator share: shares packed
 // best-fit within each device's memory, waiting when none has room, and a share no device
 // could ever hold recognised at once.
-#include "runtime/memory/gpu_share_ledger.h"
+#include "runtime/pool/gpu_share_ledger.h"
 
 #include <gtest/gtest.h>
 
-namespace coupler::memory {
+namespace coupler::pool {
 namespace {
 
 constexpr uint64_t kGiB = uint64_t{1} << 30;
@@ -58,4 +58,4 @@ TEST(GpuShareLedger, ReleaseNeverUnderflowsAndIgnoresUnknownDevices) {
 }
 
 }  // namespace
-}  // namespace coupler::memory
+}  // namespace coupler::pool

@@ -1,7 +1,7 @@
 // Dynamic loss scaling: the scale grows after exactly growth_interval clean steps, an overflow
 // halves it and restarts the count, it stops at max_scale, an overflow at min_scale is an error
 // that says what to do, and Restore brings back the exact state for resumed runs.
-#include "runtime/precision/loss_scaler.h"
+#include "train/loss_scaler.h"
 
 #include <limits>
 #include <string>

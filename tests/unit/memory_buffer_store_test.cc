@@ -8,8 +8,8 @@
 
 #include <gtest/gtest.h>
 
-#include "runtime/memory/buffer_store.h"
-#include "runtime/memory/memory_budget.h"
+#include "train/memory/buffer_store.h"
+#include "train/memory/memory_budget.h"
 
 namespace coupler::memory {
 namespace {

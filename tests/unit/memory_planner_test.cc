@@ -1,6 +1,6 @@
 // The memory planner: byte counts for a hand-computed MLP shape in fp32 and fp16, and the
 // micro-batch choice at the exact edges of the budget and of the global-batch divisibility.
-#include "runtime/memory/memory_planner.h"
+#include "train/memory/memory_planner.h"
 
 #include <string>
 

@@ -1,6 +1,6 @@
 // A state directory whose database or WAL was lost or damaged is refused, never opened as an
 // empty (or shorter) state that has forgotten what it reported finished.
-#include "runtime/store/state_files.h"
+#include "coordinator/store/state_files.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "runtime/store/state_store.h"
+#include "coordinator/store/state_store.h"
 #include "tests/unit/store_test_util.h"
 
 namespace coupler::store {

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "runtime/store/path_list.h"
-#include "runtime/store/state_store.h"
+#include "coordinator/store/path_list.h"
+#include "coordinator/store/state_store.h"
 #include "tests/unit/store_test_util.h"
 
 namespace coupler::store {

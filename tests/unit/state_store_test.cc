@@ -1,6 +1,6 @@
 // StateStore as a coordinator relies on it: what it wrote is there after a restart, the first
 // committed attempt wins, unflushed rows are not, and broken state dirs give a clear Status.
-#include "runtime/store/state_store.h"
+#include "coordinator/store/state_store.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -21,7 +21,7 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/store/path_list.h"
+#include "coordinator/store/path_list.h"
 #include "tests/unit/store_test_util.h"
 
 extern char** environ;

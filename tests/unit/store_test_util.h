@@ -8,7 +8,7 @@
 #include <string>
 
 #include "runtime/check.h"
-#include "runtime/store/state_store.h"
+#include "coordinator/store/state_store.h"
 
 namespace coupler::store::testing {
 

@@ -10,14 +10,14 @@
 
 #include <gtest/gtest.h>
 
-#include "runtime/comm/gradient_reducer.h"
-#include "runtime/comm/in_process_communicator.h"
-#include "runtime/memory/memory_budget.h"
+#include "train/comm/gradient_reducer.h"
+#include "train/comm/in_process_communicator.h"
+#include "train/memory/memory_budget.h"
 #include "tests/unit/train_test_util.h"
-#include "worker/train/backend_bucket_math.h"
-#include "worker/train/cpu_train_backend.h"
-#include "worker/train/mlp.h"
-#include "worker/train/optimizer.h"
+#include "train/backend/backend_bucket_math.h"
+#include "train/backend/cpu_train_backend.h"
+#include "train/model/mlp.h"
+#include "train/model/optimizer.h"
 
 namespace coupler::train {
 namespace {

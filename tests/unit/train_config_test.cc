@@ -1,6 +1,6 @@
 // The training config: the shipped example loads as written, every kind of override applies,
 // and every mistake a researcher makes is an error that names the file, line and key.
-#include "worker/train/train_config.h"
+#include "train/config/train_config.h"
 
 #include <filesystem>
 #include <fstream>

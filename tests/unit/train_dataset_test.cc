@@ -1,6 +1,6 @@
 // The training data: CSV and .npy shard directories load exactly, malformed input is an error
 // that says where, and the split and epoch orders are the same permutations on every machine.
-#include "worker/train/dataset.h"
+#include "train/data/dataset.h"
 
 #include <algorithm>
 #include <filesystem>

@@ -7,9 +7,9 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/comm/in_process_communicator.h"
-#include "worker/train/dataset.h"
-#include "worker/train/trainer.h"
+#include "train/comm/in_process_communicator.h"
+#include "train/data/dataset.h"
+#include "train/trainer.h"
 
 namespace coupler::train::testing {
 

@@ -9,7 +9,7 @@
 #include "runtime/io/temp_dir.h"
 #include "kernels/train_kernels.h"
 #include "tests/unit/train_test_util.h"
-#include "worker/train/micro_batch_plan.h"
+#include "train/memory/micro_batch_plan.h"
 
 namespace coupler::train {
 namespace {

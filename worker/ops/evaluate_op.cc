@@ -21,7 +21,7 @@
 #include "worker/ops/ops.h"
 #include "worker/ops/shard_io.h"
 #include "worker/ops/task_params.h"
-#include "worker/train/dataset.h"
+#include "train/data/dataset.h"
 
 namespace coupler::worker {
 namespace {

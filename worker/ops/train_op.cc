@@ -19,7 +19,7 @@
 #include "worker/ops/shard_io.h"
 #include "worker/ops/subprocess.h"
 #include "worker/ops/task_params.h"
-#include "worker/train/train_config.h"
+#include "train/config/train_config.h"
 
 namespace coupler::worker {
 namespace {

@@ -1,0 +1,118 @@
+#include "client/client.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "runtime/job/spec_limits.h"
+#include "runtime/net/key_discovery.h"
+#include "runtime/net/zmq_socket.h"
+#include "runtime/wire/codec.h"
+#include "runtime/wire/control_messages.h"
+
+namespace coupler::coordinator {
+
+Client::Client(std::string endpoint, std::chrono::milliseconds timeout)
+    : endpoint_(std::move(endpoint)), timeout_(timeout), ctx_(1) {}
+
+Result<std::unique_ptr<Client>> Client::Connect(const std::string& endpoint,
+                                                std::chrono::milliseconds timeout,
+                                                const ClientSecurity& security) {
+  std::unique_ptr<Client> c(new Client(endpoint, timeout));
+  COUPLER_ASSIGN_OR_RETURN(c->keys_, net::FindPeerKeys(endpoint, net::KeyRole::kClient,
+                                                       security.keys_dir, security.insecure));
+  COUPLER_RETURN_IF_ERROR(c->Open());
+  return c;
+}
+
+::coupler::Status Client::Open() {
+  // The monitor watches the new socket from before it connects, so a refused key is seen.
+  socket_.close();
+  monitor_ = net::HandshakeMonitor();
+  COUPLER_ASSIGN_OR_RETURN(socket_, net::ConnectDealer(ctx_, endpoint_, keys_ ? &*keys_ : nullptr,
+                                                       &monitor_,
+                                                       "the coordinator at " + endpoint_));
+  return Status::Ok();
+}
+
+Result<wire::Message> Client::Call(const std::string& request, std::chrono::milliseconds extra) {
+  COUPLER_RETURN_IF_ERROR(net::Send(socket_, request));
+  std::optional<std::string> reply;
+  const auto deadline = std::chrono::steady_clock::now() + timeout_ + extra;
+  while (!reply) {
+    if (std::optional<::coupler::Status> refused = monitor_.Poll()) {
+      COUPLER_RETURN_IF_ERROR(Open());  // nothing sent on the refused socket may linger
+      return *refused;
+    }
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) break;
+    reply = net::RecvFor(socket_, std::min(left, std::chrono::milliseconds(50)));
+  }
+  if (!reply) {
+    // A late reply must not answer the next request: start over on a fresh socket.
+    (void)Open();
+    return DeadlineExceeded("no answer from the coordinator at " + endpoint_ + " within " +
+                            std::to_string(timeout_.count() / 1000) +
+                            " s (is `coupler coordinator` running there?)");
+  }
+  COUPLER_ASSIGN_OR_RETURN(wire::Message msg, wire::Decode(*reply));
+  if (const auto* err = std::get_if<wire::Error>(&msg)) return wire::StatusFromError(*err);
+  return msg;
+}
+
+Result<std::string> Client::Submit(const std::string& spec_path, int priority) {
+  std::ifstream in(spec_path, std::ios::binary);
+  if (!in) return NotFound("cannot read the spec file " + spec_path);
+  std::error_code ec;
+  if (const auto size = std::filesystem::file_size(spec_path, ec); !ec) {
+    COUPLER_RETURN_IF_ERROR(job::CheckSpecSize(size));  // past the wire cap it would vanish
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  wire::SubmitJob req;
+  req.spec_text = text.str();
+  req.spec_path = std::filesystem::absolute(spec_path, ec).lexically_normal().string();
+  req.priority = priority;
+  req.client_id = "cli-" + std::to_string(getpid());
+  req.cwd = std::filesystem::current_path(ec).string();
+  COUPLER_ASSIGN_OR_RETURN(wire::Message msg, Call(wire::Encode(req)));
+  const auto* reply = std::get_if<wire::SubmitReply>(&msg);
+  if (reply == nullptr) return Internal("unexpected reply to submit");
+  if (!reply->ok) return InvalidArgument(reply->error);
+  return reply->job_id;
+}
+
+Result<wire::StatusReply> Client::Status(const std::string& job_id,
+                                         std::chrono::milliseconds wait) {
+  wire::StatusRequest req{job_id, static_cast<uint32_t>(wait.count())};
+  COUPLER_ASSIGN_OR_RETURN(wire::Message msg, Call(wire::Encode(req), wait));
+  auto* reply = std::get_if<wire::StatusReply>(&msg);
+  if (reply == nullptr) return Internal("unexpected reply to status");
+  return std::move(*reply);
+}
+
+Result<std::string> Client::Cancel(const std::string& job_id) {
+  COUPLER_ASSIGN_OR_RETURN(wire::Message msg, Call(wire::Encode(wire::CancelJob{job_id})));
+  const auto* ack = std::get_if<wire::Ack>(&msg);
+  if (ack == nullptr) return Internal("unexpected reply to cancel");
+  return ack->message;
+}
+
+Result<std::vector<wire::WorkerStatus>> Client::Workers() {
+  COUPLER_ASSIGN_OR_RETURN(wire::Message msg, Call(wire::Encode(wire::WorkersRequest{})));
+  auto* reply = std::get_if<wire::WorkersReply>(&msg);
+  if (reply == nullptr) return Internal("unexpected reply to workers");
+  return std::move(reply->workers);
+}
+
+Result<std::string> Client::Drain(const std::string& worker_id) {
+  COUPLER_ASSIGN_OR_RETURN(wire::Message msg, Call(wire::Encode(wire::DrainWorker{worker_id})));
+  const auto* ack = std::get_if<wire::Ack>(&msg);
+  if (ack == nullptr) return Internal("unexpected reply to drain");
+  return ack->message;
+}
+
+}  // namespace coupler::coordinator

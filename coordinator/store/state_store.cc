@@ -1,0 +1,445 @@
+#include "coordinator/store/state_store.h"
+
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+#include <string_view>
+#include <utility>
+
+#include "coordinator/store/path_list.h"
+#include "coordinator/store/state_files.h"
+#include "coordinator/store/store_schema.h"
+
+namespace coupler::store {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Long enough to ride out another process's checkpoint or a reader's brief lock; short enough
+// that a wedged peer surfaces as Unavailable rather than a hung coordinator.
+constexpr int kBusyTimeoutMs = 5000;
+// After a big flush the WAL is truncated back to this on checkpoint instead of staying huge.
+constexpr int64_t kJournalSizeLimit = 64ll << 20;
+
+constexpr const char* kPutJob =
+    "INSERT OR REPLACE INTO jobs (id, number, name, spec_text, spec_path, base_dir, priority, "
+    "state, error, submitted_ms, finished_ms, extra, submitted_by) "
+    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)";
+constexpr const char* kSetJobState =
+    "UPDATE jobs SET state = ?, error = ?, finished_ms = ?, tasks_total = ?, tasks_done = ?, "
+    "tasks_failed = ?, attempts = ? WHERE id = ?";
+// OR IGNORE + the (job_id, task_id) primary key: the first committed attempt wins.
+constexpr const char* kInsertCommit =
+    "INSERT OR IGNORE INTO commits (job_id, task_id, attempt, output_paths, rows_in, rows_out, "
+    "device, kernel_ms, bytes_processed, worker_id) VALUES (?,?,?,?,?,?,?,?,?,?)";
+constexpr const char* kInsertAttempt =
+    "INSERT INTO attempts (job_id, task_id, attempt, worker_id, outcome, error, ended_ms) "
+    "VALUES (?,?,?,?,?,?,?)";
+constexpr const char* kLoadJobs =
+    "SELECT id, name, spec_text, spec_path, base_dir, priority, state, error, submitted_ms, "
+    "finished_ms, extra, submitted_by, tasks_total, tasks_done, tasks_failed, attempts FROM jobs "
+    "ORDER BY number, id";
+constexpr const char* kLoadCommits =
+    "SELECT task_id, attempt, output_paths, rows_in, rows_out, device, kernel_ms, "
+    "bytes_processed, worker_id FROM commits WHERE job_id = ? ORDER BY task_id";
+constexpr const char* kLoadAttempts =
+    "SELECT task_id, attempt, worker_id, outcome, error, ended_ms FROM attempts "
+    "WHERE job_id = ? ORDER BY task_id, attempt, seq";
+constexpr const char* kInsertSent = "INSERT INTO sent (job_id, tasks) VALUES (?,?)";
+constexpr const char* kLoadSent = "SELECT tasks FROM sent WHERE job_id = ?";
+constexpr const char* kNextJobNumber = "SELECT COALESCE(MAX(number), 0) + 1 FROM jobs";
+
+// The digits at the end of a job id, if there are 1..18 of them (so they fit an int64).
+std::optional<int64_t> JobNumberFromId(std::string_view id) {
+  size_t start = id.size();
+  while (start > 0 && id[start - 1] >= '0' && id[start - 1] <= '9') --start;
+  const size_t digits = id.size() - start;
+  if (digits == 0 || digits > 18) return std::nullopt;
+  int64_t n = 0;
+  for (size_t i = start; i < id.size(); ++i) n = n * 10 + (id[i] - '0');
+  return n;
+}
+
+// SentAttempts::tasks as a blob: LEB128 varints, task then attempt, pair after pair.
+void PutVarint(uint64_t v, std::string& out) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<char>(v));
+}
+
+bool GetVarint(std::string_view in, size_t& at, uint64_t& v) {
+  v = 0;
+  for (int shift = 0; shift < 64 && at < in.size(); shift += 7) {
+    const auto byte = static_cast<unsigned char>(in[at++]);
+    v |= uint64_t{byte & 0x7fu} << shift;
+    if ((byte & 0x80) == 0) return true;
+  }
+  return false;
+}
+
+// SQLite integers are signed 64-bit; unsigned counters round-trip through the same bits.
+int64_t ToSql(uint64_t v) { return static_cast<int64_t>(v); }
+uint64_t FromSql(int64_t v) { return static_cast<uint64_t>(v); }
+
+// Checked before SQLite sees the dir, so the message names the dir and the real reason rather
+// than SQLite's generic "unable to open database file".
+Status PrepareDir(const std::string& dir, OpenMode mode) {
+  std::error_code ec;
+  fs::file_status st = fs::status(dir, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory) {
+    return Unavailable("state dir " + dir + " is not accessible: " + ec.message());
+  }
+  if (fs::exists(st) && !fs::is_directory(st)) {
+    return InvalidArgument("state dir " + dir + " is not a directory");
+  }
+  if (mode == OpenMode::kReadOnly) {
+    if (!fs::exists(st)) return NotFound("state dir " + dir + " does not exist");
+    return Status::Ok();
+  }
+  if (!fs::exists(st)) {
+    fs::create_directories(dir, ec);
+    if (ec) return Unavailable("cannot create state dir " + dir + ": " + ec.message());
+  }
+  // WAL needs to create DIR/coupler.db-wal and -shm beside the database, not just write to it.
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+    return Unavailable("state dir " + dir + " is not writable: " + std::strerror(errno));
+  }
+  // The specs in it carry their commands (and whatever secrets those hold) and its keys/ the
+  // coordinator's secret: the owner's alone, also when an older version left it 0755.
+  if (::chmod(dir.c_str(), 0700) != 0) {
+    return Unavailable("cannot make state dir " + dir + " private: " + std::strerror(errno));
+  }
+  return Status::Ok();
+}
+
+// Creates the database file 0600 before SQLite does (it would follow the umask), and tightens
+// files an older version left readable. SQLite gives the -wal and -shm files the database
+// file's mode.
+Status MakeDbPrivate(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return Unavailable("cannot open state db " + path + ": " + std::strerror(errno));
+  const int rc = ::fchmod(fd, 0600);
+  ::close(fd);
+  if (rc != 0) return Unavailable("cannot make " + path + " private: " + std::strerror(errno));
+  for (const char* suffix : {"-wal", "-shm"}) {
+    const std::string side = path + suffix;
+    if (::access(side.c_str(), F_OK) == 0) ::chmod(side.c_str(), 0600);
+  }
+  return Status::Ok();
+}
+
+Status ConfigureForWriting(SqliteDb& db, const std::string& path) {
+  // journal_mode answers with the mode it ended up in; a filesystem without shared memory
+  // support (some network mounts) stays in another mode, and that is not safe for our readers.
+  COUPLER_ASSIGN_OR_RETURN(SqliteStatement wal,
+                           SqliteStatement::Prepare(db.get(), "PRAGMA journal_mode = WAL"));
+  COUPLER_ASSIGN_OR_RETURN(bool row, wal.Step());
+  std::string mode = row ? wal.ColumnText(0) : std::string();
+  if (mode != "wal") {
+    return Unavailable("cannot put " + path + " in WAL mode (journal_mode is '" + mode +
+                       "'); use a state dir on a local filesystem");
+  }
+  COUPLER_RETURN_IF_ERROR(db.Exec("PRAGMA synchronous = NORMAL"));
+  const std::string limit = "PRAGMA journal_size_limit = " + std::to_string(kJournalSizeLimit);
+  return db.Exec(limit.c_str());
+}
+
+}  // namespace
+
+Result<std::unique_ptr<StateStore>> StateStore::Open(const std::string& dir, OpenMode mode) {
+  COUPLER_RETURN_IF_ERROR(PrepareDir(dir, mode));
+  const std::string path = (fs::path(dir) / kFileName).string();
+  const bool writing = mode == OpenMode::kReadWrite;
+  if (!writing && !fs::exists(path)) {
+    return NotFound("no coupler state in " + dir + " (no " + std::string(kFileName) + ")");
+  }
+
+  COUPLER_RETURN_IF_ERROR(CheckStateFiles(dir, kFileName));
+  if (writing) COUPLER_RETURN_IF_ERROR(MakeDbPrivate(path));
+  // NOMUTEX: one owner per connection (see the class comment), so SQLite's own locking is waste.
+  const int flags = (writing ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY) |
+                    SQLITE_OPEN_NOMUTEX;
+  Result<SqliteDb> opened = SqliteDb::Open(path, flags);
+  if (!opened.ok()) return opened.status().WithContext("open state db");
+  SqliteDb db = std::move(opened).value();
+  // SQLite quietly opens a write-protected file read-only; every write would then fail.
+  if (writing && sqlite3_db_readonly(db.get(), "main") == 1) {
+    return Unavailable("state db " + path + " is not writable (opened read-only)");
+  }
+  if (int rc = sqlite3_busy_timeout(db.get(), kBusyTimeoutMs); rc != SQLITE_OK) {
+    return SqliteError(rc, "sqlite3_busy_timeout", db.get());
+  }
+
+  if (writing) {
+    // Refuse foreign or newer files before the WAL switch writes to them.
+    COUPLER_RETURN_IF_ERROR(CheckSchema(db, path));
+    COUPLER_RETURN_IF_ERROR(ConfigureForWriting(db, path));
+    COUPLER_RETURN_IF_ERROR(EnsureSchema(db, path));
+    COUPLER_RETURN_IF_ERROR(MarkStateCreated(dir));
+  } else {
+    COUPLER_RETURN_IF_ERROR(CheckSchemaForReading(db, path));
+  }
+
+  std::unique_ptr<StateStore> store(new StateStore(path, mode, std::move(db)));
+  COUPLER_RETURN_IF_ERROR(store->PrepareStatements());
+  return store;
+}
+
+StateStore::StateStore(std::string path, OpenMode mode, SqliteDb db)
+    : path_(std::move(path)), mode_(mode), db_(std::move(db)) {}
+
+StateStore::~StateStore() = default;
+
+Status StateStore::PrepareStatements() {
+  struct Entry {
+    SqliteStatement* stmt;
+    const char* sql;
+  };
+  const Entry entries[] = {
+      {&put_job_, kPutJob},
+      {&set_job_state_, kSetJobState},
+      {&insert_commit_, kInsertCommit},
+      {&insert_attempt_, kInsertAttempt},
+      {&load_jobs_, kLoadJobs},
+      {&load_commits_, kLoadCommits},
+      {&load_attempts_, kLoadAttempts},
+      {&next_job_number_, kNextJobNumber},
+      {&insert_sent_, kInsertSent},
+      {&load_sent_, kLoadSent},
+  };
+  for (const Entry& e : entries) {
+    COUPLER_ASSIGN_OR_RETURN(*e.stmt, SqliteStatement::Prepare(db_.get(), e.sql));
+  }
+  return Status::Ok();
+}
+
+Status StateStore::CheckWritable() const {
+  if (mode_ == OpenMode::kReadOnly) return InvalidArgument(path_ + " was opened read-only");
+  return Status::Ok();
+}
+
+template <typename Fn>
+Status StateStore::WriteWithBuffered(const std::string& what, Fn&& also) {
+  COUPLER_RETURN_IF_ERROR(CheckWritable());
+  const std::string context = what + " in " + path_;
+  Result<WriteTransaction> txn = WriteTransaction::Begin(db_);
+  if (!txn.ok()) return txn.status().WithContext(context);
+  Status status = WriteBufferedRows();
+  if (status.ok()) status = also();
+  if (status.ok()) status = txn->Commit();
+  if (!status.ok()) return status.WithContext(context);  // txn's destructor rolls back
+  commits_.clear();
+  attempts_.clear();
+  sent_.clear();
+  return Status::Ok();
+}
+
+Status StateStore::WriteBufferedRows() {
+  for (const TaskCommit& c : commits_) {
+    StatementReset reset(insert_commit_);
+    EncodePathList(c.output_paths, &paths_scratch_);
+    insert_commit_.BindText(1, c.job_id);
+    insert_commit_.BindInt64(2, ToSql(c.task_id));
+    insert_commit_.BindInt64(3, c.attempt);
+    insert_commit_.BindText(4, paths_scratch_);
+    insert_commit_.BindInt64(5, ToSql(c.rows_in));
+    insert_commit_.BindInt64(6, ToSql(c.rows_out));
+    insert_commit_.BindText(7, c.device);
+    insert_commit_.BindDouble(8, c.kernel_ms);
+    insert_commit_.BindInt64(9, ToSql(c.bytes_processed));
+    insert_commit_.BindText(10, c.worker_id);
+    COUPLER_RETURN_IF_ERROR(insert_commit_.Step().status());
+  }
+  for (const AttemptRecord& a : attempts_) {
+    StatementReset reset(insert_attempt_);
+    insert_attempt_.BindText(1, a.job_id);
+    insert_attempt_.BindInt64(2, ToSql(a.task_id));
+    insert_attempt_.BindInt64(3, a.attempt);
+    insert_attempt_.BindText(4, a.worker_id);
+    insert_attempt_.BindText(5, a.outcome);
+    insert_attempt_.BindText(6, a.error);
+    insert_attempt_.BindInt64(7, a.ended_ms);
+    COUPLER_RETURN_IF_ERROR(insert_attempt_.Step().status());
+  }
+  for (const SentAttempts& batch : sent_) {
+    StatementReset reset(insert_sent_);
+    paths_scratch_.clear();
+    for (const auto& [task, attempt] : batch.tasks) {
+      PutVarint(task, paths_scratch_);
+      PutVarint(attempt, paths_scratch_);
+    }
+    insert_sent_.BindText(1, batch.job_id);
+    insert_sent_.BindBlob(2, paths_scratch_);
+    COUPLER_RETURN_IF_ERROR(insert_sent_.Step().status());
+  }
+  return Status::Ok();
+}
+
+Status StateStore::PutJob(const JobRecord& job) {
+  if (job.id.empty()) return InvalidArgument("PutJob: job id is empty");
+  return WriteWithBuffered("put job " + job.id, [&]() -> Status {
+    StatementReset reset(put_job_);
+    put_job_.BindText(1, job.id);
+    // Left unbound (NULL) when the id has no trailing number.
+    if (std::optional<int64_t> n = JobNumberFromId(job.id)) put_job_.BindInt64(2, *n);
+    put_job_.BindText(3, job.name);
+    put_job_.BindText(4, job.spec_text);
+    put_job_.BindText(5, job.spec_path);
+    put_job_.BindText(6, job.base_dir);
+    put_job_.BindInt64(7, job.priority);
+    put_job_.BindText(8, job.state);
+    put_job_.BindText(9, job.error);
+    put_job_.BindInt64(10, job.submitted_ms);
+    put_job_.BindInt64(11, job.finished_ms);
+    put_job_.BindBlob(12, job.extra);
+    put_job_.BindText(13, job.submitted_by);
+    return put_job_.Step().status();
+  });
+}
+
+Status StateStore::SetJobState(const std::string& id, const std::string& state,
+                               const std::string& error, int64_t finished_ms,
+                               const JobCounts& counts) {
+  return WriteWithBuffered("set state of job " + id, [&]() -> Status {
+    StatementReset reset(set_job_state_);
+    set_job_state_.BindText(1, state);
+    set_job_state_.BindText(2, error);
+    set_job_state_.BindInt64(3, finished_ms);
+    set_job_state_.BindInt64(4, ToSql(counts.tasks_total));
+    set_job_state_.BindInt64(5, ToSql(counts.tasks_done));
+    set_job_state_.BindInt64(6, ToSql(counts.tasks_failed));
+    set_job_state_.BindInt64(7, ToSql(counts.attempts));
+    set_job_state_.BindText(8, id);
+    COUPLER_RETURN_IF_ERROR(set_job_state_.Step().status());
+    // Fails the transaction too: buffered rows are kept for the next try rather than half-applied.
+    if (sqlite3_changes(db_.get()) == 0) return NotFound("no job " + id);
+    return Status::Ok();
+  });
+}
+
+void StateStore::AddCommit(TaskCommit commit) { commits_.push_back(std::move(commit)); }
+
+void StateStore::AddAttempt(AttemptRecord attempt) { attempts_.push_back(std::move(attempt)); }
+
+void StateStore::AddSent(SentAttempts sent) { sent_.push_back(std::move(sent)); }
+
+Status StateStore::Flush() {
+  if (pending() == 0) return Status::Ok();
+  return WriteWithBuffered("flush " + std::to_string(pending()) + " buffered rows",
+                           [] { return Status::Ok(); });
+}
+
+Result<std::vector<JobRecord>> StateStore::LoadJobs() {
+  StatementReset reset(load_jobs_);
+  std::vector<JobRecord> jobs;
+  while (true) {
+    Result<bool> row = load_jobs_.Step();
+    if (!row.ok()) return row.status().WithContext("load jobs from " + path_);
+    if (!*row) break;
+    JobRecord& j = jobs.emplace_back();
+    j.id = load_jobs_.ColumnText(0);
+    j.name = load_jobs_.ColumnText(1);
+    j.spec_text = load_jobs_.ColumnText(2);
+    j.spec_path = load_jobs_.ColumnText(3);
+    j.base_dir = load_jobs_.ColumnText(4);
+    j.priority = static_cast<int>(load_jobs_.ColumnInt64(5));
+    j.state = load_jobs_.ColumnText(6);
+    j.error = load_jobs_.ColumnText(7);
+    j.submitted_ms = load_jobs_.ColumnInt64(8);
+    j.finished_ms = load_jobs_.ColumnInt64(9);
+    j.extra = load_jobs_.ColumnBlob(10);
+    j.submitted_by = load_jobs_.ColumnText(11);
+    j.counts.tasks_total = FromSql(load_jobs_.ColumnInt64(12));
+    j.counts.tasks_done = FromSql(load_jobs_.ColumnInt64(13));
+    j.counts.tasks_failed = FromSql(load_jobs_.ColumnInt64(14));
+    j.counts.attempts = FromSql(load_jobs_.ColumnInt64(15));
+  }
+  return jobs;
+}
+
+Result<std::vector<TaskCommit>> StateStore::LoadCommits(const std::string& job_id) {
+  StatementReset reset(load_commits_);
+  load_commits_.BindText(1, job_id);
+  std::vector<TaskCommit> commits;
+  while (true) {
+    Result<bool> row = load_commits_.Step();
+    if (!row.ok()) return row.status().WithContext("load commits of job " + job_id);
+    if (!*row) break;
+    TaskCommit& c = commits.emplace_back();
+    c.job_id = job_id;
+    c.task_id = FromSql(load_commits_.ColumnInt64(0));
+    c.attempt = static_cast<uint32_t>(load_commits_.ColumnInt64(1));
+    Result<std::vector<std::string>> paths = DecodePathList(load_commits_.ColumnText(2));
+    if (!paths.ok()) {
+      return paths.status().WithContext("commit of job " + job_id + " task " +
+                                        std::to_string(c.task_id) + " in " + path_);
+    }
+    c.output_paths = std::move(paths).value();
+    c.rows_in = FromSql(load_commits_.ColumnInt64(3));
+    c.rows_out = FromSql(load_commits_.ColumnInt64(4));
+    c.device = load_commits_.ColumnText(5);
+    c.kernel_ms = load_commits_.ColumnDouble(6);
+    c.bytes_processed = FromSql(load_commits_.ColumnInt64(7));
+    c.worker_id = load_commits_.ColumnText(8);
+  }
+  return commits;
+}
+
+Result<std::vector<AttemptRecord>> StateStore::LoadAttempts(const std::string& job_id) {
+  StatementReset reset(load_attempts_);
+  load_attempts_.BindText(1, job_id);
+  std::vector<AttemptRecord> attempts;
+  while (true) {
+    Result<bool> row = load_attempts_.Step();
+    if (!row.ok()) return row.status().WithContext("load attempts of job " + job_id);
+    if (!*row) break;
+    AttemptRecord& a = attempts.emplace_back();
+    a.job_id = job_id;
+    a.task_id = FromSql(load_attempts_.ColumnInt64(0));
+    a.attempt = static_cast<uint32_t>(load_attempts_.ColumnInt64(1));
+    a.worker_id = load_attempts_.ColumnText(2);
+    a.outcome = load_attempts_.ColumnText(3);
+    a.error = load_attempts_.ColumnText(4);
+    a.ended_ms = load_attempts_.ColumnInt64(5);
+  }
+  return attempts;
+}
+
+Result<std::vector<std::pair<uint64_t, uint32_t>>> StateStore::LoadSent(const std::string& job_id) {
+  StatementReset reset(load_sent_);
+  load_sent_.BindText(1, job_id);
+  std::vector<std::pair<uint64_t, uint32_t>> out;
+  while (true) {
+    Result<bool> row = load_sent_.Step();
+    if (!row.ok()) return row.status().WithContext("load sent attempts of job " + job_id);
+    if (!*row) break;
+    const std::string blob = load_sent_.ColumnBlob(0);
+    size_t at = 0;
+    while (at < blob.size()) {
+      uint64_t task = 0, attempt = 0;
+      if (!GetVarint(blob, at, task) || !GetVarint(blob, at, attempt)) {
+        return Internal("damaged sent-attempts row of job " + job_id + " in " + path_);
+      }
+      out.emplace_back(task, static_cast<uint32_t>(attempt));
+    }
+  }
+  return out;
+}
+
+Result<uint64_t> StateStore::NextJobNumber() {
+  StatementReset reset(next_job_number_);
+  Result<bool> row = next_job_number_.Step();
+  if (!row.ok()) return row.status().WithContext("next job number from " + path_);
+  COUPLER_CHECK(*row) << "an aggregate query always returns a row";
+  return FromSql(next_job_number_.ColumnInt64(0));
+}
+
+}  // namespace coupler::store

@@ -1,0 +1,160 @@
+#include "coordinator/store/store_schema.h"
+
+#include <cstdint>
+
+namespace coupler::store {
+namespace {
+
+// Every column NOT NULL: the records have no optional fields, and a NULL read back would
+// silently become "" or 0 anyway.
+constexpr const char* kCreateTables = R"sql(
+CREATE TABLE jobs (
+  id TEXT PRIMARY KEY NOT NULL,
+  number INTEGER,  -- the id's trailing digits, NULL if none: NextJobNumber reads its maximum
+  name TEXT NOT NULL,
+  spec_text TEXT NOT NULL,
+  spec_path TEXT NOT NULL,
+  base_dir TEXT NOT NULL,
+  priority INTEGER NOT NULL,
+  state TEXT NOT NULL,
+  error TEXT NOT NULL,
+  submitted_ms INTEGER NOT NULL,
+  finished_ms INTEGER NOT NULL,
+  extra BLOB NOT NULL,
+  submitted_by TEXT NOT NULL DEFAULT '',
+  tasks_total INTEGER NOT NULL DEFAULT 0,
+  tasks_done INTEGER NOT NULL DEFAULT 0,
+  tasks_failed INTEGER NOT NULL DEFAULT 0,
+  attempts INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX jobs_by_number ON jobs(number);
+-- One row per task: the primary key is what makes the first committed attempt win.
+CREATE TABLE commits (
+  job_id TEXT NOT NULL,
+  task_id INTEGER NOT NULL,
+  attempt INTEGER NOT NULL,
+  output_paths TEXT NOT NULL,  -- see path_list.h
+  rows_in INTEGER NOT NULL,
+  rows_out INTEGER NOT NULL,
+  device TEXT NOT NULL,
+  kernel_ms REAL NOT NULL,
+  bytes_processed INTEGER NOT NULL,
+  worker_id TEXT NOT NULL,
+  PRIMARY KEY (job_id, task_id)
+) WITHOUT ROWID;
+-- Every ended attempt, in the order they were recorded (seq).
+CREATE TABLE attempts (
+  seq INTEGER PRIMARY KEY,
+  job_id TEXT NOT NULL,
+  task_id INTEGER NOT NULL,
+  attempt INTEGER NOT NULL,
+  worker_id TEXT NOT NULL,
+  outcome TEXT NOT NULL,
+  error TEXT NOT NULL,
+  ended_ms INTEGER NOT NULL
+);
+CREATE INDEX attempts_by_task ON attempts(job_id, task_id, attempt);
+-- The attempts each assignment message sent, per job (task, attempt varint pairs): a restart
+-- counts the attempts that were in flight and numbers the next one after them.
+CREATE TABLE sent (
+  seq INTEGER PRIMARY KEY,
+  job_id TEXT NOT NULL,
+  tasks BLOB NOT NULL
+);
+CREATE INDEX sent_by_job ON sent(job_id);
+)sql";
+
+struct SchemaInfo {
+  int64_t user_version = 0;
+  int64_t application_id = 0;
+  int64_t object_count = 0;  // tables, indexes, views... anything in sqlite_master
+};
+
+Result<int64_t> QueryInt(SqliteDb& db, const char* sql) {
+  COUPLER_ASSIGN_OR_RETURN(SqliteStatement stmt, SqliteStatement::Prepare(db.get(), sql));
+  COUPLER_ASSIGN_OR_RETURN(bool row, stmt.Step());
+  if (!row) return Internal(std::string(sql) + " returned no row");
+  return stmt.ColumnInt64(0);
+}
+
+// The first read of the file: a file that is not SQLite fails here ("file is not a database").
+Result<SchemaInfo> ReadSchemaInfo(SqliteDb& db) {
+  SchemaInfo info;
+  COUPLER_ASSIGN_OR_RETURN(info.user_version, QueryInt(db, "PRAGMA user_version"));
+  COUPLER_ASSIGN_OR_RETURN(info.application_id, QueryInt(db, "PRAGMA application_id"));
+  COUPLER_ASSIGN_OR_RETURN(info.object_count, QueryInt(db, "SELECT count(*) FROM sqlite_master"));
+  return info;
+}
+
+Status Validate(const SchemaInfo& info, const std::string& path) {
+  if (info.user_version == 0) {
+    if (info.object_count == 0) return Status::Ok();  // fresh
+    return InvalidArgument(path + " is a SQLite database but not coupler state (it has tables "
+                           "and no coupler schema version); move it away or use another state dir");
+  }
+  if (info.application_id != kApplicationId) {
+    return InvalidArgument(path + " is a SQLite database but not coupler state (application_id " +
+                           std::to_string(info.application_id) + ")");
+  }
+  if (info.user_version > kSchemaVersion) {
+    return InvalidArgument(path + " was written by a newer coupler (schema version " +
+                           std::to_string(info.user_version) + ", this build reads up to " +
+                           std::to_string(kSchemaVersion) +
+                           "); upgrade coupler or use another state dir");
+  }
+  if (info.user_version < 0) {
+    return InvalidArgument(path + " has an invalid schema version " +
+                           std::to_string(info.user_version));
+  }
+  return Status::Ok();
+}
+
+Result<SchemaInfo> ReadAndValidate(SqliteDb& db, const std::string& path) {
+  Result<SchemaInfo> info = ReadSchemaInfo(db);
+  if (!info.ok()) {
+    return info.status().WithContext("cannot read state db " + path +
+                                     " (corrupt, or not a SQLite file?)");
+  }
+  COUPLER_RETURN_IF_ERROR(Validate(*info, path));
+  return info;
+}
+
+}  // namespace
+
+Status CheckSchema(SqliteDb& db, const std::string& path) {
+  return ReadAndValidate(db, path).status();
+}
+
+Status EnsureSchema(SqliteDb& db, const std::string& path) {
+  COUPLER_ASSIGN_OR_RETURN(WriteTransaction txn, WriteTransaction::Begin(db));
+  COUPLER_ASSIGN_OR_RETURN(SchemaInfo info, ReadAndValidate(db, path));
+  if (info.user_version == kSchemaVersion) return Status::Ok();  // rolls back an empty txn
+  if (info.user_version == 0) {
+    COUPLER_RETURN_IF_ERROR(db.Exec(kCreateTables));
+  } else if (info.user_version == 1) {
+    // Jobs submitted before keys existed have no submitter: only an admin may cancel them.
+    // And finished jobs are restored from their row's counts; older rows show none.
+    COUPLER_RETURN_IF_ERROR(db.Exec(
+        "ALTER TABLE jobs ADD COLUMN submitted_by TEXT NOT NULL DEFAULT '';"
+        "ALTER TABLE jobs ADD COLUMN tasks_total INTEGER NOT NULL DEFAULT 0;"
+        "ALTER TABLE jobs ADD COLUMN tasks_done INTEGER NOT NULL DEFAULT 0;"
+        "ALTER TABLE jobs ADD COLUMN tasks_failed INTEGER NOT NULL DEFAULT 0;"
+        "ALTER TABLE jobs ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;"
+        "CREATE TABLE sent (seq INTEGER PRIMARY KEY, job_id TEXT NOT NULL, tasks BLOB NOT NULL);"
+        "CREATE INDEX sent_by_job ON sent(job_id);"));
+  }
+  const std::string pragmas = "PRAGMA application_id = " + std::to_string(kApplicationId) +
+                              "; PRAGMA user_version = " + std::to_string(kSchemaVersion) + ";";
+  COUPLER_RETURN_IF_ERROR(db.Exec(pragmas.c_str()));
+  Status status = txn.Commit();
+  if (!status.ok()) return status.WithContext("create schema in " + path);
+  return Status::Ok();
+}
+
+Status CheckSchemaForReading(SqliteDb& db, const std::string& path) {
+  COUPLER_ASSIGN_OR_RETURN(SchemaInfo info, ReadAndValidate(db, path));
+  if (info.user_version == 0) return NotFound(path + " holds no coupler state yet");
+  return Status::Ok();
+}
+
+}  // namespace coupler::store

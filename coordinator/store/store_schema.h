@@ -1,0 +1,28 @@
+// The tables behind StateStore and their version (PRAGMA user_version), so a database written by
+// a newer coupler is refused instead of misread, and a foreign SQLite file is never written to.
+#pragma once
+
+#include <string>
+
+#include "runtime/status.h"
+#include "coordinator/store/sqlite_db.h"
+
+namespace coupler::store {
+
+// Bump when the tables change, and teach EnsureSchema to migrate from the previous version.
+inline constexpr int kSchemaVersion = 2;  // 2: jobs.submitted_by and a finished job's counts
+// PRAGMA application_id: "CPLR". Tells our files apart from other SQLite databases.
+inline constexpr int kApplicationId = 0x43504c52;
+
+// Read-only check, before anything is written: the file must be empty (fresh) or coupler state
+// of a version this build reads. `path` is for messages.
+Status CheckSchema(SqliteDb& db, const std::string& path);
+
+// Creates the tables in a fresh database; checks again inside the write transaction, so two
+// coordinators racing on a new state dir cannot both create them.
+Status EnsureSchema(SqliteDb& db, const std::string& path);
+
+// For a read-only opener: the file must already hold coupler state of a version this build reads.
+Status CheckSchemaForReading(SqliteDb& db, const std::string& path);
+
+}  // namespace coupler::store

@@ -1,0 +1,40 @@
+// The gradient reducer's bucket math on a TrainBackend, for gradients that live in device memory:
+// the reducer's divide/pack/unpack then run where the buckets are, and its staging is charged to
+// the run's memory budget like every other buffer.
+#pragma once
+
+#include "train/comm/bucket_math.h"
+#include "train/memory/memory_budget.h"
+#include "train/backend/train_backend.h"
+
+namespace coupler::train {
+
+class BackendBucketMath final : public comm::BucketMath {
+ public:
+  // Both borrowed; they must outlive this object.
+  BackendBucketMath(TrainBackend& backend, memory::MemoryBudget& budget)
+      : backend_(backend), budget_(budget) {}
+
+  Result<void*> Scratch(size_t bytes) override;
+  Status Copy(float* dst, const float* src, size_t n) override {
+    return backend_.CopyFloats(dst, src, n);
+  }
+  Status Divide(float* out, const float* in, size_t n, float divisor) override {
+    return backend_.Divide(out, in, n, divisor);
+  }
+  Status PackHalf(const float* in, float scale, uint16_t* out, size_t n,
+                  precision::HalfFormat format) override {
+    return backend_.PackHalf(in, scale, out, n, format);
+  }
+  Status UnpackHalf(const uint16_t* in, float* out, size_t n,
+                    precision::HalfFormat format) override {
+    return backend_.UnpackHalf(in, out, n, format);
+  }
+
+ private:
+  TrainBackend& backend_;
+  memory::MemoryBudget& budget_;
+  memory::DeviceBuffer scratch_;  // grows to the largest bucket, then is reused every step
+};
+
+}  // namespace coupler::train

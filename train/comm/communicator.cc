@@ -1,0 +1,69 @@
+#include "train/comm/communicator.h"
+
+#include <string>
+
+namespace coupler::comm {
+
+Communicator::~Communicator() = default;
+
+size_t DataTypeSize(DataType type) {
+  switch (type) {
+    case DataType::kFloat16:
+    case DataType::kBFloat16:
+      return 2;
+    case DataType::kFloat32:
+    case DataType::kInt32:
+      return 4;
+    case DataType::kInt64:
+    case DataType::kFloat64:
+      return 8;
+  }
+  return 0;
+}
+
+std::string_view DataTypeName(DataType type) {
+  switch (type) {
+    case DataType::kFloat32: return "float32";
+    case DataType::kFloat16: return "float16";
+    case DataType::kBFloat16: return "bfloat16";
+    case DataType::kInt32: return "int32";
+    case DataType::kInt64: return "int64";
+    case DataType::kFloat64: return "float64";
+  }
+  return "unknown";
+}
+
+std::string_view ReduceOpName(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::kSum: return "sum";
+    case ReduceOp::kMax: return "max";
+    case ReduceOp::kMin: return "min";
+  }
+  return "unknown";
+}
+
+Status Communicator::CheckAllReduceArgs(const void* send, const void* recv, size_t count) const {
+  if (count > 0 && (send == nullptr || recv == nullptr)) {
+    return InvalidArgument("AllReduce: null buffer with count " + std::to_string(count));
+  }
+  return Status::Ok();
+}
+
+Status Communicator::CheckBroadcastArgs(const void* buf, size_t count, int root) const {
+  if (count > 0 && buf == nullptr) {
+    return InvalidArgument("Broadcast: null buffer with count " + std::to_string(count));
+  }
+  if (root < 0 || root >= size()) {
+    return InvalidArgument("Broadcast: root " + std::to_string(root) + " is not a rank of a group of " +
+                           std::to_string(size()));
+  }
+  return Status::Ok();
+}
+
+Status CheckNotBroken(const Status& broken, std::string_view what) {
+  if (broken.ok()) return Status::Ok();
+  return Aborted(std::string(what) + ": communicator is broken by an earlier failure: " +
+                 broken.ToString());
+}
+
+}  // namespace coupler::comm

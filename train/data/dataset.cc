@@ -1,0 +1,105 @@
+// LoadDataset's common checks, and the seed-driven split and epoch orders. The permutations use
+// only std::mt19937_64 (whose output sequence the standard fixes) and integer arithmetic of our
+// own, so they are bit-identical across platforms, compilers and standard libraries: a seed
+// names the same split and the same batches everywhere.
+#include "train/data/dataset.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <system_error>
+
+#include "runtime/check.h"
+#include "train/data/dataset_readers.h"
+
+namespace coupler::train {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A uniform value in [0, bound). Raw outputs below 2^64 mod bound are rejected, so every value
+// is equally likely (std::uniform_int_distribution's algorithm is implementation-defined).
+uint64_t UniformBelow(std::mt19937_64& rng, uint64_t bound) {
+  const uint64_t threshold = (0 - bound) % bound;
+  while (true) {
+    const uint64_t x = rng();
+    if (x >= threshold) return x % bound;
+  }
+}
+
+// Fisher-Yates from the back (std::shuffle's algorithm is unspecified).
+std::vector<uint32_t> Permutation(size_t rows, uint64_t seed) {
+  COUPLER_CHECK(rows <= std::numeric_limits<uint32_t>::max())
+      << "dataset of " << rows << " rows: row indices are uint32";
+  std::vector<uint32_t> order(rows);
+  std::iota(order.begin(), order.end(), 0u);
+  std::mt19937_64 rng(seed);
+  for (size_t i = rows; i > 1; --i) {
+    const auto j = static_cast<size_t>(UniformBelow(rng, i));
+    std::swap(order[i - 1], order[j]);
+  }
+  return order;
+}
+
+uint64_t SplitMix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+Dataset Subset(const Dataset& all, std::span<const uint32_t> indices) {
+  Dataset part;
+  part.rows = indices.size();
+  part.features = all.features;
+  part.num_classes = all.num_classes;
+  part.x.resize(part.rows * part.features);
+  part.y.resize(part.rows);
+  GatherRows(all, indices, part.x.data(), part.y.data());
+  return part;
+}
+
+}  // namespace
+
+Result<Dataset> LoadDataset(const std::string& path, const std::string& label_column) {
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  if (!fs::exists(status)) return NotFound(path + ": no such file or directory");
+  Result<Dataset> data = fs::is_directory(status) ? ReadNpyDirDataset(path, label_column)
+                                                   : ReadCsvDataset(path, label_column);
+  if (!data.ok()) return data;
+  if (data->rows == 0) return InvalidArgument(path + ": the dataset has no rows");
+  data->num_classes = static_cast<size_t>(*std::max_element(data->y.begin(), data->y.end())) + 1;
+  return data;
+}
+
+Split SplitDataset(const Dataset& all, double test_fraction, uint64_t seed) {
+  COUPLER_CHECK(test_fraction >= 0 && test_fraction <= 1) << "test_fraction " << test_fraction;
+  const std::vector<uint32_t> order = Permutation(all.rows, seed);
+  const auto test_rows = std::min(
+      all.rows, static_cast<size_t>(std::llround(static_cast<double>(all.rows) * test_fraction)));
+  const std::span<const uint32_t> rows(order);
+  return Split{Subset(all, rows.first(all.rows - test_rows)),
+               Subset(all, rows.last(test_rows))};
+}
+
+std::vector<uint32_t> EpochOrder(size_t rows, uint64_t seed, int64_t epoch) {
+  // Hashing (seed, epoch) gives unrelated generator states for neighbouring epochs and seeds.
+  return Permutation(rows, SplitMix64(SplitMix64(seed) ^ static_cast<uint64_t>(epoch)));
+}
+
+void GatherRows(const Dataset& data, std::span<const uint32_t> indices, float* x, int32_t* y) {
+  const size_t width = data.features;
+  for (size_t i = 0; i < indices.size(); ++i) {
+    const size_t row = indices[i];
+    COUPLER_CHECK(row < data.rows) << "row " << row << " of " << data.rows;
+    if (width > 0) std::memcpy(x + i * width, data.x.data() + row * width, width * sizeof(float));
+    y[i] = data.y[row];
+  }
+}
+
+}  // namespace coupler::train

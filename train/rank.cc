@@ -1,0 +1,156 @@
+#include "train/rank.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "kernels/device.h"
+#include "runtime/io/npy_writer.h"
+#include "runtime/logging.h"
+#include "train/backend/cuda_train_backend.h"
+#include "train/comm/host_staged_communicator.h"
+#include "train/comm/mpi_communicator.h"
+#include "train/comm/mpi_session.h"
+#include "train/comm/nccl_factory.h"
+#include "train/data/dataset.h"
+
+namespace coupler::train {
+namespace {
+
+int ExitCodeFor(const Status& s) {
+  return s.code() == StatusCode::kInvalidArgument || s.code() == StatusCode::kNotFound
+             ? kRankExitBadInput
+             : kRankExitFailure;
+}
+
+// Whether this rank trains on a GPU. auto: when the build has CUDA and a device is visible.
+Result<bool> UseCuda(const std::string& device) {
+  if (device == "cpu") return false;
+  if (device == "auto") return kernels::BuiltWithCuda() && kernels::HaveCudaDevice();
+  if (device != "cuda") {
+    return InvalidArgument("--device must be auto, cpu or cuda, not '" + device + "'");
+  }
+  if (!kernels::BuiltWithCuda()) {
+    return InvalidArgument("--device cuda: this coupler was built without CUDA "
+                           "(configure with -DCOUPLER_WITH_CUDA=ON), use --device cpu");
+  }
+  if (!kernels::HaveCudaDevice()) {
+    return InvalidArgument("--device cuda: no CUDA device is visible to this process (check "
+                           "the driver and CUDA_VISIBLE_DEVICES, or use --device cpu)");
+  }
+  return true;
+}
+
+// This rank's index among the ranks on its host, as Open MPI's launcher tells it; the world rank
+// when launched otherwise (one rank per host is the common case then).
+int LocalRank(int world_rank) {
+  for (const char* name : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"}) {
+    if (const char* value = std::getenv(name)) return std::atoi(value);
+  }
+  return world_rank;
+}
+
+}  // namespace
+
+int RunRank(const Result<RankOptions>& parsed) {
+  auto session = comm::MpiSession::Start();
+  if (!session.ok()) {
+    std::fprintf(stderr, "coupler train: cannot start MPI: %s\n",
+                 session.status().ToString().c_str());
+    return kRankExitFailure;
+  }
+  const int rank = session->world_rank();
+  const bool multi = session->world_size() > 1;
+  const bool quiet = parsed.ok() && parsed->quiet;
+  if (!quiet && rank == 0) Logger("train")->set_level(spdlog::level::info);
+  // Every rank checks the same inputs, so every rank fails alike; only rank 0 says why.
+  auto fail = [&](const Status& s, std::string_view what) {
+    const int code = ExitCodeFor(s);
+    if (rank == 0 || code == kRankExitFailure) {
+      std::fprintf(stderr, "coupler train: rank %d: %s: %s\n", rank, std::string(what).c_str(),
+                   s.ToString().c_str());
+      std::fflush(stderr);
+    }
+    if (multi && code == kRankExitFailure) comm::MpiSession::AbortJob(code);
+    return code;
+  };
+
+  if (!parsed.ok()) return fail(parsed.status(), "bad option");
+  const RankOptions& args = *parsed;
+  TrainerOptions options = args.trainer;
+  auto config = LoadTrainConfig(args.config_path, args.overrides);
+  if (!config.ok()) return fail(config.status(), "bad config");
+  options.config = *config;
+  auto all = LoadDataset(config->data, config->label_column);
+  if (!all.ok()) return fail(all.status(), "cannot read the data");
+  const Split split = SplitDataset(*all, config->test_fraction, config->seed);
+
+  auto use_cuda = UseCuda(args.device);
+  if (!use_cuda.ok()) return fail(use_cuda.status(), "bad option");
+  std::unique_ptr<CudaTrainBackend> cuda;
+  if (*use_cuda) {
+    const int device = LocalRank(rank) % kernels::CudaDeviceCount();
+    auto backend = CudaTrainBackend::Create(device, options.device_memory_limit);
+    if (!backend.ok()) {
+      return fail(backend.status(), "cannot use cuda:" + std::to_string(device));
+    }
+    cuda = std::move(*backend);
+    options.backend = cuda.get();
+  }
+  Logger("train")->info("rank {} trains on {}", rank, cuda ? cuda->name() : std::string("cpu"));
+
+  auto communicator = comm::MpiCommunicator::Create(args.collective_timeout);
+  if (!communicator.ok()) return fail(communicator.status(), "cannot create the communicator");
+  comm::Communicator* gradients = communicator->get();
+  std::unique_ptr<comm::Communicator> nccl;
+  std::unique_ptr<HostStagedCommunicator> staged;
+  if (cuda) {
+    // Gradients stay in device memory: NCCL reduces them there. MPI keeps the small host-side
+    // collectives (evaluation, resume), which NCCL cannot take.
+    options.host_comm = communicator->get();
+    if (comm::NcclAvailable()) {
+      auto created =
+          comm::CreateNcclCommunicator(**communicator, cuda->device(), args.collective_timeout);
+      if (!created.ok()) return fail(created.status(), "cannot create the NCCL communicator");
+      nccl = std::move(*created);
+      gradients = nccl.get();
+      options.communicator_name = "nccl";
+    } else {
+      if (rank == 0) {
+        Logger("train")->warn("this build has no NCCL: gradients go through host memory over "
+                              "MPI (two copies per all-reduce)");
+      }
+      staged = std::make_unique<HostStagedCommunicator>(**communicator, *cuda);
+      gradients = staged.get();
+    }
+  }
+  auto report = RunTraining(options, split, *gradients);
+  if (!report.ok()) return fail(report.status(), "training failed");
+
+  if (rank == 0) {
+    if (!args.metrics_out.empty()) {
+      if (Status s = WriteMetricsJson(args.metrics_out, *report); !s.ok()) {
+        return fail(s, "cannot write --metrics-out");
+      }
+    }
+    if (!args.weights_out.empty()) {
+      if (Status s = io::WriteFloatArrayNpyAtomic(args.weights_out, report->weights); !s.ok()) {
+        return fail(s, "cannot write --weights-out");
+      }
+    }
+    std::printf("test_accuracy %.4f final_loss %.4f steps %lld samples/s %.0f precision %s "
+                "micro_batch %zu accumulate %zu ranks %d peak_device_bytes %zu device %s "
+                "communicator %s\n",
+                report->test_accuracy, report->final_loss,
+                static_cast<long long>(report->steps), report->samples_per_s,
+                std::string(PrecisionName(report->precision)).c_str(), report->micro_batch,
+                report->accumulate, report->world_size, report->peak_device_bytes,
+                report->device.c_str(), report->communicator.c_str());
+  }
+  return kRankExitOk;
+}
+
+}  // namespace coupler::train

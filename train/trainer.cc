@@ -1,0 +1,286 @@
+#include "train/trainer.h"
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+#include <string>
+#include <utility>
+
+#include "runtime/io/atomic_file.h"
+#include "train/memory/memory_budget.h"
+#include "runtime/util/json_writer.h"
+#include "train/memory/micro_batch_plan.h"
+#include "train/trainer_impl.h"
+
+namespace coupler::train {
+namespace internal {
+
+Status Trainer::ReserveMicroBatch() {
+  if (model_->reserved_micro_batch() == micro_batch_ && stage_x_.data() != nullptr) {
+    return Status::Ok();
+  }
+  stage_x_ = {};
+  stage_y_ = {};
+  COUPLER_RETURN_IF_ERROR(model_->ReserveActivations(micro_batch_));
+  const size_t features = data_.train.features;
+  COUPLER_ASSIGN_OR_RETURN(stage_x_, budget_.Allocate(micro_batch_ * features * sizeof(float),
+                                                      memory::MemoryKind::kData, "input batch"));
+  COUPLER_ASSIGN_OR_RETURN(stage_y_, budget_.Allocate(micro_batch_ * sizeof(int32_t),
+                                                      memory::MemoryKind::kData, "labels"));
+  return Status::Ok();
+}
+
+Status Trainer::StageRows(const Dataset& split, std::span<const uint32_t> rows) {
+  if (!backend_.on_device()) {
+    GatherRows(split, rows, stage_x_.as<float>(), stage_y_.as<int32_t>());
+    return Status::Ok();
+  }
+  host_x_.resize(rows.size() * split.features);
+  host_y_.resize(rows.size());
+  GatherRows(split, rows, host_x_.data(), host_y_.data());
+  COUPLER_RETURN_IF_ERROR(
+      backend_.CopyFromHost(stage_x_.data(), host_x_.data(), host_x_.size() * sizeof(float)));
+  return backend_.CopyFromHost(stage_y_.data(), host_y_.data(), host_y_.size() * sizeof(int32_t));
+}
+
+// Every rank reached the same verdict through the step's all-reduce, so every rank changes the
+// same way here; the effective batch (micro_batch x accumulate) stays per_rank_.
+Status Trainer::BackOff(int64_t step, const Status& local_error) {
+  const size_t next = BackOffMicroBatch(per_rank_, micro_batch_);
+  const std::string why = local_error.ok() ? std::string("another rank ran out of device memory")
+                                           : local_error.message();
+  if (next == 0) {
+    return ResourceExhausted("out of device memory even at micro_batch 1: " + why +
+                             "; raise --device-memory-limit or shrink the model");
+  }
+  if (comm_.rank() == 0) {
+    log_->warn("step {}: micro_batch {} -> {}, accumulate {} -> {} (effective batch {} per rank "
+               "unchanged) because {}",
+               step, micro_batch_, next, accumulate_, per_rank_ / next, per_rank_, why);
+  }
+  micro_batch_ = next;
+  accumulate_ = per_rank_ / next;
+  stage_x_ = {};
+  stage_y_ = {};
+  model_->ReleaseActivations();
+  return Status::Ok();
+}
+
+Status Trainer::RunStep(int64_t step) {
+  const std::span<const uint32_t> order = EpochOrderFor(step / steps_per_epoch_);
+  const size_t base = static_cast<size_t>(step % steps_per_epoch_) * config_.global_batch +
+                      static_cast<size_t>(comm_.rank()) * per_rank_;
+  const std::span<const uint32_t> mine = order.subspan(base, per_rank_);
+  const comm::GradientTensor gradients = model_->GradientsWithTail();
+  // The step's verdicts on the host; they travel in the gradients' tail (see kExtras).
+  float extras[kExtras] = {};
+
+  for (;;) {
+    ++report_.step_attempts;
+    COUPLER_RETURN_IF_ERROR(model_->ZeroGrads());
+    Status local = ReserveMicroBatch();
+    if (!local.ok() && local.code() != StatusCode::kResourceExhausted) return local;
+    double loss = 0;
+    if (local.ok()) {
+      // Each micro-batch adds scale x (its loss sum) / per_rank_: after accumulation the buffer
+      // holds scale x this rank's mean gradient, whatever the micro-batch size.
+      const float grad_scale = scaler_.scale() / static_cast<float>(per_rank_);
+      for (size_t k = 0; k < accumulate_; ++k) {
+        COUPLER_RETURN_IF_ERROR(
+            StageRows(data_.train, mine.subspan(k * micro_batch_, micro_batch_)));
+        Result<double> part = model_->ForwardBackward(
+            stage_x_.as<float>(), stage_y_.as<int32_t>(), micro_batch_, grad_scale);
+        if (!part.ok()) {
+          // A GPU library (cuBLAS) can run out of memory mid-pass: the same back-off as a
+          // buffer that did not fit, once every rank has heard of it through the all-reduce.
+          if (part.status().code() != StatusCode::kResourceExhausted) return part.status();
+          local = part.status();
+          break;
+        }
+        loss += *part;
+      }
+    }
+    if (comm_.rank() == 0 && step >= options_.inject_inf_first &&
+        step <= options_.inject_inf_last) {
+      const float inf = std::numeric_limits<float>::infinity();
+      COUPLER_RETURN_IF_ERROR(backend_.CopyFromHost(model_->grads(), &inf, sizeof(float)));
+    }
+    extras[0] = local.ok() ? 0.0f : 1.0f;
+    extras[1] = static_cast<float>(loss);
+    COUPLER_RETURN_IF_ERROR(backend_.CopyFromHost(model_->grad_tail(), extras, sizeof(extras)));
+    const size_t before = comm_.allreduces();
+    auto buckets = reducer_->AllReduceMean({&gradients, 1});
+    if (!buckets.ok()) return buckets.status();
+    const size_t counted = comm_.allreduces() - before;
+    if (counted != *buckets || counted != report_.buckets_per_step) {
+      return Internal("step " + std::to_string(step) + " issued " + std::to_string(counted) +
+                      " all-reduces for " + std::to_string(report_.buckets_per_step) +
+                      " buckets");
+    }
+    report_.step_allreduces += counted;
+    COUPLER_RETURN_IF_ERROR(backend_.CopyToHost(extras, model_->grad_tail(), sizeof(extras)));
+    if (extras[0] > 0) {
+      COUPLER_RETURN_IF_ERROR(BackOff(step, local));
+      continue;
+    }
+    break;
+  }
+
+  const double step_loss = static_cast<double>(extras[1]) * comm_.size() /
+                           static_cast<double>(config_.global_batch);
+  COUPLER_ASSIGN_OR_RETURN(const bool finite,
+                           backend_.UnscaleAllFinite(model_->grads(), model_->num_params(),
+                                                     scaler_.enabled(), scaler_.inv_scale()));
+  const float scale_before = scaler_.scale();
+  COUPLER_ASSIGN_OR_RETURN(const bool apply, scaler_.Update(finite));
+  if (apply) {
+    COUPLER_RETURN_IF_ERROR(optimizer_->Step(model_->params(), model_->grads()));
+    COUPLER_RETURN_IF_ERROR(model_->RefreshComputeCopies());
+  } else {
+    ++report_.skipped_steps;
+    if (comm_.rank() == 0) {
+      log_->warn("step {}: non-finite gradients, step skipped; loss scale {} -> {}", step,
+                 scale_before, scaler_.scale());
+    }
+  }
+  if (step % steps_per_epoch_ == 0) {
+    epoch_loss_sum_ = 0;
+    epoch_loss_steps_ = 0;
+  }
+  epoch_loss_sum_ += step_loss;
+  ++epoch_loss_steps_;
+  Progress(step, step_loss, step + 1 == total_steps_);
+  return Status::Ok();
+}
+
+void Trainer::Progress(int64_t step, double loss, bool force) {
+  if (comm_.rank() != 0) return;
+  const auto now = Clock::now();
+  const double since = std::chrono::duration<double>(now - last_progress_).count();
+  if (!force && since < options_.progress_interval_s) return;
+  last_progress_ = now;
+  const double elapsed = std::chrono::duration<double>(now - loop_start_).count();
+  const double samples = static_cast<double>(loop_steps_ + 1) * config_.global_batch;
+  log_->info("epoch {}/{} step {}/{} loss {:.4f} {:.0f} samples/s loss_scale {} micro_batch {} "
+             "x accumulate {}",
+             step / steps_per_epoch_ + 1, config_.epochs, step + 1, total_steps_, loss,
+             elapsed > 0 ? samples / elapsed : 0.0, scaler_.scale(), micro_batch_, accumulate_);
+}
+
+Status Trainer::Evaluate() {
+  COUPLER_RETURN_IF_ERROR(ReserveMicroBatch());
+  const Dataset& test = data_.test;
+  const size_t world = static_cast<size_t>(comm_.size());
+  const size_t rank = static_cast<size_t>(comm_.rank());
+  const size_t begin = test.rows * rank / world;
+  const size_t end = test.rows * (rank + 1) / world;
+  std::vector<uint32_t> rows(end - begin);
+  std::iota(rows.begin(), rows.end(), static_cast<uint32_t>(begin));
+  size_t correct = 0;
+  double loss = 0;
+  for (size_t at = 0; at < rows.size(); at += micro_batch_) {
+    const size_t m = std::min(micro_batch_, rows.size() - at);
+    COUPLER_RETURN_IF_ERROR(StageRows(test, std::span(rows).subspan(at, m)));
+    COUPLER_ASSIGN_OR_RETURN(
+        const double part,
+        model_->Evaluate(stage_x_.as<float>(), stage_y_.as<int32_t>(), m, &correct));
+    loss += part;
+  }
+  double sums[3] = {static_cast<double>(correct), static_cast<double>(rows.size()), loss};
+  COUPLER_RETURN_IF_ERROR(host_comm_.AllReduce(sums, sums, 3, comm::DataType::kFloat64,
+                                          comm::ReduceOp::kSum)
+                              .WithContext("evaluation"));
+  double peaks[2] = {static_cast<double>(budget_.peak()),
+                     static_cast<double>(budget_.peak_compute_working_set())};
+  COUPLER_RETURN_IF_ERROR(host_comm_.AllReduce(peaks, peaks, 2, comm::DataType::kFloat64,
+                                          comm::ReduceOp::kMax)
+                              .WithContext("peak memory"));
+  report_.test_accuracy = sums[1] > 0 ? sums[0] / sums[1] : 0.0;
+  report_.peak_device_bytes = static_cast<size_t>(peaks[0]);
+  report_.peak_working_set_bytes = static_cast<size_t>(peaks[1]);
+  report_.peak_activation_bytes = budget_.peak(memory::MemoryKind::kActivation);
+  report_.workspace_bytes = budget_.peak(memory::MemoryKind::kWorkspace);
+  report_.compute_weight_bytes = config_.precision == Precision::kFp32
+                                     ? model_->num_weights() * sizeof(float)
+                                     : budget_.peak(memory::MemoryKind::kComputeCopy);
+  return Status::Ok();
+}
+
+Result<TrainReport> Trainer::Run() {
+  COUPLER_RETURN_IF_ERROR(Setup());
+  COUPLER_RETURN_IF_ERROR(Resume());
+  const size_t wire_bytes = options_.wire == comm::GradientWireType::kFloat32 ? 4 : 2;
+  const size_t capacity =
+      std::max<size_t>(1, static_cast<size_t>(config_.bucket_mb * 1024 * 1024) / wire_bytes);
+  report_.buckets_per_step = (model_->num_params() + kExtras + capacity - 1) / capacity;
+  if (comm_.rank() == 0) {
+    log_->info("training {} parameters on {} ranks: {} steps ({} epochs x {}), global batch {} "
+               "= micro_batch {} x accumulate {} x {} ranks, {}, {} all-reduce bucket(s)/step",
+               model_->num_params(), comm_.size(), total_steps_, config_.epochs,
+               steps_per_epoch_, config_.global_batch, micro_batch_, accumulate_, comm_.size(),
+               PrecisionName(config_.precision), report_.buckets_per_step);
+  }
+  loop_start_ = Clock::now();
+  last_progress_ = loop_start_;
+  int64_t step = first_step_;
+  for (; step < total_steps_; ++step, ++loop_steps_) {
+    if (options_.stop_after_steps >= 0 && loop_steps_ >= options_.stop_after_steps) break;
+    COUPLER_RETURN_IF_ERROR(RunStep(step).WithContext("step " + std::to_string(step)));
+    if (config_.checkpoint_every > 0 && !config_.checkpoint_dir.empty() &&
+        (step + 1) % config_.checkpoint_every == 0) {
+      COUPLER_RETURN_IF_ERROR(SaveCheckpoint(step + 1));
+    }
+  }
+  const double elapsed = std::chrono::duration<double>(Clock::now() - loop_start_).count();
+  COUPLER_RETURN_IF_ERROR(Evaluate());
+  report_.steps = loop_steps_;
+  report_.samples_per_s =
+      elapsed > 0 ? static_cast<double>(loop_steps_) * config_.global_batch / elapsed : 0.0;
+  report_.final_loss = epoch_loss_steps_ > 0 ? epoch_loss_sum_ / epoch_loss_steps_ : 0.0;
+  report_.precision = config_.precision;
+  report_.micro_batch = micro_batch_;
+  report_.accumulate = accumulate_;
+  report_.world_size = comm_.size();
+  report_.loss_scale = scaler_.scale();
+  report_.device = backend_.name();
+  report_.communicator = options_.communicator_name;
+  report_.weights.resize(model_->num_params());
+  COUPLER_RETURN_IF_ERROR(model_->ParamsToHost(report_.weights.data()));
+  return std::move(report_);
+}
+
+}  // namespace internal
+
+Result<TrainReport> RunTraining(const TrainerOptions& options, const Split& data,
+                                comm::Communicator& comm) {
+  internal::Trainer trainer(options, data, comm);
+  return trainer.Run();
+}
+
+Status WriteMetricsJson(const std::string& path, const TrainReport& r) {
+  json::Writer w;
+  w.BeginObject();
+  w.Field("test_accuracy", r.test_accuracy);
+  w.Field("final_loss", r.final_loss);
+  w.Field("steps", r.steps);
+  w.Field("samples_per_s", r.samples_per_s);
+  w.Field("precision", PrecisionName(r.precision));
+  w.Field("micro_batch", uint64_t{r.micro_batch});
+  w.Field("accumulate", uint64_t{r.accumulate});
+  w.Field("world_size", r.world_size);
+  w.Field("peak_device_bytes", uint64_t{r.peak_device_bytes});
+  w.Field("peak_working_set_bytes", uint64_t{r.peak_working_set_bytes});
+  w.Field("skipped_steps", r.skipped_steps);
+  w.Field("loss_scale", static_cast<double>(r.loss_scale));
+  w.Field("allreduce_buckets_per_step", uint64_t{r.buckets_per_step});
+  w.Field("step_allreduces", uint64_t{r.step_allreduces});
+  w.Field("step_attempts", r.step_attempts);
+  w.Field("device", r.device);
+  w.Field("communicator", r.communicator);
+  w.EndObject();
+  const std::string text = w.Finish();
+  const std::span<const std::byte> parts[] = {std::as_bytes(std::span(text))};
+  return io::WriteFileAtomic(path, parts, /*durable=*/false);
+}
+
+}  // namespace coupler::train

@@ -1,0 +1,76 @@
+// One rank of a data-parallel training group: the step loop with gradient accumulation, fused
+// bucketed all-reduce, mixed precision with dynamic loss scaling, OOM back-off agreed by all
+// ranks, checkpoints and resume. Takes its data and Communicator from the caller, so the same
+// code runs under mpirun and as threads in tests.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "train/comm/communicator.h"
+#include "train/comm/gradient_reducer.h"
+#include "runtime/status.h"
+#include "train/data/dataset.h"
+#include "train/backend/train_backend.h"
+#include "train/config/train_config.h"
+
+namespace coupler::train {
+
+struct TrainerOptions {
+  TrainConfig config;
+  size_t device_memory_limit = 0;  // bytes; 0 = unlimited
+  bool resume = false;             // continue from the newest checkpoint in checkpoint_dir
+  comm::GradientWireType wire = comm::GradientWireType::kFloat32;
+  double progress_interval_s = 2.0;  // rank 0's progress lines; <= 0 = every step
+  // Testing aid: rank 0's local gradients become inf on optimizer steps [first, last].
+  int64_t inject_inf_first = -1;
+  int64_t inject_inf_last = -1;
+  // Testing aid: stop (as if killed) after this many optimizer steps; -1 = run to the end.
+  int64_t stop_after_steps = -1;
+  // Where the model lives and computes (borrowed; must outlive the run); null = the CPU kernels
+  // on host memory. On a device backend the gradient communicator takes device pointers.
+  TrainBackend* backend = nullptr;
+  // For the trainer's small host-side collectives (evaluation, peaks, resume), borrowed; null =
+  // the gradient communicator. Needed when that one only takes device memory (NCCL).
+  comm::Communicator* host_comm = nullptr;
+  std::string communicator_name = "mpi";  // what the report records
+};
+
+struct TrainReport {
+  double test_accuracy = 0;
+  double final_loss = 0;           // mean training loss over the last epoch's steps
+  int64_t steps = 0;               // optimizer steps run by this process (skipped ones included)
+  int64_t skipped_steps = 0;       // non-finite gradients
+  double samples_per_s = 0;        // global samples per second of the step loop
+  Precision precision = Precision::kFp32;
+  size_t micro_batch = 0;          // as finally used (after auto sizing and back-off)
+  size_t accumulate = 0;
+  int world_size = 1;
+  size_t peak_device_bytes = 0;    // max over ranks
+  size_t peak_working_set_bytes = 0;  // activations + compute copies + workspace, max over ranks
+  // This rank's parts of what the forward/backward pass touches: activations and their
+  // gradients at peak, the weights as the GEMMs read them (the fp32 masters in an fp32 run,
+  // the 16-bit copies otherwise) and the GEMM widening workspace.
+  size_t peak_activation_bytes = 0;
+  size_t compute_weight_bytes = 0;
+  size_t workspace_bytes = 0;
+  float loss_scale = 1;
+  size_t buckets_per_step = 0;
+  size_t step_allreduces = 0;      // all-reduce calls counted at the communicator during steps
+  int64_t step_attempts = 0;       // steps run including OOM retries
+  std::vector<float> weights;      // final fp32 masters (the same on every rank)
+  std::string device = "cpu";      // the backend's name: "cpu" or "cuda:N"
+  std::string communicator = "mpi";
+};
+
+Result<TrainReport> RunTraining(const TrainerOptions& options, const Split& data,
+                                comm::Communicator& comm);
+
+// {"test_accuracy", "final_loss", "steps", "samples_per_s", "precision", "micro_batch",
+//  "accumulate", "world_size", "peak_device_bytes", "device", "communicator", ...}, written
+// atomically.
+Status WriteMetricsJson(const std::string& path, const TrainReport& report);
+
+}  // namespace coupler::train

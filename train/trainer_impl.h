@@ -1,0 +1,104 @@
+// The state of one rank's training run, shared by trainer_setup.cc (setup, resume,
+// checkpoints) and trainer.cc (the step loop). Private to train/.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "kernels/train_kernels.h"
+#include "train/comm/counting_communicator.h"
+#include "train/comm/gradient_reducer.h"
+#include "runtime/logging.h"
+#include "train/memory/memory_budget.h"
+#include "train/loss_scaler.h"
+#include "train/backend/backend_bucket_math.h"
+#include "train/backend/cpu_train_backend.h"
+#include "train/memory/micro_batch_plan.h"
+#include "train/model/mlp.h"
+#include "train/model/optimizer.h"
+#include "train/trainer.h"
+
+namespace coupler::train::internal {
+
+using Clock = std::chrono::steady_clock;
+
+kernels::Storage StorageFor(Precision p);
+// layers, optimizer, precision, global batch and ranks: what a checkpoint must match to resume.
+std::string Fingerprint(const TrainConfig& c, int world_size);
+
+// Everything one rank holds for the run; the loop methods read like the algorithm.
+class Trainer {
+ public:
+  Trainer(const TrainerOptions& options, const Split& data, comm::Communicator& comm)
+      : options_(options),
+        config_(options.config),
+        data_(data),
+        comm_(comm),
+        host_comm_(options.host_comm != nullptr ? *options.host_comm : comm),
+        backend_(options.backend != nullptr ? *options.backend : cpu_backend_),
+        budget_(options.device_memory_limit != 0 ? options.device_memory_limit
+                                                 : backend_.memory_capacity(),
+                &backend_.store()),
+        scaler_(config_.precision == Precision::kFp16),
+        log_(Logger("train")) {}
+
+  Result<TrainReport> Run();
+
+ private:
+  Status Setup();
+  Status Resume();
+  Status RunStep(int64_t step);
+  Status ReserveMicroBatch();
+  Status BackOff(int64_t step, const Status& local_error);
+  Status Evaluate();
+  Status SaveCheckpoint(int64_t next_step);
+  // Rows of `split` into stage_x_/stage_y_, through host memory when the backend is a device.
+  Status StageRows(const Dataset& split, std::span<const uint32_t> rows);
+  void Progress(int64_t step, double loss, bool force);
+  std::span<const uint32_t> EpochOrderFor(int64_t epoch);
+
+  TrainerOptions options_;
+  TrainConfig config_;
+  const Split& data_;
+  comm::CountingCommunicator comm_;
+  comm::Communicator& host_comm_;
+  CpuTrainBackend cpu_backend_;  // used when options.backend is null
+  TrainBackend& backend_;
+  memory::MemoryBudget budget_;
+  std::optional<BackendBucketMath> bucket_math_;
+  precision::LossScaler scaler_;
+  std::shared_ptr<spdlog::logger> log_;
+  std::optional<Mlp> model_;
+  std::optional<ParameterOptimizer> optimizer_;
+  std::optional<comm::GradientReducer> reducer_;
+
+  size_t micro_batch_ = 0;
+  size_t accumulate_ = 0;
+  size_t per_rank_ = 0;  // micro_batch x accumulate: this rank's share of a global batch
+  int64_t steps_per_epoch_ = 0;
+  int64_t total_steps_ = 0;
+  int64_t first_step_ = 0;
+  memory::DeviceBuffer stage_x_;
+  memory::DeviceBuffer stage_y_;
+  std::vector<float> host_x_;  // host staging of a device backend's micro-batches
+  std::vector<int32_t> host_y_;
+  // After the gradients, in their buffer: this rank's out-of-memory flag and loss sum. The
+  // step's all-reduce averages them with the gradients, so every rank learns whether any rank
+  // ran out of memory, and the global loss, without a collective of their own.
+  static constexpr size_t kExtras = kGradientTail;
+  int64_t cached_epoch_ = -1;
+  std::vector<uint32_t> order_;
+
+  TrainReport report_;
+  double epoch_loss_sum_ = 0;
+  int64_t epoch_loss_steps_ = 0;
+  Clock::time_point last_progress_{};
+  Clock::time_point loop_start_{};
+  int64_t loop_steps_ = 0;
+};
+
+}  // namespace coupler::train::internal

@@ -1,0 +1,182 @@
+#include <algorithm>
+#include <utility>
+
+#include "train/model/checkpoint.h"
+#include "train/memory/micro_batch_plan.h"
+#include "train/trainer_impl.h"
+
+namespace coupler::train::internal {
+
+kernels::Storage StorageFor(Precision p) {
+  switch (p) {
+    case Precision::kFp32: return kernels::Storage::kFloat32;
+    case Precision::kFp16: return kernels::Storage::kFp16;
+    case Precision::kBf16: return kernels::Storage::kBf16;
+  }
+  return kernels::Storage::kFloat32;
+}
+
+std::string Fingerprint(const TrainConfig& c, int world_size) {
+  std::string f = "layers=";
+  for (size_t i = 0; i < c.layers.size(); ++i) {
+    if (i > 0) f += ',';
+    f += std::to_string(c.layers[i]);
+  }
+  f += " optimizer=";
+  f += OptimizerName(c.optimizer);
+  f += " precision=";
+  f += PrecisionName(c.precision);
+  f += " global_batch=" + std::to_string(c.global_batch);
+  f += " ranks=" + std::to_string(world_size);
+  return f;
+}
+
+Status Trainer::Setup() {
+  const size_t world = static_cast<size_t>(comm_.size());
+  if (data_.train.rows == 0) return InvalidArgument("the training split is empty");
+  if (config_.layers.front() != data_.train.features) {
+    return InvalidArgument("layers[0] is " + std::to_string(config_.layers.front()) +
+                           " but the data has " + std::to_string(data_.train.features) +
+                           " feature columns");
+  }
+  if (config_.layers.back() < data_.train.num_classes) {
+    return InvalidArgument("the last layer has " + std::to_string(config_.layers.back()) +
+                           " outputs but the labels go up to " +
+                           std::to_string(data_.train.num_classes - 1));
+  }
+  if (config_.global_batch % world != 0) {
+    return InvalidArgument("global_batch " + std::to_string(config_.global_batch) +
+                           " is not divisible by the " + std::to_string(world) + " ranks");
+  }
+  per_rank_ = config_.global_batch / world;
+  steps_per_epoch_ = static_cast<int64_t>(data_.train.rows / config_.global_batch);
+  if (steps_per_epoch_ == 0) {
+    return InvalidArgument("global_batch " + std::to_string(config_.global_batch) +
+                           " is larger than the " + std::to_string(data_.train.rows) +
+                           " training rows");
+  }
+  total_steps_ = steps_per_epoch_ * config_.epochs;
+
+  const kernels::Storage storage = StorageFor(config_.precision);
+  COUPLER_ASSIGN_OR_RETURN(
+      auto model,
+      Mlp::Create(config_.layers, storage, budget_, backend_, config_.seed, kExtras));
+  model_.emplace(std::move(model));
+  OptimizerSettings settings{config_.optimizer, config_.lr, config_.momentum,
+                             config_.weight_decay};
+  COUPLER_ASSIGN_OR_RETURN(auto opt,
+                           ParameterOptimizer::Create(settings, model_->num_params(), budget_,
+                                                      backend_));
+  optimizer_.emplace(std::move(opt));
+  comm::GradientReducerOptions reducer_options;
+  reducer_options.bucket_bytes = static_cast<size_t>(config_.bucket_mb * 1024 * 1024);
+  reducer_options.wire_type = options_.wire;
+  if (backend_.on_device()) {
+    // The gradients are in device memory: the reducer's bucket math must run there too.
+    bucket_math_.emplace(backend_, budget_);
+    reducer_options.math = &*bucket_math_;
+  }
+  reducer_.emplace(comm_, reducer_options);
+
+  MicroBatchChoice choice;
+  COUPLER_ASSIGN_OR_RETURN(choice, ChooseMicroBatch(config_, world, budget_.limit()));
+  micro_batch_ = choice.micro_batch;
+  accumulate_ = choice.accumulate;
+  if (!choice.reason.empty() && comm_.rank() == 0) log_->info("{}", choice.reason);
+  return Status::Ok();
+}
+
+// Rank 0 reads the newest checkpoint and broadcasts it, so ranks on other hosts need no shared
+// filesystem.
+Status Trainer::Resume() {
+  if (!options_.resume) return Status::Ok();
+  if (config_.checkpoint_dir.empty()) {
+    return InvalidArgument("--resume needs checkpoint_dir in the config");
+  }
+  CheckpointState state;
+  // header: found (1), error (-1) or none (0); step; micro_batch; accumulate; clean; opt steps
+  double header[7] = {0, 0, 0, 0, 0, 0, 1};
+  Status local = Status::Ok();
+  if (comm_.rank() == 0) {
+    auto newest = ReadNewestCheckpoint(config_.checkpoint_dir);
+    if (!newest.ok()) {
+      local = newest.status();
+    } else if (newest->has_value()) {
+      state = std::move(**newest);
+      const std::string expected = Fingerprint(config_, comm_.size());
+      if (state.fingerprint != expected) {
+        local = InvalidArgument("the checkpoint in " + config_.checkpoint_dir + " was written by '" +
+                                state.fingerprint + "', this run is '" + expected + "'");
+      } else if (state.params.size() != model_->num_params() ||
+                 state.optimizer_state.size() != optimizer_->state_size()) {
+        local = InvalidArgument("the checkpoint's tensors do not match the model");
+      }
+    }
+    header[0] = !local.ok() ? -1 : (state.fingerprint.empty() ? 0 : 1);
+    header[1] = static_cast<double>(state.step);
+    header[2] = static_cast<double>(state.micro_batch);
+    header[3] = static_cast<double>(state.accumulate);
+    header[4] = static_cast<double>(state.clean_steps);
+    header[5] = static_cast<double>(state.optimizer_steps);
+    header[6] = state.loss_scale;
+  }
+  COUPLER_RETURN_IF_ERROR(host_comm_.Broadcast(header, 7, comm::DataType::kFloat64, 0));
+  if (header[0] < 0) {
+    return comm_.rank() == 0 ? local : Aborted("rank 0 could not read the checkpoint");
+  }
+  if (header[0] == 0) {
+    if (comm_.rank() == 0) {
+      log_->info("--resume: no checkpoint in {} yet, starting from step 0", config_.checkpoint_dir);
+    }
+    return Status::Ok();
+  }
+  // Broadcast on the host, then copied to wherever the model lives.
+  state.params.resize(model_->num_params());
+  state.optimizer_state.resize(optimizer_->state_size());
+  COUPLER_RETURN_IF_ERROR(host_comm_.Broadcast(state.params.data(), state.params.size(),
+                                               comm::DataType::kFloat32, 0));
+  COUPLER_RETURN_IF_ERROR(host_comm_.Broadcast(state.optimizer_state.data(),
+                                               state.optimizer_state.size(),
+                                               comm::DataType::kFloat32, 0));
+  COUPLER_RETURN_IF_ERROR(model_->ParamsFromHost(state.params.data()));
+  COUPLER_RETURN_IF_ERROR(optimizer_->StateFromHost(state.optimizer_state));
+  first_step_ = static_cast<int64_t>(header[1]);
+  micro_batch_ = static_cast<size_t>(header[2]);
+  accumulate_ = static_cast<size_t>(header[3]);
+  scaler_.Restore(static_cast<float>(header[6]), static_cast<int64_t>(header[4]));
+  optimizer_->RestoreSteps(static_cast<int64_t>(header[5]));
+  COUPLER_RETURN_IF_ERROR(model_->RefreshComputeCopies());
+  if (comm_.rank() == 0) {
+    log_->info("resumed from {} at step {}/{} (micro_batch {} x accumulate {})",
+               CheckpointPath(config_.checkpoint_dir, first_step_), first_step_, total_steps_,
+               micro_batch_, accumulate_);
+  }
+  return Status::Ok();
+}
+
+Status Trainer::SaveCheckpoint(int64_t next_step) {
+  if (comm_.rank() != 0) return Status::Ok();
+  CheckpointState s;
+  s.step = next_step;
+  s.seed = config_.seed;
+  s.micro_batch = micro_batch_;
+  s.accumulate = accumulate_;
+  s.loss_scale = scaler_.scale();
+  s.clean_steps = scaler_.clean_steps();
+  s.optimizer_steps = optimizer_->steps_taken();
+  s.fingerprint = Fingerprint(config_, comm_.size());
+  s.params.resize(model_->num_params());
+  COUPLER_RETURN_IF_ERROR(model_->ParamsToHost(s.params.data()));
+  COUPLER_ASSIGN_OR_RETURN(s.optimizer_state, optimizer_->StateToHost());
+  return WriteCheckpoint(config_.checkpoint_dir, s);
+}
+
+std::span<const uint32_t> Trainer::EpochOrderFor(int64_t epoch) {
+  if (epoch != cached_epoch_) {
+    order_ = EpochOrder(data_.train.rows, config_.seed, epoch);
+    cached_epoch_ = epoch;
+  }
+  return order_;
+}
+
+}  // namespace coupler::train::internal
