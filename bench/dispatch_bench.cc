@@ -40,7 +40,7 @@ std::string WriteSpec(const fs::path& dir, const std::string& name, long tasks) 
 }
 
 // Long-polls the job's status: the coordinator answers when the job finishes.
-coupler::wire::JobStatus WaitDone(coupler::coordinator::Client& c, const std::string& id) {
+coupler::wire::JobStatus WaitDone(coupler::client::Client& c, const std::string& id) {
   for (;;) {
     auto r = c.Status(id, std::chrono::milliseconds(5000));
     if (r.ok() && !r->jobs.empty() && r->jobs[0].state != "queued" && r->jobs[0].state != "running") {
@@ -131,9 +131,9 @@ Run Measure(const fs::path& dir, bool insecure, long tasks, long big) {
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   Child w1(args({"worker", "--coordinator", listen, "--slots", "2", "--id", "b1"}));
   Child w2(args({"worker", "--coordinator", listen, "--slots", "2", "--id", "b2"}));
-  coupler::coordinator::ClientSecurity security;
+  coupler::client::ClientSecurity security;
   security.insecure = insecure;
-  auto client = coupler::coordinator::Client::Connect("tcp://127.0.0.1:" + std::to_string(port + 1),
+  auto client = coupler::client::Client::Connect("tcp://127.0.0.1:" + std::to_string(port + 1),
                                                       std::chrono::seconds(10), security);
   if (!client.ok()) {
     std::fprintf(stderr, "%s\n", client.status().message().c_str());

@@ -23,7 +23,7 @@
 namespace {
 
 namespace fs = std::filesystem;
-using coupler::coordinator::Client;
+using coupler::client::Client;
 using coupler::itest::Clock;
 
 struct Measure {
@@ -117,7 +117,7 @@ Measure Loopback(long tasks, int round_trips) {
   cluster.StartWorker("l1", 2);
   cluster.StartWorker("l2", 2);
   const std::string clients = ClientEndpoint(cluster.endpoint());
-  coupler::coordinator::ClientSecurity security;
+  coupler::client::ClientSecurity security;
   security.keys_dir = (cluster.keys() / "local-client").string();
   auto client = Client::Connect(clients, std::chrono::seconds(10), security);
   if (!client.ok()) {
@@ -149,7 +149,7 @@ Measure Hosts(long tasks, int round_trips) {
   std::unique_ptr<Client> client;
   std::string why;
   bed.InHost(a, [&] {
-    coupler::coordinator::ClientSecurity security;
+    coupler::client::ClientSecurity security;
     security.keys_dir = (cluster.keys() / "local-client").string();
     auto c =
         Client::Connect(ClientEndpoint(cluster.endpoint()), std::chrono::seconds(10), security);

@@ -39,7 +39,7 @@ struct Sample {
   coupler::wire::JobStatus job;
 };
 
-std::optional<Sample> Read(coupler::coordinator::Client& c, const std::string& id,
+std::optional<Sample> Read(coupler::client::Client& c, const std::string& id,
                            milliseconds wait = milliseconds(0)) {
   auto r = c.Status(id, wait);
   if (!r.ok() || r->jobs.empty()) return std::nullopt;
@@ -49,7 +49,7 @@ std::optional<Sample> Read(coupler::coordinator::Client& c, const std::string& i
 }
 
 // Tasks/s over `window`, measured on the coordinator's clock.
-std::optional<double> Rate(coupler::coordinator::Client& c, const std::string& id,
+std::optional<double> Rate(coupler::client::Client& c, const std::string& id,
                            std::chrono::seconds window) {
   const auto a = Read(c, id);
   std::this_thread::sleep_for(window);
@@ -79,7 +79,7 @@ int Run(const fs::path& dir, long tasks, long sleep_ms, std::chrono::seconds win
   const std::string listen = "tcp://127.0.0.1:" + std::to_string(port);
   Child coordinator({"coordinator", "--listen", listen, "--state", (dir / "state").string()},
                     /*quiet=*/true);
-  auto client = coupler::coordinator::Client::Connect("tcp://127.0.0.1:" + std::to_string(port + 1));
+  auto client = coupler::client::Client::Connect("tcp://127.0.0.1:" + std::to_string(port + 1));
   if (!client.ok()) return Fail("cannot reach the coordinator");
   auto& c = **client;
   auto alive = [&c](size_t want, const std::string& running_id) {

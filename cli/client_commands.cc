@@ -10,6 +10,7 @@
 #include "client/client.h"
 #include "coordinator/coordinator.h"
 #include "runtime/job/job_loader.h"
+#include "runtime/net/endpoint.h"
 
 namespace coupler::cli {
 namespace {
@@ -21,7 +22,7 @@ struct ClientArgs {
   int priority = 0;
   bool wait = false;
   bool json = false;
-  coordinator::ClientSecurity security;
+  client::ClientSecurity security;
 };
 
 int Fail(const Status& s) {
@@ -31,8 +32,8 @@ int Fail(const Status& s) {
              : kExitFailure;
 }
 
-Result<std::unique_ptr<coordinator::Client>> ConnectClient(const ClientArgs& a) {
-  return coordinator::Client::Connect(coordinator::ClientEndpointFor(a.coordinator),
+Result<std::unique_ptr<client::Client>> ConnectClient(const ClientArgs& a) {
+  return client::Client::Connect(net::ClientEndpointFor(a.coordinator),
                                      std::chrono::seconds(10), a.security);
 }
 

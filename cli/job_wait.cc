@@ -11,7 +11,7 @@
 
 namespace coupler::cli {
 
-WaitOutcome WaitForJob(coordinator::Client& client, const std::string& job_id) {
+WaitOutcome WaitForJob(client::Client& client, const std::string& job_id) {
   const bool tty = isatty(STDERR_FILENO) != 0;
   const auto start = std::chrono::steady_clock::now();
   auto last_line = start - std::chrono::hours(1);

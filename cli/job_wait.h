@@ -14,6 +14,6 @@ struct WaitOutcome {
   std::optional<wire::JobStatus> final_status;
 };
 
-WaitOutcome WaitForJob(coordinator::Client& client, const std::string& job_id);
+WaitOutcome WaitForJob(client::Client& client, const std::string& job_id);
 
 }  // namespace coupler::cli

@@ -16,6 +16,7 @@
 #include "coordinator/placement/pool_fit.h"
 #include "runtime/job/job_loader.h"
 #include "runtime/logging.h"
+#include "runtime/net/endpoint.h"
 #include "runtime/plan/plan_format.h"
 #include "runtime/plan/planner.h"
 #include "runtime/util/json_writer.h"
@@ -118,7 +119,7 @@ int RunPlan(const PlanArgs& args) {
              loaded.graph->nodes.size(), load_ms, MillisSince(plan_start));
   std::string text = args.json ? plan::FormatPlanJson(*plan) : plan::FormatPlanTable(*plan);
   if (args.workers) {
-    auto client = coordinator::Client::Connect(coordinator::ClientEndpointFor(args.coordinator),
+    auto client = client::Client::Connect(net::ClientEndpointFor(args.coordinator),
                                                kPoolTimeout);
     Result<std::vector<wire::WorkerStatus>> workers =
         client.ok() ? (*client)->Workers() : Result<std::vector<wire::WorkerStatus>>(client.status());

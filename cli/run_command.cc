@@ -154,10 +154,10 @@ int Run(const RunArgs& a) {
                                           net::LocalPeerDir(keys, net::KeyRole::kWorker)});
         if (w.ok()) workers.push_back(std::move(*w));
       }
-      coordinator::ClientSecurity security;
+      client::ClientSecurity security;
       security.keys_dir = net::LocalPeerDir(keys, net::KeyRole::kClient);
       auto client =
-          coordinator::Client::Connect(endpoint + ".clients", std::chrono::seconds(10), security);
+          client::Client::Connect(endpoint + ".clients", std::chrono::seconds(10), security);
       const auto start = std::chrono::steady_clock::now();
       Result<std::string> id = client.ok() ? (*client)->Submit(a.job) : Result<std::string>(client.status());
       if (!id.ok()) {

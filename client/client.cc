@@ -12,7 +12,7 @@
 #include "runtime/wire/codec.h"
 #include "runtime/wire/control_messages.h"
 
-namespace coupler::coordinator {
+namespace coupler::client {
 
 Client::Client(std::string endpoint, std::chrono::milliseconds timeout)
     : endpoint_(std::move(endpoint)), timeout_(timeout), ctx_(1) {}
@@ -115,4 +115,4 @@ Result<std::string> Client::Drain(const std::string& worker_id) {
   return ack->message;
 }
 
-}  // namespace coupler::coordinator
+}  // namespace coupler::client

@@ -16,7 +16,7 @@
 #include "runtime/status.h"
 #include "runtime/wire/messages.h"
 
-namespace coupler::coordinator {
+namespace coupler::client {
 
 // How a client proves who it is (see runtime/net/key_discovery.h for the defaults).
 struct ClientSecurity {
@@ -57,4 +57,4 @@ class Client {
   zmq::socket_t socket_;
 };
 
-}  // namespace coupler::coordinator
+}  // namespace coupler::client

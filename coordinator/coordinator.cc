@@ -27,19 +27,6 @@ constexpr size_t kMaxPendingAdmissions = 16;
 
 }  // namespace
 
-std::string ClientEndpointFor(const std::string& endpoint) {
-  if (endpoint.rfind("ipc://", 0) == 0) return endpoint + ".clients";
-  const auto colon = endpoint.rfind(':');
-  if (colon == std::string::npos) return endpoint;
-  const std::string port = endpoint.substr(colon + 1);
-  if (port == "*" || port.empty()) return endpoint;
-  try {
-    return endpoint.substr(0, colon + 1) + std::to_string(std::stoi(port) + 1);
-  } catch (const std::exception&) {
-    return endpoint;
-  }
-}
-
 Status CheckPlaintextAllowed(const std::string& worker_endpoint,
                              const std::string& client_endpoint) {
   for (const std::string& ep : {worker_endpoint, client_endpoint}) {
@@ -62,7 +49,7 @@ Coordinator::Coordinator(CoordinatorOptions options, std::unique_ptr<store::Stat
 Result<std::unique_ptr<Coordinator>> Coordinator::Create(const CoordinatorOptions& options) {
   if (options.state_dir.empty()) return InvalidArgument("the coordinator needs --state DIR");
   const std::string client_ep =
-      options.client_listen.empty() ? ClientEndpointFor(options.listen) : options.client_listen;
+      options.client_listen.empty() ? net::ClientEndpointFor(options.listen) : options.client_listen;
   if (options.insecure) COUPLER_RETURN_IF_ERROR(CheckPlaintextAllowed(options.listen, client_ep));
   COUPLER_ASSIGN_OR_RETURN(auto store, store::StateStore::Open(options.state_dir));
   std::unique_ptr<Coordinator> c(new Coordinator(options, std::move(store)));
@@ -174,7 +161,7 @@ Status Coordinator::Bind() {
   }
   COUPLER_ASSIGN_OR_RETURN(workers_, net::BindRouter(ctx_, options_.listen, worker_sec));
   const std::string client_ep =
-      options_.client_listen.empty() ? ClientEndpointFor(options_.listen) : options_.client_listen;
+      options_.client_listen.empty() ? net::ClientEndpointFor(options_.listen) : options_.client_listen;
   COUPLER_ASSIGN_OR_RETURN(clients_, net::BindRouter(ctx_, client_ep, client_sec, kClientQueue));
   worker_endpoint_ = net::LastEndpoint(workers_);
   client_endpoint_ = net::LastEndpoint(clients_);

@@ -25,7 +25,7 @@ namespace coupler::coordinator {
 
 struct CoordinatorOptions {
   std::string listen = "tcp://127.0.0.1:7100";  // workers
-  std::string client_listen;                    // default: ClientEndpointFor(listen)
+  std::string client_listen;                    // default: net::ClientEndpointFor(listen)
   std::string state_dir;                        // SQLite state; required
   int64_t heartbeat_ms = 1000;
   int64_t dead_after_ms = 5000;
@@ -44,9 +44,6 @@ struct CoordinatorOptions {
 // Refuses plaintext on any address other hosts could reach. InvalidArgument names the address.
 Status CheckPlaintextAllowed(const std::string& worker_endpoint, const std::string& client_endpoint);
 
-// Where clients reach the coordinator listening for workers on `endpoint`:
-// "tcp://h:7100" → "tcp://h:7101"; "ipc:///run/c" → "ipc:///run/c.clients"; "*" ports stay "*".
-std::string ClientEndpointFor(const std::string& endpoint);
 
 class Coordinator {
  public:

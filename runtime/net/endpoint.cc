@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <exception>
 #include <iterator>
+#include <string>
 
 namespace coupler::net {
 
@@ -65,6 +67,19 @@ bool IsLoopback(const std::string& endpoint) {
     return std::equal(std::begin(v6.s6_addr), std::end(v6.s6_addr), std::begin(kLoop.s6_addr));
   }
   return false;
+}
+
+std::string ClientEndpointFor(const std::string& endpoint) {
+  if (endpoint.rfind("ipc://", 0) == 0) return endpoint + ".clients";
+  const auto colon = endpoint.rfind(':');
+  if (colon == std::string::npos) return endpoint;
+  const std::string port = endpoint.substr(colon + 1);
+  if (port == "*" || port.empty()) return endpoint;
+  try {
+    return endpoint.substr(0, colon + 1) + std::to_string(std::stoi(port) + 1);
+  } catch (const std::exception&) {
+    return endpoint;
+  }
 }
 
 }  // namespace coupler::net

@@ -21,4 +21,8 @@ std::optional<Endpoint> ParseEndpoint(const std::string& endpoint);
 // count as reachable from the network.
 bool IsLoopback(const std::string& endpoint);
 
+// Where clients reach the coordinator listening for workers on `endpoint`:
+// "tcp://h:7100" → "tcp://h:7101"; "ipc:///run/c" → "ipc:///run/c.clients"; "*" ports stay "*".
+std::string ClientEndpointFor(const std::string& endpoint);
+
 }  // namespace coupler::net

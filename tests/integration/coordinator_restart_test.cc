@@ -8,6 +8,7 @@
 #include "client/client.h"
 #include "coordinator/coordinator.h"
 #include "tests/integration/coupler_cluster.h"
+#include "runtime/net/endpoint.h"
 
 namespace coupler::itest {
 namespace {
@@ -50,7 +51,7 @@ TEST(CoordinatorRestartTest, ResumesFromStateWithoutRerunningCommittedTasks) {
   // commits: those must never run again. Kill at such a moment, with work left on both sides.
   // The in-process client keeps that status round trip to a millisecond or so, so such quiet
   // moments are easy to find even on a loaded machine.
-  auto client = coordinator::Client::Connect(coordinator::ClientEndpointFor(cluster.endpoint()));
+  auto client = client::Client::Connect(net::ClientEndpointFor(cluster.endpoint()));
   ASSERT_TRUE(client.ok()) << client.status().ToString();
   std::vector<int> committed;
   const bool killed = WaitUntil(

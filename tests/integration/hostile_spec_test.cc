@@ -9,6 +9,7 @@
 #include "client/client.h"
 #include "coordinator/coordinator.h"
 #include "tests/integration/coupler_cluster.h"
+#include "runtime/net/endpoint.h"
 
 namespace coupler::itest {
 namespace {
@@ -46,7 +47,7 @@ TEST(HostileSpecTest, CoordinatorRefusesEachWithItsReasonAndKeepsServing) {
        "{command: \"cat '{input}'\"}}\n",
        "placeholder {input} is inside single quotes"},
   };
-  auto client = coordinator::Client::Connect(coordinator::ClientEndpointFor(cluster.endpoint()),
+  auto client = client::Client::Connect(net::ClientEndpointFor(cluster.endpoint()),
                                              std::chrono::seconds(60));
   ASSERT_TRUE(client.ok()) << client.status().ToString();
   for (const Case& c : cases) {

@@ -11,6 +11,7 @@
 
 #include "coordinator/coordinator.h"
 #include "runtime/net/curve_keys.h"
+#include "runtime/net/endpoint.h"
 #include "runtime/net/zmq_socket.h"
 #include "runtime/wire/codec.h"
 #include "runtime/wire/envelope.h"
@@ -71,7 +72,7 @@ TEST(MalformedMessagesTest, CoordinatorDropsAndCountsGarbageAndKeepsServing) {
   zmq::context_t ctx(1);
   zmq::socket_t to_workers_port = Dealer(ctx, cluster.endpoint(),
                                          cluster.keys() / "local-worker", net::KeyRole::kWorker);
-  zmq::socket_t to_clients_port = Dealer(ctx, coordinator::ClientEndpointFor(cluster.endpoint()),
+  zmq::socket_t to_clients_port = Dealer(ctx, net::ClientEndpointFor(cluster.endpoint()),
                                          cluster.keys() / "local-client", net::KeyRole::kClient);
 
   wire::Heartbeat beat;
@@ -170,7 +171,7 @@ TEST(MalformedMessagesTest, RepliesToAClientThatNeverReadsAreBoundedAndCounted) 
   }
   const uint64_t rss_before = RssKb(cluster.coordinator().pid());
   zmq::context_t ctx(1);
-  zmq::socket_t flood = Dealer(ctx, coordinator::ClientEndpointFor(cluster.endpoint()),
+  zmq::socket_t flood = Dealer(ctx, net::ClientEndpointFor(cluster.endpoint()),
                                cluster.keys() / "local-client", net::KeyRole::kClient);
   flood.set(zmq::sockopt::rcvhwm, 1);  // reads nothing, holds almost nothing
   const std::string request = wire::Encode(wire::StatusRequest{});

@@ -8,7 +8,7 @@
 
 #include "tests/unit/store_test_util.h"
 
-namespace coupler::coordinator {
+namespace coupler::client {
 namespace {
 
 namespace fs = std::filesystem;
@@ -34,4 +34,4 @@ TEST(ClientTest, RefusesASpecOverTheSizeLimitBeforeSending) {
 }
 
 }  // namespace
-}  // namespace coupler::coordinator
+}  // namespace coupler::client
