@@ -252,8 +252,8 @@ Result<TrainReport> Trainer::Run() {
 }  // namespace internal
 
 Result<TrainReport> RunTraining(const TrainerOptions& options, const Split& data,
-                                comm::Communicator& comm) {
-  internal::Trainer trainer(options, data, comm);
+                                TrainCommunicators comms) {
+  internal::Trainer trainer(options, data, comms);
   return trainer.Run();
 }
 

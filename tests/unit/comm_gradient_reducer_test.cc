@@ -18,7 +18,8 @@ namespace {
 // Forwards to another communicator and counts the all-reduces, so the test sees what ran.
 class CountingCommunicator final : public Communicator {
  public:
-  explicit CountingCommunicator(Communicator& inner) : Communicator(inner.timeout()), inner_(inner) {}
+  explicit CountingCommunicator(Communicator& inner)
+      : Communicator(inner.timeout(), inner.memory_space()), inner_(inner) {}
   int rank() const override { return inner_.rank(); }
   int size() const override { return inner_.size(); }
   Status AllReduce(const void* send, void* recv, size_t count, DataType type,

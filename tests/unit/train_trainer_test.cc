@@ -132,7 +132,8 @@ TEST(TrainerTest, StalledRankEndsTheStepWithAnErrorNamingIt) {
   options.config = SmallConfig();
   comm::InProcessGroup group(2, std::chrono::milliseconds(500));
   // Rank 1 never shows up: rank 0's first all-reduce must give up, not hang.
-  auto result = RunTraining(options, TeacherSplit(), group.communicator(0));
+  auto result =
+      RunTraining(options, TeacherSplit(), TrainCommunicators::Host(group.communicator(0)));
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.status().code(), StatusCode::kDeadlineExceeded);
   const std::string& message = result.status().message();
