@@ -80,6 +80,12 @@ class Trainer {
   size_t micro_batch_ = 0;
   size_t accumulate_ = 0;
   size_t per_rank_ = 0;  // micro_batch x accumulate: this rank's share of a global batch
+  // The division by the ranks rides in the loss gradient's scale, so the all-reduce's sum is
+  // already the mean and no pass over the gradients divides them. Only where that gives the
+  // same bits as dividing the sum: a power-of-two group (scaling by 2^-k is exact in binary
+  // floating point, subnormals aside) and not fp16, whose narrow range would lose the low bits
+  // of small gradients.
+  bool mean_in_grad_scale_ = false;
   int64_t steps_per_epoch_ = 0;
   int64_t total_steps_ = 0;
   int64_t first_step_ = 0;

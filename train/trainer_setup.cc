@@ -65,6 +65,7 @@ Status Trainer::Setup() {
                            " is not divisible by the " + std::to_string(world) + " ranks");
   }
   per_rank_ = config_.global_batch / world;
+  mean_in_grad_scale_ = (world & (world - 1)) == 0 && config_.precision != Precision::kFp16;
   steps_per_epoch_ = static_cast<int64_t>(data_.train.rows / config_.global_batch);
   if (steps_per_epoch_ == 0) {
     return InvalidArgument("global_batch " + std::to_string(config_.global_batch) +
