@@ -21,14 +21,19 @@ std::string ChosenWhat(const GradientRank& rank) {
   return std::string(backend->name) + " / " + std::string(backend->what);
 }
 
+// What rank.cc does: the real list's first usable backend, created.
+Result<GradientCommunicator> CreateChosen(const GradientRank& rank) {
+  const GradientBackend* backend = FirstUsableGradientBackend(GradientBackends(), rank);
+  if (backend == nullptr) return Internal("no backend is usable");
+  return CreateGradientCommunicator(*backend, rank);
+}
+
 TEST(TrainGradientBackendsTest, CpuRankReducesOverMpiItself) {
   comm::InProcessGroup group(1);
   GradientRank rank{group.communicator(0)};
   rank.nccl_available = true;  // a visible GPU is no reason while the model is on the CPU
   EXPECT_EQ(ChosenWhat(rank), "mpi / the MPI communicator");
-  const GradientBackend* backend = FirstUsableGradientBackend(GradientBackends(), rank);
-  ASSERT_NE(backend, nullptr);
-  auto created = CreateGradientCommunicator(*backend, rank);
+  auto created = CreateChosen(rank);
   ASSERT_TRUE(created.ok()) << created.status().ToString();
   EXPECT_EQ(created->owned, nullptr);
   EXPECT_EQ(created->communicator, &group.communicator(0));
@@ -44,10 +49,7 @@ TEST(TrainGradientBackendsTest, GpuRankPrefersNcclThenHostStaging) {
   EXPECT_EQ(ChosenWhat(rank), "nccl / the NCCL communicator");
   rank.nccl_available = false;
   EXPECT_EQ(ChosenWhat(rank), "mpi / the host-staged communicator");
-
-  const GradientBackend* staged = FirstUsableGradientBackend(GradientBackends(), rank);
-  ASSERT_NE(staged, nullptr);
-  auto created = CreateGradientCommunicator(*staged, rank);
+  auto created = CreateChosen(rank);
   ASSERT_TRUE(created.ok()) << created.status().ToString();
   ASSERT_NE(created->owned, nullptr);
   EXPECT_EQ(created->communicator, created->owned.get());
