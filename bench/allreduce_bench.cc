@@ -1,9 +1,12 @@
-// All-reduce of a model's gradients, four ways, at whatever np mpirun starts (an MPI program):
+// All-reduce of a model's gradients, five ways, at whatever np mpirun starts (an MPI program):
 //   raw:        one MPI_Allreduce(MPI_IN_PLACE, MPI_FLOAT, MPI_SUM) over all the bytes at once,
 //               in one contiguous buffer — the floor for moving these bytes;
-//   fused:      GradientReducer (25 MiB buckets) over MpiCommunicator (MPI_Iallreduce polled
-//               against the deadline), tensors allocated one by one: staging copies;
-//   arena:      the same, tensors carved from one buffer: reduced in place, no staging;
+//   fused:      what the trainer does: GradientReducer (25 MiB buckets) over MpiCommunicator
+//               (MPI_Iallreduce polled against the deadline) on the gradients' one buffer,
+//               reduced in place; at a power-of-two np the mean rides in the loss gradient's
+//               scale (AllReduceSum, no pass over the bytes), otherwise AllReduceMean;
+//   divided:    the same buffer through AllReduceMean: a pass dividing by the ranks after it;
+//   staged:     AllReduceMean over tensors allocated one by one: staging copies in and out;
 //   per tensor: one MpiCommunicator::AllReduce per tensor, then the mean.
 // Two models: 200 tensors of 4 KiB (800 KiB), and a 25 MiB mix of large and small tensors.
 // They run interleaved (in rotating order), each after a barrier, so load drift on a shared
@@ -62,7 +65,7 @@ void Fail(const char* what, const Status& s) {
 }
 
 struct Figures {
-  Stat raw, fused, arena, per_tensor;  // ms per call
+  Stat raw, fused, divided, staged, per_tensor;  // ms per call
   size_t fused_collectives = 0;
 };
 
@@ -75,14 +78,16 @@ Figures Run(Communicator& comm, const Model& model) {
     grads.emplace_back(c, 0.5f + static_cast<float>(comm.rank()));
     views.push_back({grads.back().data(), c});
   }
-  std::vector<float> arena(total, 0.5f + static_cast<float>(comm.rank()));
-  std::vector<GradientTensor> arena_views;
-  for (size_t c = 0, pos = 0; c < model.counts.size(); pos += model.counts[c++]) {
-    arena_views.push_back({arena.data() + pos, model.counts[c]});
-  }
-  std::vector<float> raw(total, 0.0f);  // sums of zeros stay finite over any number of calls
+  // The trainer's layout: every gradient in one buffer (train/model/mlp.h), one tensor to the
+  // reducer. Sums of zeros stay finite over any number of calls.
+  std::vector<float> arena(total, 0.0f);
+  const GradientTensor arena_view{arena.data(), total};
+  std::vector<float> divided(total, 0.5f + static_cast<float>(comm.rank()));
+  const GradientTensor divided_view{divided.data(), total};
+  std::vector<float> raw(total, 0.0f);
   GradientReducer reducer(comm);
   const float inv = 1.0f / static_cast<float>(comm.size());
+  const bool mean_in_scale = (comm.size() & (comm.size() - 1)) == 0;  // as train/trainer.cc
 
   Figures f;
   auto raw_call = [&] {
@@ -90,12 +95,17 @@ Figures Run(Communicator& comm, const Model& model) {
                   MPI_COMM_WORLD);
   };
   auto fused_call = [&] {
-    Result<size_t> n = reducer.AllReduceMean(views);
+    Result<size_t> n = mean_in_scale ? reducer.AllReduceSum({&arena_view, 1})
+                                     : reducer.AllReduceMean({&arena_view, 1});
     if (!n.ok()) Fail("GradientReducer", n.status());
     f.fused_collectives = *n;
   };
-  auto arena_call = [&] {
-    Result<size_t> n = reducer.AllReduceMean(arena_views);
+  auto divided_call = [&] {
+    Result<size_t> n = reducer.AllReduceMean({&divided_view, 1});
+    if (!n.ok()) Fail("GradientReducer", n.status());
+  };
+  auto staged_call = [&] {
+    Result<size_t> n = reducer.AllReduceMean(views);
     if (!n.ok()) Fail("GradientReducer", n.status());
   };
   auto per_tensor_call = [&] {
@@ -114,26 +124,25 @@ Figures Run(Communicator& comm, const Model& model) {
   };
 
   // The order rotates every iteration, so no method always runs right after the heaviest one.
-  std::vector<double> samples[4];
+  constexpr int kMethods = 5;
+  std::vector<double> samples[kMethods];
   const int warmup = std::max(3, model.iters / 10);
   for (int i = -warmup; i < model.iters; ++i) {
-    for (int k = 0; k < 4; ++k) {
-      const int method = (i + warmup + k) % 4;
+    for (int k = 0; k < kMethods; ++k) {
+      const int method = (i + warmup + k) % kMethods;
       const double ms = method == 0   ? timed(raw_call)
                         : method == 1 ? timed(fused_call)
-                        : method == 2 ? timed(arena_call)
+                        : method == 2 ? timed(divided_call)
+                        : method == 3 ? timed(staged_call)
                                       : timed(per_tensor_call);
       if (i >= 0) samples[method].push_back(ms);
     }
   }
-  const std::vector<double>& raw_ms = samples[0];
-  const std::vector<double>& fused_ms = samples[1];
-  const std::vector<double>& arena_ms = samples[2];
-  const std::vector<double>& per_tensor_ms = samples[3];
-  f.raw = Summarize(raw_ms);
-  f.fused = Summarize(fused_ms);
-  f.arena = Summarize(arena_ms);
-  f.per_tensor = Summarize(per_tensor_ms);
+  f.raw = Summarize(samples[0]);
+  f.fused = Summarize(samples[1]);
+  f.divided = Summarize(samples[2]);
+  f.staged = Summarize(samples[3]);
+  f.per_tensor = Summarize(samples[4]);
   return f;
 }
 
@@ -168,13 +177,15 @@ int Main(int argc, char** argv) {
                   s.min, s.median / f.raw.median);
     };
     row(model.name.c_str(), "raw MPI_Allreduce, one buffer", 1, f.raw);
-    row("", "fused GradientReducer (25 MiB)", f.fused_collectives, f.fused);
-    row("", "fused, tensors in one arena", f.fused_collectives, f.arena);
+    row("", "fused GradientReducer, as trained", f.fused_collectives, f.fused);
+    row("", "fused, divided after the reduce", f.fused_collectives, f.divided);
+    row("", "fused, tensors one by one", f.fused_collectives, f.staged);
     row("", "per tensor MpiCommunicator", model.counts.size(), f.per_tensor);
-    std::printf("%-24s fused/raw %.2f (target <= 1.15), arena/raw %.2f, per-tensor/fused %.1f "
-                "(target >= 4 at np=4); medians of %d\n",
-                "", f.fused.median / f.raw.median, f.arena.median / f.raw.median,
-                f.per_tensor.median / f.fused.median, model.iters);
+    std::printf("%-24s fused/raw %.2f (target <= 1.15), divided/raw %.2f, staged/raw %.2f, "
+                "per-tensor/fused %.1f (target >= 4 at np=4); medians of %d\n",
+                "", f.fused.median / f.raw.median, f.divided.median / f.raw.median,
+                f.staged.median / f.raw.median, f.per_tensor.median / f.fused.median,
+                model.iters);
   }
   return 0;
 }

@@ -68,7 +68,7 @@ void RunCase(const Case& c) {
     options.config.precision = p;
     options.progress_interval_s = 1e9;
     comm::InProcessGroup group(1);
-    auto report = RunTraining(options, c.split, group.communicator(0));
+    auto report = RunTraining(options, c.split, TrainCommunicators::Host(group.communicator(0)));
     if (!report.ok()) {
       std::printf("%-6s failed: %s\n", std::string(PrecisionName(p)).c_str(),
                   report.status().ToString().c_str());

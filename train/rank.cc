@@ -8,14 +8,15 @@
 #include <utility>
 
 #include "kernels/device.h"
+#include "runtime/check.h"
 #include "runtime/io/npy_writer.h"
 #include "runtime/logging.h"
 #include "train/backend/cuda_train_backend.h"
-#include "train/comm/host_staged_communicator.h"
 #include "train/comm/mpi_communicator.h"
 #include "train/comm/mpi_session.h"
 #include "train/comm/nccl_factory.h"
 #include "train/data/dataset.h"
+#include "train/gradient_backends.h"
 
 namespace coupler::train {
 namespace {
@@ -104,30 +105,21 @@ int RunRank(const Result<RankOptions>& parsed) {
 
   auto communicator = comm::MpiCommunicator::Create(args.collective_timeout);
   if (!communicator.ok()) return fail(communicator.status(), "cannot create the communicator");
-  comm::Communicator* gradients = communicator->get();
-  std::unique_ptr<comm::Communicator> nccl;
-  std::unique_ptr<HostStagedCommunicator> staged;
+  GradientRank gradient_rank{**communicator};
   if (cuda) {
-    // Gradients stay in device memory: NCCL reduces them there. MPI keeps the small host-side
-    // collectives (evaluation, resume), which NCCL cannot take.
-    options.host_comm = communicator->get();
-    if (comm::NcclAvailable()) {
-      auto created =
-          comm::CreateNcclCommunicator(**communicator, cuda->device(), args.collective_timeout);
-      if (!created.ok()) return fail(created.status(), "cannot create the NCCL communicator");
-      nccl = std::move(*created);
-      gradients = nccl.get();
-      options.communicator_name = "nccl";
-    } else {
-      if (rank == 0) {
-        Logger("train")->warn("this build has no NCCL: gradients go through host memory over "
-                              "MPI (two copies per all-reduce)");
-      }
-      staged = std::make_unique<HostStagedCommunicator>(**communicator, *cuda);
-      gradients = staged.get();
-    }
+    gradient_rank.gpu = cuda.get();
+    gradient_rank.gpu_device = cuda->device();
+    gradient_rank.nccl_available = comm::NcclAvailable();
   }
-  auto report = RunTraining(options, split, *gradients);
+  gradient_rank.timeout = args.collective_timeout;
+  const GradientBackend* backend = FirstUsableGradientBackend(GradientBackends(), gradient_rank);
+  COUPLER_CHECK(backend != nullptr) << "MPI serves every rank";
+  auto gradients = CreateGradientCommunicator(*backend, gradient_rank);
+  if (!gradients.ok()) {
+    return fail(gradients.status(), "cannot create " + std::string(backend->what));
+  }
+  options.communicator_name = std::string(backend->name);
+  auto report = RunTraining(options, split, {**communicator, *gradients->communicator});
   if (!report.ok()) return fail(report.status(), "training failed");
 
   if (rank == 0) {

@@ -21,8 +21,7 @@ inline constexpr int kRankExitBadInput = 2;  // every rank sees the same bad inp
 struct RankOptions {
   std::string config_path;
   std::vector<std::string> overrides;  // KEY=VALUE over the config
-  // Everything but `config`, `backend`, `host_comm` and `communicator_name`, which the rank
-  // fills in itself.
+  // Everything but `config`, `backend` and `communicator_name`, which the rank fills in itself.
   TrainerOptions trainer;
   std::string device = "auto";  // auto (a GPU when built with CUDA and one is visible), cpu, cuda
   std::chrono::milliseconds collective_timeout{300'000};

@@ -83,8 +83,10 @@ Status Trainer::RunStep(int64_t step) {
     double loss = 0;
     if (local.ok()) {
       // Each micro-batch adds scale x (its loss sum) / per_rank_: after accumulation the buffer
-      // holds scale x this rank's mean gradient, whatever the micro-batch size.
-      const float grad_scale = scaler_.scale() / static_cast<float>(per_rank_);
+      // holds scale x this rank's mean gradient, whatever the micro-batch size (divided by the
+      // ranks too when the mean rides in the scale).
+      float grad_scale = scaler_.scale() / static_cast<float>(per_rank_);
+      if (mean_in_grad_scale_) grad_scale /= static_cast<float>(comm_.size());
       for (size_t k = 0; k < accumulate_; ++k) {
         COUPLER_RETURN_IF_ERROR(
             StageRows(data_.train, mine.subspan(k * micro_batch_, micro_batch_)));
@@ -109,7 +111,8 @@ Status Trainer::RunStep(int64_t step) {
     extras[1] = static_cast<float>(loss);
     COUPLER_RETURN_IF_ERROR(backend_.CopyFromHost(model_->grad_tail(), extras, sizeof(extras)));
     const size_t before = comm_.allreduces();
-    auto buckets = reducer_->AllReduceMean({&gradients, 1});
+    auto buckets = mean_in_grad_scale_ ? reducer_->AllReduceSum({&gradients, 1})
+                                       : reducer_->AllReduceMean({&gradients, 1});
     if (!buckets.ok()) return buckets.status();
     const size_t counted = comm_.allreduces() - before;
     if (counted != *buckets || counted != report_.buckets_per_step) {
@@ -119,6 +122,10 @@ Status Trainer::RunStep(int64_t step) {
     }
     report_.step_allreduces += counted;
     COUPLER_RETURN_IF_ERROR(backend_.CopyToHost(extras, model_->grad_tail(), sizeof(extras)));
+    if (mean_in_grad_scale_) {
+      // The verdicts were summed, not averaged: the division AllReduceMean would have made.
+      for (float& extra : extras) extra /= static_cast<float>(comm_.size());
+    }
     if (extras[0] > 0) {
       COUPLER_RETURN_IF_ERROR(BackOff(step, local));
       continue;
@@ -252,8 +259,8 @@ Result<TrainReport> Trainer::Run() {
 }  // namespace internal
 
 Result<TrainReport> RunTraining(const TrainerOptions& options, const Split& data,
-                                comm::Communicator& comm) {
-  internal::Trainer trainer(options, data, comm);
+                                TrainCommunicators comms) {
+  internal::Trainer trainer(options, data, comms);
   return trainer.Run();
 }
 

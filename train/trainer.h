@@ -1,6 +1,6 @@
 // One rank of a data-parallel training group: the step loop with gradient accumulation, fused
 // bucketed all-reduce, mixed precision with dynamic loss scaling, OOM back-off agreed by all
-// ranks, checkpoints and resume. Takes its data and Communicator from the caller, so the same
+// ranks, checkpoints and resume. Takes its data and communicators from the caller, so the same
 // code runs under mpirun and as threads in tests.
 #pragma once
 
@@ -30,12 +30,21 @@ struct TrainerOptions {
   // Testing aid: stop (as if killed) after this many optimizer steps; -1 = run to the end.
   int64_t stop_after_steps = -1;
   // Where the model lives and computes (borrowed; must outlive the run); null = the CPU kernels
-  // on host memory. On a device backend the gradient communicator takes device pointers.
+  // on host memory.
   TrainBackend* backend = nullptr;
-  // For the trainer's small host-side collectives (evaluation, peaks, resume), borrowed; null =
-  // the gradient communicator. Needed when that one only takes device memory (NCCL).
-  comm::Communicator* host_comm = nullptr;
   std::string communicator_name = "mpi";  // what the report records
+};
+
+// The rank's communicators over one group, both borrowed (they must outlive the run).
+struct TrainCommunicators {
+  // The trainer's small host-side collectives (evaluation, peaks, resume): host memory.
+  comm::Communicator& host;
+  // The gradient all-reduce: its memory_space() is where the backend keeps the gradients
+  // (device memory on a GPU backend: NCCL, or host staging).
+  comm::Communicator& gradients;
+
+  // One host communicator for both, as on a CPU rank.
+  static TrainCommunicators Host(comm::Communicator& both) { return {both, both}; }
 };
 
 struct TrainReport {
@@ -65,8 +74,10 @@ struct TrainReport {
   std::string communicator = "mpi";
 };
 
+// InvalidArgument when a communicator takes memory other than the one it is used for, or the two
+// are not over the same group.
 Result<TrainReport> RunTraining(const TrainerOptions& options, const Split& data,
-                                comm::Communicator& comm);
+                                TrainCommunicators comms);
 
 // {"test_accuracy", "final_loss", "steps", "samples_per_s", "precision", "micro_batch",
 //  "accumulate", "world_size", "peak_device_bytes", "device", "communicator", ...}, written

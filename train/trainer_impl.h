@@ -33,12 +33,12 @@ std::string Fingerprint(const TrainConfig& c, int world_size);
 // Everything one rank holds for the run; the loop methods read like the algorithm.
 class Trainer {
  public:
-  Trainer(const TrainerOptions& options, const Split& data, comm::Communicator& comm)
+  Trainer(const TrainerOptions& options, const Split& data, TrainCommunicators comms)
       : options_(options),
         config_(options.config),
         data_(data),
-        comm_(comm),
-        host_comm_(options.host_comm != nullptr ? *options.host_comm : comm),
+        comm_(comms.gradients),
+        host_comm_(comms.host),
         backend_(options.backend != nullptr ? *options.backend : cpu_backend_),
         budget_(options.device_memory_limit != 0 ? options.device_memory_limit
                                                  : backend_.memory_capacity(),
@@ -50,6 +50,7 @@ class Trainer {
 
  private:
   Status Setup();
+  Status CheckCommunicators() const;
   Status Resume();
   Status RunStep(int64_t step);
   Status ReserveMicroBatch();
@@ -64,7 +65,7 @@ class Trainer {
   TrainerOptions options_;
   TrainConfig config_;
   const Split& data_;
-  comm::CountingCommunicator comm_;
+  comm::CountingCommunicator comm_;  // the gradient communicator, its all-reduces counted
   comm::Communicator& host_comm_;
   CpuTrainBackend cpu_backend_;  // used when options.backend is null
   TrainBackend& backend_;
@@ -79,6 +80,12 @@ class Trainer {
   size_t micro_batch_ = 0;
   size_t accumulate_ = 0;
   size_t per_rank_ = 0;  // micro_batch x accumulate: this rank's share of a global batch
+  // The division by the ranks rides in the loss gradient's scale, so the all-reduce's sum is
+  // already the mean and no pass over the gradients divides them. Only where that gives the
+  // same bits as dividing the sum: a power-of-two group (scaling by 2^-k is exact in binary
+  // floating point, subnormals aside) and not fp16, whose narrow range would lose the low bits
+  // of small gradients.
+  bool mean_in_grad_scale_ = false;
   int64_t steps_per_epoch_ = 0;
   int64_t total_steps_ = 0;
   int64_t first_step_ = 0;

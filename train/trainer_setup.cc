@@ -31,7 +31,23 @@ std::string Fingerprint(const TrainConfig& c, int world_size) {
   return f;
 }
 
+Status Trainer::CheckCommunicators() const {
+  COUPLER_RETURN_IF_ERROR(
+      comm::CheckMemorySpace(host_comm_, comm::MemorySpace::kHost, "the host communicator"));
+  COUPLER_RETURN_IF_ERROR(comm::CheckMemorySpace(
+      comm_, backend_.on_device() ? comm::MemorySpace::kDevice : comm::MemorySpace::kHost,
+      "the gradient communicator of a " + backend_.name() + " model"));
+  if (host_comm_.rank() != comm_.rank() || host_comm_.size() != comm_.size()) {
+    return InvalidArgument("the host communicator is rank " + std::to_string(host_comm_.rank()) +
+                           " of " + std::to_string(host_comm_.size()) +
+                           ", the gradient communicator rank " + std::to_string(comm_.rank()) +
+                           " of " + std::to_string(comm_.size()) + ": not one group");
+  }
+  return Status::Ok();
+}
+
 Status Trainer::Setup() {
+  COUPLER_RETURN_IF_ERROR(CheckCommunicators());
   const size_t world = static_cast<size_t>(comm_.size());
   if (data_.train.rows == 0) return InvalidArgument("the training split is empty");
   if (config_.layers.front() != data_.train.features) {
@@ -49,6 +65,7 @@ Status Trainer::Setup() {
                            " is not divisible by the " + std::to_string(world) + " ranks");
   }
   per_rank_ = config_.global_batch / world;
+  mean_in_grad_scale_ = (world & (world - 1)) == 0 && config_.precision != Precision::kFp16;
   steps_per_epoch_ = static_cast<int64_t>(data_.train.rows / config_.global_batch);
   if (steps_per_epoch_ == 0) {
     return InvalidArgument("global_batch " + std::to_string(config_.global_batch) +

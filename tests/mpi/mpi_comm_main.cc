@@ -109,6 +109,24 @@ void TestReducer(Communicator& c, size_t bucket_bytes, GradientWireType wire, si
   Check(bad == 0, c.rank(), what + ": " + std::to_string(bad) + " wrong means");
 }
 
+// Gradients each rank divided by the ranks first, only summed (the trainer's way at a power-of-two
+// group size): the same bits as the mean of the undivided ones, over real MPI.
+void TestReducerSumOfDivided(Communicator& c) {
+  if ((c.size() & (c.size() - 1)) != 0) return;
+  std::vector<float> divided(10'000);
+  std::vector<float> plain(divided.size());
+  for (size_t i = 0; i < plain.size(); ++i) {
+    plain[i] = std::sin(static_cast<float>(i) * 0.37f + static_cast<float>(c.rank())) * 3.0f;
+    divided[i] = plain[i] / static_cast<float>(c.size());
+  }
+  GradientReducer reducer(c);
+  const GradientTensor divided_view{divided.data(), divided.size()};
+  const GradientTensor plain_view{plain.data(), plain.size()};
+  CheckOk(reducer.AllReduceSum({&divided_view, 1}).status(), c.rank(), "AllReduceSum");
+  CheckOk(reducer.AllReduceMean({&plain_view, 1}).status(), c.rank(), "AllReduceMean");
+  Check(divided == plain, c.rank(), "the sum of divided gradients is the mean, bit for bit");
+}
+
 // Rank 0 arrives 1.5 s late at a barrier with a 300 ms timeout: the others must get
 // DeadlineExceeded naming the Barrier, not hang; rank 0's late barrier still completes.
 void TestStalledPeer(int rank) {
@@ -149,6 +167,7 @@ int Main(int argc, char** argv) {
   TestReducer(c, 16'000, GradientWireType::kFloat32, 5);
   TestReducer(c, 16'000, GradientWireType::kBFloat16, 3);
   TestReducer(c, 16'000, GradientWireType::kFloat16, 3);
+  TestReducerSumOfDivided(c);
   TestStalledPeer(c.rank());
   CheckOk(c.Barrier(), c.rank(), "final Barrier");
 

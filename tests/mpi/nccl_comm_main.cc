@@ -198,6 +198,7 @@ int Main(int argc, char** argv) {
     Communicator& c = **nccl_or;
     Check(c.rank() == bootstrap.rank() && c.size() == bootstrap.size(), c.rank(),
           "NCCL rank and size match the bootstrap communicator");
+    Check(c.memory_space() == MemorySpace::kDevice, c.rank(), "NCCL takes device memory");
     TestAllReduce(c, 1000,
                   {DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16, DataType::kInt32,
                    DataType::kInt64, DataType::kFloat64});

@@ -18,7 +18,8 @@ namespace {
 // Forwards to another communicator and counts the all-reduces, so the test sees what ran.
 class CountingCommunicator final : public Communicator {
  public:
-  explicit CountingCommunicator(Communicator& inner) : Communicator(inner.timeout()), inner_(inner) {}
+  explicit CountingCommunicator(Communicator& inner)
+      : Communicator(inner.timeout(), inner.memory_space()), inner_(inner) {}
   int rank() const override { return inner_.rank(); }
   int size() const override { return inner_.size(); }
   Status AllReduce(const void* send, void* recv, size_t count, DataType type,
@@ -65,9 +66,11 @@ struct RankOutcome {
   Status status;
 };
 
-// Every rank reduces its own gradients with `options`; returns each rank's outcome.
+// Every rank reduces its own gradients with `options`; returns each rank's outcome. With
+// `divide_first`, each rank divides its gradients by the ranks and the reducer only sums them
+// (AllReduceSum), as the trainer does at a power-of-two group size.
 std::vector<RankOutcome> RunReducer(int ranks, const std::vector<size_t>& sizes,
-                                    GradientReducerOptions options) {
+                                    GradientReducerOptions options, bool divide_first = false) {
   InProcessGroup group(ranks);
   std::vector<RankOutcome> out(static_cast<size_t>(ranks));
   std::vector<std::thread> threads;
@@ -77,8 +80,13 @@ std::vector<RankOutcome> RunReducer(int ranks, const std::vector<size_t>& sizes,
       o.grads = MakeGrads(r, sizes);
       CountingCommunicator comm(group.communicator(r));
       GradientReducer reducer(comm, options);
+      if (divide_first) {
+        for (auto& v : o.grads) {
+          for (float& x : v) x /= static_cast<float>(ranks);
+        }
+      }
       auto views = Views(o.grads);
-      Result<size_t> n = reducer.AllReduceMean(views);
+      Result<size_t> n = divide_first ? reducer.AllReduceSum(views) : reducer.AllReduceMean(views);
       o.status = n.status();
       if (n.ok()) o.collectives = *n;
       o.counted = comm.all_reduces;
@@ -117,6 +125,26 @@ TEST(CommGradientReducerTest, TwoHundredSmallTensorsCostOneCollectiveAndMatchPer
     EXPECT_EQ(o.collectives, 1u);
     EXPECT_EQ(o.counted, 1);
     EXPECT_EQ(o.grads, want);  // same sums in the same order: bit-identical
+  }
+}
+
+// What lets the trainer fold the mean into the loss gradient's scale: at a power-of-two group
+// size, summing gradients divided first gives the bits of dividing the sum, in contiguous
+// buckets and staged ones alike, with one collective per bucket and no other pass.
+TEST(CommGradientReducerTest, SumOfDividedGradientsIsTheMeanBitForBitAtPowerOfTwoRanks) {
+  const std::vector<size_t> sizes = {1000, 1, 4096, 37};
+  for (int ranks : {1, 2, 4}) {
+    const Grads want = PerTensorReference(ranks, sizes);
+    GradientReducerOptions small_buckets;
+    small_buckets.bucket_bytes = 4000;  // some buckets span tensors: staged
+    for (const GradientReducerOptions& options : {GradientReducerOptions{}, small_buckets}) {
+      auto outcomes = RunReducer(ranks, sizes, options, /*divide_first=*/true);
+      for (const RankOutcome& o : outcomes) {
+        ASSERT_TRUE(o.status.ok()) << o.status.ToString();
+        EXPECT_EQ(o.counted, static_cast<int>(o.collectives));
+        EXPECT_EQ(o.grads, want) << ranks << " ranks, " << options.bucket_bytes << "-byte buckets";
+      }
+    }
   }
 }
 

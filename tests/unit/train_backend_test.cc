@@ -139,7 +139,7 @@ TEST(TrainBackendTest, TheReportAndMetricsRecordTheDeviceAndCommunicator) {
   options.progress_interval_s = 1e9;
   const Split split = SplitDataset(testing::TeacherDataset(256, 8, 3, 5), 0.25, 7);
   comm::InProcessGroup group(1);
-  auto report = RunTraining(options, split, group.communicator(0));
+  auto report = RunTraining(options, split, TrainCommunicators::Host(group.communicator(0)));
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   EXPECT_EQ(report->device, "cpu");
   EXPECT_EQ(report->communicator, "mpi");

@@ -66,7 +66,9 @@ inline std::vector<Result<TrainReport>> RunGroup(int ranks, const TrainerOptions
   std::vector<Result<TrainReport>> results(ranks, Result<TrainReport>(Internal("not run")));
   std::vector<std::thread> threads;
   for (int r = 0; r < ranks; ++r) {
-    threads.emplace_back([&, r] { results[r] = RunTraining(options, split, group.communicator(r)); });
+    threads.emplace_back([&, r] {
+      results[r] = RunTraining(options, split, TrainCommunicators::Host(group.communicator(r)));
+    });
   }
   for (auto& t : threads) t.join();
   return results;

@@ -132,13 +132,67 @@ TEST(TrainerTest, StalledRankEndsTheStepWithAnErrorNamingIt) {
   options.config = SmallConfig();
   comm::InProcessGroup group(2, std::chrono::milliseconds(500));
   // Rank 1 never shows up: rank 0's first all-reduce must give up, not hang.
-  auto result = RunTraining(options, TeacherSplit(), group.communicator(0));
+  auto result =
+      RunTraining(options, TeacherSplit(), TrainCommunicators::Host(group.communicator(0)));
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.status().code(), StatusCode::kDeadlineExceeded);
   const std::string& message = result.status().message();
   EXPECT_NE(message.find("step 0"), std::string::npos) << message;
   EXPECT_NE(message.find("AllReduce"), std::string::npos) << message;
   EXPECT_NE(message.find("rank 1 did not arrive"), std::string::npos) << message;
+}
+
+// Forwards to a host communicator but says it takes device memory, as NCCL does.
+class DeviceMemoryCommunicator final : public comm::Communicator {
+ public:
+  explicit DeviceMemoryCommunicator(comm::Communicator& inner)
+      : Communicator(inner.timeout(), comm::MemorySpace::kDevice), inner_(inner) {}
+  int rank() const override { return inner_.rank(); }
+  int size() const override { return inner_.size(); }
+  Status AllReduce(const void* send, void* recv, size_t count, comm::DataType type,
+                   comm::ReduceOp op) override {
+    return inner_.AllReduce(send, recv, count, type, op);
+  }
+  Status Broadcast(void* buf, size_t count, comm::DataType type, int root) override {
+    return inner_.Broadcast(buf, count, type, root);
+  }
+  Status Barrier() override { return inner_.Barrier(); }
+
+ private:
+  comm::Communicator& inner_;
+};
+
+TEST(TrainerTest, EachCommunicatorMustTakeTheMemoryItIsUsedFor) {
+  TrainerOptions options;
+  options.config = SmallConfig();
+  comm::InProcessGroup group(1);
+  DeviceMemoryCommunicator device(group.communicator(0));
+  // A CPU model's gradients are in host memory: a device communicator would get host pointers.
+  auto gradients = RunTraining(options, TeacherSplit(), {group.communicator(0), device});
+  ASSERT_FALSE(gradients.ok());
+  EXPECT_EQ(gradients.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(gradients.status().message().find("the gradient communicator of a cpu model must "
+                                              "take host memory, but this one takes device"),
+            std::string::npos)
+      << gradients.status().ToString();
+  auto host = RunTraining(options, TeacherSplit(), {device, group.communicator(0)});
+  ASSERT_FALSE(host.ok());
+  EXPECT_EQ(host.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(host.status().message().find("the host communicator must take host memory"),
+            std::string::npos)
+      << host.status().ToString();
+}
+
+TEST(TrainerTest, HostAndGradientCommunicatorsMustBeOneGroup) {
+  TrainerOptions options;
+  options.config = SmallConfig();
+  comm::InProcessGroup one(1);
+  comm::InProcessGroup two(2);
+  auto result = RunTraining(options, TeacherSplit(), {two.communicator(0), one.communicator(0)});
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(result.status().message().find("not one group"), std::string::npos)
+      << result.status().ToString();
 }
 
 TEST(TrainerTest, ResumedRunIsBitIdentical) {

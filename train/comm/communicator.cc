@@ -42,6 +42,21 @@ std::string_view ReduceOpName(ReduceOp op) {
   return "unknown";
 }
 
+std::string_view MemorySpaceName(MemorySpace space) {
+  switch (space) {
+    case MemorySpace::kHost: return "host";
+    case MemorySpace::kDevice: return "device";
+  }
+  return "unknown";
+}
+
+Status CheckMemorySpace(const Communicator& comm, MemorySpace expected, std::string_view role) {
+  if (comm.memory_space() == expected) return Status::Ok();
+  return InvalidArgument(std::string(role) + " must take " + std::string(MemorySpaceName(expected)) +
+                         " memory, but this one takes " +
+                         std::string(MemorySpaceName(comm.memory_space())) + " memory");
+}
+
 Status Communicator::CheckAllReduceArgs(const void* send, const void* recv, size_t count) const {
   if (count > 0 && (send == nullptr || recv == nullptr)) {
     return InvalidArgument("AllReduce: null buffer with count " + std::to_string(count));

@@ -17,6 +17,12 @@ size_t DataTypeSize(DataType type);
 std::string_view DataTypeName(DataType type);
 std::string_view ReduceOpName(ReduceOp op);
 
+// Where a communicator's buffers live: ordinary host memory (MPI, the in-process group) or the
+// memory of the GPU this rank drives (NCCL, host staging of a GPU backend's buffers). A pointer
+// does not say which it is, so the communicator does: callers check it before handing one over.
+enum class MemorySpace { kHost, kDevice };
+std::string_view MemorySpaceName(MemorySpace space);
+
 // Long enough for a slow first step (allocation, warm-up) yet finite: a stalled peer must end
 // the group with an error, never hang it.
 inline constexpr std::chrono::milliseconds kDefaultCollectiveTimeout{300'000};
@@ -29,7 +35,8 @@ Status CheckNotBroken(const Status& broken, std::string_view what);
 // type, op and root. fp16/bf16 travel as raw 16-bit words (runtime/precision/half.h); their
 // sums accumulate in float32 and round to nearest even. A collective that cannot complete
 // within timeout() returns DeadlineExceeded naming it (and the missing ranks where known);
-// after that the communicator is broken and later calls return Aborted.
+// after that the communicator is broken and later calls return Aborted. Every buffer passed in
+// lies in memory_space().
 class Communicator {
  public:
   virtual ~Communicator();
@@ -39,6 +46,7 @@ class Communicator {
   virtual int rank() const = 0;
   virtual int size() const = 0;
   std::chrono::milliseconds timeout() const { return timeout_; }
+  MemorySpace memory_space() const { return memory_space_; }
 
   // send may equal recv (in place). count is in elements.
   virtual Status AllReduce(const void* send, void* recv, size_t count, DataType type,
@@ -47,7 +55,9 @@ class Communicator {
   virtual Status Barrier() = 0;
 
  protected:
-  explicit Communicator(std::chrono::milliseconds timeout) : timeout_(timeout) {}
+  explicit Communicator(std::chrono::milliseconds timeout,
+                        MemorySpace memory_space = MemorySpace::kHost)
+      : timeout_(timeout), memory_space_(memory_space) {}
 
   // Shared argument checks, so every backend rejects the same misuse with the same text.
   Status CheckAllReduceArgs(const void* send, const void* recv, size_t count) const;
@@ -55,6 +65,12 @@ class Communicator {
 
  private:
   std::chrono::milliseconds timeout_;
+  MemorySpace memory_space_;
 };
+
+// InvalidArgument unless `comm` takes buffers in `expected`; `role` says what the caller wants it
+// for ("the gradient communicator"), so a miswired rank fails before the first collective
+// instead of handing host pointers to NCCL.
+Status CheckMemorySpace(const Communicator& comm, MemorySpace expected, std::string_view role);
 
 }  // namespace coupler::comm

@@ -12,7 +12,7 @@ class CountingCommunicator final : public Communicator {
  public:
   // inner is borrowed and must outlive this object.
   explicit CountingCommunicator(Communicator& inner)
-      : Communicator(inner.timeout()), inner_(inner) {}
+      : Communicator(inner.timeout(), inner.memory_space()), inner_(inner) {}
 
   int rank() const override { return inner_.rank(); }
   int size() const override { return inner_.size(); }

@@ -60,6 +60,14 @@ GradientReducer::GradientReducer(Communicator& comm, GradientReducerOptions opti
     : comm_(comm), options_(options) {}
 
 Result<size_t> GradientReducer::AllReduceMean(std::span<const GradientTensor> tensors) {
+  return Reduce(tensors, /*mean=*/true);
+}
+
+Result<size_t> GradientReducer::AllReduceSum(std::span<const GradientTensor> tensors) {
+  return Reduce(tensors, /*mean=*/false);
+}
+
+Result<size_t> GradientReducer::Reduce(std::span<const GradientTensor> tensors, bool mean) {
   const size_t capacity = options_.bucket_bytes / WireBytes(options_.wire_type);
   if (capacity == 0) {
     return InvalidArgument("GradientReducer: bucket_bytes " +
@@ -80,7 +88,7 @@ Result<size_t> GradientReducer::AllReduceMean(std::span<const GradientTensor> te
   size_t done = 0;
   while (done < total) {
     const size_t count = std::min(capacity, total - done);
-    COUPLER_RETURN_IF_ERROR(ReduceBucket(tensors, tensor, offset, count)
+    COUPLER_RETURN_IF_ERROR(ReduceBucket(tensors, tensor, offset, count, mean)
                                 .WithContext("GradientReducer bucket " +
                                              std::to_string(collectives)));
     ++collectives;
@@ -101,8 +109,8 @@ Result<size_t> GradientReducer::AllReduceMean(std::span<const GradientTensor> te
 }
 
 Status GradientReducer::ReduceBucket(std::span<const GradientTensor> tensors, size_t first_tensor,
-                                     size_t offset, size_t count) {
-  const float inv_size = 1.0f / static_cast<float>(comm_.size());
+                                     size_t offset, size_t count, bool mean) {
+  const float inv_size = mean ? 1.0f / static_cast<float>(comm_.size()) : 1.0f;
   const DataType wire = WireDataType(options_.wire_type);
   BucketMath& math = this->math();
   // Each piece's status is kept (the first error wins) since ForEachPiece cannot return early.
@@ -115,7 +123,7 @@ Status GradientReducer::ReduceBucket(std::span<const GradientTensor> tensors, si
     if (float* data = ContiguousBucket(tensors, first_tensor, offset, count)) {
       // No staging copies: two passes over the bytes fewer.
       COUPLER_RETURN_IF_ERROR(comm_.AllReduce(data, data, count, wire, ReduceOp::kSum));
-      return math.Divide(data, data, count, size);
+      return mean ? math.Divide(data, data, count, size) : Status::Ok();
     }
     COUPLER_ASSIGN_OR_RETURN(void* scratch, math.Scratch(count * sizeof(float)));
     float* buf = static_cast<float*>(scratch);
@@ -124,7 +132,7 @@ Status GradientReducer::ReduceBucket(std::span<const GradientTensor> tensors, si
     COUPLER_RETURN_IF_ERROR(piece_status);
     COUPLER_RETURN_IF_ERROR(comm_.AllReduce(buf, buf, count, wire, ReduceOp::kSum));
     ForEachPiece(tensors, first_tensor, offset, count, [&](float* data, size_t n, size_t pos) {
-      keep(math.Divide(data, buf + pos, n, size));
+      keep(mean ? math.Divide(data, buf + pos, n, size) : math.Copy(data, buf + pos, n));
     });
     return piece_status;
   }

@@ -41,9 +41,16 @@ class GradientReducer {
   // loop); 16-bit values are divided before packing so fp16 sums do not overflow.
   Result<size_t> AllReduceMean(std::span<const GradientTensor> tensors);
 
+  // The same buckets, but every tensor is replaced by its sum over the ranks: the mean when each
+  // rank passed its gradients already divided by the ranks (the trainer folds that into the loss
+  // gradient's scale), so no pass over the bytes divides them. In place for tensors laid end to
+  // end in memory, the collective alone. 16-bit sums can overflow where the mean would not.
+  Result<size_t> AllReduceSum(std::span<const GradientTensor> tensors);
+
  private:
+  Result<size_t> Reduce(std::span<const GradientTensor> tensors, bool mean);
   Status ReduceBucket(std::span<const GradientTensor> tensors, size_t first_tensor,
-                      size_t offset, size_t count);
+                      size_t offset, size_t count, bool mean);
 
   BucketMath& math() { return options_.math != nullptr ? *options_.math : host_math_; }
 

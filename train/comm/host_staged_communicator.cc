@@ -1,6 +1,17 @@
 #include "train/comm/host_staged_communicator.h"
 
+#include "runtime/check.h"
+
 namespace coupler::train {
+
+HostStagedCommunicator::HostStagedCommunicator(comm::Communicator& inner, TrainBackend& backend)
+    : Communicator(inner.timeout(), backend.on_device() ? comm::MemorySpace::kDevice
+                                                        : comm::MemorySpace::kHost),
+      inner_(inner),
+      backend_(backend) {
+  COUPLER_CHECK_OK(comm::CheckMemorySpace(inner, comm::MemorySpace::kHost,
+                                          "the communicator behind host staging"));
+}
 
 Status HostStagedCommunicator::AllReduce(const void* send, void* recv, size_t count,
                                          comm::DataType type, comm::ReduceOp op) {

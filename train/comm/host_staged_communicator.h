@@ -1,6 +1,7 @@
 // A Communicator that takes buffers in a TrainBackend's memory and runs another Communicator
 // (MPI: Debian's Open MPI is not CUDA-aware) on host copies of them. The fallback for GPU
-// training in a build without NCCL: correct, but every collective crosses PCIe twice.
+// training in a build without NCCL: correct, but every collective crosses PCIe twice. Its
+// memory_space() is the backend's (device for a GPU backend).
 #pragma once
 
 #include <cstddef>
@@ -13,9 +14,8 @@ namespace coupler::train {
 
 class HostStagedCommunicator final : public comm::Communicator {
  public:
-  // Both borrowed; they must outlive this object.
-  HostStagedCommunicator(comm::Communicator& inner, TrainBackend& backend)
-      : Communicator(inner.timeout()), inner_(inner), backend_(backend) {}
+  // Both borrowed; they must outlive this object. inner takes host memory.
+  HostStagedCommunicator(comm::Communicator& inner, TrainBackend& backend);
 
   int rank() const override { return inner_.rank(); }
   int size() const override { return inner_.size(); }

@@ -155,12 +155,16 @@ struct NcclCommunicator::Impl {
 };
 
 NcclCommunicator::NcclCommunicator(std::unique_ptr<Impl> impl, std::chrono::milliseconds timeout)
-    : Communicator(timeout), impl_(std::move(impl)) {}
+    : Communicator(timeout, MemorySpace::kDevice), impl_(std::move(impl)) {}
 
 NcclCommunicator::~NcclCommunicator() = default;
 
 Result<std::unique_ptr<NcclCommunicator>> NcclCommunicator::Create(
     Communicator& bootstrap, int device, std::chrono::milliseconds timeout) {
+  // The id travels through host variables; every rank sees the same answer, so none is left
+  // waiting in the collectives below.
+  COUPLER_RETURN_IF_ERROR(
+      CheckMemorySpace(bootstrap, MemorySpace::kHost, "NcclCommunicator's bootstrap"));
   auto impl = std::make_unique<Impl>();
   impl->rank = bootstrap.rank();
   impl->size = bootstrap.size();

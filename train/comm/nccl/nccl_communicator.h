@@ -1,8 +1,8 @@
 // NcclCommunicator: the Communicator over NCCL, for ranks that each drive one CUDA device. Its
 // buffers are DEVICE memory on that device (the MPI backend takes host memory). Every collective
 // runs on the communicator's own non-blocking stream and is polled against the timeout, so a
-// stalled peer becomes DeadlineExceeded instead of a hang. nccl.h stays out of this header;
-// callers outside comm/ use train/comm/nccl_factory.h.
+// stalled peer becomes DeadlineExceeded instead of a hang; memory_space() says kDevice. nccl.h
+// stays out of this header; callers outside comm/ use train/comm/nccl_factory.h.
 #pragma once
 
 #include <chrono>
