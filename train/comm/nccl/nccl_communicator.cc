@@ -17,7 +17,6 @@ namespace coupler::comm {
 namespace {
 
 using internal::CudaDeviceBuffer;
-using internal::CudaStatus;
 using internal::CudaStream;
 using internal::NcclStatus;
 
@@ -121,7 +120,8 @@ struct NcclCommunicator::Impl {
         const cudaError_t query = cudaStreamQuery(stream.get());
         if (query == cudaSuccess) return Status::Ok();
         if (query != cudaErrorNotReady) {
-          return Break(CudaStatus(query, "cudaStreamQuery").WithContext(what));
+          return Break(kernels::CudaErrorStatus(query, "cudaStreamQuery", __FILE__, __LINE__)
+                           .WithContext(what));
         }
       }
       if (std::chrono::steady_clock::now() >= deadline) {
