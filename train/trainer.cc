@@ -128,9 +128,12 @@ Status Trainer::RunStep(int64_t step) {
 
   const double step_loss = static_cast<double>(extras[1]) * comm_.size() /
                            static_cast<double>(config_.global_batch);
-  COUPLER_ASSIGN_OR_RETURN(const bool finite,
-                           backend_.UnscaleAllFinite(model_->grads(), model_->num_params(),
-                                                     scaler_.enabled(), scaler_.inv_scale()));
+  bool finite = true;
+  COUPLER_RETURN_IF_ERROR(
+      scaler_.enabled()
+          ? backend_.kernels().unscale_all_finite(model_->grads(), model_->num_params(),
+                                                  scaler_.inv_scale(), &finite)
+          : backend_.kernels().all_finite(model_->grads(), model_->num_params(), &finite));
   const float scale_before = scaler_.scale();
   COUPLER_ASSIGN_OR_RETURN(const bool apply, scaler_.Update(finite));
   if (apply) {
