@@ -190,12 +190,12 @@ Status Trainer::Evaluate() {
     loss += part;
   }
   double sums[3] = {static_cast<double>(correct), static_cast<double>(rows.size()), loss};
-  COUPLER_RETURN_IF_ERROR(host_comm_.AllReduce(sums, sums, 3, comm::DataType::kFloat64,
+  COUPLER_RETURN_IF_ERROR(host_comm_.AllReduce(sums, sums, 3, ElementType::kFloat64,
                                           comm::ReduceOp::kSum)
                               .WithContext("evaluation"));
   double peaks[2] = {static_cast<double>(budget_.peak()),
                      static_cast<double>(budget_.peak_compute_working_set())};
-  COUPLER_RETURN_IF_ERROR(host_comm_.AllReduce(peaks, peaks, 2, comm::DataType::kFloat64,
+  COUPLER_RETURN_IF_ERROR(host_comm_.AllReduce(peaks, peaks, 2, ElementType::kFloat64,
                                           comm::ReduceOp::kMax)
                               .WithContext("peak memory"));
   report_.test_accuracy = sums[1] > 0 ? sums[0] / sums[1] : 0.0;
@@ -212,7 +212,7 @@ Status Trainer::Evaluate() {
 Result<TrainReport> Trainer::Run() {
   COUPLER_RETURN_IF_ERROR(Setup());
   COUPLER_RETURN_IF_ERROR(Resume());
-  const size_t wire_bytes = options_.wire == comm::GradientWireType::kFloat32 ? 4 : 2;
+  const size_t wire_bytes = options_.wire == ElementType::kFloat32 ? 4 : 2;
   const size_t capacity =
       std::max<size_t>(1, static_cast<size_t>(config_.bucket_mb * 1024 * 1024) / wire_bytes);
   report_.buckets_per_step = (model_->num_params() + kExtras + capacity - 1) / capacity;

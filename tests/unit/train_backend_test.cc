@@ -25,7 +25,7 @@ namespace {
 
 // Two ranks reduce the same two tensors (apart in memory, so the bucket is staged) with the
 // default host math and with the backend's math; the results must be bit-identical.
-std::vector<std::vector<float>> ReduceTwoRanks(comm::GradientWireType wire, bool backend_math) {
+std::vector<std::vector<float>> ReduceTwoRanks(ElementType wire, bool backend_math) {
   comm::InProcessGroup group(2);
   std::vector<std::vector<float>> a(2), b(2);
   std::vector<std::thread> threads;
@@ -59,8 +59,8 @@ std::vector<std::vector<float>> ReduceTwoRanks(comm::GradientWireType wire, bool
 }
 
 TEST(TrainBackendTest, BackendBucketMathMatchesTheHostPathBitForBit) {
-  for (auto wire : {comm::GradientWireType::kFloat32, comm::GradientWireType::kBFloat16,
-                    comm::GradientWireType::kFloat16}) {
+  for (auto wire : {ElementType::kFloat32, ElementType::kBFloat16,
+                    ElementType::kFloat16}) {
     const auto host = ReduceTwoRanks(wire, false);
     const auto hooked = ReduceTwoRanks(wire, true);
     ASSERT_EQ(host.size(), hooked.size());

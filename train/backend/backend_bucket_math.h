@@ -24,17 +24,17 @@ class BackendBucketMath final : public comm::BucketMath {
     return kernels_.divide(out, in, n, divisor);
   }
   Status PackHalf(const float* in, float scale, uint16_t* out, size_t n,
-                  precision::HalfFormat format) override {
+                  ElementType format) override {
     return kernels_.pack_half(in, scale, out, n, WireStorage(format));
   }
   Status UnpackHalf(const uint16_t* in, float* out, size_t n,
-                    precision::HalfFormat format) override {
+                    ElementType format) override {
     return kernels_.unpack_half(in, out, n, WireStorage(format));
   }
 
  private:
-  static kernels::Storage WireStorage(precision::HalfFormat format) {
-    return format == precision::HalfFormat::kFp16 ? kernels::Storage::kFp16
+  static kernels::Storage WireStorage(ElementType format) {
+    return format == ElementType::kFloat16 ? kernels::Storage::kFp16
                                                   : kernels::Storage::kBf16;
   }
 

@@ -7,8 +7,8 @@
 namespace coupler::comm {
 namespace {
 
-kernels::Storage WireStorage(precision::HalfFormat format) {
-  return format == precision::HalfFormat::kFp16 ? kernels::Storage::kFp16
+kernels::Storage WireStorage(ElementType format) {
+  return format == ElementType::kFloat16 ? kernels::Storage::kFp16
                                                 : kernels::Storage::kBf16;
 }
 
@@ -32,12 +32,12 @@ Status HostBucketMath::Divide(float* out, const float* in, size_t n, float divis
 }
 
 Status HostBucketMath::PackHalf(const float* in, float scale, uint16_t* out, size_t n,
-                                precision::HalfFormat format) {
+                                ElementType format) {
   return kernels::PackHalf(in, scale, out, n, WireStorage(format));
 }
 
 Status HostBucketMath::UnpackHalf(const uint16_t* in, float* out, size_t n,
-                                  precision::HalfFormat format) {
+                                  ElementType format) {
   return kernels::UnpackHalf(in, out, n, WireStorage(format));
 }
 
