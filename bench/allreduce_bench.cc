@@ -110,7 +110,7 @@ Figures Run(Communicator& comm, const Model& model) {
   };
   auto per_tensor_call = [&] {
     for (GradientTensor& t : views) {
-      Status s = comm.AllReduce(t.data, t.data, t.count, DataType::kFloat32, ReduceOp::kSum);
+      Status s = comm.AllReduce(t.data, t.data, t.count, ElementType::kFloat32, ReduceOp::kSum);
       if (!s.ok()) Fail("AllReduce", s);
       for (size_t i = 0; i < t.count; ++i) t.data[i] *= inv;
     }

@@ -122,8 +122,8 @@ BENCHMARK(BM_Clip)->Unit(benchmark::kMicrosecond);
 void BM_Cast(benchmark::State& state) {
   const std::vector<float> in = Column(7);
   std::vector<uint16_t> out(kRows, 1);
-  const auto format = state.range(0) == 0 ? precision::HalfFormat::kFp16
-                                          : precision::HalfFormat::kBf16;
+  const auto format = state.range(0) == 0 ? ElementType::kFloat16
+                                          : ElementType::kBFloat16;
   state.SetLabel(precision::HalfFormatName(format));
   for (auto _ : state) {
     Check(state, kernels::Cast(in, out, format, kernels::Backend::kCpu));
@@ -274,8 +274,8 @@ void BM_CastCuda(benchmark::State& state) {
   auto in = ToDevice(state, GpuColumn(7));
   auto out = DeviceScratch(state, kGpuRows * sizeof(uint16_t));
   if (!in || !out) return;
-  const auto format = state.range(0) == 0 ? precision::HalfFormat::kFp16
-                                          : precision::HalfFormat::kBf16;
+  const auto format = state.range(0) == 0 ? ElementType::kFloat16
+                                          : ElementType::kBFloat16;
   state.SetLabel(precision::HalfFormatName(format));
   for (auto _ : state) {
     Check(state, kernels::CastOnDevice(in->as<const float>(), out->as<uint16_t>(), kGpuRows,

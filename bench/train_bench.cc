@@ -19,7 +19,7 @@
 #include "kernels/device.h"
 #include "train/comm/in_process_communicator.h"
 #include "train/memory/memory_budget.h"
-#include "train/backend/cuda_train_backend.h"
+#include "train/backend/train_backend.h"
 #include "train/data/dataset.h"
 #include "train/model/mlp.h"
 #include "train/model/optimizer.h"
@@ -127,7 +127,7 @@ int RunGpu(int steps) {
                 kernels::BuiltWithCuda() ? "none visible" : "built without CUDA");
     return 0;
   }
-  auto backend = CudaTrainBackend::Create(0, 0);
+  auto backend = TrainBackend::CreateCuda(0, 0);
   if (!backend.ok()) {
     std::fprintf(stderr, "bench_train --gpu: %s\n", backend.status().ToString().c_str());
     return 1;

@@ -39,9 +39,9 @@ Status ParseOptions(const TrainArgs& args, train::TrainerOptions* options) {
     options->device_memory_limit = *limit;
   }
   if (args.grad_wire == "fp16") {
-    options->wire = comm::GradientWireType::kFloat16;
+    options->wire = ElementType::kFloat16;
   } else if (args.grad_wire == "bf16") {
-    options->wire = comm::GradientWireType::kBFloat16;
+    options->wire = ElementType::kBFloat16;
   } else if (args.grad_wire != "fp32") {
     return InvalidArgument("--grad-wire must be fp32, fp16 or bf16, not '" + args.grad_wire + "'");
   }

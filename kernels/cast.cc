@@ -1,5 +1,7 @@
 #include "kernels/cast.h"
 
+#include <string>
+
 #include "kernels/column_checks.h"
 #include "kernels/cpu/batch_cpu.h"
 #include "kernels/cuda/batch_cuda.h"
@@ -7,8 +9,12 @@
 
 namespace coupler::kernels {
 
-Status Cast(std::span<const float> in, std::span<uint16_t> out, precision::HalfFormat format,
+Status Cast(std::span<const float> in, std::span<uint16_t> out, ElementType format,
             Backend backend) {
+  if (format != ElementType::kFloat16 && format != ElementType::kBFloat16) {
+    return InvalidArgument("cast: the output type is " + std::string(ElementTypeName(format)) +
+                           ", expected float16 or bfloat16");
+  }
   COUPLER_RETURN_IF_ERROR(CheckSameLength("cast", in.size(), out.size()));
   // Elements are narrower on the way out, so even an exact alias would overwrite input that a
   // parallel backend has not read yet.
@@ -17,7 +23,7 @@ Status Cast(std::span<const float> in, std::span<uint16_t> out, precision::HalfF
   }
   switch (backend) {
     case Backend::kCpu:
-      if (format == precision::HalfFormat::kFp16) {
+      if (format == ElementType::kFloat16) {
         CastToFp16Cpu(in.data(), out.data(), in.size());
       } else {
         CastToBf16Cpu(in.data(), out.data(), in.size());

@@ -11,10 +11,10 @@
 
 namespace coupler::kernels {
 
-// `out` must have in's length and must not overlap `in`. Returns InvalidArgument for bad
-// arguments, Unavailable for kCuda in a CPU-only build or without a device, ResourceExhausted
-// when device memory runs out.
-Status Cast(std::span<const float> in, std::span<uint16_t> out, precision::HalfFormat format,
+// `format` is kFloat16 or kBFloat16; `out` must have in's length and must not overlap `in`.
+// Returns InvalidArgument for bad arguments, Unavailable for kCuda in a CPU-only build or
+// without a device, ResourceExhausted when device memory runs out.
+Status Cast(std::span<const float> in, std::span<uint16_t> out, ElementType format,
             Backend backend);
 
 }  // namespace coupler::kernels

@@ -1,5 +1,6 @@
 // The CUDA twin of Gemm (kernels/train_kernels.h) on device pointers, through cuBLAS. CUDA-free:
-// defined in kernels/cuda/gemm_cuda.cc, or kernels/nocuda/gemm_nocuda.cc (Unavailable).
+// defined in kernels/cuda/gemm_cuda.cc, only in a build with CUDA (other code reaches it as the
+// CUDA table's gemm, kernels/train_kernel_table.h).
 #pragma once
 
 #include "kernels/train_kernels.h"

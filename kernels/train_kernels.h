@@ -1,10 +1,15 @@
 // The training kernels of the data-parallel MLP: GEMM over fp32 or 16-bit operands, bias + ReLU,
 // softmax cross-entropy and the optimizer updates. CPU implementations (OpenBLAS for GEMMs) live
-// in kernels/cpu/; a CUDA twin follows the same declarations.
+// in kernels/cpu/; the CUDA twins (train_kernels_cuda.h) have the same signatures, and each
+// backend publishes its set as one table (train_kernel_table.h). On the CPU every kernel answers
+// Ok: a contract broken by the caller (shapes, null buffers) is a COUPLER_CHECK failure, as a
+// programming error, where the CUDA twin answers InvalidArgument.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+
+#include "runtime/status.h"
 
 namespace coupler::kernels {
 
@@ -37,42 +42,45 @@ inline constexpr size_t kGemmWorkspaceBytes = size_t{1} << 20;
 // c is rounded once per element. Shapes must agree (COUPLER_CHECK). Single-threaded OpenBLAS.
 // As in BLAS, beta == 0 never reads the old c (NaN garbage there cannot leak), and c must not
 // overlap a or b. The widening scratch is thread_local, allocated once per calling thread.
-void Gemm(bool trans_a, bool trans_b, float alpha, ConstMatrix a, ConstMatrix b, float beta,
-          MutMatrix c);
+Status Gemm(bool trans_a, bool trans_b, float alpha, ConstMatrix a, ConstMatrix b, float beta,
+            MutMatrix c);
 
 // y[r][j] += bias[j] for every row, then max(0, .) when relu; in place, rounding to y's storage.
 // NaN stays NaN through the ReLU, so a forward-pass overflow still reaches the loss.
-void AddBiasActivate(MutMatrix y, const float* bias, bool relu);
+Status AddBiasActivate(MutMatrix y, const float* bias, bool relu);
 
 // dy[i] = 0 wherever y[i] <= 0 (y is the ReLU output kept from the forward pass); in place.
-void ReluBackward(ConstMatrix y, MutMatrix dy);
+Status ReluBackward(ConstMatrix y, MutMatrix dy);
 
 // bias_grad[j] += sum over rows of dy[r][j], in fp32.
-void BiasGradAccumulate(ConstMatrix dy, float* bias_grad);
+Status BiasGradAccumulate(ConstMatrix dy, float* bias_grad);
 
-// Softmax cross-entropy over rows of logits with integer labels in [0, cols). Returns the SUM of
-// the per-row losses (double). Writes dlogits = (softmax - onehot) * grad_scale (rounded to its
-// storage); dlogits may be null for evaluation. correct (may be null) += rows whose argmax ==
-// label (the first maximal column on ties).
-double SoftmaxCrossEntropy(ConstMatrix logits, const int32_t* labels, float grad_scale,
-                           MutMatrix* dlogits, size_t* correct);
+// Softmax cross-entropy over rows of logits with integer labels in [0, cols). Writes the SUM of
+// the per-row losses (double) to *loss_sum (may be null). Writes dlogits = (softmax - onehot) *
+// grad_scale (rounded to its storage); dlogits may be null for evaluation. correct (may be null)
+// += rows whose argmax == label (the first maximal column on ties).
+Status SoftmaxCrossEntropy(ConstMatrix logits, const int32_t* labels, float grad_scale,
+                           MutMatrix* dlogits, double* loss_sum, size_t* correct);
 
 // dst[i] = src[i] rounded to `storage` (a copy for kFloat32). dst holds n elements of it.
-void RoundCopy(const float* src, void* dst, Storage storage, size_t n);
+Status RoundCopy(const float* src, void* dst, Storage storage, size_t n);
 
 // Widens n elements of `storage` to fp32.
-void WidenCopy(const void* src, Storage storage, float* dst, size_t n);
+Status WidenCopy(const void* src, Storage storage, float* dst, size_t n);
 
 // x[i] *= s.
-void Scale(float* x, size_t n, float s);
+Status Scale(float* x, size_t n, float s);
 
-// True when every x[i] is finite (no inf, no NaN).
-bool AllFinite(const float* x, size_t n);
+// *finite = whether every x[i] is finite (no inf, no NaN).
+Status AllFinite(const float* x, size_t n, bool* finite);
+
+// x[i] *= s, then *finite = whether every x[i] is finite.
+Status UnscaleAllFinite(float* x, size_t n, float s, bool* finite);
 
 // SGD with momentum and decoupled weight decay, on fp32 master weights:
 //   v = momentum * v + g;  w -= lr * (v + weight_decay * w)
-void SgdMomentumStep(float* w, const float* g, float* v, size_t n, float lr, float momentum,
-                     float weight_decay);
+Status SgdMomentumStep(float* w, const float* g, float* v, size_t n, float lr, float momentum,
+                       float weight_decay);
 
 // AdamW (Loshchilov & Hutter), bias-corrected, step counts from 1:
 //   m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2
@@ -84,7 +92,21 @@ struct AdamWParams {
   float eps = 1e-8f;
   float weight_decay = 0.0f;
 };
-void AdamWStep(float* w, const float* g, float* m, float* v, size_t n, const AdamWParams& params,
-               int64_t step);
+Status AdamWStep(float* w, const float* g, float* m, float* v, size_t n, const AdamWParams& params,
+                 int64_t step);
+
+// ---- Host buffers, the CPU side of the device transfers of train_kernels_cuda.h ----
+// Zero-fills `bytes` at dst.
+Status FillZero(void* dst, size_t bytes);
+// Copies `bytes`; dst == src is a no-op (the CPU backend's host and buffer memory are one).
+Status CopyBytes(void* dst, const void* src, size_t bytes);
+
+// ---- The gradient reducer's bucket math on host memory (train/comm/bucket_math.h) ----
+// out[i] = in[i] / divisor; out may equal in.
+Status Divide(float* out, const float* in, size_t n, float divisor);
+// out[i] = in[i] * scale rounded to nearest even in `storage` (fp16 or bf16, else
+// InvalidArgument); UnpackHalf widens such values back.
+Status PackHalf(const float* in, float scale, uint16_t* out, size_t n, Storage storage);
+Status UnpackHalf(const uint16_t* in, float* out, size_t n, Storage storage);
 
 }  // namespace coupler::kernels

@@ -2,7 +2,8 @@
 // pointer is DEVICE memory on the calling thread's current device, except the *_host outputs.
 // Kernels are enqueued on the default stream and not waited for: a fault inside one surfaces at
 // the next synchronizing call. Functions with *_host outputs synchronize. Defined in
-// kernels/cuda/train_cuda*.cu; kernels/nocuda/train_nocuda.cc returns Unavailable.
+// kernels/cuda/train_*.cu, only in a build with CUDA: other code reaches them through the CUDA
+// table of train_kernel_table.h.
 #pragma once
 
 #include <cstddef>

@@ -1,5 +1,5 @@
 // Typed test values for the collective tests, shared by the in-process unit tests and the
-// mpirun tests: small integers stored in any DataType, so every sum is exact and a reference
+// mpirun tests: small integers stored in any ElementType, so every sum is exact and a reference
 // can be computed in double.
 #pragma once
 
@@ -11,29 +11,29 @@
 
 namespace coupler::comm::testing {
 
-inline void Store(DataType type, double v, void* buf, size_t i) {
+inline void Store(ElementType type, double v, void* buf, size_t i) {
   switch (type) {
-    case DataType::kFloat32: static_cast<float*>(buf)[i] = static_cast<float>(v); return;
-    case DataType::kFloat64: static_cast<double*>(buf)[i] = v; return;
-    case DataType::kInt32: static_cast<int32_t*>(buf)[i] = static_cast<int32_t>(v); return;
-    case DataType::kInt64: static_cast<int64_t*>(buf)[i] = static_cast<int64_t>(v); return;
-    case DataType::kFloat16:
+    case ElementType::kFloat32: static_cast<float*>(buf)[i] = static_cast<float>(v); return;
+    case ElementType::kFloat64: static_cast<double*>(buf)[i] = v; return;
+    case ElementType::kInt32: static_cast<int32_t*>(buf)[i] = static_cast<int32_t>(v); return;
+    case ElementType::kInt64: static_cast<int64_t*>(buf)[i] = static_cast<int64_t>(v); return;
+    case ElementType::kFloat16:
       static_cast<uint16_t*>(buf)[i] = precision::FloatToHalfBits(static_cast<float>(v));
       return;
-    case DataType::kBFloat16:
+    case ElementType::kBFloat16:
       static_cast<uint16_t*>(buf)[i] = precision::FloatToBf16Bits(static_cast<float>(v));
       return;
   }
 }
 
-inline double Load(DataType type, const void* buf, size_t i) {
+inline double Load(ElementType type, const void* buf, size_t i) {
   switch (type) {
-    case DataType::kFloat32: return static_cast<const float*>(buf)[i];
-    case DataType::kFloat64: return static_cast<const double*>(buf)[i];
-    case DataType::kInt32: return static_cast<const int32_t*>(buf)[i];
-    case DataType::kInt64: return static_cast<double>(static_cast<const int64_t*>(buf)[i]);
-    case DataType::kFloat16: return precision::HalfBitsToFloat(static_cast<const uint16_t*>(buf)[i]);
-    case DataType::kBFloat16: return precision::Bf16BitsToFloat(static_cast<const uint16_t*>(buf)[i]);
+    case ElementType::kFloat32: return static_cast<const float*>(buf)[i];
+    case ElementType::kFloat64: return static_cast<const double*>(buf)[i];
+    case ElementType::kInt32: return static_cast<const int32_t*>(buf)[i];
+    case ElementType::kInt64: return static_cast<double>(static_cast<const int64_t*>(buf)[i]);
+    case ElementType::kFloat16: return precision::HalfBitsToFloat(static_cast<const uint16_t*>(buf)[i]);
+    case ElementType::kBFloat16: return precision::Bf16BitsToFloat(static_cast<const uint16_t*>(buf)[i]);
   }
   return 0;
 }

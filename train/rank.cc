@@ -11,7 +11,7 @@
 #include "runtime/check.h"
 #include "runtime/io/npy_writer.h"
 #include "runtime/logging.h"
-#include "train/backend/cuda_train_backend.h"
+#include "train/backend/train_backend.h"
 #include "train/comm/mpi_communicator.h"
 #include "train/comm/mpi_session.h"
 #include "train/comm/nccl_factory.h"
@@ -91,10 +91,10 @@ int RunRank(const Result<RankOptions>& parsed) {
 
   auto use_cuda = UseCuda(args.device);
   if (!use_cuda.ok()) return fail(use_cuda.status(), "bad option");
-  std::unique_ptr<CudaTrainBackend> cuda;
+  std::unique_ptr<TrainBackend> cuda;
   if (*use_cuda) {
     const int device = LocalRank(rank) % kernels::CudaDeviceCount();
-    auto backend = CudaTrainBackend::Create(device, options.device_memory_limit);
+    auto backend = TrainBackend::CreateCuda(device, options.device_memory_limit);
     if (!backend.ok()) {
       return fail(backend.status(), "cannot use cuda:" + std::to_string(device));
     }

@@ -135,9 +135,12 @@ Status Trainer::RunStep(int64_t step) {
 
   const double step_loss = static_cast<double>(extras[1]) * comm_.size() /
                            static_cast<double>(config_.global_batch);
-  COUPLER_ASSIGN_OR_RETURN(const bool finite,
-                           backend_.UnscaleAllFinite(model_->grads(), model_->num_params(),
-                                                     scaler_.enabled(), scaler_.inv_scale()));
+  bool finite = true;
+  COUPLER_RETURN_IF_ERROR(
+      scaler_.enabled()
+          ? backend_.kernels().unscale_all_finite(model_->grads(), model_->num_params(),
+                                                  scaler_.inv_scale(), &finite)
+          : backend_.kernels().all_finite(model_->grads(), model_->num_params(), &finite));
   const float scale_before = scaler_.scale();
   COUPLER_ASSIGN_OR_RETURN(const bool apply, scaler_.Update(finite));
   if (apply) {
@@ -194,12 +197,12 @@ Status Trainer::Evaluate() {
     loss += part;
   }
   double sums[3] = {static_cast<double>(correct), static_cast<double>(rows.size()), loss};
-  COUPLER_RETURN_IF_ERROR(host_comm_.AllReduce(sums, sums, 3, comm::DataType::kFloat64,
+  COUPLER_RETURN_IF_ERROR(host_comm_.AllReduce(sums, sums, 3, ElementType::kFloat64,
                                           comm::ReduceOp::kSum)
                               .WithContext("evaluation"));
   double peaks[2] = {static_cast<double>(budget_.peak()),
                      static_cast<double>(budget_.peak_compute_working_set())};
-  COUPLER_RETURN_IF_ERROR(host_comm_.AllReduce(peaks, peaks, 2, comm::DataType::kFloat64,
+  COUPLER_RETURN_IF_ERROR(host_comm_.AllReduce(peaks, peaks, 2, ElementType::kFloat64,
                                           comm::ReduceOp::kMax)
                               .WithContext("peak memory"));
   report_.test_accuracy = sums[1] > 0 ? sums[0] / sums[1] : 0.0;
@@ -216,7 +219,7 @@ Status Trainer::Evaluate() {
 Result<TrainReport> Trainer::Run() {
   COUPLER_RETURN_IF_ERROR(Setup());
   COUPLER_RETURN_IF_ERROR(Resume());
-  const size_t wire_bytes = options_.wire == comm::GradientWireType::kFloat32 ? 4 : 2;
+  const size_t wire_bytes = options_.wire == ElementType::kFloat32 ? 4 : 2;
   const size_t capacity =
       std::max<size_t>(1, static_cast<size_t>(config_.bucket_mb * 1024 * 1024) / wire_bytes);
   report_.buckets_per_step = (model_->num_params() + kExtras + capacity - 1) / capacity;

@@ -22,7 +22,7 @@ struct TrainerOptions {
   TrainConfig config;
   size_t device_memory_limit = 0;  // bytes; 0 = unlimited
   bool resume = false;             // continue from the newest checkpoint in checkpoint_dir
-  comm::GradientWireType wire = comm::GradientWireType::kFloat32;
+  ElementType wire = ElementType::kFloat32;
   double progress_interval_s = 2.0;  // rank 0's progress lines; <= 0 = every step
   // Testing aid: rank 0's local gradients become inf on optimizer steps [first, last].
   int64_t inject_inf_first = -1;

@@ -16,7 +16,7 @@
 #include "train/memory/memory_budget.h"
 #include "train/loss_scaler.h"
 #include "train/backend/backend_bucket_math.h"
-#include "train/backend/cpu_train_backend.h"
+#include "train/backend/train_backend.h"
 #include "train/memory/micro_batch_plan.h"
 #include "train/model/mlp.h"
 #include "train/model/optimizer.h"
@@ -67,7 +67,7 @@ class Trainer {
   const Split& data_;
   comm::CountingCommunicator comm_;  // the gradient communicator, its all-reduces counted
   comm::Communicator& host_comm_;
-  CpuTrainBackend cpu_backend_;  // used when options.backend is null
+  TrainBackend cpu_backend_;  // used when options.backend is null
   TrainBackend& backend_;
   memory::MemoryBudget budget_;
   std::optional<BackendBucketMath> bucket_math_;

@@ -137,7 +137,7 @@ Status Trainer::Resume() {
     header[5] = static_cast<double>(state.optimizer_steps);
     header[6] = state.loss_scale;
   }
-  COUPLER_RETURN_IF_ERROR(host_comm_.Broadcast(header, 7, comm::DataType::kFloat64, 0));
+  COUPLER_RETURN_IF_ERROR(host_comm_.Broadcast(header, 7, ElementType::kFloat64, 0));
   if (header[0] < 0) {
     return comm_.rank() == 0 ? local : Aborted("rank 0 could not read the checkpoint");
   }
@@ -151,10 +151,10 @@ Status Trainer::Resume() {
   state.params.resize(model_->num_params());
   state.optimizer_state.resize(optimizer_->state_size());
   COUPLER_RETURN_IF_ERROR(host_comm_.Broadcast(state.params.data(), state.params.size(),
-                                               comm::DataType::kFloat32, 0));
+                                               ElementType::kFloat32, 0));
   COUPLER_RETURN_IF_ERROR(host_comm_.Broadcast(state.optimizer_state.data(),
                                                state.optimizer_state.size(),
-                                               comm::DataType::kFloat32, 0));
+                                               ElementType::kFloat32, 0));
   COUPLER_RETURN_IF_ERROR(model_->ParamsFromHost(state.params.data()));
   COUPLER_RETURN_IF_ERROR(optimizer_->StateFromHost(state.optimizer_state));
   first_step_ = static_cast<int64_t>(header[1]);

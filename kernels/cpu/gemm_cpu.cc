@@ -164,8 +164,8 @@ void TiledGemm(bool trans_a, bool trans_b, float alpha, ConstMatrix a, ConstMatr
 
 }  // namespace
 
-void Gemm(bool trans_a, bool trans_b, float alpha, ConstMatrix a, ConstMatrix b, float beta,
-          MutMatrix c) {
+Status Gemm(bool trans_a, bool trans_b, float alpha, ConstMatrix a, ConstMatrix b, float beta,
+            MutMatrix c) {
   const size_t m = trans_a ? a.cols : a.rows;
   const size_t k = trans_a ? a.rows : a.cols;
   const size_t k_b = trans_b ? b.cols : b.rows;
@@ -174,11 +174,11 @@ void Gemm(bool trans_a, bool trans_b, float alpha, ConstMatrix a, ConstMatrix b,
                           << n;
   COUPLER_CHECK(c.rows == m && c.cols == n)
       << "Gemm: c is " << c.rows << "x" << c.cols << ", want " << m << "x" << n;
-  if (m == 0 || n == 0) return;
+  if (m == 0 || n == 0) return Status::Ok();
   COUPLER_CHECK(c.data != nullptr) << "Gemm: null c";
   if (k == 0) {
     ScaleOutput(c, beta);
-    return;
+    return Status::Ok();
   }
   COUPLER_CHECK(a.data != nullptr && b.data != nullptr) << "Gemm: null operand";
   UseOneBlasThread();
@@ -189,9 +189,10 @@ void Gemm(bool trans_a, bool trans_b, float alpha, ConstMatrix a, ConstMatrix b,
                 ToBlas(k), alpha, static_cast<const float*>(a.data), ToBlas(a.cols),
                 static_cast<const float*>(b.data), ToBlas(b.cols), beta,
                 static_cast<float*>(c.data), ToBlas(n));
-    return;
+    return Status::Ok();
   }
   TiledGemm(trans_a, trans_b, alpha, a, b, beta, c, m, n, k);
+  return Status::Ok();
 }
 
 }  // namespace coupler::kernels

@@ -111,21 +111,22 @@ double SoftmaxRow(const typename InFormat::Bits* logits, size_t cols, int32_t la
 
 }  // namespace
 
-void AddBiasActivate(MutMatrix y, const float* bias, bool relu) {
-  if (y.rows == 0 || y.cols == 0) return;
+Status AddBiasActivate(MutMatrix y, const float* bias, bool relu) {
+  if (y.rows == 0 || y.cols == 0) return Status::Ok();
   COUPLER_CHECK(y.data != nullptr && bias != nullptr) << "AddBiasActivate: null input";
   WithFormat(y.storage, [&](auto format) {
     using Format = decltype(format);
     auto* data = Elements<Format>(y.data);
     for (size_t r = 0; r < y.rows; ++r) AddBiasRow<Format>(data + r * y.cols, bias, y.cols, relu);
   });
+  return Status::Ok();
 }
 
-void ReluBackward(ConstMatrix y, MutMatrix dy) {
+Status ReluBackward(ConstMatrix y, MutMatrix dy) {
   COUPLER_CHECK(y.rows == dy.rows && y.cols == dy.cols)
       << "ReluBackward: y is " << y.rows << "x" << y.cols << ", dy " << dy.rows << "x" << dy.cols;
   const size_t n = y.rows * y.cols;
-  if (n == 0) return;
+  if (n == 0) return Status::Ok();
   COUPLER_CHECK(y.data != nullptr && dy.data != nullptr) << "ReluBackward: null input";
   WithFormat(y.storage, [&](auto y_format) {
     using YFormat = decltype(y_format);
@@ -135,10 +136,11 @@ void ReluBackward(ConstMatrix y, MutMatrix dy) {
                                           n);
     });
   });
+  return Status::Ok();
 }
 
-void BiasGradAccumulate(ConstMatrix dy, float* bias_grad) {
-  if (dy.rows == 0 || dy.cols == 0) return;
+Status BiasGradAccumulate(ConstMatrix dy, float* bias_grad) {
+  if (dy.rows == 0 || dy.cols == 0) return Status::Ok();
   COUPLER_CHECK(dy.data != nullptr && bias_grad != nullptr) << "BiasGradAccumulate: null input";
   WithFormat(dy.storage, [&](auto format) {
     using Format = decltype(format);
@@ -147,16 +149,20 @@ void BiasGradAccumulate(ConstMatrix dy, float* bias_grad) {
       BiasGradRow<Format>(data + r * dy.cols, dy.cols, bias_grad);
     }
   });
+  return Status::Ok();
 }
 
-double SoftmaxCrossEntropy(ConstMatrix logits, const int32_t* labels, float grad_scale,
-                           MutMatrix* dlogits, size_t* correct) {
+Status SoftmaxCrossEntropy(ConstMatrix logits, const int32_t* labels, float grad_scale,
+                           MutMatrix* dlogits, double* loss_sum, size_t* correct) {
   if (dlogits != nullptr) {
     COUPLER_CHECK(dlogits->rows == logits.rows && dlogits->cols == logits.cols)
         << "SoftmaxCrossEntropy: dlogits is " << dlogits->rows << "x" << dlogits->cols
         << ", logits " << logits.rows << "x" << logits.cols;
   }
-  if (logits.rows == 0) return 0.0;
+  if (logits.rows == 0) {
+    if (loss_sum != nullptr) *loss_sum = 0.0;
+    return Status::Ok();
+  }
   COUPLER_CHECK(logits.cols > 0 && logits.data != nullptr && labels != nullptr)
       << "SoftmaxCrossEntropy: empty rows or null input";
   const size_t cols = logits.cols;
@@ -188,38 +194,42 @@ double SoftmaxCrossEntropy(ConstMatrix logits, const int32_t* labels, float grad
       }
     });
   });
-  return loss;
+  if (loss_sum != nullptr) *loss_sum = loss;
+  return Status::Ok();
 }
 
-void RoundCopy(const float* src, void* dst, Storage storage, size_t n) {
-  if (n == 0) return;
+Status RoundCopy(const float* src, void* dst, Storage storage, size_t n) {
+  if (n == 0) return Status::Ok();
   COUPLER_CHECK(src != nullptr && dst != nullptr) << "RoundCopy: null buffer";
   WithFormat(storage, [&](auto format) {
     using Format = decltype(format);
     RoundRow<Format>(src, Elements<Format>(dst), n);
   });
+  return Status::Ok();
 }
 
-void WidenCopy(const void* src, Storage storage, float* dst, size_t n) {
-  if (n == 0) return;
+Status WidenCopy(const void* src, Storage storage, float* dst, size_t n) {
+  if (n == 0) return Status::Ok();
   COUPLER_CHECK(src != nullptr && dst != nullptr) << "WidenCopy: null buffer";
   WithFormat(storage, [&](auto format) {
     using Format = decltype(format);
     WidenRow<Format>(Elements<Format>(src), dst, n);
   });
+  return Status::Ok();
 }
 
-void Scale(float* x, size_t n, float s) {
+Status Scale(float* x, size_t n, float s) {
   size_t i = 0;
   for (; i + kBlock <= n; i += kBlock) {
     for (size_t j = i; j < i + kBlock; ++j) x[j] *= s;
   }
   for (; i < n; ++i) x[i] *= s;
+  return Status::Ok();
 }
 
 // Tests the exponent bits (all ones for inf and NaN) rather than std::isfinite, so the loop is
 // plain integer work that vectorizes and is unaffected by -ffinite-math-only.
-bool AllFinite(const float* x, size_t n) {
+Status AllFinite(const float* x, size_t n, bool* finite) {
   uint32_t non_finite = 0;
   size_t i = 0;
   for (; i + kBlock <= n; i += kBlock) {
@@ -229,14 +239,23 @@ bool AllFinite(const float* x, size_t n) {
       non_finite |= static_cast<uint32_t>((bits & 0x7F800000u) == 0x7F800000u);
     }
     // Checking once per block keeps the inner loop branch-free yet stops early on overflow.
-    if (non_finite != 0) return false;
+    if (non_finite != 0) {
+      *finite = false;
+      return Status::Ok();
+    }
   }
   for (; i < n; ++i) {
     uint32_t bits;
     std::memcpy(&bits, &x[i], sizeof(bits));
     non_finite |= static_cast<uint32_t>((bits & 0x7F800000u) == 0x7F800000u);
   }
-  return non_finite == 0;
+  *finite = non_finite == 0;
+  return Status::Ok();
+}
+
+Status UnscaleAllFinite(float* x, size_t n, float s, bool* finite) {
+  COUPLER_RETURN_IF_ERROR(Scale(x, n, s));
+  return AllFinite(x, n, finite);
 }
 
 }  // namespace coupler::kernels

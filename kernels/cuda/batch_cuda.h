@@ -21,7 +21,7 @@ inline constexpr size_t kCudaChunkElements = size_t{1} << 25;
 Status ClipCuda(const float* in, float* out, size_t n, float lo, float hi);
 
 // `in` and `out` must not overlap.
-Status CastCuda(const float* in, uint16_t* out, size_t n, precision::HalfFormat format);
+Status CastCuda(const float* in, uint16_t* out, size_t n, ElementType format);
 
 // out[i] = StandardizeValue(in[i], mean, inv_stddev); `in` may equal `out`.
 Status StandardizeCuda(const float* in, float* out, size_t n, double mean, double inv_stddev);
@@ -49,7 +49,7 @@ Status StandardizeOnDevice(const float* d_in, float* d_out, size_t n, double mea
                            double inv_stddev);
 // d_in and d_out must not overlap.
 Status ClipOnDevice(const float* d_in, float* d_out, size_t n, float lo, float hi);
-Status CastOnDevice(const float* d_in, uint16_t* d_out, size_t n, precision::HalfFormat format);
+Status CastOnDevice(const float* d_in, uint16_t* d_out, size_t n, ElementType format);
 Result<ColumnMoments> MomentsOnDevice(const float* d_in, size_t n);
 Result<ColumnMoments> MomentsOnDevice(const int32_t* d_in, size_t n);
 // d_value needs n elements: the first kept hold the roots, the rest are scratch.

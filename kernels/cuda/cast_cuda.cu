@@ -10,12 +10,12 @@
 namespace coupler::kernels {
 namespace {
 
-template <precision::HalfFormat kFormat>
+template <ElementType kFormat>
 __global__ void CastKernel(const float* __restrict__ in, uint16_t* __restrict__ out, size_t n) {
   const size_t stride = static_cast<size_t>(blockDim.x) * gridDim.x;
   for (size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += stride) {
-    if constexpr (kFormat == precision::HalfFormat::kFp16) {
+    if constexpr (kFormat == ElementType::kFloat16) {
       out[i] = CastToFp16Value(in[i]);
     } else {
       out[i] = CastToBf16Value(in[i]);
@@ -23,7 +23,7 @@ __global__ void CastKernel(const float* __restrict__ in, uint16_t* __restrict__ 
   }
 }
 
-template <precision::HalfFormat kFormat>
+template <ElementType kFormat>
 void LaunchCast(const float* d_in, uint16_t* d_out, size_t count, int blocks, int threads,
                 cudaStream_t stream) {
   CastKernel<kFormat><<<blocks, threads, 0, stream>>>(d_in, d_out, count);
@@ -31,16 +31,16 @@ void LaunchCast(const float* d_in, uint16_t* d_out, size_t count, int blocks, in
 
 }  // namespace
 
-Status CastCuda(const float* in, uint16_t* out, size_t n, precision::HalfFormat format) {
-  return format == precision::HalfFormat::kFp16
-             ? RunColumnPass(in, out, n, LaunchCast<precision::HalfFormat::kFp16>)
-             : RunColumnPass(in, out, n, LaunchCast<precision::HalfFormat::kBf16>);
+Status CastCuda(const float* in, uint16_t* out, size_t n, ElementType format) {
+  return format == ElementType::kFloat16
+             ? RunColumnPass(in, out, n, LaunchCast<ElementType::kFloat16>)
+             : RunColumnPass(in, out, n, LaunchCast<ElementType::kBFloat16>);
 }
 
-Status CastOnDevice(const float* d_in, uint16_t* d_out, size_t n, precision::HalfFormat format) {
-  return format == precision::HalfFormat::kFp16
-             ? RunDevicePass(d_in, d_out, n, LaunchCast<precision::HalfFormat::kFp16>)
-             : RunDevicePass(d_in, d_out, n, LaunchCast<precision::HalfFormat::kBf16>);
+Status CastOnDevice(const float* d_in, uint16_t* d_out, size_t n, ElementType format) {
+  return format == ElementType::kFloat16
+             ? RunDevicePass(d_in, d_out, n, LaunchCast<ElementType::kFloat16>)
+             : RunDevicePass(d_in, d_out, n, LaunchCast<ElementType::kBFloat16>);
 }
 
 }  // namespace coupler::kernels

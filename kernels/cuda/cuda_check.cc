@@ -6,11 +6,14 @@
 namespace coupler::kernels {
 namespace {
 
-// Build systems pass absolute paths in __FILE__; the part from "kernels/" on is what a reader
-// of the message needs.
+// Build systems pass absolute paths in __FILE__; the part from "kernels/" or "train/" on is
+// what a reader of the message needs.
 const char* ShortPath(const char* file) {
-  const char* p = std::strstr(file, "kernels/");
-  return p != nullptr ? p : file;
+  for (const char* top : {"kernels/", "train/"}) {
+    const char* p = std::strstr(file, top);
+    if (p != nullptr) return p;
+  }
+  return file;
 }
 
 }  // namespace
@@ -30,6 +33,9 @@ Status CudaErrorStatus(cudaError_t error, const char* call, const char* file, in
       error == cudaErrorSystemDriverMismatch || error == cudaErrorCompatNotSupportedOnDevice ||
       error == cudaErrorNoKernelImageForDevice || error == cudaErrorUnsupportedPtxVersion) {
     return Unavailable(std::move(message));
+  }
+  if (error == cudaErrorInvalidDevice || error == cudaErrorInvalidValue) {
+    return InvalidArgument(std::move(message));
   }
   return Internal(std::move(message));
 }

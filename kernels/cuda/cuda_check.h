@@ -1,6 +1,7 @@
-// CUDA runtime errors as Status, for code under kernels/cuda/ only (it includes CUDA headers).
-// One macro checks every call, so a failure names the call, where it was made and what CUDA
-// said, and no CUDA error code leaves the kernels library.
+// CUDA runtime errors as Status: the project's one mapping, for the code that includes CUDA
+// headers (kernels/cuda/ and the NCCL communicator in train/comm/nccl/). One macro checks every
+// call, so a failure names the call, where it was made and what CUDA said, and no CUDA error
+// code leaves those files.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -14,7 +15,8 @@ namespace coupler::kernels {
 bool IsNoCudaDeviceError(cudaError_t error);
 
 // The Status for a failed CUDA call, with a code callers can act on: out of memory is
-// ResourceExhausted (back off), no usable device or driver is Unavailable, the rest Internal.
+// ResourceExhausted (back off), no usable device or driver is Unavailable, a device index or
+// argument CUDA refuses is InvalidArgument, the rest Internal.
 // Also clears CUDA's last-error slot, so a later cudaGetLastError() after a kernel launch
 // reports that launch and not this older failure.
 Status CudaErrorStatus(cudaError_t error, const char* call, const char* file, int line);

@@ -7,7 +7,7 @@ namespace coupler::kernels {
 
 Status ClipCuda(const float*, float*, size_t, float, float) { return NotBuilt("clip"); }
 
-Status CastCuda(const float*, uint16_t*, size_t, precision::HalfFormat) {
+Status CastCuda(const float*, uint16_t*, size_t, ElementType) {
   return NotBuilt("cast");
 }
 
@@ -33,7 +33,7 @@ Status StandardizeOnDevice(const float*, float*, size_t, double, double) {
 
 Status ClipOnDevice(const float*, float*, size_t, float, float) { return NotBuilt("clip"); }
 
-Status CastOnDevice(const float*, uint16_t*, size_t, precision::HalfFormat) {
+Status CastOnDevice(const float*, uint16_t*, size_t, ElementType) {
   return NotBuilt("cast");
 }
 

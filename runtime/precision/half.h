@@ -9,11 +9,10 @@
 
 #include <cstdint>
 
+#include "runtime/precision/element_type.h"
 #include "runtime/precision/host_device.h"
 
 namespace coupler::precision {
-
-enum class HalfFormat : uint8_t { kFp16, kBf16 };
 
 inline constexpr float kFp16Max = 65504.0f;
 inline constexpr uint16_t kFp16PositiveInf = 0x7C00;
@@ -91,16 +90,16 @@ COUPLER_HD constexpr float Bf16BitsToFloat(uint16_t b) {
   return Float32FromBits(x);
 }
 
-COUPLER_HD constexpr uint16_t EncodeHalf(float f, HalfFormat format) {
-  return format == HalfFormat::kFp16 ? FloatToHalfBits(f) : FloatToBf16Bits(f);
+COUPLER_HD constexpr uint16_t EncodeHalf(float f, ElementType format) {
+  return format == ElementType::kFloat16 ? FloatToHalfBits(f) : FloatToBf16Bits(f);
 }
 
-COUPLER_HD constexpr float DecodeHalf(uint16_t bits, HalfFormat format) {
-  return format == HalfFormat::kFp16 ? HalfBitsToFloat(bits) : Bf16BitsToFloat(bits);
+COUPLER_HD constexpr float DecodeHalf(uint16_t bits, ElementType format) {
+  return format == ElementType::kFloat16 ? HalfBitsToFloat(bits) : Bf16BitsToFloat(bits);
 }
 
-constexpr const char* HalfFormatName(HalfFormat format) {
-  return format == HalfFormat::kFp16 ? "fp16" : "bf16";
+constexpr const char* HalfFormatName(ElementType format) {
+  return format == ElementType::kFloat16 ? "fp16" : "bf16";
 }
 
 static_assert(FloatToHalfBits(1.0f) == 0x3C00 && HalfBitsToFloat(0x3C00) == 1.0f);

@@ -15,13 +15,12 @@
 namespace coupler::kernels {
 namespace {
 
-using precision::HalfFormat;
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
 
-uint16_t PoisonFor(HalfFormat format) {
-  return format == HalfFormat::kFp16 ? kPoisonFp16Bits : kPoisonBf16Bits;
+uint16_t PoisonFor(ElementType format) {
+  return format == ElementType::kFloat16 ? kPoisonFp16Bits : kPoisonBf16Bits;
 }
 
 TEST(KernelsTest, CastCpuFp16KnownValues) {
@@ -31,7 +30,7 @@ TEST(KernelsTest, CastCpuFp16KnownValues) {
                                       0x0000, 0x0002, 0x2E66, 0x7E00, 0x8000, 0x0000};
   std::vector<uint16_t> out(in.size());
   Poison(out, kPoisonFp16Bits);
-  COUPLER_ASSERT_OK(Cast(in, out, HalfFormat::kFp16, Backend::kCpu));
+  COUPLER_ASSERT_OK(Cast(in, out, ElementType::kFloat16, Backend::kCpu));
   EXPECT_TRUE(SameBits<uint16_t>(want, out));
 }
 
@@ -43,12 +42,12 @@ TEST(KernelsTest, CastCpuBf16KnownValues) {
                                       0x7F80, 0x7FC0, 0xFF80, 0x0001};
   std::vector<uint16_t> out(in.size());
   Poison(out, kPoisonBf16Bits);
-  COUPLER_ASSERT_OK(Cast(in, out, HalfFormat::kBf16, Backend::kCpu));
+  COUPLER_ASSERT_OK(Cast(in, out, ElementType::kBFloat16, Backend::kCpu));
   EXPECT_TRUE(SameBits<uint16_t>(want, out));
 }
 
 TEST(KernelsTest, CastCpuMatchesPrecisionHelpers) {
-  for (HalfFormat format : {HalfFormat::kFp16, HalfFormat::kBf16}) {
+  for (ElementType format : {ElementType::kFloat16, ElementType::kBFloat16}) {
     for (size_t n : {size_t{0}, size_t{1}, size_t{15}, size_t{1} << 20 | 9}) {
       SCOPED_TRACE(std::string(precision::HalfFormatName(format)) + " n=" + std::to_string(n));
       const std::vector<float> in = RandomColumn(n, 2000 + n);
@@ -66,14 +65,14 @@ TEST(KernelsTest, CastCpuMatchesPrecisionHelpers) {
 TEST(KernelsTest, CastRejectsBadArguments) {
   std::vector<float> in(4, 1.0f);
   std::vector<uint16_t> long_out(5);
-  Status s = Cast(in, long_out, HalfFormat::kFp16, Backend::kCpu);
+  Status s = Cast(in, long_out, ElementType::kFloat16, Backend::kCpu);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("cast"), std::string::npos) << s.message();
 
   // Casting a column onto its own storage would overwrite input a parallel backend still needs.
   std::vector<float> column(4, 1.0f);
   auto* alias = reinterpret_cast<uint16_t*>(column.data());
-  s = Cast(column, std::span<uint16_t>(alias, 4), HalfFormat::kBf16, Backend::kCpu);
+  s = Cast(column, std::span<uint16_t>(alias, 4), ElementType::kBFloat16, Backend::kCpu);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("overlap"), std::string::npos) << s.message();
 }
@@ -83,7 +82,7 @@ constexpr size_t kParitySizes[] = {1, 1000, (size_t{1} << 20) + 1, (size_t{3} <<
 
 TEST(KernelsTest, CudaCastMatchesCpu) {
   if (!HaveCudaDevice()) GTEST_SKIP() << "no CUDA device";
-  for (HalfFormat format : {HalfFormat::kFp16, HalfFormat::kBf16}) {
+  for (ElementType format : {ElementType::kFloat16, ElementType::kBFloat16}) {
     for (size_t n : kParitySizes) {
       SCOPED_TRACE(std::string(precision::HalfFormatName(format)) + " n=" + std::to_string(n));
       const std::vector<float> in = RandomColumn(n, 4242 + n);

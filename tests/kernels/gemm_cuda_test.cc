@@ -1,6 +1,6 @@
 // GemmCuda against the CPU Gemm (every transpose and storage, outputs poisoned first) and the
 // DevicePool arena, on a GPU machine; argument errors and the no-device answers everywhere.
-#include "kernels/gemm_cuda.h"
+#include "kernels/train_kernel_table.h"
 
 #include <algorithm>
 #include <cmath>
@@ -21,6 +21,13 @@ namespace {
 
 const char* Name(Storage storage) { return StorageName(storage); }
 
+// The CUDA table's gemm, or why there is none (a build without CUDA).
+Status GpuGemm(bool trans_a, bool trans_b, float alpha, ConstMatrix a, ConstMatrix b, float beta,
+               MutMatrix c) {
+  COUPLER_ASSIGN_OR_RETURN(const TrainKernelTable* cuda, CudaTrainKernels());
+  return cuda->gemm(trans_a, trans_b, alpha, a, b, beta, c);
+}
+
 // A host matrix in its storage's bytes, with a device copy when a pool is given.
 struct HostMatrix {
   Storage storage = Storage::kFloat32;
@@ -30,13 +37,13 @@ struct HostMatrix {
 
   HostMatrix(Storage s, size_t r, size_t c, const std::vector<float>& values)
       : storage(s), rows(r), cols(c), bytes(r * c * StorageBytes(s)) {
-    RoundCopy(values.data(), bytes.data(), storage, r * c);
+    EXPECT_TRUE(RoundCopy(values.data(), bytes.data(), storage, r * c).ok());
   }
   ConstMatrix View() const { return {bytes.data(), storage, rows, cols}; }
   MutMatrix MutView() { return {bytes.data(), storage, rows, cols}; }
   std::vector<float> Widened() const {
     std::vector<float> out(rows * cols);
-    WidenCopy(bytes.data(), storage, out.data(), rows * cols);
+    EXPECT_TRUE(WidenCopy(bytes.data(), storage, out.data(), rows * cols).ok());
     return out;
   }
 };
@@ -97,7 +104,7 @@ void CheckParity(DevicePool& pool, bool trans_a, bool trans_b, Storage operands,
   HostMatrix cpu_c(c_storage, m, n, c_init);
   HostMatrix gpu_c(c_storage, m, n, c_init);
 
-  Gemm(trans_a, trans_b, alpha, a.View(), b.View(), beta, cpu_c.MutView());
+  COUPLER_ASSERT_OK(Gemm(trans_a, trans_b, alpha, a.View(), b.View(), beta, cpu_c.MutView()));
 
   Result<DeviceAllocation> da = ToDevice(pool, a, "gemm a");
   Result<DeviceAllocation> db = ToDevice(pool, b, "gemm b");
@@ -105,7 +112,7 @@ void CheckParity(DevicePool& pool, bool trans_a, bool trans_b, Storage operands,
   COUPLER_ASSERT_OK(da.status());
   COUPLER_ASSERT_OK(db.status());
   COUPLER_ASSERT_OK(dc.status());
-  COUPLER_ASSERT_OK(GemmCuda(trans_a, trans_b, alpha, {da->data(), operands, a.rows, a.cols},
+  COUPLER_ASSERT_OK(GpuGemm(trans_a, trans_b, alpha, {da->data(), operands, a.rows, a.cols},
                              {db->data(), operands, b.rows, b.cols}, beta,
                              {dc->data(), c_storage, m, n}));
   COUPLER_ASSERT_OK(dc->CopyToHost(gpu_c.bytes.data(), gpu_c.bytes.size()));
@@ -207,17 +214,17 @@ TEST(KernelsTest, CudaDevicePoolDefaultLimitLeavesAReserve) {
 
 TEST(KernelsTest, GpuGemmRejectsBadArgumentsBeforeTouchingTheDevice) {
   const float x = 0.0f;
-  Status s = GemmCuda(false, false, 1.0f, {&x, Storage::kFloat32, 4, 3},
+  Status s = GpuGemm(false, false, 1.0f, {&x, Storage::kFloat32, 4, 3},
                       {&x, Storage::kFloat32, 4, 5}, 0.0f, {nullptr, Storage::kFloat32, 4, 5});
   EXPECT_EQ(s.code(), BuiltWithCuda() ? StatusCode::kInvalidArgument : StatusCode::kUnavailable);
   if (BuiltWithCuda()) {
     EXPECT_NE(s.message().find("op(a) is 4x3 but op(b) is 4x5"), std::string::npos)
         << s.message();
   }
-  s = GemmCuda(false, false, 1.0f, {&x, Storage::kFp16, 4, 3}, {&x, Storage::kBf16, 3, 5}, 0.0f,
+  s = GpuGemm(false, false, 1.0f, {&x, Storage::kFp16, 4, 3}, {&x, Storage::kBf16, 3, 5}, 0.0f,
                {nullptr, Storage::kFloat32, 4, 5});
   EXPECT_EQ(s.code(), BuiltWithCuda() ? StatusCode::kInvalidArgument : StatusCode::kUnavailable);
-  s = GemmCuda(false, false, 1.0f, {&x, Storage::kFloat32, 4, 3}, {&x, Storage::kFloat32, 3, 5},
+  s = GpuGemm(false, false, 1.0f, {&x, Storage::kFloat32, 4, 3}, {&x, Storage::kFloat32, 3, 5},
                0.0f, {nullptr, Storage::kFp16, 4, 5});
   EXPECT_EQ(s.code(), BuiltWithCuda() ? StatusCode::kInvalidArgument : StatusCode::kUnavailable);
 }
@@ -230,7 +237,7 @@ TEST(KernelsTest, GpuGemmAndDevicePoolAreUnavailableWithoutADevice) {
   float a[6] = {};
   float b[6] = {};
   float c[4] = {};
-  const Status s = GemmCuda(false, false, 1.0f, {a, Storage::kFloat32, 2, 3},
+  const Status s = GpuGemm(false, false, 1.0f, {a, Storage::kFloat32, 2, 3},
                             {b, Storage::kFloat32, 3, 2}, 0.0f, {c, Storage::kFloat32, 2, 2});
   EXPECT_EQ(s.code(), StatusCode::kUnavailable) << s.ToString();
 }

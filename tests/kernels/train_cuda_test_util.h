@@ -14,6 +14,7 @@
 
 #include "kernels/device.h"
 #include "kernels/train_kernels.h"
+#include "kernels/train_kernel_table.h"
 #include "kernels/train_kernels_cuda.h"
 #include "tests/kernels/kernel_test_util.h"
 
@@ -83,7 +84,7 @@ struct HostMatrix {
   MutMatrix MutOn(const DeviceBuffer& d) const { return {d.as<void>(), storage, rows, cols}; }
   std::vector<float> Widened() const {
     std::vector<float> out(size());
-    WidenCopy(bytes.data(), storage, out.data(), size());
+    EXPECT_TRUE(WidenCopy(bytes.data(), storage, out.data(), size()).ok());
     return out;
   }
 };
@@ -99,7 +100,7 @@ inline HostMatrix RandomMatrix(Storage storage, size_t rows, size_t cols, float 
                         uint64_t seed) {
   HostMatrix m{storage, rows, cols, std::vector<uint8_t>(rows * cols * StorageBytes(storage))};
   const std::vector<float> values = RandomFloats(rows * cols, lo, hi, seed);
-  RoundCopy(values.data(), m.bytes.data(), storage, values.size());
+  EXPECT_TRUE(RoundCopy(values.data(), m.bytes.data(), storage, values.size()).ok());
   return m;
 }
 
@@ -126,6 +127,19 @@ struct Shape {
 constexpr Shape kShapes[] = {{37, 45}, {5, 1000}, {1025, 1031}};
 // Lengths for the flat kernels: one element, a block's tail, more than one grid pass.
 constexpr size_t kLengths[] = {1, 257, (size_t{1} << 20) + 3};
+
+// The CPU kernels' answers as values, to compare the CUDA twins' with.
+inline double CpuLossSum(ConstMatrix logits, const int32_t* labels, float grad_scale,
+                         MutMatrix* dlogits, size_t* correct) {
+  double loss = NAN;
+  EXPECT_TRUE(SoftmaxCrossEntropy(logits, labels, grad_scale, dlogits, &loss, correct).ok());
+  return loss;
+}
+inline bool CpuAllFinite(const float* x, size_t n) {
+  bool finite = false;
+  EXPECT_TRUE(AllFinite(x, n, &finite).ok());
+  return finite;
+}
 
 }  // namespace coupler::kernels::train_cuda_test
 

@@ -24,7 +24,7 @@ TEST(TrainKernelsTest, AddBiasActivateCudaMatchesCpu) {
         DeviceBuffer d_y, d_bias;
         COUPLER_ASSERT_OK(Upload(y.bytes, &d_y));
         COUPLER_ASSERT_OK(Upload(bias, &d_bias));
-        AddBiasActivate(y.Mut(), bias.data(), relu);
+        COUPLER_ASSERT_OK(AddBiasActivate(y.Mut(), bias.data(), relu));
         COUPLER_ASSERT_OK(AddBiasActivateCuda(y.MutOn(d_y), d_bias.as<float>(), relu));
         HostMatrix got = y;
         COUPLER_ASSERT_OK(Download(d_y, &got.bytes));
@@ -47,12 +47,12 @@ TEST(TrainKernelsTest, ReluBackwardCudaMatchesCpu) {
         for (size_t i = 3; i < y_values.size(); i += 11) y_values[i] = -0.0f;
         HostMatrix y{y_storage, shape.rows, shape.cols,
                      std::vector<uint8_t>(y_values.size() * StorageBytes(y_storage))};
-        RoundCopy(y_values.data(), y.bytes.data(), y_storage, y_values.size());
+        COUPLER_ASSERT_OK(RoundCopy(y_values.data(), y.bytes.data(), y_storage, y_values.size()));
         HostMatrix dy = RandomMatrix(dy_storage, shape.rows, shape.cols, -3.0f, 3.0f, ++seed);
         DeviceBuffer d_y, d_dy;
         COUPLER_ASSERT_OK(Upload(y.bytes, &d_y));
         COUPLER_ASSERT_OK(Upload(dy.bytes, &d_dy));
-        ReluBackward(y.Const(), dy.Mut());
+        COUPLER_ASSERT_OK(ReluBackward(y.Const(), dy.Mut()));
         COUPLER_ASSERT_OK(ReluBackwardCuda(y.ConstOn(d_y), dy.MutOn(d_dy)));
         HostMatrix got = dy;
         COUPLER_ASSERT_OK(Download(d_dy, &got.bytes));
@@ -73,7 +73,7 @@ TEST(TrainKernelsTest, BiasGradAccumulateCudaMatchesCpu) {
       DeviceBuffer d_dy, d_grad;
       COUPLER_ASSERT_OK(Upload(dy.bytes, &d_dy));
       COUPLER_ASSERT_OK(Upload(bias_grad, &d_grad));
-      BiasGradAccumulate(dy.Const(), bias_grad.data());
+      COUPLER_ASSERT_OK(BiasGradAccumulate(dy.Const(), bias_grad.data()));
       COUPLER_ASSERT_OK(BiasGradAccumulateCuda(dy.ConstOn(d_dy), d_grad.as<float>()));
       std::vector<float> got(shape.cols);
       COUPLER_ASSERT_OK(Download(d_grad, &got));
@@ -104,8 +104,8 @@ TEST(TrainKernelsTest, SoftmaxCrossEntropyCudaMatchesCpu) {
                                         << "x" << shape.cols);
         size_t want_correct = 5;
         size_t got_correct = 5;
-        const double want = SoftmaxCrossEntropy(logits.Const(), labels.data(), grad_scale,
-                                                nullptr, &want_correct);
+        const double want = CpuLossSum(logits.Const(), labels.data(), grad_scale, nullptr,
+                                       &want_correct);
         double got = NAN;
         COUPLER_ASSERT_OK(SoftmaxCrossEntropyCuda(logits.ConstOn(d_logits),
                                                   d_labels.as<int32_t>(), grad_scale, nullptr,
@@ -125,8 +125,8 @@ TEST(TrainKernelsTest, SoftmaxCrossEntropyCudaMatchesCpu) {
         size_t want_correct = 0;
         size_t got_correct = 0;
         MutMatrix host_out = dlogits.Mut();
-        const double want = SoftmaxCrossEntropy(logits.Const(), labels.data(), grad_scale,
-                                                &host_out, &want_correct);
+        const double want = CpuLossSum(logits.Const(), labels.data(), grad_scale, &host_out,
+                                       &want_correct);
         MutMatrix device_out = dlogits.MutOn(d_dlogits);
         double got = NAN;
         COUPLER_ASSERT_OK(SoftmaxCrossEntropyCuda(logits.ConstOn(d_logits),
@@ -166,7 +166,7 @@ TEST(TrainKernelsTest, RoundAndWidenCopyCudaMatchCpu) {
       const std::vector<float> src = RandomColumn(n, ++seed);
       const size_t width = StorageBytes(storage);
       std::vector<uint8_t> want(n * width);
-      RoundCopy(src.data(), want.data(), storage, n);
+      COUPLER_ASSERT_OK(RoundCopy(src.data(), want.data(), storage, n));
       std::vector<uint8_t> poison(n * width);
       for (size_t i = 0; i < n; ++i) {
         const uint32_t bits = PoisonBits(storage);
@@ -183,7 +183,7 @@ TEST(TrainKernelsTest, RoundAndWidenCopyCudaMatchCpu) {
       // Widen the rounded values back; the fp32 output is poisoned with a signaling NaN that
       // widening never produces.
       std::vector<float> want_wide(n);
-      WidenCopy(want.data(), storage, want_wide.data(), n);
+      COUPLER_ASSERT_OK(WidenCopy(want.data(), storage, want_wide.data(), n));
       std::vector<float> poisoned_wide(n);
       Poison(poisoned_wide);
       DeviceBuffer d_wide;
@@ -204,7 +204,7 @@ TEST(TrainKernelsTest, ScaleCudaMatchesCpu) {
     std::vector<float> x = RandomFloats(n, -100.0f, 100.0f, 500 + n);
     DeviceBuffer d_x;
     COUPLER_ASSERT_OK(Upload(x, &d_x));
-    Scale(x.data(), n, 0.37f);
+    COUPLER_ASSERT_OK(Scale(x.data(), n, 0.37f));
     COUPLER_ASSERT_OK(ScaleCuda(d_x.as<float>(), n, 0.37f));
     std::vector<float> got(n);
     COUPLER_ASSERT_OK(Download(d_x, &got));
@@ -223,9 +223,9 @@ TEST(TrainKernelsTest, AllFiniteCudaMatchesCpu) {
         if (bad != 0.0f) x[where] = bad;  // true for NaN too
         DeviceBuffer d_x;
         COUPLER_ASSERT_OK(Upload(x, &d_x));
-        bool got = !AllFinite(x.data(), n);
+        bool got = !CpuAllFinite(x.data(), n);
         COUPLER_ASSERT_OK(AllFiniteCuda(d_x.as<float>(), n, &got));
-        EXPECT_EQ(got, AllFinite(x.data(), n));
+        EXPECT_EQ(got, CpuAllFinite(x.data(), n));
         EXPECT_EQ(got, bad == 0.0f);
       }
     }
@@ -240,12 +240,12 @@ TEST(TrainKernelsTest, UnscaleAllFiniteCudaMatchesScaleThenCheckOnCpu) {
     for (const float s : {1.0f / 65536.0f, 4.0f}) {
       SCOPED_TRACE(testing::Message() << "n=" << n << " s=" << s);
       std::vector<float> want = x;
-      Scale(want.data(), n, s);
+      COUPLER_ASSERT_OK(Scale(want.data(), n, s));
       DeviceBuffer d_x;
       COUPLER_ASSERT_OK(Upload(x, &d_x));
-      bool got = !AllFinite(want.data(), n);
+      bool got = !CpuAllFinite(want.data(), n);
       COUPLER_ASSERT_OK(UnscaleAllFiniteCuda(d_x.as<float>(), n, s, &got));
-      EXPECT_EQ(got, AllFinite(want.data(), n));
+      EXPECT_EQ(got, CpuAllFinite(want.data(), n));
       std::vector<float> back(n);
       COUPLER_ASSERT_OK(Download(d_x, &back));
       EXPECT_EQ(0, std::memcmp(back.data(), want.data(), n * sizeof(float)));

@@ -32,14 +32,14 @@ using mpitest::g_failures;
 
 void TestAllReduce(Communicator& c) {
   constexpr size_t kCount = 1000;
-  const DataType types[] = {DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16,
-                            DataType::kInt32,   DataType::kInt64,   DataType::kFloat64};
-  for (DataType type : types) {
+  const ElementType types[] = {ElementType::kFloat32, ElementType::kFloat16, ElementType::kBFloat16,
+                            ElementType::kInt32,   ElementType::kInt64,   ElementType::kFloat64};
+  for (ElementType type : types) {
     for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kMax, ReduceOp::kMin}) {
       for (bool in_place : {false, true}) {
-        const std::string what = "AllReduce " + std::string(DataTypeName(type)) + " " +
+        const std::string what = "AllReduce " + std::string(ElementTypeName(type)) + " " +
                                  std::string(ReduceOpName(op)) + (in_place ? " in place" : "");
-        std::vector<unsigned char> send(kCount * DataTypeSize(type));
+        std::vector<unsigned char> send(kCount * ElementSize(type));
         std::vector<unsigned char> recv(send.size());
         for (size_t i = 0; i < kCount; ++i) Store(type, Value(c.rank(), i), send.data(), i);
         void* out = in_place ? send.data() : recv.data();
@@ -68,8 +68,8 @@ void TestBroadcastAndBarrier(Communicator& c) {
     ints[i] = c.rank() * 1000 + static_cast<int64_t>(i);
     halves[i] = precision::FloatToBf16Bits(static_cast<float>(c.rank()) + 0.5f);
   }
-  CheckOk(c.Broadcast(ints.data(), ints.size(), DataType::kInt64, root), c.rank(), "Broadcast int64");
-  CheckOk(c.Broadcast(halves.data(), halves.size(), DataType::kBFloat16, root), c.rank(),
+  CheckOk(c.Broadcast(ints.data(), ints.size(), ElementType::kInt64, root), c.rank(), "Broadcast int64");
+  CheckOk(c.Broadcast(halves.data(), halves.size(), ElementType::kBFloat16, root), c.rank(),
           "Broadcast bf16");
   bool ok = true;
   for (size_t i = 0; i < ints.size(); ++i) {
@@ -80,7 +80,7 @@ void TestBroadcastAndBarrier(Communicator& c) {
   for (int i = 0; i < 10; ++i) CheckOk(c.Barrier(), c.rank(), "Barrier");
 }
 
-void TestReducer(Communicator& c, size_t bucket_bytes, GradientWireType wire, size_t want_collectives) {
+void TestReducer(Communicator& c, size_t bucket_bytes, ElementType wire, size_t want_collectives) {
   const std::string what = "GradientReducer bucket " + std::to_string(bucket_bytes) + " wire " +
                            std::to_string(static_cast<int>(wire));
   std::vector<std::vector<float>> grads(200, std::vector<float>(100));
@@ -97,7 +97,7 @@ void TestReducer(Communicator& c, size_t bucket_bytes, GradientWireType wire, si
   if (!n.ok()) return;
   Check(*n == want_collectives, c.rank(),
         what + ": " + std::to_string(*n) + " collectives, want " + std::to_string(want_collectives));
-  const double tolerance = wire == GradientWireType::kFloat32 ? 0.0 : 1e-2;
+  const double tolerance = wire == ElementType::kFloat32 ? 0.0 : 1e-2;
   size_t bad = 0;
   for (size_t t = 0; t < grads.size(); ++t) {
     for (size_t i = 0; i < 100; ++i) {
@@ -163,16 +163,16 @@ int Main(int argc, char** argv) {
   Communicator& c = **comm_or;
   TestAllReduce(c);
   TestBroadcastAndBarrier(c);
-  TestReducer(c, GradientReducerOptions{}.bucket_bytes, GradientWireType::kFloat32, 1);
-  TestReducer(c, 16'000, GradientWireType::kFloat32, 5);
-  TestReducer(c, 16'000, GradientWireType::kBFloat16, 3);
-  TestReducer(c, 16'000, GradientWireType::kFloat16, 3);
+  TestReducer(c, GradientReducerOptions{}.bucket_bytes, ElementType::kFloat32, 1);
+  TestReducer(c, 16'000, ElementType::kFloat32, 5);
+  TestReducer(c, 16'000, ElementType::kBFloat16, 3);
+  TestReducer(c, 16'000, ElementType::kFloat16, 3);
   TestReducerSumOfDivided(c);
   TestStalledPeer(c.rank());
   CheckOk(c.Barrier(), c.rank(), "final Barrier");
 
   int32_t totals[2] = {g_failures, g_checks};
-  const Status s = c.AllReduce(totals, totals, 2, DataType::kInt32, ReduceOp::kSum);
+  const Status s = c.AllReduce(totals, totals, 2, ElementType::kInt32, ReduceOp::kSum);
   if (!s.ok()) {
     std::fprintf(stderr, "rank %d: summary AllReduce: %s\n", c.rank(), s.ToString().c_str());
     return 1;

@@ -76,14 +76,14 @@ double Reduced(ReduceOp op, int size, size_t i) {
   return want;
 }
 
-void TestAllReduce(Communicator& c, size_t count, const std::vector<DataType>& types) {
-  for (DataType type : types) {
+void TestAllReduce(Communicator& c, size_t count, const std::vector<ElementType>& types) {
+  for (ElementType type : types) {
     for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kMax, ReduceOp::kMin}) {
       for (bool in_place : {false, true}) {
         const std::string what = "AllReduce " + std::to_string(count) + " " +
-                                 std::string(DataTypeName(type)) + " " +
+                                 std::string(ElementTypeName(type)) + " " +
                                  std::string(ReduceOpName(op)) + (in_place ? " in place" : "");
-        std::vector<unsigned char> host(count * DataTypeSize(type));
+        std::vector<unsigned char> host(count * ElementSize(type));
         for (size_t i = 0; i < count; ++i) Store(type, Value(c.rank(), i), host.data(), i);
         DeviceBuffer send(host.size());
         DeviceBuffer recv(host.size());
@@ -103,13 +103,13 @@ void TestAllReduce(Communicator& c, size_t count, const std::vector<DataType>& t
 
 void TestBroadcastAndBarrier(Communicator& c) {
   const int root = c.size() - 1;
-  for (DataType type : {DataType::kInt64, DataType::kBFloat16, DataType::kFloat32}) {
+  for (ElementType type : {ElementType::kInt64, ElementType::kBFloat16, ElementType::kFloat32}) {
     constexpr size_t kCount = 1000;
-    std::vector<unsigned char> host(kCount * DataTypeSize(type));
+    std::vector<unsigned char> host(kCount * ElementSize(type));
     for (size_t i = 0; i < kCount; ++i) Store(type, Value(c.rank(), i), host.data(), i);
     DeviceBuffer buf(host.size());
     CheckCuda(buf.Upload(host), c.rank(), "Broadcast upload");
-    const std::string what = "Broadcast " + std::string(DataTypeName(type)) + " from root " +
+    const std::string what = "Broadcast " + std::string(ElementTypeName(type)) + " from root " +
                              std::to_string(root);
     CheckOk(c.Broadcast(buf.get(), kCount, type, root), c.rank(), what);
     CheckCuda(buf.Download(host), c.rank(), what + ": download");
@@ -123,10 +123,10 @@ void TestBroadcastAndBarrier(Communicator& c) {
 }
 
 void TestBadArguments(Communicator& c) {
-  const Status s = c.AllReduce(nullptr, nullptr, 10, DataType::kFloat32, ReduceOp::kSum);
+  const Status s = c.AllReduce(nullptr, nullptr, 10, ElementType::kFloat32, ReduceOp::kSum);
   Check(s.code() == StatusCode::kInvalidArgument, c.rank(),
         "null buffers give InvalidArgument, got " + s.ToString());
-  const Status b = c.Broadcast(nullptr, 0, DataType::kFloat32, c.size());
+  const Status b = c.Broadcast(nullptr, 0, ElementType::kFloat32, c.size());
   Check(b.code() == StatusCode::kInvalidArgument, c.rank(),
         "root out of range gives InvalidArgument, got " + b.ToString());
   CheckOk(c.Barrier(), c.rank(), "Barrier after rejected arguments");
@@ -179,7 +179,7 @@ int Main(int argc, char** argv) {
   int devices = 0;
   const cudaError_t rc = cudaGetDeviceCount(&devices);
   int32_t usable = rc == cudaSuccess && devices >= local_size ? 1 : 0;
-  Status s = bootstrap.AllReduce(&usable, &usable, 1, DataType::kInt32, ReduceOp::kMin);
+  Status s = bootstrap.AllReduce(&usable, &usable, 1, ElementType::kInt32, ReduceOp::kMin);
   if (!s.ok()) {
     std::fprintf(stderr, "rank %d: device poll: %s\n", bootstrap.rank(), s.ToString().c_str());
     return 1;
@@ -200,16 +200,16 @@ int Main(int argc, char** argv) {
           "NCCL rank and size match the bootstrap communicator");
     Check(c.memory_space() == MemorySpace::kDevice, c.rank(), "NCCL takes device memory");
     TestAllReduce(c, 1000,
-                  {DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16, DataType::kInt32,
-                   DataType::kInt64, DataType::kFloat64});
-    TestAllReduce(c, size_t{25} << 18, {DataType::kFloat32});  // 25 MiB, one default bucket
+                  {ElementType::kFloat32, ElementType::kFloat16, ElementType::kBFloat16, ElementType::kInt32,
+                   ElementType::kInt64, ElementType::kFloat64});
+    TestAllReduce(c, size_t{25} << 18, {ElementType::kFloat32});  // 25 MiB, one default bucket
     TestBroadcastAndBarrier(c);
     TestBadArguments(c);
   }
   if (bootstrap.size() >= 2) TestStalledPeer(bootstrap, device);
 
   int32_t totals[2] = {g_failures, g_checks};
-  s = bootstrap.AllReduce(totals, totals, 2, DataType::kInt32, ReduceOp::kSum);
+  s = bootstrap.AllReduce(totals, totals, 2, ElementType::kInt32, ReduceOp::kSum);
   if (!s.ok()) {
     std::fprintf(stderr, "rank %d: summary AllReduce: %s\n", bootstrap.rank(), s.ToString().c_str());
     return 1;

@@ -22,12 +22,12 @@ class CountingCommunicator final : public Communicator {
       : Communicator(inner.timeout(), inner.memory_space()), inner_(inner) {}
   int rank() const override { return inner_.rank(); }
   int size() const override { return inner_.size(); }
-  Status AllReduce(const void* send, void* recv, size_t count, DataType type,
+  Status AllReduce(const void* send, void* recv, size_t count, ElementType type,
                    ReduceOp op) override {
     ++all_reduces;
     return inner_.AllReduce(send, recv, count, type, op);
   }
-  Status Broadcast(void* buf, size_t count, DataType type, int root) override {
+  Status Broadcast(void* buf, size_t count, ElementType type, int root) override {
     return inner_.Broadcast(buf, count, type, root);
   }
   Status Barrier() override { return inner_.Barrier(); }
@@ -107,7 +107,7 @@ Grads PerTensorReference(int ranks, const std::vector<size_t>& sizes) {
       g = MakeGrads(r, sizes);
       Communicator& c = group.communicator(r);
       for (auto& v : g) {
-        COUPLER_CHECK_OK(c.AllReduce(v.data(), v.data(), v.size(), DataType::kFloat32, ReduceOp::kSum));
+        COUPLER_CHECK_OK(c.AllReduce(v.data(), v.data(), v.size(), ElementType::kFloat32, ReduceOp::kSum));
         for (float& x : v) x /= static_cast<float>(ranks);
       }
     });
@@ -177,7 +177,7 @@ TEST(CommGradientReducerTest, UnevenAndEmptyTensorsSpanBucketsCorrectly) {
   }
 }
 
-void ExpectCloseToFp32(GradientWireType wire, double tolerance) {
+void ExpectCloseToFp32(ElementType wire, double tolerance) {
   const std::vector<size_t> sizes = {300, 7, 1024, 50};
   GradientReducerOptions options;
   options.wire_type = wire;
@@ -200,11 +200,11 @@ void ExpectCloseToFp32(GradientWireType wire, double tolerance) {
 }
 
 TEST(CommGradientReducerTest, Bf16WireStaysWithinOnePercent) {
-  ExpectCloseToFp32(GradientWireType::kBFloat16, 1e-2);
+  ExpectCloseToFp32(ElementType::kBFloat16, 1e-2);
 }
 
 TEST(CommGradientReducerTest, Fp16WireStaysWithinOnePercent) {
-  ExpectCloseToFp32(GradientWireType::kFloat16, 1e-2);
+  ExpectCloseToFp32(ElementType::kFloat16, 1e-2);
 }
 
 TEST(CommGradientReducerTest, RejectsBucketThatHoldsNoElement) {

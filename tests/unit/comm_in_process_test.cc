@@ -24,7 +24,6 @@ using testing::Load;
 using testing::Store;
 using testing::Value;
 
-using precision::HalfFormat;
 
 // Runs fn(comm) on one thread per rank and returns each rank's Status.
 std::vector<Status> RunRanks(InProcessGroup& group, int ranks_to_run,
@@ -39,20 +38,20 @@ std::vector<Status> RunRanks(InProcessGroup& group, int ranks_to_run,
 }
 
 
-constexpr DataType kAllTypes[] = {DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16,
-                                  DataType::kInt32,   DataType::kInt64,   DataType::kFloat64};
+constexpr ElementType kAllTypes[] = {ElementType::kFloat32, ElementType::kFloat16, ElementType::kBFloat16,
+                                  ElementType::kInt32,   ElementType::kInt64,   ElementType::kFloat64};
 constexpr ReduceOp kAllOps[] = {ReduceOp::kSum, ReduceOp::kMax, ReduceOp::kMin};
 
 TEST(CommInProcessTest, AllReduceMatchesReferenceForEveryTypeAndOp) {
   constexpr int kRanks = 3;
   constexpr size_t kCount = 37;
-  for (DataType type : kAllTypes) {
+  for (ElementType type : kAllTypes) {
     for (ReduceOp op : kAllOps) {
       for (bool in_place : {false, true}) {
-        SCOPED_TRACE(std::string(DataTypeName(type)) + " " + std::string(ReduceOpName(op)) +
+        SCOPED_TRACE(std::string(ElementTypeName(type)) + " " + std::string(ReduceOpName(op)) +
                      (in_place ? " in place" : ""));
         InProcessGroup group(kRanks);
-        const size_t bytes = kCount * DataTypeSize(type);
+        const size_t bytes = kCount * ElementSize(type);
         std::vector<std::vector<unsigned char>> send(kRanks, std::vector<unsigned char>(bytes));
         std::vector<std::vector<unsigned char>> recv(kRanks, std::vector<unsigned char>(bytes));
         for (int r = 0; r < kRanks; ++r) {
@@ -91,7 +90,7 @@ TEST(CommInProcessTest, HalfSumsAccumulateInFloat32AndRoundOnce) {
   std::vector<uint16_t> out(3);
   auto results = RunRanks(group, 3, [&](Communicator& c) {
     const auto r = static_cast<size_t>(c.rank());
-    return c.AllReduce(&values[r], &out[r], 1, DataType::kFloat16, ReduceOp::kSum);
+    return c.AllReduce(&values[r], &out[r], 1, ElementType::kFloat16, ReduceOp::kSum);
   });
   for (int r = 0; r < 3; ++r) {
     ASSERT_TRUE(results[r].ok()) << results[r].ToString();
@@ -100,7 +99,7 @@ TEST(CommInProcessTest, HalfSumsAccumulateInFloat32AndRoundOnce) {
   // bf16 rounds 1 + 1/3 (float sum) to nearest even once.
   std::vector<uint16_t> bf(3, precision::FloatToBf16Bits(1.0f / 3.0f + 1e-3f));
   auto bf_results = RunRanks(group, 3, [&](Communicator& c) {
-    return c.AllReduce(&bf[c.rank()], &bf[c.rank()], 1, DataType::kBFloat16, ReduceOp::kSum);
+    return c.AllReduce(&bf[c.rank()], &bf[c.rank()], 1, ElementType::kBFloat16, ReduceOp::kSum);
   });
   const float x = precision::Bf16BitsToFloat(precision::FloatToBf16Bits(1.0f / 3.0f + 1e-3f));
   for (int r = 0; r < 3; ++r) {
@@ -117,14 +116,14 @@ TEST(CommInProcessTest, BroadcastCopiesRootBufferToEveryRank) {
     for (size_t i = 0; i < 5; ++i) bufs[r][i] = r * 100 + static_cast<int64_t>(i);
   }
   auto results = RunRanks(group, kRanks, [&](Communicator& c) {
-    return c.Broadcast(bufs[c.rank()].data(), 5, DataType::kInt64, /*root=*/2);
+    return c.Broadcast(bufs[c.rank()].data(), 5, ElementType::kInt64, /*root=*/2);
   });
   for (int r = 0; r < kRanks; ++r) {
     ASSERT_TRUE(results[r].ok()) << results[r].ToString();
     EXPECT_EQ(bufs[r], (std::vector<int64_t>{200, 201, 202, 203, 204})) << "rank " << r;
   }
   int x = 0;
-  EXPECT_EQ(group.communicator(0).Broadcast(&x, 1, DataType::kInt32, 4).code(),
+  EXPECT_EQ(group.communicator(0).Broadcast(&x, 1, ElementType::kInt32, 4).code(),
             StatusCode::kInvalidArgument);
 }
 
@@ -152,7 +151,7 @@ TEST(CommInProcessTest, MissingRankGivesDeadlineExceededNamingIt) {
   // Rank 2 never calls.
   auto results = RunRanks(group, 2, [&](Communicator& c) {
     float out = 0;
-    return c.AllReduce(&value, &out, 1, DataType::kFloat32, ReduceOp::kSum);
+    return c.AllReduce(&value, &out, 1, ElementType::kFloat32, ReduceOp::kSum);
   });
   EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(200));
   for (const Status& s : results) {
@@ -170,7 +169,7 @@ TEST(CommInProcessTest, MismatchedCollectivesAreInvalidArgument) {
   InProcessGroup group(2);
   auto results = RunRanks(group, 2, [&](Communicator& c) {
     int32_t v[2] = {1, 2};
-    return c.AllReduce(v, v, c.rank() == 0 ? 2 : 1, DataType::kInt32, ReduceOp::kSum);
+    return c.AllReduce(v, v, c.rank() == 0 ? 2 : 1, ElementType::kInt32, ReduceOp::kSum);
   });
   for (const Status& s : results) {
     EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);

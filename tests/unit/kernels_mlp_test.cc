@@ -20,6 +20,21 @@
 namespace coupler::kernels {
 namespace {
 
+// SoftmaxCrossEntropy's loss sum as a value (the kernel answers Ok on the CPU).
+double LossSum(ConstMatrix logits, const int32_t* labels, float grad_scale, MutMatrix* dlogits,
+               size_t* correct) {
+  double loss = NAN;
+  EXPECT_TRUE(SoftmaxCrossEntropy(logits, labels, grad_scale, dlogits, &loss, correct).ok());
+  return loss;
+}
+
+// AllFinite's verdict as a value.
+bool Finite(const float* x, size_t n) {
+  bool finite = false;
+  EXPECT_TRUE(AllFinite(x, n, &finite).ok());
+  return finite;
+}
+
 constexpr Storage kStorages[] = {Storage::kFloat32, Storage::kFp16, Storage::kBf16};
 
 const char* Name(Storage s) {
@@ -82,7 +97,7 @@ TEST(KernelsMlpTest, AddBiasActivateAddsRoundsAndClampsNegatives) {
       for (size_t i = 0; i < kRows * kCols; ++i) y.Set(i, rng.Uniform(-2.0f, 2.0f));
       y.Set(5, std::numeric_limits<float>::quiet_NaN());
       const Buffer before = y;
-      AddBiasActivate(y.MutView(kRows, kCols), bias.data(), relu);
+      EXPECT_TRUE(AddBiasActivate(y.MutView(kRows, kCols), bias.data(), relu).ok());
       for (size_t i = 0; i < kRows * kCols; ++i) {
         if (i == 5) {
           EXPECT_TRUE(std::isnan(y.Get(i))) << "NaN must survive ReLU to reach the loss";
@@ -108,7 +123,7 @@ TEST(KernelsMlpTest, ReluBackwardZeroesGradientWhereOutputIsNotPositive) {
         dy.Set(i, 0.25f + static_cast<float>(i));
       }
       const Buffer before = dy;
-      ReluBackward(y.View(kRows, kCols), dy.MutView(kRows, kCols));
+      EXPECT_TRUE(ReluBackward(y.View(kRows, kCols), dy.MutView(kRows, kCols)).ok());
       for (size_t i = 0; i < kRows * kCols; ++i) {
         const bool kept = y.Get(i) > 0.0f;
         EXPECT_EQ(dy.Get(i), kept ? before.Get(i) : 0.0f) << i << " y=" << y.Get(i);
@@ -126,7 +141,7 @@ TEST(KernelsMlpTest, BiasGradAccumulatesColumnSumsOntoExistingValues) {
     for (size_t i = 0; i < kManyRows * kCols; ++i) dy.Set(i, rng.Uniform(-1.0f, 1.0f));
     std::vector<float> grad(kCols);
     for (size_t j = 0; j < kCols; ++j) grad[j] = static_cast<float>(j);
-    BiasGradAccumulate(dy.View(kManyRows, kCols), grad.data());
+    EXPECT_TRUE(BiasGradAccumulate(dy.View(kManyRows, kCols), grad.data()).ok());
     for (size_t j = 0; j < kCols; ++j) {
       double expected = static_cast<double>(j);
       for (size_t r = 0; r < kManyRows; ++r) expected += dy.Get(r * kCols + j);
@@ -149,8 +164,8 @@ TEST(KernelsMlpTest, SoftmaxCrossEntropyMatchesClosedForm) {
       Buffer dlogits(out_s, kBatch * kClasses);
       MutMatrix dview = dlogits.MutView(kBatch, kClasses);
       constexpr float kGradScale = 0.125f;
-      const double loss = SoftmaxCrossEntropy(logits.View(kBatch, kClasses), labels.data(),
-                                              kGradScale, &dview, nullptr);
+      const double loss =
+          LossSum(logits.View(kBatch, kClasses), labels.data(), kGradScale, &dview, nullptr);
       double expected_loss = 0.0;
       for (size_t r = 0; r < kBatch; ++r) {
         double row_max = -INFINITY;
@@ -175,8 +190,8 @@ TEST(KernelsMlpTest, SoftmaxCrossEntropyMatchesClosedForm) {
       }
       EXPECT_NEAR(loss, expected_loss, 1e-5 * expected_loss);
       // Evaluation without a gradient gives the same loss.
-      EXPECT_EQ(SoftmaxCrossEntropy(logits.View(kBatch, kClasses), labels.data(), kGradScale,
-                                    nullptr, nullptr),
+      EXPECT_EQ(LossSum(logits.View(kBatch, kClasses), labels.data(), kGradScale, nullptr,
+                        nullptr),
                 loss);
     }
   }
@@ -191,14 +206,14 @@ TEST(KernelsMlpTest, SoftmaxCrossEntropyGradientMatchesFiniteDifferences) {
   std::vector<float> dlogits(kBatch * kClasses);
   MutMatrix dview{dlogits.data(), Storage::kFloat32, kBatch, kClasses};
   const ConstMatrix view{logits.data(), Storage::kFloat32, kBatch, kClasses};
-  SoftmaxCrossEntropy(view, labels.data(), 1.0f, &dview, nullptr);
+  LossSum(view, labels.data(), 1.0f, &dview, nullptr);
   constexpr float kH = 1e-2f;
   for (size_t i = 0; i < logits.size(); ++i) {
     const float x = logits[i];
     logits[i] = x + kH;
-    const double up = SoftmaxCrossEntropy(view, labels.data(), 1.0f, nullptr, nullptr);
+    const double up = LossSum(view, labels.data(), 1.0f, nullptr, nullptr);
     logits[i] = x - kH;
-    const double down = SoftmaxCrossEntropy(view, labels.data(), 1.0f, nullptr, nullptr);
+    const double down = LossSum(view, labels.data(), 1.0f, nullptr, nullptr);
     logits[i] = x;
     EXPECT_NEAR(dlogits[i], (up - down) / (2.0 * kH), 1e-3) << i;
   }
@@ -209,8 +224,7 @@ TEST(KernelsMlpTest, SoftmaxCrossEntropyCountsRowsWhoseArgmaxIsTheLabel) {
   const std::vector<float> logits = {1, 5, 2, 9, 0, 1, 3, 0, 3, 0.5f, 0.5f, 0.4f};
   const std::vector<int32_t> labels = {1, 0, 2, 0};  // right, right, wrong (tie), right
   size_t correct = 10;                               // accumulates onto the caller's count
-  SoftmaxCrossEntropy({logits.data(), Storage::kFloat32, 4, 3}, labels.data(), 1.0f, nullptr,
-                      &correct);
+  LossSum({logits.data(), Storage::kFloat32, 4, 3}, labels.data(), 1.0f, nullptr, &correct);
   EXPECT_EQ(correct, 13u);
 }
 
@@ -223,8 +237,7 @@ TEST(KernelsMlpTest, SoftmaxCrossEntropyStaysFiniteForHugeLogits) {
     const std::vector<int32_t> labels = {1, 0};
     Buffer dlogits(s, 6);
     MutMatrix dview = dlogits.MutView(2, 3);
-    const double loss =
-        SoftmaxCrossEntropy(logits.View(2, 3), labels.data(), 1.0f, &dview, nullptr);
+    const double loss = LossSum(logits.View(2, 3), labels.data(), 1.0f, &dview, nullptr);
     // Row 0: the label sits ~2e4 below the max (exactly what the storage holds); row 1: two
     // equal maxima, the label one of them.
     const double gap = static_cast<double>(logits.Get(0)) - logits.Get(1);
@@ -239,11 +252,11 @@ TEST(KernelsMlpDeathTest, SoftmaxCrossEntropyRejectsOutOfRangeLabels) {
   const std::vector<float> logits = {1, 2, 3, 4};
   const std::vector<int32_t> too_big = {0, 2};
   const std::vector<int32_t> negative = {-1, 0};
-  EXPECT_DEATH(SoftmaxCrossEntropy({logits.data(), Storage::kFloat32, 2, 2}, too_big.data(), 1,
-                                   nullptr, nullptr),
+  EXPECT_DEATH(LossSum({logits.data(), Storage::kFloat32, 2, 2}, too_big.data(), 1, nullptr,
+                       nullptr),
                "label 2 of row 1 outside \\[0, 2\\)");
-  EXPECT_DEATH(SoftmaxCrossEntropy({logits.data(), Storage::kFloat32, 2, 2}, negative.data(), 1,
-                                   nullptr, nullptr),
+  EXPECT_DEATH(LossSum({logits.data(), Storage::kFloat32, 2, 2}, negative.data(), 1, nullptr,
+                       nullptr),
                "label -1 of row 0");
 }
 
@@ -255,7 +268,7 @@ TEST(KernelsMlpTest, WidenCopyIsExactForEvery16BitPatternAndRoundCopyInvertsIt) 
   for (Storage s : {Storage::kFp16, Storage::kBf16}) {
     SCOPED_TRACE(Name(s));
     std::vector<float> wide(all.size());
-    WidenCopy(all.data(), s, wide.data(), all.size());
+    EXPECT_TRUE(WidenCopy(all.data(), s, wide.data(), all.size()).ok());
     std::vector<float> expected(all.size());
     for (size_t i = 0; i < all.size(); ++i) {
       expected[i] = s == Storage::kFp16 ? precision::HalfBitsToFloat(all[i])
@@ -263,7 +276,7 @@ TEST(KernelsMlpTest, WidenCopyIsExactForEvery16BitPatternAndRoundCopyInvertsIt) 
     }
     EXPECT_TRUE(SameBits<float>(expected, wide));
     std::vector<uint16_t> back(all.size());
-    RoundCopy(wide.data(), back.data(), s, wide.size());
+    EXPECT_TRUE(RoundCopy(wide.data(), back.data(), s, wide.size()).ok());
     for (size_t i = 0; i < all.size(); ++i) {
       if (std::isnan(wide[i])) {
         EXPECT_TRUE(std::isnan(s == Storage::kFp16 ? precision::HalfBitsToFloat(back[i])
@@ -279,8 +292,8 @@ TEST(KernelsMlpTest, RoundCopyRoundsEveryFloatClassLikePrecisionHalf) {
   const std::vector<float> column = RandomColumn(4099, 77);  // NaNs, infs, subnormals, ties
   std::vector<uint16_t> fp16(column.size());
   std::vector<uint16_t> bf16(column.size());
-  RoundCopy(column.data(), fp16.data(), Storage::kFp16, column.size());
-  RoundCopy(column.data(), bf16.data(), Storage::kBf16, column.size());
+  EXPECT_TRUE(RoundCopy(column.data(), fp16.data(), Storage::kFp16, column.size()).ok());
+  EXPECT_TRUE(RoundCopy(column.data(), bf16.data(), Storage::kBf16, column.size()).ok());
   std::vector<uint16_t> expected16(column.size());
   std::vector<uint16_t> expected_bf(column.size());
   for (size_t i = 0; i < column.size(); ++i) {
@@ -290,9 +303,9 @@ TEST(KernelsMlpTest, RoundCopyRoundsEveryFloatClassLikePrecisionHalf) {
   EXPECT_TRUE(SameBits<uint16_t>(expected16, fp16));
   EXPECT_TRUE(SameBits<uint16_t>(expected_bf, bf16));
   std::vector<float> copy(column.size());
-  RoundCopy(column.data(), copy.data(), Storage::kFloat32, column.size());
+  EXPECT_TRUE(RoundCopy(column.data(), copy.data(), Storage::kFloat32, column.size()).ok());
   EXPECT_TRUE(SameBits<float>(column, copy));
-  WidenCopy(column.data(), Storage::kFloat32, copy.data(), column.size());
+  EXPECT_TRUE(WidenCopy(column.data(), Storage::kFloat32, copy.data(), column.size()).ok());
   EXPECT_TRUE(SameBits<float>(column, copy));
 }
 
@@ -301,11 +314,11 @@ TEST(KernelsMlpTest, RoundCopyBreaksTiesToEven) {
   // (odd) value rounds up to the even one after it.
   const float fp16_ties[] = {1.0f + 0x1p-11f, 1.0f + 3 * 0x1p-11f};
   uint16_t out[2];
-  RoundCopy(fp16_ties, out, Storage::kFp16, 2);
+  EXPECT_TRUE(RoundCopy(fp16_ties, out, Storage::kFp16, 2).ok());
   EXPECT_EQ(out[0], 0x3C00);
   EXPECT_EQ(out[1], 0x3C02);
   const float bf16_ties[] = {1.0f + 0x1p-8f, 1.0f + 3 * 0x1p-8f};
-  RoundCopy(bf16_ties, out, Storage::kBf16, 2);
+  EXPECT_TRUE(RoundCopy(bf16_ties, out, Storage::kBf16, 2).ok());
   EXPECT_EQ(out[0], 0x3F80);
   EXPECT_EQ(out[1], 0x3F82);
 }
@@ -313,7 +326,7 @@ TEST(KernelsMlpTest, RoundCopyBreaksTiesToEven) {
 TEST(KernelsMlpTest, ScaleMultipliesEveryElement) {
   std::vector<float> x(37);
   for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i) - 3.0f;
-  Scale(x.data(), x.size(), -0.5f);
+  EXPECT_TRUE(Scale(x.data(), x.size(), -0.5f).ok());
   for (size_t i = 0; i < x.size(); ++i) EXPECT_EQ(x[i], (static_cast<float>(i) - 3.0f) * -0.5f);
 }
 
@@ -323,14 +336,14 @@ TEST(KernelsMlpTest, AllFiniteFindsInfAndNanAnywhere) {
   x[1] = std::numeric_limits<float>::max();
   x[2] = std::numeric_limits<float>::denorm_min();
   x[3] = -0.0f;
-  EXPECT_TRUE(AllFinite(x.data(), x.size()));
-  EXPECT_TRUE(AllFinite(x.data(), 0));
+  EXPECT_TRUE(Finite(x.data(), x.size()));
+  EXPECT_TRUE(Finite(x.data(), 0));
   const float bad_values[] = {INFINITY, -INFINITY, NAN, -NAN};
   for (float bad : bad_values) {
     for (size_t pos : {size_t{0}, size_t{15}, size_t{16}, size_t{40}, size_t{52}}) {
       std::vector<float> y = x;
       y[pos] = bad;
-      EXPECT_FALSE(AllFinite(y.data(), y.size())) << bad << " at " << pos;
+      EXPECT_FALSE(Finite(y.data(), y.size())) << bad << " at " << pos;
     }
   }
 }

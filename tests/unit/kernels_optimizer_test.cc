@@ -36,7 +36,7 @@ TEST(KernelsOptimizerTest, SgdMomentumMatchesHandComputedSteps) {
   for (int step = 0; step < 3; ++step) {
     std::vector<float> g(kN);
     for (size_t i = 0; i < kN; ++i) g[i] = Grad(i, step);
-    SgdMomentumStep(w.data(), g.data(), v.data(), kN, kLr, kMomentum, kDecay);
+    EXPECT_TRUE(SgdMomentumStep(w.data(), g.data(), v.data(), kN, kLr, kMomentum, kDecay).ok());
     EXPECT_NEAR(w[0], hand_w[step], 1e-6) << "step " << step;
     EXPECT_NEAR(v[0], hand_v[step], 1e-6) << "step " << step;
     for (size_t i = 0; i < kN; ++i) {
@@ -67,7 +67,7 @@ TEST(KernelsOptimizerTest, AdamWMatchesHandComputedSteps) {
   for (int step = 0; step < 3; ++step) {
     std::vector<float> g(kN);
     for (size_t i = 0; i < kN; ++i) g[i] = Grad(i, step);
-    AdamWStep(w.data(), g.data(), m.data(), v.data(), kN, params, step + 1);
+    EXPECT_TRUE(AdamWStep(w.data(), g.data(), m.data(), v.data(), kN, params, step + 1).ok());
     EXPECT_NEAR(w[0], hand_w[step], 1e-6) << "step " << step;
     // The hand values use the decimal betas; 0.999f is 0.99900001, so 1 - beta2 (and v) sit
     // 1.3e-5 below them in relative terms, 1 - beta1 (and m) 2.4e-7 above.
@@ -95,7 +95,7 @@ TEST(KernelsOptimizerTest, AdamWWeightDecayIsDecoupledFromTheGradient) {
   const std::vector<float> g(kN, 0.0f);
   std::vector<float> m(kN, 0.0f);
   std::vector<float> v(kN, 0.0f);
-  AdamWStep(w.data(), g.data(), m.data(), v.data(), kN, params, 1);
+  EXPECT_TRUE(AdamWStep(w.data(), g.data(), m.data(), v.data(), kN, params, 1).ok());
   for (size_t i = 0; i < kN; ++i) EXPECT_NEAR(w[i], 2.0 - 0.01 * 0.1 * 2.0, 1e-7) << i;
 }
 

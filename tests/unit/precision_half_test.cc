@@ -147,11 +147,11 @@ TEST(PrecisionHalfTest, Bf16RoundsToNearestEven) {
 }
 
 TEST(PrecisionHalfTest, GenericFormatHelpersDispatch) {
-  EXPECT_EQ(EncodeHalf(0.1f, HalfFormat::kFp16), 0x2E66);
-  EXPECT_EQ(EncodeHalf(0.1f, HalfFormat::kBf16), 0x3DCD);
-  EXPECT_EQ(DecodeHalf(0x3C00, HalfFormat::kFp16), 1.0f);
-  EXPECT_EQ(DecodeHalf(0x3F80, HalfFormat::kBf16), 1.0f);
-  EXPECT_STREQ(HalfFormatName(HalfFormat::kBf16), "bf16");
+  EXPECT_EQ(EncodeHalf(0.1f, ElementType::kFloat16), 0x2E66);
+  EXPECT_EQ(EncodeHalf(0.1f, ElementType::kBFloat16), 0x3DCD);
+  EXPECT_EQ(DecodeHalf(0x3C00, ElementType::kFloat16), 1.0f);
+  EXPECT_EQ(DecodeHalf(0x3F80, ElementType::kBFloat16), 1.0f);
+  EXPECT_STREQ(HalfFormatName(ElementType::kBFloat16), "bf16");
 }
 
 // Every float would take too long for a unit test; a prime stride over all bit patterns plus

@@ -1,6 +1,7 @@
-// The trainer's math through the TrainBackend interface on the CPU: the reducer's bucket math
-// hook gives the host path's exact bits, the model's buffers are reached through explicit copies,
-// unscaling and the finiteness verdict come from one call, and a run records its device.
+// The trainer's math through a TrainBackend and its kernel table on the CPU: the reducer's
+// bucket math over the table gives the host path's exact bits, the model's buffers are reached
+// through explicit copies, unscaling and the finiteness verdict come from one call, and a run
+// records its device.
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -15,7 +16,7 @@
 #include "train/memory/memory_budget.h"
 #include "tests/unit/train_test_util.h"
 #include "train/backend/backend_bucket_math.h"
-#include "train/backend/cpu_train_backend.h"
+#include "train/backend/train_backend.h"
 #include "train/model/mlp.h"
 #include "train/model/optimizer.h"
 
@@ -24,7 +25,7 @@ namespace {
 
 // Two ranks reduce the same two tensors (apart in memory, so the bucket is staged) with the
 // default host math and with the backend's math; the results must be bit-identical.
-std::vector<std::vector<float>> ReduceTwoRanks(comm::GradientWireType wire, bool backend_math) {
+std::vector<std::vector<float>> ReduceTwoRanks(ElementType wire, bool backend_math) {
   comm::InProcessGroup group(2);
   std::vector<std::vector<float>> a(2), b(2);
   std::vector<std::thread> threads;
@@ -34,7 +35,7 @@ std::vector<std::vector<float>> ReduceTwoRanks(comm::GradientWireType wire, bool
     for (size_t i = 0; i < a[r].size(); ++i) a[r][i] = 0.1f * static_cast<float>(i) + r;
     for (size_t i = 0; i < b[r].size(); ++i) b[r][i] = -0.37f * static_cast<float>(i) / (r + 1);
     threads.emplace_back([&, r] {
-      CpuTrainBackend backend;
+      TrainBackend backend;
       memory::MemoryBudget budget;
       BackendBucketMath math(backend, budget);
       comm::GradientReducerOptions options;
@@ -58,8 +59,8 @@ std::vector<std::vector<float>> ReduceTwoRanks(comm::GradientWireType wire, bool
 }
 
 TEST(TrainBackendTest, BackendBucketMathMatchesTheHostPathBitForBit) {
-  for (auto wire : {comm::GradientWireType::kFloat32, comm::GradientWireType::kBFloat16,
-                    comm::GradientWireType::kFloat16}) {
+  for (auto wire : {ElementType::kFloat32, ElementType::kBFloat16,
+                    ElementType::kFloat16}) {
     const auto host = ReduceTwoRanks(wire, false);
     const auto hooked = ReduceTwoRanks(wire, true);
     ASSERT_EQ(host.size(), hooked.size());
@@ -76,7 +77,7 @@ TEST(TrainBackendTest, BackendBucketMathMatchesTheHostPathBitForBit) {
 }
 
 TEST(TrainBackendTest, ModelParamsTravelThroughExplicitCopies) {
-  CpuTrainBackend backend;
+  TrainBackend backend;
   memory::MemoryBudget budget(0, &backend.store());
   auto mlp = Mlp::Create({4, 6, 3}, kernels::Storage::kBf16, budget, backend, 11, 2);
   ASSERT_TRUE(mlp.ok()) << mlp.status().ToString();
@@ -99,23 +100,24 @@ TEST(TrainBackendTest, ModelParamsTravelThroughExplicitCopies) {
 }
 
 TEST(TrainBackendTest, UnscaleAndFinitenessInOneCall) {
-  CpuTrainBackend backend;
+  TrainBackend backend;
   std::vector<float> g = {2.0f, -4.0f, 8.0f};
-  auto finite = backend.UnscaleAllFinite(g.data(), g.size(), true, 0.5f);
-  ASSERT_TRUE(finite.ok());
-  EXPECT_TRUE(*finite);
+  const kernels::TrainKernelTable& k = backend.kernels();
+  bool finite = false;
+  ASSERT_TRUE(k.unscale_all_finite(g.data(), g.size(), 0.5f, &finite).ok());
+  EXPECT_TRUE(finite);
   EXPECT_EQ(g, (std::vector<float>{1.0f, -2.0f, 4.0f}));
-  auto untouched = backend.UnscaleAllFinite(g.data(), g.size(), false, 0.5f);
-  ASSERT_TRUE(untouched.ok());
+  bool untouched = false;
+  ASSERT_TRUE(k.all_finite(g.data(), g.size(), &untouched).ok());
   EXPECT_EQ(g, (std::vector<float>{1.0f, -2.0f, 4.0f}));
   g[1] = std::numeric_limits<float>::infinity();
-  auto not_finite = backend.UnscaleAllFinite(g.data(), g.size(), true, 1.0f);
-  ASSERT_TRUE(not_finite.ok());
-  EXPECT_FALSE(*not_finite);
+  bool not_finite = true;
+  ASSERT_TRUE(k.unscale_all_finite(g.data(), g.size(), 1.0f, &not_finite).ok());
+  EXPECT_FALSE(not_finite);
 }
 
 TEST(TrainBackendTest, OptimizerStateRoundTripsThroughTheHost) {
-  CpuTrainBackend backend;
+  TrainBackend backend;
   memory::MemoryBudget budget;
   OptimizerSettings settings;
   auto opt = ParameterOptimizer::Create(settings, 5, budget, backend);

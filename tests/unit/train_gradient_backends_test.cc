@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-#include "train/backend/cpu_train_backend.h"
+#include "train/backend/train_backend.h"
 #include "train/comm/in_process_communicator.h"
 
 namespace coupler::train {
@@ -41,7 +41,7 @@ TEST(TrainGradientBackendsTest, CpuRankReducesOverMpiItself) {
 
 TEST(TrainGradientBackendsTest, GpuRankPrefersNcclThenHostStaging) {
   comm::InProcessGroup group(1);
-  CpuTrainBackend model;  // stands in for the GPU: the choice only asks whether there is one
+  TrainBackend model;  // stands in for the GPU: the choice only asks whether there is one
   GradientRank rank{group.communicator(0)};
   rank.gpu = &model;
   rank.gpu_device = 0;
@@ -61,7 +61,7 @@ TEST(TrainGradientBackendsTest, MpiIsLastAndAlwaysUsable) {
   const auto backends = GradientBackends();
   ASSERT_EQ(backends.size(), 3u);
   comm::InProcessGroup group(1);
-  CpuTrainBackend model;
+  TrainBackend model;
   GradientRank gpu_rank{group.communicator(0)};
   gpu_rank.gpu = &model;
   gpu_rank.nccl_available = true;
@@ -77,10 +77,10 @@ class IdleCommunicator final : public comm::Communicator {
   IdleCommunicator() : Communicator(comm::kDefaultCollectiveTimeout, comm::MemorySpace::kDevice) {}
   int rank() const override { return 0; }
   int size() const override { return 1; }
-  Status AllReduce(const void*, void*, size_t, comm::DataType, comm::ReduceOp) override {
+  Status AllReduce(const void*, void*, size_t, ElementType, comm::ReduceOp) override {
     return Status::Ok();
   }
-  Status Broadcast(void*, size_t, comm::DataType, int) override { return Status::Ok(); }
+  Status Broadcast(void*, size_t, ElementType, int) override { return Status::Ok(); }
   Status Barrier() override { return Status::Ok(); }
 };
 

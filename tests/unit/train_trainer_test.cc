@@ -149,11 +149,11 @@ class DeviceMemoryCommunicator final : public comm::Communicator {
       : Communicator(inner.timeout(), comm::MemorySpace::kDevice), inner_(inner) {}
   int rank() const override { return inner_.rank(); }
   int size() const override { return inner_.size(); }
-  Status AllReduce(const void* send, void* recv, size_t count, comm::DataType type,
+  Status AllReduce(const void* send, void* recv, size_t count, ElementType type,
                    comm::ReduceOp op) override {
     return inner_.AllReduce(send, recv, count, type, op);
   }
-  Status Broadcast(void* buf, size_t count, comm::DataType type, int root) override {
+  Status Broadcast(void* buf, size_t count, ElementType type, int root) override {
     return inner_.Broadcast(buf, count, type, root);
   }
   Status Barrier() override { return inner_.Barrier(); }

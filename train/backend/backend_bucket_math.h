@@ -1,6 +1,6 @@
-// The gradient reducer's bucket math on a TrainBackend, for gradients that live in device memory:
-// the reducer's divide/pack/unpack then run where the buckets are, and its staging is charged to
-// the run's memory budget like every other buffer.
+// The gradient reducer's bucket math on a backend's kernel table, for gradients that live in
+// device memory: the reducer's divide/pack/unpack then run where the buckets are, and its
+// staging is charged to the run's memory budget like every other buffer.
 #pragma once
 
 #include "train/comm/bucket_math.h"
@@ -12,27 +12,33 @@ namespace coupler::train {
 class BackendBucketMath final : public comm::BucketMath {
  public:
   // Both borrowed; they must outlive this object.
-  BackendBucketMath(TrainBackend& backend, memory::MemoryBudget& budget)
-      : backend_(backend), budget_(budget) {}
+  BackendBucketMath(const TrainBackend& backend, memory::MemoryBudget& budget)
+      : kernels_(backend.kernels()), budget_(budget) {}
 
   Result<void*> Scratch(size_t bytes) override;
   Status Copy(float* dst, const float* src, size_t n) override {
-    return backend_.CopyFloats(dst, src, n);
+    // An fp32 -> fp32 RoundCopy is a copy within the backend's memory.
+    return kernels_.round_copy(src, dst, kernels::Storage::kFloat32, n);
   }
   Status Divide(float* out, const float* in, size_t n, float divisor) override {
-    return backend_.Divide(out, in, n, divisor);
+    return kernels_.divide(out, in, n, divisor);
   }
   Status PackHalf(const float* in, float scale, uint16_t* out, size_t n,
-                  precision::HalfFormat format) override {
-    return backend_.PackHalf(in, scale, out, n, format);
+                  ElementType format) override {
+    return kernels_.pack_half(in, scale, out, n, WireStorage(format));
   }
   Status UnpackHalf(const uint16_t* in, float* out, size_t n,
-                    precision::HalfFormat format) override {
-    return backend_.UnpackHalf(in, out, n, format);
+                    ElementType format) override {
+    return kernels_.unpack_half(in, out, n, WireStorage(format));
   }
 
  private:
-  TrainBackend& backend_;
+  static kernels::Storage WireStorage(ElementType format) {
+    return format == ElementType::kFloat16 ? kernels::Storage::kFp16
+                                                  : kernels::Storage::kBf16;
+  }
+
+  const kernels::TrainKernelTable& kernels_;
   memory::MemoryBudget& budget_;
   memory::DeviceBuffer scratch_;  // grows to the largest bucket, then is reused every step
 };

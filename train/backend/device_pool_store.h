@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "kernels/device_pool.h"
+#include "kernels/train_kernel_table.h"
 #include "train/memory/buffer_store.h"
 
 namespace coupler::train {
@@ -14,8 +15,9 @@ namespace coupler::train {
 // Not thread-safe: one per rank, as its budget.
 class DevicePoolStore final : public memory::BufferStore {
  public:
-  // pool is borrowed and must outlive the store and every block it handed out.
-  explicit DevicePoolStore(kernels::DevicePool& pool);
+  // pool is borrowed and must outlive the store and every block it handed out; blocks are
+  // cleared with the kernels' zero fill.
+  DevicePoolStore(kernels::DevicePool& pool, const kernels::TrainKernelTable& kernels);
 
   Result<void*> Allocate(size_t bytes, std::string_view what) override;
   void Free(void* data, size_t bytes) noexcept override;
@@ -23,6 +25,7 @@ class DevicePoolStore final : public memory::BufferStore {
 
  private:
   kernels::DevicePool& pool_;
+  const kernels::TrainKernelTable& kernels_;
   std::string where_;
   std::unordered_map<void*, kernels::DeviceAllocation> live_;
 };

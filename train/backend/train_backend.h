@@ -1,63 +1,64 @@
-// The trainer's math and memory behind one narrow interface, so the MLP, the optimizer and the
-// step loop run unchanged on the CPU kernels over host memory or the CUDA kernels over device
-// memory. Every pointer a method takes is a BUFFER pointer (memory of store()), except the
-// host side of the copies.
+// Where the trainer computes: a backend's kernel table (kernels/train_kernel_table.h), the
+// memory its buffers live in, and the copies between that memory and the host. The MLP, the
+// optimizer and the step loop call kernels() and run unchanged on the CPU kernels over host
+// memory or the CUDA kernels over device memory. Every pointer a kernel or copy takes is a
+// BUFFER pointer (memory of store()), except the host side of the copies.
 #pragma once
 
 #include <cstddef>
-#include <cstdint>
+#include <memory>
 #include <string>
 
-#include "kernels/train_kernels.h"
+#include "kernels/device_pool.h"
+#include "kernels/train_kernel_table.h"
+#include "train/backend/device_pool_store.h"
 #include "train/memory/buffer_store.h"
-#include "runtime/precision/half.h"
 #include "runtime/status.h"
 
 namespace coupler::train {
 
+// A CUDA backend's kernels run on the device that was current when it was created: use it from
+// that thread, or after kernels::UseCudaDevice on another.
 class TrainBackend {
  public:
-  virtual ~TrainBackend() = default;
+  // The CPU kernels over host memory, so CPU results stay bit-for-bit what they always were.
+  TrainBackend();
+  // Makes `device` the calling thread's current device and reserves its pool: limit_bytes, or
+  // the device's free memory less DevicePool's reserve when 0. Unavailable without CUDA or that
+  // device; ResourceExhausted when the pool does not fit.
+  static Result<std::unique_ptr<TrainBackend>> CreateCuda(int device, size_t limit_bytes);
 
+  TrainBackend(TrainBackend&&) = default;
+  TrainBackend& operator=(TrainBackend&&) = default;
+  ~TrainBackend();
+
+  const kernels::TrainKernelTable& kernels() const { return *kernels_; }
   // "cpu" or "cuda:N": what reports and logs call the device.
-  virtual std::string name() const = 0;
+  const std::string& name() const { return name_; }
   // True when buffers are not host memory, so the host reaches them only through copies.
-  virtual bool on_device() const = 0;
+  bool on_device() const { return pool_ != nullptr; }
+  // The CUDA device the buffers live on; -1 on the CPU.
+  int device() const { return pool_ != nullptr ? pool_->device() : -1; }
   // Backs the MemoryBudget the model's buffers are charged to.
-  virtual memory::BufferStore& store() = 0;
+  memory::BufferStore& store();
   // The memory behind store() in bytes, the budget's limit when none is given; 0 = unbounded.
-  virtual size_t memory_capacity() const = 0;
+  size_t memory_capacity() const { return pool_ != nullptr ? pool_->limit() : 0; }
 
-  // ---- The kernels, with the contracts of kernels/train_kernels.h ----
-  virtual Status Gemm(bool trans_a, bool trans_b, float alpha, kernels::ConstMatrix a,
-                      kernels::ConstMatrix b, float beta, kernels::MutMatrix c) = 0;
-  virtual Status AddBiasActivate(kernels::MutMatrix y, const float* bias, bool relu) = 0;
-  virtual Status ReluBackward(kernels::ConstMatrix y, kernels::MutMatrix dy) = 0;
-  virtual Status BiasGradAccumulate(kernels::ConstMatrix dy, float* bias_grad) = 0;
-  // The sum of per-row losses; *correct (host, may be null) += rows predicted right.
-  virtual Result<double> SoftmaxCrossEntropy(kernels::ConstMatrix logits, const int32_t* labels,
-                                             float grad_scale, kernels::MutMatrix* dlogits,
-                                             size_t* correct) = 0;
-  virtual Status RoundCopy(const float* src, void* dst, kernels::Storage storage, size_t n) = 0;
-  // g *= inv_scale when `unscale`, then whether every g[i] is finite.
-  virtual Result<bool> UnscaleAllFinite(float* g, size_t n, bool unscale, float inv_scale) = 0;
-  virtual Status SgdMomentumStep(float* w, const float* g, float* v, size_t n, float lr,
-                                 float momentum, float weight_decay) = 0;
-  virtual Status AdamWStep(float* w, const float* g, float* m, float* v, size_t n,
-                           const kernels::AdamWParams& params, int64_t step) = 0;
+  Status Zero(void* dst, size_t bytes) { return kernels_->zero(dst, bytes); }
+  Status CopyFromHost(void* dst, const void* host_src, size_t bytes) {
+    return kernels_->copy_from_host(dst, host_src, bytes);
+  }
+  Status CopyToHost(void* host_dst, const void* src, size_t bytes) {
+    return kernels_->copy_to_host(host_dst, src, bytes);
+  }
 
-  // ---- Buffers ----
-  virtual Status Zero(void* dst, size_t bytes) = 0;
-  virtual Status CopyFromHost(void* dst, const void* host_src, size_t bytes) = 0;
-  virtual Status CopyToHost(void* host_dst, const void* src, size_t bytes) = 0;
+ private:
+  TrainBackend(const kernels::TrainKernelTable& table, std::unique_ptr<kernels::DevicePool> pool);
 
-  // ---- The gradient reducer's bucket math (train/comm/bucket_math.h) ----
-  virtual Status CopyFloats(float* dst, const float* src, size_t n) = 0;
-  virtual Status Divide(float* out, const float* in, size_t n, float divisor) = 0;
-  virtual Status PackHalf(const float* in, float scale, uint16_t* out, size_t n,
-                          precision::HalfFormat format) = 0;
-  virtual Status UnpackHalf(const uint16_t* in, float* out, size_t n,
-                            precision::HalfFormat format) = 0;
+  const kernels::TrainKernelTable* kernels_;
+  std::string name_;
+  std::unique_ptr<kernels::DevicePool> pool_;  // null on the CPU
+  std::unique_ptr<DevicePoolStore> store_;     // declared after pool_: destroyed first
 };
 
 }  // namespace coupler::train

@@ -23,9 +23,9 @@ class BucketMath {
   virtual Status Divide(float* out, const float* in, size_t n, float divisor) = 0;
   // out[i] = in[i] * scale, rounded to nearest even in `format`.
   virtual Status PackHalf(const float* in, float scale, uint16_t* out, size_t n,
-                          precision::HalfFormat format) = 0;
+                          ElementType format) = 0;
   virtual Status UnpackHalf(const uint16_t* in, float* out, size_t n,
-                            precision::HalfFormat format) = 0;
+                            ElementType format) = 0;
 };
 
 // Host memory; not thread-safe (one per reducer).
@@ -35,9 +35,9 @@ class HostBucketMath final : public BucketMath {
   Status Copy(float* dst, const float* src, size_t n) override;
   Status Divide(float* out, const float* in, size_t n, float divisor) override;
   Status PackHalf(const float* in, float scale, uint16_t* out, size_t n,
-                  precision::HalfFormat format) override;
+                  ElementType format) override;
   Status UnpackHalf(const uint16_t* in, float* out, size_t n,
-                    precision::HalfFormat format) override;
+                    ElementType format) override;
 
  private:
   std::vector<float> scratch_;  // float-aligned, so either wire type fits

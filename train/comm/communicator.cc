@@ -6,33 +6,6 @@ namespace coupler::comm {
 
 Communicator::~Communicator() = default;
 
-size_t DataTypeSize(DataType type) {
-  switch (type) {
-    case DataType::kFloat16:
-    case DataType::kBFloat16:
-      return 2;
-    case DataType::kFloat32:
-    case DataType::kInt32:
-      return 4;
-    case DataType::kInt64:
-    case DataType::kFloat64:
-      return 8;
-  }
-  return 0;
-}
-
-std::string_view DataTypeName(DataType type) {
-  switch (type) {
-    case DataType::kFloat32: return "float32";
-    case DataType::kFloat16: return "float16";
-    case DataType::kBFloat16: return "bfloat16";
-    case DataType::kInt32: return "int32";
-    case DataType::kInt64: return "int64";
-    case DataType::kFloat64: return "float64";
-  }
-  return "unknown";
-}
-
 std::string_view ReduceOpName(ReduceOp op) {
   switch (op) {
     case ReduceOp::kSum: return "sum";

@@ -6,15 +6,13 @@
 #include <cstddef>
 #include <string_view>
 
+#include "runtime/precision/element_type.h"
 #include "runtime/status.h"
 
 namespace coupler::comm {
 
-enum class DataType { kFloat32, kFloat16, kBFloat16, kInt32, kInt64, kFloat64 };
 enum class ReduceOp { kSum, kMax, kMin };
 
-size_t DataTypeSize(DataType type);
-std::string_view DataTypeName(DataType type);
 std::string_view ReduceOpName(ReduceOp op);
 
 // Where a communicator's buffers live: ordinary host memory (MPI, the in-process group) or the
@@ -49,9 +47,9 @@ class Communicator {
   MemorySpace memory_space() const { return memory_space_; }
 
   // send may equal recv (in place). count is in elements.
-  virtual Status AllReduce(const void* send, void* recv, size_t count, DataType type,
+  virtual Status AllReduce(const void* send, void* recv, size_t count, ElementType type,
                            ReduceOp op) = 0;
-  virtual Status Broadcast(void* buf, size_t count, DataType type, int root) = 0;
+  virtual Status Broadcast(void* buf, size_t count, ElementType type, int root) = 0;
   virtual Status Barrier() = 0;
 
  protected:

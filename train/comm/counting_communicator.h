@@ -16,12 +16,12 @@ class CountingCommunicator final : public Communicator {
 
   int rank() const override { return inner_.rank(); }
   int size() const override { return inner_.size(); }
-  Status AllReduce(const void* send, void* recv, size_t count, DataType type,
+  Status AllReduce(const void* send, void* recv, size_t count, ElementType type,
                    ReduceOp op) override {
     ++allreduces_;
     return inner_.AllReduce(send, recv, count, type, op);
   }
-  Status Broadcast(void* buf, size_t count, DataType type, int root) override {
+  Status Broadcast(void* buf, size_t count, ElementType type, int root) override {
     ++broadcasts_;
     return inner_.Broadcast(buf, count, type, root);
   }

@@ -9,21 +9,7 @@
 namespace coupler::comm {
 namespace {
 
-size_t WireBytes(GradientWireType type) { return type == GradientWireType::kFloat32 ? 4 : 2; }
-
-DataType WireDataType(GradientWireType type) {
-  switch (type) {
-    case GradientWireType::kFloat32: return DataType::kFloat32;
-    case GradientWireType::kFloat16: return DataType::kFloat16;
-    case GradientWireType::kBFloat16: return DataType::kBFloat16;
-  }
-  return DataType::kFloat32;
-}
-
-precision::HalfFormat HalfFormatOf(GradientWireType type) {
-  return type == GradientWireType::kFloat16 ? precision::HalfFormat::kFp16
-                                            : precision::HalfFormat::kBf16;
-}
+size_t WireBytes(ElementType type) { return type == ElementType::kFloat32 ? 4 : 2; }
 
 // Calls fn(float* data, size_t n, size_t bucket_pos) for each piece of the bucket that starts at
 // element `offset` of tensor `first` and holds `count` elements.
@@ -111,14 +97,14 @@ Result<size_t> GradientReducer::Reduce(std::span<const GradientTensor> tensors, 
 Status GradientReducer::ReduceBucket(std::span<const GradientTensor> tensors, size_t first_tensor,
                                      size_t offset, size_t count, bool mean) {
   const float inv_size = mean ? 1.0f / static_cast<float>(comm_.size()) : 1.0f;
-  const DataType wire = WireDataType(options_.wire_type);
+  const ElementType wire = options_.wire_type;
   BucketMath& math = this->math();
   // Each piece's status is kept (the first error wins) since ForEachPiece cannot return early.
   Status piece_status = Status::Ok();
   auto keep = [&piece_status](Status s) {
     if (piece_status.ok()) piece_status = std::move(s);
   };
-  if (options_.wire_type == GradientWireType::kFloat32) {
+  if (options_.wire_type == ElementType::kFloat32) {
     const float size = static_cast<float>(comm_.size());
     if (float* data = ContiguousBucket(tensors, first_tensor, offset, count)) {
       // No staging copies: two passes over the bytes fewer.
@@ -136,7 +122,7 @@ Status GradientReducer::ReduceBucket(std::span<const GradientTensor> tensors, si
     });
     return piece_status;
   }
-  const precision::HalfFormat format = HalfFormatOf(options_.wire_type);
+  const ElementType format = options_.wire_type;
   COUPLER_ASSIGN_OR_RETURN(void* scratch, math.Scratch(count * sizeof(uint16_t)));
   uint16_t* buf = static_cast<uint16_t*>(scratch);
   ForEachPiece(tensors, first_tensor, offset, count, [&](float* data, size_t n, size_t pos) {

@@ -16,13 +16,11 @@ struct GradientTensor {
   size_t count = 0;
 };
 
-// What travels on the wire. fp16/bf16 halve the bytes; values are rounded to nearest even when
-// packed and summed in float32 by the backend.
-enum class GradientWireType { kFloat32, kFloat16, kBFloat16 };
-
 struct GradientReducerOptions {
   size_t bucket_bytes = size_t{25} << 20;  // on the wire, so 16-bit buckets hold twice the values
-  GradientWireType wire_type = GradientWireType::kFloat32;
+  // What travels on the wire: kFloat32, kFloat16 or kBFloat16. fp16/bf16 halve the bytes; values
+  // are rounded to nearest even when packed and summed in float32 by the backend.
+  ElementType wire_type = ElementType::kFloat32;
   // Does the bucket's element-wise work where the gradients live (borrowed, must outlive the
   // reducer); null means host memory. GPU gradients need a device one: the communicator (NCCL)
   // then sees only device pointers.

@@ -14,18 +14,18 @@ HostStagedCommunicator::HostStagedCommunicator(comm::Communicator& inner, TrainB
 }
 
 Status HostStagedCommunicator::AllReduce(const void* send, void* recv, size_t count,
-                                         comm::DataType type, comm::ReduceOp op) {
+                                         ElementType type, comm::ReduceOp op) {
   COUPLER_RETURN_IF_ERROR(CheckAllReduceArgs(send, recv, count));
-  const size_t bytes = count * comm::DataTypeSize(type);
+  const size_t bytes = count * ElementSize(type);
   host_.resize(bytes);
   COUPLER_RETURN_IF_ERROR(backend_.CopyToHost(host_.data(), send, bytes));
   COUPLER_RETURN_IF_ERROR(inner_.AllReduce(host_.data(), host_.data(), count, type, op));
   return backend_.CopyFromHost(recv, host_.data(), bytes);
 }
 
-Status HostStagedCommunicator::Broadcast(void* buf, size_t count, comm::DataType type, int root) {
+Status HostStagedCommunicator::Broadcast(void* buf, size_t count, ElementType type, int root) {
   COUPLER_RETURN_IF_ERROR(CheckBroadcastArgs(buf, count, root));
-  const size_t bytes = count * comm::DataTypeSize(type);
+  const size_t bytes = count * ElementSize(type);
   host_.resize(bytes);
   if (rank() == root) COUPLER_RETURN_IF_ERROR(backend_.CopyToHost(host_.data(), buf, bytes));
   COUPLER_RETURN_IF_ERROR(inner_.Broadcast(host_.data(), count, type, root));

@@ -19,9 +19,9 @@ class HostStagedCommunicator final : public comm::Communicator {
 
   int rank() const override { return inner_.rank(); }
   int size() const override { return inner_.size(); }
-  Status AllReduce(const void* send, void* recv, size_t count, comm::DataType type,
+  Status AllReduce(const void* send, void* recv, size_t count, ElementType type,
                    comm::ReduceOp op) override;
-  Status Broadcast(void* buf, size_t count, comm::DataType type, int root) override;
+  Status Broadcast(void* buf, size_t count, ElementType type, int root) override;
   Status Barrier() override { return inner_.Barrier(); }
 
  private:

@@ -22,7 +22,7 @@ InProcessCommunicator::~InProcessCommunicator() = default;
 int InProcessCommunicator::size() const { return rendezvous_->size(); }
 
 Status InProcessCommunicator::AllReduce(const void* send, void* recv, size_t count,
-                                        DataType type, ReduceOp op) {
+                                        ElementType type, ReduceOp op) {
   COUPLER_RETURN_IF_ERROR(CheckAllReduceArgs(send, recv, count));
   CollectiveCall call;
   call.kind = CollectiveKind::kAllReduce;
@@ -34,7 +34,7 @@ Status InProcessCommunicator::AllReduce(const void* send, void* recv, size_t cou
   return rendezvous_->Run(rank_, call, timeout());
 }
 
-Status InProcessCommunicator::Broadcast(void* buf, size_t count, DataType type, int root) {
+Status InProcessCommunicator::Broadcast(void* buf, size_t count, ElementType type, int root) {
   COUPLER_RETURN_IF_ERROR(CheckBroadcastArgs(buf, count, root));
   CollectiveCall call;
   call.kind = CollectiveKind::kBroadcast;

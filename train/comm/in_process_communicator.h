@@ -23,9 +23,9 @@ class InProcessCommunicator final : public Communicator {
   int rank() const override { return rank_; }
   int size() const override;
 
-  Status AllReduce(const void* send, void* recv, size_t count, DataType type,
+  Status AllReduce(const void* send, void* recv, size_t count, ElementType type,
                    ReduceOp op) override;
-  Status Broadcast(void* buf, size_t count, DataType type, int root) override;
+  Status Broadcast(void* buf, size_t count, ElementType type, int root) override;
   Status Barrier() override;
 
  private:

@@ -17,20 +17,20 @@ using internal::MpiOpHandle;
 using internal::MpiStatus;
 
 // MPI_User_function for 16-bit floats: inout = in (op) inout, through train/comm/reduce.
-template <DataType kType, ReduceOp kOp>
+template <ElementType kType, ReduceOp kOp>
 void HalfReduce(void* in, void* inout, int* len, MPI_Datatype* /*type*/) {
   const void* inputs[2] = {inout, in};
   ReduceBuffers(inputs, inout, static_cast<size_t>(*len), kType, kOp);
 }
 
-MPI_Datatype ToMpi(DataType type) {
+MPI_Datatype ToMpi(ElementType type) {
   switch (type) {
-    case DataType::kFloat32: return MPI_FLOAT;
-    case DataType::kFloat64: return MPI_DOUBLE;
-    case DataType::kInt32: return MPI_INT32_T;
-    case DataType::kInt64: return MPI_INT64_T;
-    case DataType::kFloat16:
-    case DataType::kBFloat16: return MPI_UINT16_T;
+    case ElementType::kFloat32: return MPI_FLOAT;
+    case ElementType::kFloat64: return MPI_DOUBLE;
+    case ElementType::kInt32: return MPI_INT32_T;
+    case ElementType::kInt64: return MPI_INT64_T;
+    case ElementType::kFloat16:
+    case ElementType::kBFloat16: return MPI_UINT16_T;
   }
   return MPI_DATATYPE_NULL;
 }
@@ -44,7 +44,7 @@ MPI_Op ToMpi(ReduceOp op) {
   return MPI_OP_NULL;
 }
 
-bool IsHalf(DataType type) { return type == DataType::kFloat16 || type == DataType::kBFloat16; }
+bool IsHalf(ElementType type) { return type == ElementType::kFloat16 || type == ElementType::kBFloat16; }
 
 Status CheckCount(size_t count, const char* what) {
   if (count > static_cast<size_t>(INT_MAX)) {
@@ -111,8 +111,8 @@ struct MpiCommunicator::Impl {
     }
   }
 
-  MPI_Op HalfOp(DataType type, ReduceOp op) const {
-    return half_ops[type == DataType::kFloat16 ? 0 : 1][static_cast<int>(op)].get();
+  MPI_Op HalfOp(ElementType type, ReduceOp op) const {
+    return half_ops[type == ElementType::kFloat16 ? 0 : 1][static_cast<int>(op)].get();
   }
 
   // Polls the request until it completes or the deadline passes. A non-blocking collective
@@ -181,12 +181,12 @@ Result<std::unique_ptr<MpiCommunicator>> MpiCommunicator::Create(
   }
 
   MPI_User_function* functions[2][3] = {
-      {&HalfReduce<DataType::kFloat16, ReduceOp::kSum>,
-       &HalfReduce<DataType::kFloat16, ReduceOp::kMax>,
-       &HalfReduce<DataType::kFloat16, ReduceOp::kMin>},
-      {&HalfReduce<DataType::kBFloat16, ReduceOp::kSum>,
-       &HalfReduce<DataType::kBFloat16, ReduceOp::kMax>,
-       &HalfReduce<DataType::kBFloat16, ReduceOp::kMin>}};
+      {&HalfReduce<ElementType::kFloat16, ReduceOp::kSum>,
+       &HalfReduce<ElementType::kFloat16, ReduceOp::kMax>,
+       &HalfReduce<ElementType::kFloat16, ReduceOp::kMin>},
+      {&HalfReduce<ElementType::kBFloat16, ReduceOp::kSum>,
+       &HalfReduce<ElementType::kBFloat16, ReduceOp::kMax>,
+       &HalfReduce<ElementType::kBFloat16, ReduceOp::kMin>}};
   for (int f = 0; f < 2; ++f) {
     for (int o = 0; o < 3; ++o) {
       MPI_Op op = MPI_OP_NULL;
@@ -200,13 +200,13 @@ Result<std::unique_ptr<MpiCommunicator>> MpiCommunicator::Create(
 int MpiCommunicator::rank() const { return impl_->rank; }
 int MpiCommunicator::size() const { return impl_->size; }
 
-Status MpiCommunicator::AllReduce(const void* send, void* recv, size_t count, DataType type,
+Status MpiCommunicator::AllReduce(const void* send, void* recv, size_t count, ElementType type,
                                   ReduceOp op) {
   COUPLER_RETURN_IF_ERROR(impl_->CheckUsable("AllReduce"));
   COUPLER_RETURN_IF_ERROR(CheckAllReduceArgs(send, recv, count));
   COUPLER_RETURN_IF_ERROR(CheckCount(count, "AllReduce"));
   const std::string what = "AllReduce(count " + std::to_string(count) + ", " +
-                           std::string(DataTypeName(type)) + ", " +
+                           std::string(ElementTypeName(type)) + ", " +
                            std::string(ReduceOpName(op)) + ")";
   const MPI_Op mpi_op = IsHalf(type) ? impl_->HalfOp(type, op) : ToMpi(op);
   MPI_Request request = MPI_REQUEST_NULL;
@@ -218,12 +218,12 @@ Status MpiCommunicator::AllReduce(const void* send, void* recv, size_t count, Da
   return impl_->Wait(&request, what, timeout());
 }
 
-Status MpiCommunicator::Broadcast(void* buf, size_t count, DataType type, int root) {
+Status MpiCommunicator::Broadcast(void* buf, size_t count, ElementType type, int root) {
   COUPLER_RETURN_IF_ERROR(impl_->CheckUsable("Broadcast"));
   COUPLER_RETURN_IF_ERROR(CheckBroadcastArgs(buf, count, root));
   COUPLER_RETURN_IF_ERROR(CheckCount(count, "Broadcast"));
   const std::string what = "Broadcast(count " + std::to_string(count) + ", " +
-                           std::string(DataTypeName(type)) + ", root " + std::to_string(root) + ")";
+                           std::string(ElementTypeName(type)) + ", root " + std::to_string(root) + ")";
   MPI_Request request = MPI_REQUEST_NULL;
   Status status = MpiStatus(MPI_Ibcast(buf, static_cast<int>(count), ToMpi(type), root,
                                        impl_->comm.get(), &request),

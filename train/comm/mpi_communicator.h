@@ -25,9 +25,9 @@ class MpiCommunicator final : public Communicator {
 
   // A DeadlineExceeded leaves the collective pending inside MPI (MPI cannot cancel one): the
   // buffers may still be written and later calls return Aborted. End the job after it.
-  Status AllReduce(const void* send, void* recv, size_t count, DataType type,
+  Status AllReduce(const void* send, void* recv, size_t count, ElementType type,
                    ReduceOp op) override;
-  Status Broadcast(void* buf, size_t count, DataType type, int root) override;
+  Status Broadcast(void* buf, size_t count, ElementType type, int root) override;
   Status Barrier() override;
 
  private:

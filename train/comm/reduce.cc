@@ -9,7 +9,6 @@
 namespace coupler::comm {
 namespace {
 
-using precision::HalfFormat;
 
 // How one element type is loaded into its accumulator and stored back.
 template <typename T>
@@ -20,7 +19,7 @@ struct Plain {
   static Storage Store(Acc v) { return v; }
 };
 
-template <HalfFormat kFormat>
+template <ElementType kFormat>
 struct Half {
   using Storage = uint16_t;
   using Acc = float;
@@ -61,16 +60,16 @@ void ReduceTyped(std::span<const void* const> inputs, void* out, size_t count, R
 
 }  // namespace
 
-void ReduceBuffers(std::span<const void* const> inputs, void* out, size_t count, DataType type,
+void ReduceBuffers(std::span<const void* const> inputs, void* out, size_t count, ElementType type,
                    ReduceOp op) {
   COUPLER_CHECK(!inputs.empty()) << "ReduceBuffers needs at least one input";
   switch (type) {
-    case DataType::kFloat32: return ReduceTyped<Plain<float>>(inputs, out, count, op);
-    case DataType::kFloat64: return ReduceTyped<Plain<double>>(inputs, out, count, op);
-    case DataType::kInt32: return ReduceTyped<Plain<int32_t>>(inputs, out, count, op);
-    case DataType::kInt64: return ReduceTyped<Plain<int64_t>>(inputs, out, count, op);
-    case DataType::kFloat16: return ReduceTyped<Half<HalfFormat::kFp16>>(inputs, out, count, op);
-    case DataType::kBFloat16: return ReduceTyped<Half<HalfFormat::kBf16>>(inputs, out, count, op);
+    case ElementType::kFloat32: return ReduceTyped<Plain<float>>(inputs, out, count, op);
+    case ElementType::kFloat64: return ReduceTyped<Plain<double>>(inputs, out, count, op);
+    case ElementType::kInt32: return ReduceTyped<Plain<int32_t>>(inputs, out, count, op);
+    case ElementType::kInt64: return ReduceTyped<Plain<int64_t>>(inputs, out, count, op);
+    case ElementType::kFloat16: return ReduceTyped<Half<ElementType::kFloat16>>(inputs, out, count, op);
+    case ElementType::kBFloat16: return ReduceTyped<Half<ElementType::kBFloat16>>(inputs, out, count, op);
   }
 }
 

@@ -11,7 +11,7 @@ namespace coupler::comm {
 
 // out[i] = op(inputs[0][i], inputs[1][i], ...) in input order. fp16/bf16 accumulate in
 // float32 and round once to nearest even; integer sums wrap. out may alias any input.
-void ReduceBuffers(std::span<const void* const> inputs, void* out, size_t count, DataType type,
+void ReduceBuffers(std::span<const void* const> inputs, void* out, size_t count, ElementType type,
                    ReduceOp op);
 
 }  // namespace coupler::comm

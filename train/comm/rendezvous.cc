@@ -21,10 +21,10 @@ std::string Describe(const CollectiveCall& call) {
   switch (call.kind) {
     case CollectiveKind::kAllReduce:
       return s + "(count " + std::to_string(call.count) + ", " +
-             std::string(DataTypeName(call.type)) + ", " + std::string(ReduceOpName(call.op)) + ")";
+             std::string(ElementTypeName(call.type)) + ", " + std::string(ReduceOpName(call.op)) + ")";
     case CollectiveKind::kBroadcast:
       return s + "(count " + std::to_string(call.count) + ", " +
-             std::string(DataTypeName(call.type)) + ", root " + std::to_string(call.root) + ")";
+             std::string(ElementTypeName(call.type)) + ", root " + std::to_string(call.root) + ")";
     case CollectiveKind::kBarrier:
       return s + "()";
   }
@@ -101,7 +101,7 @@ Status Rendezvous::Execute() {
                              " but rank " + std::to_string(i) + " called " + Describe(other));
     }
   }
-  const size_t bytes = first.count * DataTypeSize(first.type);
+  const size_t bytes = first.count * ElementSize(first.type);
   switch (first.kind) {
     case CollectiveKind::kAllReduce: {
       if (first.count == 0) return Status::Ok();

@@ -22,7 +22,7 @@ struct CollectiveCall {
   const void* send = nullptr;
   void* recv = nullptr;
   size_t count = 0;
-  DataType type = DataType::kFloat32;
+  ElementType type = ElementType::kFloat32;
   ReduceOp op = ReduceOp::kSum;
   int root = 0;
 };

@@ -103,7 +103,7 @@ Status Mlp::RefreshComputeCopies() {
   if (compute_ == Storage::kFloat32) return Status::Ok();
   const size_t bytes = kernels::StorageBytes(compute_);
   for (size_t i = 0; i + 1 < layers_.size(); ++i) {
-    COUPLER_RETURN_IF_ERROR(backend_->RoundCopy(
+    COUPLER_RETURN_IF_ERROR(backend_->kernels().round_copy(
         params() + weight_offset_[i], compute_copy_.as<char>() + compute_offset_[i] * bytes,
         compute_, layers_[i] * layers_[i + 1]));
   }
@@ -168,15 +168,15 @@ Status Mlp::Forward(const float* x, size_t m) {
   COUPLER_CHECK(m > 0 && m <= reserved_rows_) << "micro-batch of " << m << " rows, " << reserved_rows_ << " reserved";
   ConstMatrix h{x, Storage::kFloat32, m, layers_[0]};
   if (compute_ != Storage::kFloat32) {
-    COUPLER_RETURN_IF_ERROR(backend_->RoundCopy(x, input_.data(), compute_, m * layers_[0]));
+    COUPLER_RETURN_IF_ERROR(backend_->kernels().round_copy(x, input_.data(), compute_, m * layers_[0]));
     h = {input_.data(), compute_, m, layers_[0]};
   }
   const size_t n = layers_.size() - 1;
   for (size_t i = 0; i < n; ++i) {
     MutMatrix out = Output(i, m);
-    COUPLER_RETURN_IF_ERROR(backend_->Gemm(false, true, 1.0f, h, Weights(i), 0.0f, out));
+    COUPLER_RETURN_IF_ERROR(backend_->kernels().gemm(false, true, 1.0f, h, Weights(i), 0.0f, out));
     COUPLER_RETURN_IF_ERROR(
-        backend_->AddBiasActivate(out, params() + bias_offset_[i], /*relu=*/i + 1 < n));
+        backend_->kernels().add_bias_activate(out, params() + bias_offset_[i], /*relu=*/i + 1 < n));
     h = AsConst(out);
   }
   return Status::Ok();
@@ -187,9 +187,9 @@ Result<double> Mlp::ForwardBackward(const float* x, const int32_t* y, size_t m,
   COUPLER_RETURN_IF_ERROR(Forward(x, m));
   const size_t n = layers_.size() - 1;
   MutMatrix delta{delta_[0].data(), compute_, m, layers_[n]};
-  COUPLER_ASSIGN_OR_RETURN(
-      const double loss,
-      backend_->SoftmaxCrossEntropy(AsConst(Output(n - 1, m)), y, grad_scale, &delta, nullptr));
+  double loss = 0;
+  COUPLER_RETURN_IF_ERROR(backend_->kernels().softmax_cross_entropy(
+      AsConst(Output(n - 1, m)), y, grad_scale, &delta, &loss, nullptr));
   int cur = 0;
   for (size_t i = n; i-- > 0;) {
     const ConstMatrix input =
@@ -200,14 +200,14 @@ Result<double> Mlp::ForwardBackward(const float* x, const int32_t* y, size_t m,
     MutMatrix weight_grad{grads() + weight_offset_[i], Storage::kFloat32, layers_[i + 1],
                           layers_[i]};
     COUPLER_RETURN_IF_ERROR(
-        backend_->Gemm(true, false, 1.0f, AsConst(delta), input, 1.0f, weight_grad));
+        backend_->kernels().gemm(true, false, 1.0f, AsConst(delta), input, 1.0f, weight_grad));
     COUPLER_RETURN_IF_ERROR(
-        backend_->BiasGradAccumulate(AsConst(delta), grads() + bias_offset_[i]));
+        backend_->kernels().bias_grad_accumulate(AsConst(delta), grads() + bias_offset_[i]));
     if (i == 0) break;  // no gradient is needed for the input itself
     MutMatrix next{delta_[1 - cur].data(), compute_, m, layers_[i]};
     COUPLER_RETURN_IF_ERROR(
-        backend_->Gemm(false, false, 1.0f, AsConst(delta), Weights(i), 0.0f, next));
-    COUPLER_RETURN_IF_ERROR(backend_->ReluBackward(input, next));
+        backend_->kernels().gemm(false, false, 1.0f, AsConst(delta), Weights(i), 0.0f, next));
+    COUPLER_RETURN_IF_ERROR(backend_->kernels().relu_backward(input, next));
     delta = next;
     cur = 1 - cur;
   }
@@ -216,8 +216,10 @@ Result<double> Mlp::ForwardBackward(const float* x, const int32_t* y, size_t m,
 
 Result<double> Mlp::Evaluate(const float* x, const int32_t* y, size_t m, size_t* correct) {
   COUPLER_RETURN_IF_ERROR(Forward(x, m));
-  return backend_->SoftmaxCrossEntropy(AsConst(Output(layers_.size() - 2, m)), y, 1.0f, nullptr,
-                                       correct);
+  double loss = 0;
+  COUPLER_RETURN_IF_ERROR(backend_->kernels().softmax_cross_entropy(
+      AsConst(Output(layers_.size() - 2, m)), y, 1.0f, nullptr, &loss, correct));
+  return loss;
 }
 
 }  // namespace coupler::train

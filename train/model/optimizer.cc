@@ -24,13 +24,13 @@ Status ParameterOptimizer::Step(float* w, const float* g) {
   ++steps_;
   float* state = state_.as<float>();
   if (settings_.kind == Optimizer::kSgd) {
-    return backend_->SgdMomentumStep(w, g, state, params_, settings_.lr, settings_.momentum,
+    return backend_->kernels().sgd_momentum_step(w, g, state, params_, settings_.lr, settings_.momentum,
                                      settings_.weight_decay);
   }
   kernels::AdamWParams p;
   p.lr = settings_.lr;
   p.weight_decay = settings_.weight_decay;
-  return backend_->AdamWStep(w, g, state, state + params_, params_, p, steps_);
+  return backend_->kernels().adamw_step(w, g, state, state + params_, params_, p, steps_);
 }
 
 Result<std::vector<float>> ParameterOptimizer::StateToHost() const {

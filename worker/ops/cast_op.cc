@@ -12,13 +12,13 @@ Status RunCast(const OpContext& context, OpReport& report) {
   COUPLER_ASSIGN_OR_RETURN(const std::string input, InputPath(context, 0, "[data shard]"));
   COUPLER_ASSIGN_OR_RETURN(const std::string output, OutputPath(context));
   COUPLER_ASSIGN_OR_RETURN(const std::string dtype, params.String("dtype"));
-  precision::HalfFormat format;
+  ElementType format;
   io::DType target;
   if (dtype == "float16" || dtype == "fp16") {
-    format = precision::HalfFormat::kFp16;
+    format = ElementType::kFloat16;
     target = io::DType::kFloat16;
   } else if (dtype == "bfloat16" || dtype == "bf16") {
-    format = precision::HalfFormat::kBf16;
+    format = ElementType::kBFloat16;
     target = io::DType::kBfloat16;
   } else {
     return InvalidArgument("param 'dtype' is '" + dtype + "', expected float16 or bfloat16");

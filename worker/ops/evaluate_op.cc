@@ -199,13 +199,15 @@ Status RunMap(const OpContext& context, OpReport& report) {
       const kernels::ConstMatrix a{h.data(), Storage::kFloat32, m, in};
       const kernels::ConstMatrix w{model.params.data() + offset, Storage::kFloat32, out, in};
       const kernels::MutMatrix c{next.data(), Storage::kFloat32, m, out};
-      kernels::Gemm(false, true, 1.0f, a, w, 0.0f, c);
-      kernels::AddBiasActivate(c, model.params.data() + offset + in * out, /*relu=*/l + 1 < n);
+      COUPLER_RETURN_IF_ERROR(kernels::Gemm(false, true, 1.0f, a, w, 0.0f, c));
+      COUPLER_RETURN_IF_ERROR(kernels::AddBiasActivate(c, model.params.data() + offset + in * out,
+                                                       /*relu=*/l + 1 < n));
       offset += in * out + out;
       h = std::move(next);
     }
     const kernels::ConstMatrix logits{h.data(), Storage::kFloat32, m, model.layers.back()};
-    loss = kernels::SoftmaxCrossEntropy(logits, y.data(), 1.0f, nullptr, &correct);
+    COUPLER_RETURN_IF_ERROR(
+        kernels::SoftmaxCrossEntropy(logits, y.data(), 1.0f, nullptr, &loss, &correct));
   }
   io::Table partial;
   COUPLER_RETURN_IF_ERROR(partial.AddColumn(io::Column::Float64("correct", {double(correct)})));

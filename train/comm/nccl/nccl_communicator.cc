@@ -17,22 +17,21 @@ namespace coupler::comm {
 namespace {
 
 using internal::CudaDeviceBuffer;
-using internal::CudaStatus;
 using internal::CudaStream;
 using internal::NcclStatus;
 
-// The id travels over the bootstrap communicator as int32 words: there is no byte DataType.
+// The id travels over the bootstrap communicator as int32 words: there is no byte ElementType.
 static_assert(sizeof(ncclUniqueId) % sizeof(int32_t) == 0, "ncclUniqueId is not whole words");
 constexpr size_t kIdWords = sizeof(ncclUniqueId) / sizeof(int32_t);
 
-ncclDataType_t ToNccl(DataType type) {
+ncclDataType_t ToNccl(ElementType type) {
   switch (type) {
-    case DataType::kFloat32: return ncclFloat32;
-    case DataType::kFloat16: return ncclFloat16;
-    case DataType::kBFloat16: return ncclBfloat16;
-    case DataType::kInt32: return ncclInt32;
-    case DataType::kInt64: return ncclInt64;
-    case DataType::kFloat64: return ncclFloat64;
+    case ElementType::kFloat32: return ncclFloat32;
+    case ElementType::kFloat16: return ncclFloat16;
+    case ElementType::kBFloat16: return ncclBfloat16;
+    case ElementType::kInt32: return ncclInt32;
+    case ElementType::kInt64: return ncclInt64;
+    case ElementType::kFloat64: return ncclFloat64;
   }
   return ncclFloat32;
 }
@@ -121,7 +120,8 @@ struct NcclCommunicator::Impl {
         const cudaError_t query = cudaStreamQuery(stream.get());
         if (query == cudaSuccess) return Status::Ok();
         if (query != cudaErrorNotReady) {
-          return Break(CudaStatus(query, "cudaStreamQuery").WithContext(what));
+          return Break(kernels::CudaErrorStatus(query, "cudaStreamQuery", __FILE__, __LINE__)
+                           .WithContext(what));
         }
       }
       if (std::chrono::steady_clock::now() >= deadline) {
@@ -177,7 +177,7 @@ Result<std::unique_ptr<NcclCommunicator>> NcclCommunicator::Create(
   if (local.ok() && impl->rank == 0) local = NcclStatus(ncclGetUniqueId(&id), "ncclGetUniqueId");
   // Every rank learns whether all are ready, so none waits in the broadcast for one that gave up.
   int32_t ready = local.ok() ? 1 : 0;
-  COUPLER_RETURN_IF_ERROR(bootstrap.AllReduce(&ready, &ready, 1, DataType::kInt32, ReduceOp::kMin)
+  COUPLER_RETURN_IF_ERROR(bootstrap.AllReduce(&ready, &ready, 1, ElementType::kInt32, ReduceOp::kMin)
                               .WithContext(where + ": agreeing that every rank is ready"));
   if (!local.ok()) return local.WithContext(where);
   if (ready == 0) {
@@ -186,7 +186,7 @@ Result<std::unique_ptr<NcclCommunicator>> NcclCommunicator::Create(
   }
   int32_t words[kIdWords];
   std::memcpy(words, &id, sizeof(id));
-  COUPLER_RETURN_IF_ERROR(bootstrap.Broadcast(words, kIdWords, DataType::kInt32, /*root=*/0)
+  COUPLER_RETURN_IF_ERROR(bootstrap.Broadcast(words, kIdWords, ElementType::kInt32, /*root=*/0)
                               .WithContext(where + ": broadcasting the ncclUniqueId"));
   std::memcpy(&id, words, sizeof(id));
   COUPLER_RETURN_IF_ERROR(bootstrap.Barrier().WithContext(where));
@@ -198,12 +198,12 @@ int NcclCommunicator::rank() const { return impl_->rank; }
 int NcclCommunicator::size() const { return impl_->size; }
 int NcclCommunicator::device() const { return impl_->device; }
 
-Status NcclCommunicator::AllReduce(const void* send, void* recv, size_t count, DataType type,
+Status NcclCommunicator::AllReduce(const void* send, void* recv, size_t count, ElementType type,
                                    ReduceOp op) {
   COUPLER_RETURN_IF_ERROR(impl_->CheckUsable("AllReduce"));
   COUPLER_RETURN_IF_ERROR(CheckAllReduceArgs(send, recv, count));
   const std::string what = "AllReduce(count " + std::to_string(count) + ", " +
-                           std::string(DataTypeName(type)) + ", " +
+                           std::string(ElementTypeName(type)) + ", " +
                            std::string(ReduceOpName(op)) + ")";
   const ncclResult_t rc = ncclAllReduce(send, recv, count, ToNccl(type), ToNccl(op), impl_->comm,
                                         impl_->stream.get());
@@ -211,11 +211,11 @@ Status NcclCommunicator::AllReduce(const void* send, void* recv, size_t count, D
   return impl_->Wait(what, timeout());
 }
 
-Status NcclCommunicator::Broadcast(void* buf, size_t count, DataType type, int root) {
+Status NcclCommunicator::Broadcast(void* buf, size_t count, ElementType type, int root) {
   COUPLER_RETURN_IF_ERROR(impl_->CheckUsable("Broadcast"));
   COUPLER_RETURN_IF_ERROR(CheckBroadcastArgs(buf, count, root));
   const std::string what = "Broadcast(count " + std::to_string(count) + ", " +
-                           std::string(DataTypeName(type)) + ", root " + std::to_string(root) + ")";
+                           std::string(ElementTypeName(type)) + ", root " + std::to_string(root) + ")";
   const ncclResult_t rc =
       ncclBroadcast(buf, buf, count, ToNccl(type), root, impl_->comm, impl_->stream.get());
   if (!Enqueued(rc)) return impl_->Break(NcclStatus(rc, "ncclBroadcast", impl_->comm).WithContext(what));

@@ -33,9 +33,9 @@ class NcclCommunicator final : public Communicator {
   // them (they are read on this communicator's own stream, not ordered after the caller's
   // streams: synchronize first). On return the collective has completed on the device. Any
   // NCCL or CUDA error, or a timeout, aborts the NCCL communicator: later calls return Aborted.
-  Status AllReduce(const void* send, void* recv, size_t count, DataType type,
+  Status AllReduce(const void* send, void* recv, size_t count, ElementType type,
                    ReduceOp op) override;
-  Status Broadcast(void* buf, size_t count, DataType type, int root) override;
+  Status Broadcast(void* buf, size_t count, ElementType type, int root) override;
   // A one-element all-reduce on a small device scratch buffer.
   Status Barrier() override;
 

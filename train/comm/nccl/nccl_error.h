@@ -1,5 +1,6 @@
-// Turns NCCL and CUDA runtime return codes into a Status naming the call and the library's own
-// message. Internal to the NCCL backend's .cc files (it includes nccl.h and cuda_runtime.h).
+// Turns NCCL return codes into a Status naming the call and the library's own message; CUDA
+// runtime codes go through kernels/cuda/cuda_check.h, the project's one mapping. Internal to
+// the NCCL backend's .cc files (it includes nccl.h and cuda_runtime.h).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -8,24 +9,10 @@
 #include <string>
 #include <utility>
 
+#include "kernels/cuda/cuda_check.h"
 #include "runtime/status.h"
 
 namespace coupler::comm::internal {
-
-inline Status CudaStatus(cudaError_t rc, const char* call) {
-  if (rc == cudaSuccess) return Status::Ok();
-  std::string message = std::string(call) + " failed: " + cudaGetErrorName(rc) + ": " +
-                        cudaGetErrorString(rc);
-  switch (rc) {
-    case cudaErrorMemoryAllocation: return ResourceExhausted(std::move(message));
-    case cudaErrorNoDevice:
-    case cudaErrorInsufficientDriver:
-    case cudaErrorDevicesUnavailable: return Unavailable(std::move(message));
-    case cudaErrorInvalidDevice:
-    case cudaErrorInvalidValue: return InvalidArgument(std::move(message));
-    default: return Internal(std::move(message));
-  }
-}
 
 // ncclGetLastError carries the detail (which peer, which transport) that the code lacks.
 inline Status NcclStatus(ncclResult_t rc, const char* call, ncclComm_t comm = nullptr) {
@@ -42,6 +29,3 @@ inline Status NcclStatus(ncclResult_t rc, const char* call, ncclComm_t comm = nu
 }
 
 }  // namespace coupler::comm::internal
-
-#define COUPLER_CUDA_RETURN_IF_ERROR(call) \
-  COUPLER_RETURN_IF_ERROR(::coupler::comm::internal::CudaStatus((call), #call))

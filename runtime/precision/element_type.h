@@ -1,0 +1,36 @@
+// The element types coupler moves and computes in, one enum for the whole project: shard
+// columns (.npy), the cast op, training precisions, gradient wire types, collectives and the
+// 16-bit encodings of precision/half.h. A place that allows only some of them (a training
+// precision is fp32/fp16/bf16) checks that subset where the value comes in.
+// Free of CUDA headers and usable from CUDA code (plain enum, constexpr size).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace coupler {
+
+enum class ElementType : uint8_t { kFloat32, kFloat16, kBFloat16, kInt32, kInt64, kFloat64 };
+
+constexpr size_t ElementSize(ElementType type) {
+  switch (type) {
+    case ElementType::kFloat16:
+    case ElementType::kBFloat16: return 2;
+    case ElementType::kFloat32:
+    case ElementType::kInt32: return 4;
+    case ElementType::kInt64:
+    case ElementType::kFloat64: return 8;
+  }
+  return 0;
+}
+
+// "float32", "float16", "bfloat16", "int32", "int64", "float64": the names ops, shards and
+// errors use.
+std::string_view ElementTypeName(ElementType type);
+
+// The names above and the short spellings "fp32", "fp16" and "bf16"; nullopt for anything else.
+std::optional<ElementType> ParseElementType(std::string_view name);
+
+}  // namespace coupler
