@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 
 #include "runtime/check.h"
-#include "runtime/job/param_validator.h"
 
 namespace coupler::coordinator {
 
@@ -342,11 +341,9 @@ wire::TaskSpec JobState::MakeSpec(uint64_t t) const {
   spec.op = node.op;
   spec.attempt = attempts_[t] > 0 ? attempts_[t] - 1u : 0u;
   spec.shard_index = ref.kind == TaskKind::kMap ? static_cast<int32_t>(ref.shard) : -1;
-  for (const auto& [name, value] : node.params) spec.params[name] = job::ParamToString(value);
-  spec.params["__kind"] = ref.kind == TaskKind::kMap      ? "map"
-                          : ref.kind == TaskKind::kReduce ? "reduce"
-                                                          : "gang";
-  spec.params["__shards"] = std::to_string(pn.map_tasks);
+  spec.kind = ref.kind;
+  spec.shards = static_cast<uint32_t>(pn.map_tasks);
+  spec.params = wire::TaskParams(node.params);
   spec.workdir = graph_.workdir;
   spec.workdir_token = workdir_token_;
   if (ref.kind == TaskKind::kReduce) {
@@ -364,7 +361,7 @@ wire::TaskSpec JobState::MakeSpec(uint64_t t) const {
       }
     }
     spec.output_path = NodeDir(ref.plan_node);
-    spec.params["__ranks"] = std::to_string(pn.ranks);
+    spec.ranks = static_cast<uint32_t>(pn.ranks);
   } else {
     for (const auto& in : node.resolved_inputs) spec.input_paths.push_back(InputShard(in, ref.shard));
     spec.output_path = OutputPath(ref.plan_node, ref.shard, pn.has_reduce);

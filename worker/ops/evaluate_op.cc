@@ -20,7 +20,6 @@
 #include "runtime/precision/half.h"
 #include "worker/ops/ops.h"
 #include "worker/ops/shard_io.h"
-#include "worker/ops/task_params.h"
 #include "train/data/dataset.h"
 
 namespace coupler::worker {
@@ -137,7 +136,10 @@ Status RunMap(const OpContext& context, OpReport& report) {
   COUPLER_ASSIGN_OR_RETURN(const std::string model_dir, InputPath(context, 1, "[data shard, model]"));
   COUPLER_ASSIGN_OR_RETURN(const std::string output, OutputPath(context));
   COUPLER_ASSIGN_OR_RETURN(const Model model, LoadModel(model_dir, report));
-  const std::string label = TaskParams(context.spec.params).StringOr("label_column", model.label_column);
+  // Without the param, the label column the model was trained on.
+  COUPLER_ASSIGN_OR_RETURN(const std::optional<std::string> label_param,
+                           context.spec.params.Optional<std::string>("label_column"));
+  const std::string label = label_param.value_or(model.label_column);
   COUPLER_ASSIGN_OR_RETURN(const io::Table table, ReadShard(input, report));
   const io::Column* labels = table.Find(label);
   if (labels == nullptr) {

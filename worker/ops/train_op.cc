@@ -13,12 +13,12 @@
 #include <vector>
 
 #include "runtime/io/atomic_file.h"
+#include "runtime/job/param_validator.h"
 #include "runtime/util/json_writer.h"
 #include "worker/ops/gang_launch.h"
 #include "worker/ops/ops.h"
 #include "worker/ops/shard_io.h"
 #include "worker/ops/subprocess.h"
-#include "worker/ops/task_params.h"
 #include "train/config/train_config.h"
 
 namespace coupler::worker {
@@ -68,20 +68,22 @@ int64_t FileSize(const fs::path& path) {
 
 Status RunTrain(const OpContext& context, OpReport& report) {
   const wire::TaskSpec& spec = context.spec;
-  const TaskParams params(spec.params);
-  COUPLER_ASSIGN_OR_RETURN(const std::string config_path, params.String("config"));
+  const wire::TaskParams& params = spec.params;
+  COUPLER_ASSIGN_OR_RETURN(const std::string config_path, params.Get<std::string>("config"));
   COUPLER_ASSIGN_OR_RETURN(const std::string data, InputPath(context, 0, "[dataset directory]"));
   COUPLER_ASSIGN_OR_RETURN(const std::string out_dir, OutputPath(context));
-  COUPLER_ASSIGN_OR_RETURN(const int64_t declared_ranks, params.IntOr("__ranks", 1));
-  const uint32_t ranks = GangRanks(spec, declared_ranks);
-  COUPLER_ASSIGN_OR_RETURN(double timeout_s, params.DoubleOr("timeout", 3600.0));
+  const uint32_t ranks = GangRanks(spec);
+  COUPLER_ASSIGN_OR_RETURN(double timeout_s, params.Get<double>("timeout"));
   if (spec.timeout_ms > 0) timeout_s = std::min(timeout_s, static_cast<double>(spec.timeout_ms) / 1e3);
 
   const fs::path dir(out_dir);
   std::vector<std::string> overrides = {"data=" + data,
                                         "checkpoint_dir=" + (dir / "checkpoints").string()};
   for (const std::string_view key : kConfigKeys) {
-    if (params.Has(key)) overrides.push_back(std::string(key) + "=" + params.StringOr(key, ""));
+    const auto it = params.values().find(key);
+    if (it != params.values().end()) {
+      overrides.push_back(std::string(key) + "=" + job::ParamToString(it->second));
+    }
   }
   // Checked here, before any process starts, so a bad config is one clear error, not N.
   Result<train::TrainConfig> config = train::LoadTrainConfig(config_path, overrides);
