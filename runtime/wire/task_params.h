@@ -4,6 +4,8 @@
 // asked is a broken contract between the validator and the op, reported as Internal.
 #pragma once
 
+#include <functional>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <string>
