@@ -314,7 +314,8 @@ void BM_RunTaskNoop(benchmark::State& state) {
   wire::TaskSpec spec;
   spec.job_id = "bench";
   spec.op = "noop";
-  spec.params = {{"sleep_ms", "0"}, {"__kind", "map"}, {"__shards", "1000"}};
+  spec.shards = 1000;
+  spec.params = {{"sleep_ms", int64_t{0}}, {"tasks", int64_t{1000}}};
   for (auto _ : state) {
     wire::TaskOutcome outcome = worker::RunTask(spec);
     if (!outcome.ok) state.SkipWithError(outcome.error.c_str());

@@ -362,7 +362,7 @@ void Coordinator::Dispatch() {
     std::string hosts;
     for (const std::string& h : spec.gang_hosts) hosts += (hosts.empty() ? "" : ",") + h;
     Logger("coordinator")->info("job {} node {}: gang of {} ranks on {}, led by {}", spec.job_id,
-                                spec.node_id, spec.params["__ranks"], hosts, leader);
+                                spec.node_id, spec.ranks, hosts, leader);
     spec.gang_token = launches_.IssueToken(spec.job_id, spec.task_id, spec.attempt);
     store_->AddSent({spec.job_id, {{spec.task_id, spec.attempt}}});
     wire::TaskAssignment a;

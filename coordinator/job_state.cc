@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 
 #include "runtime/check.h"
-#include "runtime/job/param_validator.h"
 
 namespace coupler::coordinator {
 
@@ -26,10 +25,8 @@ JobState::JobState(std::string id, job::JobGraph graph, plan::Plan plan, Dataset
       graph_(std::move(graph)),
       plan_(std::move(plan)),
       table_(plan_),
-      datasets_(std::move(datasets)) {
+      specs_(graph_, plan_, std::move(datasets)) {
   const size_t n = plan_.nodes.size();
-  plan_of_node_.resize(graph_.nodes.size());
-  for (size_t p = 0; p < n; ++p) plan_of_node_[plan_.nodes[p].node_index] = p;
   state_.assign(table_.size(), static_cast<uint8_t>(TaskState::kBlocked));
   attempts_.assign(table_.size(), 0);
   unreported_losses_.assign(table_.size(), 0);
@@ -295,87 +292,12 @@ void JobState::Cancel() {
   running_ = 0;
 }
 
-std::string JobState::OutputPath(size_t p, int64_t shard, bool partial) const {
-  return fmt::format("{}/{}/{}-{:05d}.npy", graph_.workdir, plan_.nodes[p].id,
-                     partial ? "partial" : "part", shard);
-}
-
-bool JobState::WholeNode(size_t p) const {
-  // Gang ops forced loose with ranks: 1 still run once over whole datasets.
-  const plan::PlanNode& pn = plan_.nodes[p];
-  return pn.coupling == job::Coupling::kTight || (pn.map_tasks == 0 && !pn.has_reduce);
-}
-
-std::string JobState::NodeDir(size_t p) const {
-  return fmt::format("{}/{}", graph_.workdir, plan_.nodes[p].id);
-}
-
-std::string JobState::InputShard(const job::InputRef& in, int64_t shard) const {
-  switch (in.kind) {
-    case job::InputRef::Kind::kFile:
-      return in.path;
-    case job::InputRef::Kind::kDirectory: {
-      auto it = datasets_.find(in.path);
-      if (it == datasets_.end() || it->second.empty()) return in.path;
-      const auto& files = it->second;
-      return files[static_cast<size_t>(shard) % files.size()];
-    }
-    case job::InputRef::Kind::kNode: {
-      const size_t producer = plan_of_node_[in.node_index];
-      // A gang's output is its node's directory (a model, checkpoints, metrics).
-      if (WholeNode(producer)) return NodeDir(producer);
-      const int64_t shards = plan_.nodes[producer].output_shards;
-      return OutputPath(producer, shards <= 1 ? 0 : shard % shards, false);
-    }
-  }
-  return in.path;
-}
-
 wire::TaskSpec JobState::MakeSpec(uint64_t t) const {
-  const TaskRef ref = table_.Describe(t);
-  const plan::PlanNode& pn = plan_.nodes[ref.plan_node];
-  const job::NodeSpec& node = graph_.nodes[pn.node_index];
-  wire::TaskSpec spec;
+  wire::TaskSpec spec = specs_.Make(table_.Describe(t));
   spec.job_id = id_;
   spec.task_id = t;
-  spec.node_id = node.id;
-  spec.op = node.op;
   spec.attempt = attempts_[t] > 0 ? attempts_[t] - 1u : 0u;
-  spec.shard_index = ref.kind == TaskKind::kMap ? static_cast<int32_t>(ref.shard) : -1;
-  for (const auto& [name, value] : node.params) spec.params[name] = job::ParamToString(value);
-  spec.params["__kind"] = ref.kind == TaskKind::kMap      ? "map"
-                          : ref.kind == TaskKind::kReduce ? "reduce"
-                                                          : "gang";
-  spec.params["__shards"] = std::to_string(pn.map_tasks);
-  spec.workdir = graph_.workdir;
   spec.workdir_token = workdir_token_;
-  if (ref.kind == TaskKind::kReduce) {
-    for (int64_t i = 0; i < pn.map_tasks; ++i) {
-      spec.input_paths.push_back(OutputPath(ref.plan_node, i, true));
-    }
-    spec.output_path = OutputPath(ref.plan_node, 0, false);
-  } else if (WholeNode(ref.plan_node)) {
-    // The whole group reads whole datasets: a directory of shards, never one shard of it.
-    for (const auto& in : node.resolved_inputs) {
-      if (in.kind == job::InputRef::Kind::kNode) {
-        spec.input_paths.push_back(NodeDir(plan_of_node_[in.node_index]));
-      } else {
-        spec.input_paths.push_back(in.path);
-      }
-    }
-    spec.output_path = NodeDir(ref.plan_node);
-    spec.params["__ranks"] = std::to_string(pn.ranks);
-  } else {
-    for (const auto& in : node.resolved_inputs) spec.input_paths.push_back(InputShard(in, ref.shard));
-    spec.output_path = OutputPath(ref.plan_node, ref.shard, pn.has_reduce);
-  }
-  if (auto it = node.params.find("timeout"); it != node.params.end()) {
-    if (const auto* secs = std::get_if<double>(&it->second)) {
-      spec.timeout_ms = static_cast<uint64_t>(std::llround(*secs * 1000.0));
-    }
-  }
-  spec.gpu_memory_bytes = node.resources.gpu_memory;
-  spec.gpus = static_cast<uint32_t>(node.resources.gpus);
   return spec;
 }
 

@@ -1,6 +1,6 @@
 // JobState: one submitted job as the scheduler sees it — its plan unrolled into tasks, each
 // task's state and attempts, the per-node countdowns that release the next stage, and the
-// queue of tasks ready to run. Pure logic: paths are computed, never touched.
+// queue of tasks ready to run. Pure logic; the wire form of its tasks is TaskSpecs' (task_specs.h).
 #pragma once
 
 #include <cstdint>
@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "coordinator/placement/placement.h"
+#include "coordinator/task_specs.h"
 #include "coordinator/task_table.h"
 #include "runtime/job/job_graph.h"
 #include "runtime/plan/planner.h"
@@ -25,10 +26,6 @@ enum class TaskState : uint8_t { kBlocked, kReady, kRunning, kDone, kFailed, kCa
 enum class JobPhase : uint8_t { kQueued, kRunning, kSucceeded, kFailed, kCancelled };
 std::string_view JobPhaseName(JobPhase p);
 
-// Dataset directories a job reads, listed once at submission (sorted shard files), so task
-// inputs are known without touching the filesystem again.
-using DatasetListing = std::map<std::string, std::vector<std::string>>;
-
 // A worker asking for loose tasks, as the job's queues see it.
 struct Taker {
   bool has_gpus = false;
@@ -40,6 +37,9 @@ struct Taker {
 class JobState {
  public:
   JobState(std::string id, job::JobGraph graph, plan::Plan plan, DatasetListing datasets);
+  // Not copied or moved: specs_ borrows graph_ and plan_.
+  JobState(const JobState&) = delete;
+  JobState& operator=(const JobState&) = delete;
 
   const std::string& id() const { return id_; }
   const job::JobGraph& graph() const { return graph_; }
@@ -69,9 +69,7 @@ class JobState {
   // scheduler reserves all their ranks first, then starts them with StartGang.
   std::vector<uint64_t> ReadyGangs() const;
   void StartGang(uint64_t task);
-  // The wire form of a task: op, params, input shards, output file. A gang task reads whole
-  // dataset directories and writes into its node's directory (gang fields left empty: the
-  // scheduler fills in the reserved hosts).
+  // The wire form of a task (see TaskSpecs), with its identity and current attempt.
   wire::TaskSpec MakeSpec(uint64_t task) const;
   // A tight node's gang size (1 for loose nodes).
   int ranks(size_t plan_node) const { return plan_.nodes[plan_node].ranks; }
@@ -152,10 +150,6 @@ class JobState {
   bool node_released(size_t plan_node) const { return deps_left_[plan_node] == 0; }
 
  private:
-  std::string OutputPath(size_t plan_node, int64_t shard, bool partial) const;
-  std::string NodeDir(size_t plan_node) const;
-  // A node run as one task over whole datasets (a gang): reads and writes directories.
-  bool WholeNode(size_t plan_node) const;
   void MarkRunning(uint64_t task);
   // Back to its ready queue after a failed or never-started attempt.
   void ReadyAgain(uint64_t task);
@@ -163,7 +157,6 @@ class JobState {
   bool Admits(size_t plan_node, const Taker& taker) const;
   // Where a ready loose task of the node waits; `reduce`: its reduce task (never on a GPU).
   std::deque<uint64_t>& LooseQueue(size_t plan_node, bool reduce);
-  std::string InputShard(const job::InputRef& in, int64_t shard) const;
   void Release(size_t plan_node);
   void NodeFinished(size_t plan_node);
   void MaybeRestoreFinish();
@@ -173,8 +166,7 @@ class JobState {
   job::JobGraph graph_;
   plan::Plan plan_;
   TaskTable table_;
-  DatasetListing datasets_;
-  std::vector<size_t> plan_of_node_;   // JobGraph node index → plan node index
+  TaskSpecs specs_;
   std::vector<uint8_t> state_;         // TaskState per task
   std::vector<uint8_t> attempts_;      // attempts started per task (capped at 255)
   std::vector<uint8_t> unreported_losses_;  // see ChargeUnreportedLoss

@@ -76,10 +76,9 @@ class Scheduler {
   // Cancels a job. Returns the workers holding its tasks, to be told to abandon them.
   std::vector<std::string> Cancel(const std::string& job_id);
 
+  // What status reports show of this state (status_report.h does the rendering).
   wire::JobStatus Status(const JobState& job) const;
-  // Queue depth by hardware class and the recommended pool size (see pool_advice.h).
   void FillPoolStats(wire::CoordinatorStats& stats) const;
-  // `now_ms`: a worker past the timeout but not yet given up on shows as "silent".
   std::vector<wire::WorkerStatus> Workers(int64_t now_ms) const;
 
   // A running gang's attempt: its workers (leader first), for the launch relay.

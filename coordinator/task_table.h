@@ -7,10 +7,11 @@
 #include <vector>
 
 #include "runtime/plan/planner.h"
+#include "runtime/wire/task_kind.h"
 
 namespace coupler::coordinator {
 
-enum class TaskKind : uint8_t { kMap, kReduce, kGang };
+using wire::TaskKind;
 
 struct TaskRef {
   uint32_t plan_node = 0;  // index into Plan::nodes

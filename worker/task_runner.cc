@@ -50,10 +50,6 @@ wire::TaskOutcome RunTask(const wire::TaskSpec& spec, const std::atomic<bool>* c
       outcome.error = OneLine("unknown op '" + spec.op + "'");
       return outcome;
     }
-    if (op->run == nullptr) {
-      outcome.error = std::string(op->unavailable);
-      return outcome;
-    }
     if (!op->has_cuda) placement = {};
     const OpContext context{spec, cancel, placement, launcher_env};
     if (context.Cancelled()) {

@@ -6,12 +6,11 @@
 // - `op`: the op name: import_csv, column_stats, standardize, filter_map, clip, cast, noop,
 //   exec, evaluate (map + reduce), and the gang ops train and mpi_exec (run by a gang's
 //   leader; docs/ops.md, "Tight nodes"); anything else fails with "unknown op '<name>'".
-// - `params`: the node's params as text: numbers in decimal, bools `true`/`false`, lists
-//   comma-joined (`columns: [a, b]` -> "a,b"). Internal keys start with "__":
-//     `__kind`   = "map" | "reduce" (column_stats; when absent, shard_index -1 means reduce),
-//     `__shards` = the node's total shard count (import_csv: N in "task i of N"; when absent
-//                  the node's own `shards` param, else 1),
-//     `__ranks`  = a gang's declared rank count (the reservation, gang_hosts/gang_ranks, wins).
+// - `params`: the node's params as the validator typed them, every default filled in
+//   (wire::TaskParams): an op reads Get<double>("threshold") and never restates a default.
+// - `kind`: map, reduce (column_stats and evaluate run the one or the other) or gang;
+//   `shards`: the node's map task count (import_csv: N in "task i of N"); `ranks`: a gang's
+//   declared rank count (the reservation, gang_hosts/gang_ranks, wins).
 // - `shard_index`: the shard of a map task (import_csv: i of N); -1 for a reduce task.
 // - `input_paths`: for a map task the shard_index-th shard of each input, in input order
 //   (import_csv: [csv file]; standardize: [data shard, stats file]; exec: any, all passed as

@@ -10,15 +10,13 @@
 #include <vector>
 
 #include "runtime/job/diagnostics.h"
+#include "runtime/job/param_value.h"
 #include "runtime/job/raw_value.h"
 
 namespace coupler::job {
 
 enum class Coupling { kAuto, kLoose, kTight };
 std::string_view CouplingName(Coupling c);
-
-// A param after validation: typed, defaults filled in.
-using ParamValue = std::variant<bool, int64_t, double, std::string, std::vector<std::string>>;
 
 struct Resources {
   double cpus = 1.0;             // per task (per rank for tight nodes)
@@ -42,7 +40,7 @@ struct NodeSpec {
   std::string op;
   std::vector<std::string> inputs;
   std::map<std::string, RawValue> raw_params;  // as written
-  std::map<std::string, ParamValue> params;    // typed by the validator
+  std::map<std::string, ParamValue> params;    // typed by the validator, defaults filled in
   std::vector<InputRef> resolved_inputs;       // filled by the validator
   Resources resources;
   Coupling coupling = Coupling::kAuto;

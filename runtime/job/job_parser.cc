@@ -5,6 +5,7 @@
 
 #include "runtime/job/scalars.h"
 #include "runtime/job/spec_readers.h"
+#include "runtime/util/byte_size.h"
 
 namespace coupler::job {
 namespace {
@@ -90,8 +91,11 @@ void ReadResources(const RawValue& map, NodeSpec& node, FieldReader& r) {
     } else if (e.key == "gpus") {
       if (auto g = r.Int(v, field, 0, 1024)) node.resources.gpus = static_cast<int>(*g);
     } else if (e.key == "gpu_memory" || e.key == "memory") {
-      std::optional<uint64_t> bytes = v.IsScalar() ? ParseSize(v.text) : std::nullopt;
-      if (!bytes || *bytes == 0) {
+      // The one byte-size parser of coupler (flags and configs use it too); a fraction of a
+      // byte is floored, so "0.5B" is the zero this refuses.
+      Result<size_t> bytes = v.IsScalar() ? util::ParseByteSize(v.text)
+                                          : Result<size_t>(InvalidArgument("not a scalar"));
+      if (!bytes.ok() || *bytes == 0) {
         r.Error(v.pos, field, "expected a positive size such as 4GiB or 512MiB, got " + Describe(v));
       } else {
         (e.key == "memory" ? node.resources.memory : node.resources.gpu_memory) = *bytes;

@@ -41,36 +41,6 @@ std::optional<bool> ParseBool(std::string_view s) {
   return std::nullopt;
 }
 
-std::optional<uint64_t> ParseSize(std::string_view s) {
-  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
-  size_t unit_at = s.size();
-  while (unit_at > 0 && std::isalpha(static_cast<unsigned char>(s[unit_at - 1]))) --unit_at;
-  std::string_view number = s.substr(0, unit_at);
-  while (!number.empty() && number.back() == ' ') number.remove_suffix(1);
-  std::string unit(s.substr(unit_at));
-  std::transform(unit.begin(), unit.end(), unit.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-
-  static const std::pair<const char*, double> kUnits[] = {
-      {"", 1},          {"b", 1},
-      {"k", 1024.0},    {"kib", 1024.0},  {"kb", 1e3},
-      {"m", 1048576.0}, {"mib", 1048576.0}, {"mb", 1e6},
-      {"g", 1073741824.0}, {"gib", 1073741824.0}, {"gb", 1e9},
-      {"t", 1099511627776.0}, {"tib", 1099511627776.0}, {"tb", 1e12},
-  };
-  const double* scale = nullptr;
-  for (const auto& [name, factor] : kUnits) {
-    if (unit == name) scale = &factor;
-  }
-  if (scale == nullptr || number.empty() || number.front() == '-') return std::nullopt;
-  auto value = ParseFloat(number);
-  if (!value || *value < 0) return std::nullopt;
-  double bytes = *value * *scale;
-  if (bytes >= 18446744073709551615.0) return std::nullopt;
-  if (bytes != std::floor(bytes)) return std::nullopt;  // "0.5B" is no size
-  return static_cast<uint64_t>(bytes);
-}
-
 size_t EditDistance(std::string_view a, std::string_view b) {
   std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
   for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;

@@ -17,10 +17,6 @@ bool LooksLikeInteger(std::string_view s);
 std::optional<double> ParseFloat(std::string_view s);  // finite numbers only
 std::optional<bool> ParseBool(std::string_view s);     // true/false/yes/no/on/off
 
-// "4GiB", "512MiB", "1.5GB", "4096" (bytes). Binary units (KiB..TiB), decimal units (KB..TB),
-// bare K/M/G/T meaning binary. Negative, fractional bytes or overflow → nullopt.
-std::optional<uint64_t> ParseSize(std::string_view s);
-
 // Levenshtein distance, for "did you mean" hints.
 size_t EditDistance(std::string_view a, std::string_view b);
 

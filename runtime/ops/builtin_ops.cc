@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <limits>
 
+#include "runtime/ops/train_keys.h"
+
 namespace coupler::ops {
 namespace {
 
@@ -161,15 +163,13 @@ std::vector<OpDef> BuiltinOpDefs() {
 
   OpDef train = Tight("train", "data-parallel MLP training, one rank per GPU", 1);
   train.inputs = {InputSlot{"data", {}, false}};
-  train.params = {
-      Required(Param("config", ParamType::kPath, "training config file (YAML)")),
-      Choices(Param("precision", ParamType::kString, "compute precision"), {"fp32", "fp16", "bf16"}),
-      Range(Param("epochs", ParamType::kInt, "passes over the data"), 1, 1'000'000),
-      Range(Param("micro_batch", ParamType::kIntOrAuto, "samples per micro-batch, or auto"), 1,
-            1e9),
-      Range(Param("accumulate", ParamType::kInt, "micro-batches per optimizer step"), 1, 1e6),
-      Timeout(),
-  };
+  train.params = {Required(Param("config", ParamType::kPath, "training config file (YAML)"))};
+  for (const TrainNodeKey& key : kTrainNodeKeys) {
+    train.params.push_back(
+        Choices(Range(Param(std::string(key.name), key.type, std::string(key.doc)), key.min, key.max),
+                {key.choices.begin(), key.choices.end()}));
+  }
+  train.params.push_back(Timeout());
   ops.push_back(train);
 
   OpDef mpi_exec = Tight("mpi_exec", "the user's own MPI program as one gang", kAny);

@@ -18,15 +18,16 @@ inline constexpr size_t kHeaderSize = 12;
 
 // The version this build writes. A reader accepts [kMinSupportedVersion, kProtocolVersion];
 // any change to a message's fields needs a bump (see docs/protocol.md).
-inline constexpr uint16_t kProtocolVersion = 7;
+inline constexpr uint16_t kProtocolVersion = 8;
 // 2 added TaskSpec.gpus; 3 added TaskSpec.gang_hosts/gang_ranks and NodeStatus.ranks/reason;
 // 4 added CoordinatorStats.queued_*/recommended_workers; 5 added WorkerStatus.labels/cpus/
 // memory_bytes; 6 added JobStatus.submitted_by and CoordinatorStats' trust counters (peers
 // are told apart by their keys from 6 on, so older peers are refused); 7 added
 // RegisterWorker.address (hosts are addresses from 7 on), the Launch* messages, TaskSpec's
 // gang_token and workdir marker, TaskOutcome.host_refused, NodeStatus.hosts,
-// JobStatus.refused_hosts and WorkerStatus.address.
-inline constexpr uint16_t kMinSupportedVersion = 7;
+// JobStatus.refused_hosts and WorkerStatus.address; 8 made TaskSpec typed (kind, shards, ranks,
+// params as typed values instead of text with "__" keys), which a 7 peer cannot read.
+inline constexpr uint16_t kMinSupportedVersion = 8;
 
 // Default cap on a payload the decoder will look at; far above a batch of a few hundred tasks,
 // far below what would hurt a coordinator holding a million-task job.

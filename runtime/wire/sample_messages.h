@@ -45,7 +45,12 @@ inline std::vector<Message> SampleMessages() {
   task.shard_index = 5;
   task.input_paths = {"/d/a.npy", "/d/b.npy"};
   task.output_path = "/o/5.npy";
-  task.params = {{"a", "1.5"}, {"mode", "z"}};
+  task.shards = 8;
+  task.params = {{"columns", std::vector<std::string>{"x", "y"}},
+                 {"eps", 1.5},
+                 {"header", true},
+                 {"mode", std::string("z")},
+                 {"tasks", int64_t{3}}};
   task.timeout_ms = 60000;
   task.gpu_memory_bytes = 4ull << 30;
   TaskSpec gang;
@@ -53,6 +58,8 @@ inline std::vector<Message> SampleMessages() {
   gang.task_id = 12;
   gang.node_id = "train";
   gang.op = "train";
+  gang.kind = TaskKind::kGang;
+  gang.ranks = 3;
   gang.output_path = "/o/train";
   gang.gpus = 1;
   gang.gang_hosts = {"10.0.0.1", "10.0.0.2"};

@@ -13,6 +13,8 @@
 #include <cereal/types/vector.hpp>
 
 #include "runtime/wire/message_type.h"
+#include "runtime/wire/task_kind.h"
+#include "runtime/wire/task_params.h"
 
 namespace coupler::wire {
 
@@ -107,18 +109,26 @@ struct Heartbeat {
   friend bool operator==(const Heartbeat&, const Heartbeat&) = default;
 };
 
-// One unit of work: a loose task, or a whole gang for its leader. Params are rendered to text by the coordinator so the wire does
-// not need to know each op's parameter types.
+// One unit of work: a loose task, or a whole gang for its leader. What the coordinator
+// decided travels in typed fields (kind, shards, ranks, the reservation); the node's own
+// params as the validator typed them, defaults filled in.
 struct TaskSpec {
   std::string job_id;
   uint64_t task_id = 0;
   std::string node_id;
   std::string op;
   uint32_t attempt = 0;  // 0 first; +1 on each re-queue
+  TaskKind kind = TaskKind::kMap;
   int32_t shard_index = -1;  // -1: not a per-shard task (e.g. a reduce)
+  // The node's map task count: N of "task i of N" (import_csv writes shard i of N); for a
+  // reduce, how many partials it gathers.
+  uint32_t shards = 0;
+  // A gang's declared rank count (the reservation, gang_hosts / gang_ranks, says where they
+  // run); 0 for other tasks.
+  uint32_t ranks = 0;
   std::vector<std::string> input_paths;
   std::string output_path;
-  std::map<std::string, std::string> params;
+  TaskParams params;
   uint64_t timeout_ms = 0;        // 0: no limit
   uint64_t gpu_memory_bytes = 0;  // 0: no GPU asked; else the slice of one device it needs
   uint32_t gpus = 0;              // whole GPUs the node asked for (resources.gpus)
@@ -137,9 +147,9 @@ struct TaskSpec {
 
   template <class Archive>
   void serialize(Archive& ar) {
-    ar(job_id, task_id, node_id, op, attempt, shard_index, input_paths, output_path, params,
-       timeout_ms, gpu_memory_bytes, gpus, gang_hosts, gang_ranks, gang_token, workdir,
-       workdir_token);
+    ar(job_id, task_id, node_id, op, attempt, kind, shard_index, shards, ranks, input_paths,
+       output_path, params, timeout_ms, gpu_memory_bytes, gpus, gang_hosts, gang_ranks,
+       gang_token, workdir, workdir_token);
   }
   friend bool operator==(const TaskSpec&, const TaskSpec&) = default;
 };

@@ -65,7 +65,7 @@ class EvaluateOpTest : public ::testing::Test {
     spec.input_paths = std::move(inputs);
     spec.output_path = output;
     spec.shard_index = shard;
-    spec.params = {{"__kind", kind}};
+    spec.kind = kind == "reduce" ? wire::TaskKind::kReduce : wire::TaskKind::kMap;
     const OpContext context{spec, nullptr, {}};
     OpReport report;
     return FindOp("evaluate")->run(context, report);

@@ -73,8 +73,8 @@ TEST(GangSchedulerTest, StartsAllRanksAtOnceOnTheLeaderWithTheReservedHosts) {
   EXPECT_EQ(spec.op, "mpi_exec");
   EXPECT_THAT(spec.gang_hosts, ElementsAre("host-a", "host-b"));
   EXPECT_THAT(spec.gang_ranks, ElementsAre(2u, 1u));
-  EXPECT_EQ(spec.params.at("__kind"), "gang");
-  EXPECT_EQ(spec.params.at("__ranks"), "3");
+  EXPECT_EQ(spec.kind, wire::TaskKind::kGang);
+  EXPECT_EQ(spec.ranks, 3u);
   EXPECT_THAT(spec.output_path, HasSubstr("/gang"));
   // Every reserved slot is taken: a (2 of 2) and b (1 of 2) only have what is left.
   EXPECT_EQ(s.registry().Find("a")->credit(), 0u);
@@ -106,8 +106,8 @@ nodes:
   EXPECT_EQ(train.op, "train");
   EXPECT_THAT(train.input_paths, ElementsAre("/w/import"));
   EXPECT_EQ(train.output_path, "/w/train");
-  EXPECT_EQ(train.params.at("config"), "/cfg/train.yaml");
-  EXPECT_EQ(train.params.at("epochs"), "3");
+  EXPECT_EQ(train.params.Get<std::string>("config").value(), "/cfg/train.yaml");
+  EXPECT_EQ(train.params.Get<int64_t>("epochs").value(), 3);
   EXPECT_THAT(train.gang_ranks, ElementsAre(2u));
   EXPECT_TRUE(s.Assign("a").empty());  // both slots run the gang
   s.OnOutcome("a", Outcome(train, true));

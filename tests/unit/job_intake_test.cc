@@ -60,5 +60,25 @@ TEST(JobIntakeTest, ARestoredTaskGoesOnAfterEveryAttemptSentFailedOrCommitted) {
   EXPECT_EQ((*job)->submitted_by(), "alice");
 }
 
+// A restored job's tasks carry the same typed params as the admitted job's, defaults filled in,
+// and the same coordinator decisions (kind, shard count).
+TEST(JobIntakeTest, ARestoredJobsTasksGetTheSameTypedParams) {
+  const std::string text =
+      R"({"name": "j", "nodes": [{"id": "a", "op": "noop", "params": {"tasks": 3}}]})";
+  Result<AdmittedJob> admitted = AdmitJob(Submit(text), "j-000001", 0, "alice");
+  ASSERT_TRUE(admitted.ok()) << admitted.status().ToString();
+  Result<std::unique_ptr<JobState>> restored = RestoreJob(admitted->record, {}, {});
+  ASSERT_TRUE(restored.ok()) << restored.status().ToString();
+  for (uint64_t t = 0; t < 3; ++t) {
+    const wire::TaskSpec before = admitted->job->MakeSpec(t);
+    const wire::TaskSpec after = (*restored)->MakeSpec(t);
+    EXPECT_EQ(after, before);
+    EXPECT_EQ(after.params.Get<int64_t>("tasks").value(), 3);
+    EXPECT_EQ(after.params.Get<int64_t>("sleep_ms").value(), 0);  // the schema's default
+    EXPECT_EQ(after.kind, wire::TaskKind::kMap);
+    EXPECT_EQ(after.shards, 3u);
+  }
+}
+
 }  // namespace
 }  // namespace coupler::coordinator

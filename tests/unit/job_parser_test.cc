@@ -94,6 +94,34 @@ nodes:
   EXPECT_EQ(d.size(), 5u);
 }
 
+// Resource sizes go through util::ParseByteSize, the parser flags and configs use, and a size
+// it refuses (or zero) is reported at its line and column.
+TEST(JobParserTest, ParsesResourceSizesWithTheOneByteSizeParser) {
+  auto gpu_memory = [](const std::string& size, std::string* errors) -> uint64_t {
+    Diagnostics d("job.yaml");
+    auto g = ParseJobSpec("name: j\nnodes:\n  - id: a\n    op: noop\n    resources: {gpu_memory: " +
+                              size + "}\n",
+                          d);
+    *errors = d.ToString();
+    return g.has_value() && d.size() == 0 ? g->nodes.at(0).resources.gpu_memory : 0;
+  };
+  std::string errors;
+  EXPECT_EQ(gpu_memory("4GiB", &errors), 4ull << 30);
+  EXPECT_EQ(gpu_memory("512MiB", &errors), 512ull << 20);
+  EXPECT_EQ(gpu_memory("1.5GB", &errors), 1'500'000'000ull);
+  EXPECT_EQ(gpu_memory("4096", &errors), 4096ull);
+  EXPECT_EQ(gpu_memory("2 KiB", &errors), 2048ull);
+  EXPECT_EQ(gpu_memory("4G", &errors), 4ull << 30);
+  EXPECT_EQ(gpu_memory("1.5B", &errors), 1u);  // as util::ParseByteSize floors it
+  for (const char* bad : {"-1GiB", "4 gigs", "GiB", "0.5B", "99999999TiB"}) {
+    EXPECT_EQ(gpu_memory(bad, &errors), 0u) << bad;
+    EXPECT_THAT(errors, HasSubstr("job.yaml:5:29: error: node 'a': field 'resources.gpu_memory': "
+                                  "expected a positive size such as 4GiB or 512MiB, got '" +
+                                  std::string(bad) + "'"))
+        << bad;
+  }
+}
+
 TEST(JobParserTest, ReportsDuplicateKeys) {
   Diagnostics d("job.yaml");
   ParseJobSpec("name: j\nnodes:\n  - id: a\n    op: noop\n    op: clip\n", d);

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "runtime/io/temp_dir.h"
+#include "tests/unit/schema_defaults.h"
 #include "worker/ops/gang_launch.h"
 #include "worker/task_runner.h"
 
@@ -29,11 +30,14 @@ std::string ReadAll(const std::filesystem::path& path) {
 
 TEST(GangLaunch, RanksComeFromTheReservation) {
   wire::TaskSpec spec;
-  EXPECT_EQ(GangRanks(spec, 3), 3u);
-  EXPECT_EQ(GangRanks(spec, 0), 1u);
+  spec.ranks = 3;
+  EXPECT_EQ(GangRanks(spec), 3u);
+  spec.ranks = 0;
+  EXPECT_EQ(GangRanks(spec), 1u);
+  spec.ranks = 7;
   spec.gang_hosts = {"a", "b"};
   spec.gang_ranks = {2, 1};
-  EXPECT_EQ(GangRanks(spec, 7), 3u);
+  EXPECT_EQ(GangRanks(spec), 3u);
 }
 
 TEST(GangLaunch, HostfileListsRemoteHostsWithTheirSlots) {
@@ -99,7 +103,9 @@ class MpiExecOpTest : public ::testing::Test {
     spec.op = "mpi_exec";
     spec.input_paths = {dir_->File("data")};
     spec.output_path = dir_->File("node");
-    spec.params = {{"command", command}, {"__ranks", "2"}};
+    spec.kind = wire::TaskKind::kGang;
+    spec.ranks = 2;
+    spec.params = WithSchemaDefaults("mpi_exec", {{"command", command}});
     spec.gang_hosts = {"localhost"};
     spec.gang_ranks = {2};
     return spec;

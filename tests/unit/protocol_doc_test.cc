@@ -23,7 +23,8 @@ struct Field {
   std::string type;
 };
 struct Section {
-  std::string kind;  // "message N" or "record"
+  // "message N", "record", "enum u8" (rows: value, name) or "variant" (rows: index, type).
+  std::string kind;
   std::vector<Field> fields;
 };
 
@@ -49,7 +50,11 @@ std::map<std::string, Section> ReadDoc() {
     std::vector<std::string> cells;
     std::stringstream row(line.substr(1));
     for (std::string cell; std::getline(row, cell, '|');) cells.push_back(Trim(cell));
-    if (cells.size() < 2 || cells[0] == "field" || cells[0].rfind("---", 0) == 0) continue;
+    // Header rows: "| field | type |", and "| value | name |" / "| index | type |" of enums
+    // and variants (GpuInfo has a field named index, so the second cell tells them apart).
+    const bool header = cells.size() >= 2 && (cells[1] == "type" || cells[1] == "name") &&
+                        (cells[0] == "field" || cells[0] == "value" || cells[0] == "index");
+    if (cells.size() < 2 || header || cells[0].rfind("---", 0) == 0) continue;
     out[current].fields.push_back({cells[0], cells[1]});
   }
   return out;
@@ -101,6 +106,16 @@ class Builder {
       }
     } else if (auto it = doc_.find(type); it != doc_.end() && it->second.kind == "record") {
       return Fields(it->second, out);
+    } else if (it != doc_.end() && it->second.kind == "enum u8" && !it->second.fields.empty()) {
+      // One of the documented values, a different one each time round.
+      const auto& values = it->second.fields;
+      le(std::stoull(values[n_ % values.size()].name), 1);
+    } else if (it != doc_.end() && it->second.kind == "variant" && !it->second.fields.empty()) {
+      // The index, then a value of that alternative; each use takes the next alternative.
+      const auto& alternatives = it->second.fields;
+      const Field& chosen = alternatives[variant_uses_++ % alternatives.size()];
+      le(std::stoull(chosen.name), 4);
+      return Value(chosen.type, out);
     } else {
       return ::testing::AssertionFailure() << "the doc uses a type it does not define: " << type;
     }
@@ -118,6 +133,7 @@ class Builder {
  private:
   const std::map<std::string, Section>& doc_;
   uint64_t n_ = 0;
+  uint64_t variant_uses_ = 0;
 };
 
 TEST(ProtocolDocTest, EveryMessageBuiltFromTheDocsFieldTablesDecodesToTheSameBytes) {

@@ -31,20 +31,6 @@ TEST(ScalarsTest, ParsesBooleansInYamlSpellings) {
   EXPECT_FALSE(ParseBool("maybe"));
 }
 
-TEST(ScalarsTest, ParsesSizesWithBinaryAndDecimalUnits) {
-  EXPECT_EQ(ParseSize("4GiB"), 4ull << 30);
-  EXPECT_EQ(ParseSize("512MiB"), 512ull << 20);
-  EXPECT_EQ(ParseSize("1.5GB"), 1'500'000'000ull);
-  EXPECT_EQ(ParseSize("4096"), 4096ull);
-  EXPECT_EQ(ParseSize("2 KiB"), 2048ull);
-  EXPECT_EQ(ParseSize("4G"), 4ull << 30);
-  EXPECT_FALSE(ParseSize("-1GiB"));
-  EXPECT_FALSE(ParseSize("4 gigs"));
-  EXPECT_FALSE(ParseSize("GiB"));
-  EXPECT_FALSE(ParseSize("0.5B"));
-  EXPECT_FALSE(ParseSize("99999999TiB"));
-}
-
 TEST(ScalarsTest, SuggestsNearestNameOnlyWhenClose) {
   const std::vector<std::string> ops = {"column_stats", "clip", "cast", "standardize"};
   EXPECT_EQ(NearestName("colum_stats", ops), "column_stats");

@@ -67,18 +67,20 @@ TEST(SchedulerTest, ReleasesStagesInOrderAndReduceAfterMaps) {
     EXPECT_EQ(t.op, "import_csv");
     EXPECT_EQ(t.input_paths.at(0), "/data/digits.csv");
     EXPECT_THAT(t.output_path, HasSubstr("/import/part-0000"));
-    EXPECT_EQ(t.params.at("shards"), "3");
+    EXPECT_EQ(t.params.Get<int64_t>("shards").value(), 3);
+    EXPECT_EQ(t.shards, 3u);
   }
   for (const auto& t : imports) EXPECT_EQ(s.OnOutcome("w1", Ok(t)), OutcomeKind::kCommitted);
   auto maps = s.Assign("w1");
   ASSERT_EQ(maps.size(), 3u);  // the reduce waits for the maps
-  EXPECT_EQ(maps[1].params.at("__kind"), "map");
+  EXPECT_EQ(maps[1].kind, wire::TaskKind::kMap);
   EXPECT_THAT(maps[1].input_paths.at(0), HasSubstr("/import/part-00001.npy"));
   EXPECT_THAT(maps[1].output_path, HasSubstr("/stats/partial-00001.npy"));
   for (const auto& t : maps) s.OnOutcome("w1", Ok(t));
   auto reduce = s.Assign("w1");
   ASSERT_EQ(reduce.size(), 1u);
-  EXPECT_EQ(reduce[0].params.at("__kind"), "reduce");
+  EXPECT_EQ(reduce[0].kind, wire::TaskKind::kReduce);
+  EXPECT_EQ(reduce[0].shards, 3u);
   EXPECT_EQ(reduce[0].input_paths.size(), 3u);
   EXPECT_THAT(reduce[0].output_path, HasSubstr("/stats/part-00000.npy"));
   s.OnOutcome("w1", Ok(reduce[0]));

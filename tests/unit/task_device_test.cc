@@ -14,6 +14,7 @@
 #include "runtime/io/npy_writer.h"
 #include "runtime/io/table.h"
 #include "runtime/io/temp_dir.h"
+#include "tests/unit/schema_defaults.h"
 #include "worker/task_runner.h"
 
 namespace coupler::worker {
@@ -92,7 +93,7 @@ class TaskPlacementRunTest : public ::testing::Test {
     spec.shard_index = 0;
     spec.input_paths = {Input()};
     spec.output_path = Output();
-    spec.params = {{"min", "-1"}, {"max", "1"}};
+    spec.params = {{"min", -1.0}, {"max", 1.0}};
     return spec;
   }
 
@@ -136,7 +137,7 @@ TEST_F(TaskPlacementRunTest, GpuTaskWithoutAUsableGpuRunsOnTheCpuAndIsFlagged) {
 TEST_F(TaskPlacementRunTest, OpsWithoutCudaKernelsIgnoreTheGpuPlacement) {
   wire::TaskSpec spec = ClipSpec();
   spec.op = "noop";
-  spec.params = {};
+  spec.params = WithSchemaDefaults("noop", {});
   spec.gpus = 1;
   const wire::TaskOutcome outcome = RunTask(spec, nullptr, {kernels::Backend::kCuda, 0});
   ASSERT_TRUE(outcome.ok) << outcome.error;

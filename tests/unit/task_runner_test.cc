@@ -20,6 +20,7 @@
 
 #include "runtime/io/npy_reader.h"
 #include "runtime/io/temp_dir.h"
+#include "tests/unit/schema_defaults.h"
 
 namespace coupler::worker {
 namespace {
@@ -29,17 +30,26 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Not;
 
+// A map task, with the schema's defaults for the params not given; `shards`: the node's task
+// count.
 wire::TaskSpec Spec(std::string op, std::vector<std::string> inputs, std::string output,
-                    std::map<std::string, std::string> params = {}, int32_t shard = 0) {
+                    wire::TaskParams params = {}, int32_t shard = 0, uint32_t shards = 1) {
   wire::TaskSpec spec;
   spec.job_id = "job-1";
   spec.task_id = 42;
   spec.attempt = 1;
+  spec.params = WithSchemaDefaults(op, std::move(params));
   spec.op = std::move(op);
   spec.input_paths = std::move(inputs);
   spec.output_path = std::move(output);
-  spec.params = std::move(params);
   spec.shard_index = shard;
+  spec.shards = shards;
+  return spec;
+}
+
+wire::TaskSpec Reduce(wire::TaskSpec spec) {
+  spec.kind = wire::TaskKind::kReduce;
+  spec.shard_index = -1;
   return spec;
 }
 
@@ -105,9 +115,8 @@ TEST_F(TaskRunnerTest, PipelineFromCsvThroughEveryShardOp) {
   for (int i = 0; i < kShards; ++i) {
     shards.push_back(Path("raw/part-" + std::to_string(i) + ".npy"));
     const auto spec = Spec("import_csv", {Path("data.csv")}, shards.back(),
-                           {{"__kind", "map"}, {"__shards", "3"}, {"header", "true"},
-                            {"label_column", "label"}},
-                           i);
+                           {{"header", true}, {"label_column", std::string("label")}}, i,
+                           kShards);
     const wire::TaskOutcome outcome = Run(spec);
     ASSERT_TRUE(outcome.ok) << outcome.error;
     EXPECT_EQ(outcome.rows_in, outcome.rows_out);
@@ -119,12 +128,12 @@ TEST_F(TaskRunnerTest, PipelineFromCsvThroughEveryShardOp) {
   for (int i = 0; i < kShards; ++i) {
     partials.push_back(Path("stats/partial-" + std::to_string(i) + ".npy"));
     const io::Table partial = RunOk(Spec("column_stats", {shards[static_cast<size_t>(i)]},
-                                         partials.back(), {{"__kind", "map"}}, i));
+                                         partials.back(), {}, i, kShards));
     EXPECT_EQ(partial.rows(), 5u);
     EXPECT_EQ(partial.Describe(), "p0 (float64), p1 (float64), p2 (float64)");
   }
-  const io::Table stats = RunOk(Spec("column_stats", partials, Path("stats/stats.npy"),
-                                     {{"__kind", "reduce"}, {"__shards", "3"}}, -1));
+  const io::Table stats =
+      RunOk(Reduce(Spec("column_stats", partials, Path("stats/stats.npy"), {}, -1, kShards)));
   const auto s0 = stats.column(0).values<double>();
   double mean = 0;
   for (double v : p0) mean += v;
@@ -150,8 +159,8 @@ TEST_F(TaskRunnerTest, PipelineFromCsvThroughEveryShardOp) {
     }
 
     const io::Table filtered = RunOk(Spec("filter_map", {out}, Path("fm/part.npy"),
-                                          {{"a", "p0"}, {"b", "p1"}, {"threshold", "0.25"},
-                                           {"out", "v"}}));
+                                          {{"a", std::string("p0")}, {"b", std::string("p1")},
+                                           {"threshold", 0.25}, {"out", std::string("v")}}));
     ASSERT_NE(filtered.Find("v"), nullptr);
     EXPECT_EQ(filtered.Find("label")->size(), filtered.rows());
     const auto a = filtered.Find("p0")->values<float>();
@@ -163,11 +172,12 @@ TEST_F(TaskRunnerTest, PipelineFromCsvThroughEveryShardOp) {
     }
 
     const io::Table clipped = RunOk(Spec("clip", {out}, Path("clip/part.npy"),
-                                         {{"min", "-1"}, {"max", "0.5"}, {"columns", "p0,p2"}}));
+                                         {{"min", -1.0}, {"max", 0.5},
+                                          {"columns", std::vector<std::string>{"p0", "p2"}}}));
     for (float x : clipped.Find("p2")->values<float>()) ASSERT_TRUE(x >= -1 && x <= 0.5f);
     EXPECT_EQ(clipped.Find("p1")->values<float>()[0], standardized.Find("p1")->values<float>()[0]);
 
-    const io::Table cast = RunOk(Spec("cast", {out}, Path("cast/part.npy"), {{"dtype", "bfloat16"}}));
+    const io::Table cast = RunOk(Spec("cast", {out}, Path("cast/part.npy"), {{"dtype", std::string("bfloat16")}}));
     EXPECT_EQ(cast.Describe(), "p0 (bfloat16), p1 (bfloat16), p2 (bfloat16), label (int32)");
   }
   EXPECT_NEAR(sum / kRows, 0.0, 1e-5);
@@ -176,33 +186,32 @@ TEST_F(TaskRunnerTest, PipelineFromCsvThroughEveryShardOp) {
 
 TEST_F(TaskRunnerTest, ErrorsNameTheOpTheFileAndTheProblem) {
   std::ofstream(Path("bad.csv")) << "a,b\n1,2\n3\n";
-  auto csv = Run(Spec("import_csv", {Path("bad.csv")}, Path("o.npy"), {{"__shards", "1"}}));
+  auto csv = Run(Spec("import_csv", {Path("bad.csv")}, Path("o.npy")));
   EXPECT_FALSE(csv.ok);
   EXPECT_THAT(csv.error, HasSubstr("import_csv: " + Path("bad.csv") + ": line 3: expected 2 fields"));
   EXPECT_THAT(csv.output_paths, IsEmpty());
   EXPECT_FALSE(std::filesystem::exists(Path("o.npy")));
 
-  auto missing = Run(Spec("clip", {Path("nope.npy")}, Path("o.npy"), {{"min", "0"}, {"max", "1"}}));
+  auto missing = Run(Spec("clip", {Path("nope.npy")}, Path("o.npy"), {{"min", 0.0}, {"max", 1.0}}));
   EXPECT_THAT(missing.error, HasSubstr("clip: open " + Path("nope.npy")));
 
   auto no_stats = Run(Spec("standardize", {Path("x.npy")}, Path("o.npy")));
   EXPECT_THAT(no_stats.error, HasSubstr("expected input_paths [data shard, stats file], got 1"));
 
-  auto no_param = Run(Spec("filter_map", {Path("x.npy")}, Path("o.npy"), {{"b", "y"}}));
+  auto no_param = Run(Spec("filter_map", {Path("x.npy")}, Path("o.npy"), {{"b", std::string("y")}}));
   EXPECT_THAT(no_param.error, HasSubstr("filter_map: missing param 'a'"));
 
   // A data shard handed to the stats reduce, and an `out` that would overwrite a column.
   std::ofstream(Path("ok.csv")) << "a,b\n1,2\n";
   ASSERT_TRUE(Run(Spec("import_csv", {Path("ok.csv")}, Path("ok.npy"))).ok);
-  auto not_stats = Run(Spec("column_stats", {Path("ok.npy")}, Path("s.npy"),
-                            {{"__kind", "reduce"}}, -1));
+  auto not_stats = Run(Reduce(Spec("column_stats", {Path("ok.npy")}, Path("s.npy"))));
   EXPECT_THAT(not_stats.error, HasSubstr("column_stats: " + Path("ok.npy") +
                                          ": not a column_stats file: expected 5 rows"));
   auto clash = Run(Spec("filter_map", {Path("ok.npy")}, Path("f.npy"),
-                        {{"a", "a"}, {"b", "b"}, {"out", "b"}}));
+                        {{"a", std::string("a")}, {"b", std::string("b")}, {"out", std::string("b")}}));
   EXPECT_THAT(clash.error, HasSubstr("already has a column 'b'"));
   auto no_column = Run(Spec("clip", {Path("ok.npy")}, Path("c.npy"),
-                            {{"min", "0"}, {"max", "1"}, {"columns", "z"}}));
+                            {{"min", 0.0}, {"max", 1.0}, {"columns", std::vector<std::string>{"z"}}}));
   EXPECT_THAT(no_column.error,
               HasSubstr("no column 'z' (the shard has a (float32), b (float32))"));
 
@@ -217,17 +226,17 @@ TEST_F(TaskRunnerTest, ErrorsNameTheOpTheFileAndTheProblem) {
 }
 
 TEST_F(TaskRunnerTest, NoopDoesNothingAndHonoursCancel) {
-  auto quick = Run(Spec("noop", {}, "", {{"sleep_ms", "0"}, {"tasks", "5"}}));
+  auto quick = Run(Spec("noop", {}, "", {{"sleep_ms", int64_t{0}}, {"tasks", int64_t{5}}}));
   EXPECT_TRUE(quick.ok) << quick.error;
   EXPECT_THAT(quick.output_paths, IsEmpty());
   EXPECT_EQ(quick.bytes_processed, 0u);
 
-  auto slept = Run(Spec("noop", {}, "", {{"sleep_ms", "5"}}));
+  auto slept = Run(Spec("noop", {}, "", {{"sleep_ms", int64_t{5}}}));
   EXPECT_TRUE(slept.ok);
 
   std::atomic<bool> cancel{false};
   wire::TaskOutcome outcome;
-  std::thread runner([&] { outcome = Run(Spec("noop", {}, "", {{"sleep_ms", "600000"}}), &cancel); });
+  std::thread runner([&] { outcome = Run(Spec("noop", {}, "", {{"sleep_ms", int64_t{600000}}}), &cancel); });
   cancel = true;
   runner.join();  // returns within a sleep slice, not after ten minutes
   EXPECT_FALSE(outcome.ok);
@@ -277,18 +286,18 @@ TEST_F(TaskRunnerTest, ExecFailureReportsStatusAndTheTailOfStderr) {
 }
 
 TEST_F(TaskRunnerTest, ExecTimeoutKillsTheProcessGroup) {
-  auto slept = Run(Spec("exec", {}, "", {{"command", "sleep 60"}, {"timeout", "0.2"}}));
+  auto slept = Run(Spec("exec", {}, "", {{"command", "sleep 60"}, {"timeout", 0.2}}));
   EXPECT_FALSE(slept.ok);
   EXPECT_EQ(slept.error, "exec: timed out after 0.2 s");
 
   // Output without pause must not keep the runner from noticing its deadline.
-  auto flood = Run(Spec("exec", {}, "", {{"command", "yes"}, {"timeout", "0.3"}}));
+  auto flood = Run(Spec("exec", {}, "", {{"command", "yes"}, {"timeout", 0.3}}));
   EXPECT_EQ(flood.error, "exec: timed out after 0.3 s");
 
   // SIGTERM ignored: SIGKILL follows after the grace period.
   auto stubborn = Run(Spec("exec", {}, "",
                            {{"command", "trap '' TERM; echo stubborn >&2; while :; do sleep 0.05; done"},
-                            {"timeout", "0.2"}}));
+                            {"timeout", 0.2}}));
   EXPECT_EQ(stubborn.error, "exec: timed out after 0.2 s: stubborn");
 }
 
@@ -298,7 +307,7 @@ TEST_F(TaskRunnerTest, ExecTimeoutAlsoKillsWhatLeftTheCommandsProcessGroup) {
   const std::string pid_file = Path("escaped.pid");
   auto outcome = Run(Spec("exec", {}, "",
                           {{"command", "setsid sleep 60 & echo $! > " + pid_file + "; wait"},
-                           {"timeout", "1"}}));
+                           {"timeout", 1.0}}));
   EXPECT_EQ(outcome.error, "exec: timed out after 1 s");
 
   int pid = 0;

@@ -11,6 +11,8 @@
 #include <gtest/gtest.h>
 
 #include "runtime/io/temp_dir.h"
+#include "runtime/ops/op_registry.h"
+#include "runtime/ops/train_keys.h"
 
 namespace coupler::train {
 namespace {
@@ -29,6 +31,25 @@ std::string ErrorOf(const std::string& text, const std::vector<std::string>& ove
   if (config.ok()) return "(no error)";
   EXPECT_EQ(config.status().code(), StatusCode::kInvalidArgument);
   return config.status().message();
+}
+
+// The keys a train node may set are config keys, with the bounds the op's schema checks: the
+// lowest value the schema admits and every precision choice load, and the op declares each key.
+TEST(TrainConfigTest, EveryTrainNodeKeyIsAConfigKeyTheOpDeclares) {
+  const ops::OpDef* train_op = ops::OpRegistry::Builtin().Find("train");
+  ASSERT_NE(train_op, nullptr);
+  for (const ops::TrainNodeKey& key : ops::kTrainNodeKeys) {
+    SCOPED_TRACE(std::string(key.name));
+    EXPECT_NE(train_op->FindParam(key.name), nullptr);
+    std::vector<std::string_view> values(key.choices.begin(), key.choices.end());
+    const std::string lowest = key.min ? std::to_string(static_cast<int64_t>(*key.min)) : "";
+    if (values.empty()) values.push_back(lowest);
+    for (const std::string_view value : values) {
+      Result<TrainConfig> config =
+          Parse(kMinimal, {std::string(key.name) + "=" + std::string(value)});
+      EXPECT_TRUE(config.ok()) << value << ": " << config.status().ToString();
+    }
+  }
 }
 
 TEST(TrainConfigTest, LoadsTheShippedExample) {

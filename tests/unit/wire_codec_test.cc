@@ -86,21 +86,21 @@ TEST(WireCodecTest, LargeBatchRoundTrips) {
   EXPECT_EQ(std::get<TaskAssignment>(*decoded), batch);
 }
 
-// The envelope, byte for byte: magic, version 7, type 20 (CancelJob), length 11, then cereal's
+// The envelope, byte for byte: magic, version 8, type 20 (CancelJob), length 11, then cereal's
 // u64 size prefix and the string.
 TEST(WireCodecTest, EnvelopeLayoutIsLittleEndianAndFixed) {
   const std::string bytes = Encode(CancelJob{"j-9"});
   ASSERT_EQ(bytes.size(), kHeaderSize + 11);
   EXPECT_EQ(Hex(bytes),
-            "43504c52"  "0700"  "1400"  "0b000000"
+            "43504c52"  "0800"  "1400"  "0b000000"
             "0300000000000000"  "6a2d39");
 }
 
 TEST(WireCodecTest, HeaderWriteReadRoundTrip) {
   char buf[kHeaderSize];
-  const Header h{7, MessageType::kWorkersReply, 0x01020304};
+  const Header h{8, MessageType::kWorkersReply, 0x01020304};
   WriteHeader(h, buf);
-  EXPECT_EQ(Hex(std::string_view(buf, kHeaderSize)), "43504c52" "0700" "1700" "04030201");
+  EXPECT_EQ(Hex(std::string_view(buf, kHeaderSize)), "43504c52" "0800" "1700" "04030201");
   Result<Header> back = ReadHeader(std::string_view(buf, kHeaderSize));
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(*back, h);

@@ -34,6 +34,16 @@ std::string Reframe(const std::string& encoded, const std::string& payload) {
   return encoded.substr(0, 8) + Le(payload.size(), 4) + payload;
 }
 
+// A TaskAssignment of one TaskSpec with every field empty or zero but `kind` (its byte) and
+// `params` (the map's bytes after its count of entries).
+std::string OneTask(uint8_t kind, uint64_t param_count, const std::string& params) {
+  const std::string head = Le(1, 8) + Le(0, 8) + Le(0, 8) + Le(0, 8) + Le(0, 8) + Le(0, 4);
+  const std::string after_kind = Le(0, 4) + Le(0, 4) + Le(0, 4) + Le(0, 8) + Le(0, 8);
+  const std::string tail = Le(0, 8) + Le(0, 8) + Le(0, 4) + std::string(5 * 8, '\0');
+  return Raw(MessageType::kTaskAssignment, head + std::string(1, static_cast<char>(kind)) +
+                                               after_kind + Le(param_count, 8) + params + tail);
+}
+
 struct MalformedCase {
   std::string name;
   std::string bytes;
@@ -83,6 +93,10 @@ std::vector<MalformedCase> MalformedCases() {
        "2 trailing bytes"},
       {"bool_not_0_or_1", Raw(MessageType::kSubmitReply, Le(0, 8) + "\x02" + Le(0, 8)),
        "not 0 or 1"},
+      {"task_kind_3", OneTask(3, 0, ""), "task kind 3 is not 0, 1 or 2"},
+      {"param_variant_index_5", OneTask(0, 1, Le(1, 8) + "k" + Le(5, 4) + Le(0, 8)), "variant"},
+      {"param_variant_index_negative", OneTask(0, 1, Le(1, 8) + "k" + Le(0xffffffff, 4) + Le(0, 8)),
+       "variant"},
   };
 }
 
@@ -107,6 +121,8 @@ TEST(WireMalformedTest, ControlCasesDecode) {
   // store error (u64 size), u64 replies dropped.
   EXPECT_TRUE(Decode(Raw(MessageType::kStatusReply, Le(0, 8) + std::string(105, '\0'))).ok());
   EXPECT_TRUE(Decode(Encode(CancelJob{"j-9"}), DecodeLimits{11}).ok());
+  // A gang task with one i64 param (variant index 1).
+  EXPECT_TRUE(Decode(OneTask(2, 1, Le(1, 8) + "k" + Le(1, 4) + Le(7, 8))).ok());
 }
 
 TEST(WireMalformedTest, EveryPrefixOfEveryMessageIsRejected) {

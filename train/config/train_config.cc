@@ -15,6 +15,7 @@
 #include "runtime/io/mapped_file.h"
 #include "runtime/job/scalars.h"
 #include "runtime/job/validator.h"
+#include "runtime/ops/train_keys.h"
 
 namespace coupler::train {
 namespace {
@@ -185,9 +186,9 @@ const Key kKeys[] = {
        return GetFloat(f, "a non-negative number", [](double x) { return x >= 0; },
                        c.weight_decay);
      }},
-    {"epochs", [](TrainConfig& c, const Field& f) { return GetInteger(f, 1, c.epochs); }},
+    {ops::kTrainEpochs, [](TrainConfig& c, const Field& f) { return GetInteger(f, 1, c.epochs); }},
     {"global_batch", [](TrainConfig& c, const Field& f) { return GetSize(f, c.global_batch); }},
-    {"micro_batch",
+    {ops::kTrainMicroBatch,
      [](TrainConfig& c, const Field& f) {
        if (f.value.IsScalar() && f.value.Scalar() == "auto") {
          c.micro_batch = 0;
@@ -198,8 +199,8 @@ const Key kKeys[] = {
        c.micro_batch = static_cast<size_t>(*v);
        return Status();
      }},
-    {"accumulate", [](TrainConfig& c, const Field& f) { return GetSize(f, c.accumulate); }},
-    {"precision",
+    {ops::kTrainAccumulate, [](TrainConfig& c, const Field& f) { return GetSize(f, c.accumulate); }},
+    {ops::kTrainPrecision,
      [](TrainConfig& c, const Field& f) { return GetChoice(f, kPrecisions, c.precision); }},
     {"bucket_mb",
      [](TrainConfig& c, const Field& f) {

@@ -1,7 +1,7 @@
-// LoadDataset's common checks, and the seed-driven split and epoch orders. The permutations use
-// only std::mt19937_64 (whose output sequence the standard fixes) and integer arithmetic of our
-// own, so they are bit-identical across platforms, compilers and standard libraries: a seed
-// names the same split and the same batches everywhere.
+// LoadDataset's common checks, and the seed-driven split and epoch orders. The permutations are
+// ops::SeededPermutation (runtime/ops/train_model.h), bit-identical across platforms, compilers
+// and standard libraries: a seed names the same split and the same batches everywhere, and
+// evaluate finds the same held-out rows.
 #include "train/data/dataset.h"
 
 #include <algorithm>
@@ -14,36 +14,13 @@
 #include <system_error>
 
 #include "runtime/check.h"
+#include "runtime/ops/train_model.h"
 #include "train/data/dataset_readers.h"
 
 namespace coupler::train {
 namespace {
 
 namespace fs = std::filesystem;
-
-// A uniform value in [0, bound). Raw outputs below 2^64 mod bound are rejected, so every value
-// is equally likely (std::uniform_int_distribution's algorithm is implementation-defined).
-uint64_t UniformBelow(std::mt19937_64& rng, uint64_t bound) {
-  const uint64_t threshold = (0 - bound) % bound;
-  while (true) {
-    const uint64_t x = rng();
-    if (x >= threshold) return x % bound;
-  }
-}
-
-// Fisher-Yates from the back (std::shuffle's algorithm is unspecified).
-std::vector<uint32_t> Permutation(size_t rows, uint64_t seed) {
-  COUPLER_CHECK(rows <= std::numeric_limits<uint32_t>::max())
-      << "dataset of " << rows << " rows: row indices are uint32";
-  std::vector<uint32_t> order(rows);
-  std::iota(order.begin(), order.end(), 0u);
-  std::mt19937_64 rng(seed);
-  for (size_t i = rows; i > 1; --i) {
-    const auto j = static_cast<size_t>(UniformBelow(rng, i));
-    std::swap(order[i - 1], order[j]);
-  }
-  return order;
-}
 
 uint64_t SplitMix64(uint64_t x) {
   x += 0x9E3779B97F4A7C15ull;
@@ -78,10 +55,9 @@ Result<Dataset> LoadDataset(const std::string& path, const std::string& label_co
 }
 
 Split SplitDataset(const Dataset& all, double test_fraction, uint64_t seed) {
-  COUPLER_CHECK(test_fraction >= 0 && test_fraction <= 1) << "test_fraction " << test_fraction;
-  const std::vector<uint32_t> order = Permutation(all.rows, seed);
-  const auto test_rows = std::min(
-      all.rows, static_cast<size_t>(std::llround(static_cast<double>(all.rows) * test_fraction)));
+  // The split evaluate reproduces (runtime/ops/train_model.h).
+  const size_t test_rows = ops::HeldOutCount(all.rows, test_fraction);
+  const std::vector<uint32_t> order = ops::SeededPermutation(all.rows, seed);
   const std::span<const uint32_t> rows(order);
   return Split{Subset(all, rows.first(all.rows - test_rows)),
                Subset(all, rows.last(test_rows))};
@@ -89,7 +65,7 @@ Split SplitDataset(const Dataset& all, double test_fraction, uint64_t seed) {
 
 std::vector<uint32_t> EpochOrder(size_t rows, uint64_t seed, int64_t epoch) {
   // Hashing (seed, epoch) gives unrelated generator states for neighbouring epochs and seeds.
-  return Permutation(rows, SplitMix64(SplitMix64(seed) ^ static_cast<uint64_t>(epoch)));
+  return ops::SeededPermutation(rows, SplitMix64(SplitMix64(seed) ^ static_cast<uint64_t>(epoch)));
 }
 
 void GatherRows(const Dataset& data, std::span<const uint32_t> indices, float* x, int32_t* y) {

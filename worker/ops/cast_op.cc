@@ -3,15 +3,13 @@
 #include "kernels/cast.h"
 #include "worker/ops/ops.h"
 #include "worker/ops/shard_io.h"
-#include "worker/ops/task_params.h"
 
 namespace coupler::worker {
 
 Status RunCast(const OpContext& context, OpReport& report) {
-  const TaskParams params(context.spec.params);
   COUPLER_ASSIGN_OR_RETURN(const std::string input, InputPath(context, 0, "[data shard]"));
   COUPLER_ASSIGN_OR_RETURN(const std::string output, OutputPath(context));
-  COUPLER_ASSIGN_OR_RETURN(const std::string dtype, params.String("dtype"));
+  COUPLER_ASSIGN_OR_RETURN(const std::string dtype, context.spec.params.Get<std::string>("dtype"));
   ElementType format;
   io::DType target;
   if (dtype == "float16" || dtype == "fp16") {
@@ -23,8 +21,11 @@ Status RunCast(const OpContext& context, OpReport& report) {
   } else {
     return InvalidArgument("param 'dtype' is '" + dtype + "', expected float16 or bfloat16");
   }
+  COUPLER_ASSIGN_OR_RETURN(const std::optional<std::vector<std::string>> columns,
+                           context.spec.params.Optional<std::vector<std::string>>("columns"));
   COUPLER_ASSIGN_OR_RETURN(io::Table table, ReadShard(input, report));
-  auto selected = SelectColumns(table, params.List("columns"), io::DType::kFloat32);
+  auto selected = SelectColumns(table, columns.value_or(std::vector<std::string>{}),
+                                io::DType::kFloat32);
   if (!selected.ok()) return selected.status().WithContext(input);
   if (context.Cancelled()) return Cancelled();
   {

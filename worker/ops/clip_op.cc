@@ -6,7 +6,6 @@
 #include "kernels/clip.h"
 #include "worker/ops/ops.h"
 #include "worker/ops/shard_io.h"
-#include "worker/ops/task_params.h"
 
 namespace coupler::worker {
 namespace {
@@ -22,13 +21,16 @@ float ToFloatBound(double v) {
 }  // namespace
 
 Status RunClip(const OpContext& context, OpReport& report) {
-  const TaskParams params(context.spec.params);
+  const wire::TaskParams& params = context.spec.params;
   COUPLER_ASSIGN_OR_RETURN(const std::string input, InputPath(context, 0, "[data shard]"));
   COUPLER_ASSIGN_OR_RETURN(const std::string output, OutputPath(context));
-  COUPLER_ASSIGN_OR_RETURN(const double lo, params.Double("min"));
-  COUPLER_ASSIGN_OR_RETURN(const double hi, params.Double("max"));
+  COUPLER_ASSIGN_OR_RETURN(const double lo, params.Get<double>("min"));
+  COUPLER_ASSIGN_OR_RETURN(const double hi, params.Get<double>("max"));
+  COUPLER_ASSIGN_OR_RETURN(const std::optional<std::vector<std::string>> columns,
+                           context.spec.params.Optional<std::vector<std::string>>("columns"));
   COUPLER_ASSIGN_OR_RETURN(io::Table table, ReadShard(input, report));
-  auto selected = SelectColumns(table, params.List("columns"), io::DType::kFloat32);
+  auto selected = SelectColumns(table, columns.value_or(std::vector<std::string>{}),
+                                io::DType::kFloat32);
   if (!selected.ok()) return selected.status().WithContext(input);
   if (context.Cancelled()) return Cancelled();
   {

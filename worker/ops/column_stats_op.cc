@@ -4,7 +4,6 @@
 #include "worker/ops/ops.h"
 #include "worker/ops/shard_io.h"
 #include "worker/ops/stats_file.h"
-#include "worker/ops/task_params.h"
 
 namespace coupler::worker {
 namespace {
@@ -13,7 +12,9 @@ Status RunMap(const OpContext& context, OpReport& report) {
   COUPLER_ASSIGN_OR_RETURN(const std::string input, InputPath(context, 0, "[data shard]"));
   COUPLER_ASSIGN_OR_RETURN(const std::string output, OutputPath(context));
   COUPLER_ASSIGN_OR_RETURN(const io::Table table, ReadShard(input, report));
-  const std::vector<std::string> names = TaskParams(context.spec.params).List("columns");
+  COUPLER_ASSIGN_OR_RETURN(const std::optional<std::vector<std::string>> columns,
+                           context.spec.params.Optional<std::vector<std::string>>("columns"));
+  const std::vector<std::string> names = columns.value_or(std::vector<std::string>{});
 
   // Named columns may be float32 or int32; by default every float32 column is summarized.
   std::vector<size_t> selected;

@@ -12,50 +12,28 @@
 #include <system_error>
 #include <vector>
 
-#include <yaml-cpp/yaml.h>
-
 #include "kernels/train_kernels.h"
 #include "runtime/io/npy_reader.h"
 #include "runtime/job/validator.h"
+#include "runtime/ops/train_model.h"
 #include "runtime/precision/half.h"
 #include "worker/ops/ops.h"
 #include "worker/ops/shard_io.h"
-#include "worker/ops/task_params.h"
-#include "train/data/dataset.h"
 
 namespace coupler::worker {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Model {
-  std::vector<size_t> layers;
+// model.json's description, and the weights.
+struct Model : ops::ModelInfo {
   std::vector<float> params;  // per layer: weights (out x in, row-major), then biases (out)
-  std::string label_column;
-  double test_fraction = 0;
-  uint64_t seed = 0;
-  std::string data;  // the dataset it was trained on
 };
 
 Result<Model> LoadModel(const std::string& dir, OpReport& report) {
-  const std::string info_path = (fs::path(dir) / "model.json").string();
-  Model model;
-  try {
-    const YAML::Node info = YAML::LoadFile(info_path);
-    std::string layers = info["layers"].as<std::string>();
-    for (size_t pos = 0; pos < layers.size();) {
-      const size_t comma = std::min(layers.find(',', pos), layers.size());
-      model.layers.push_back(std::stoul(layers.substr(pos, comma - pos)));
-      pos = comma + 1;
-    }
-    model.label_column = info["label_column"].as<std::string>();
-    model.test_fraction = info["test_fraction"].as<double>();
-    model.seed = std::stoull(info["seed"].as<std::string>());
-    model.data = info["data"].as<std::string>();
-  } catch (const std::exception& e) {
-    return InvalidArgument(info_path + ": not a model description written by the train op (" +
-                           e.what() + ")");
-  }
+  const std::string info_path = (fs::path(dir) / ops::kModelInfoFile).string();
+  COUPLER_ASSIGN_OR_RETURN(ops::ModelInfo info, ops::ReadModelInfo(info_path));
+  Model model{std::move(info), {}};
   if (model.layers.size() < 2) return InvalidArgument(info_path + ": needs >= 2 layer widths");
   const std::string weights_path = (fs::path(dir) / "weights.npy").string();
   COUPLER_ASSIGN_OR_RETURN(io::Table weights, ReadShard(weights_path, report));
@@ -117,15 +95,12 @@ Result<std::optional<std::vector<uint32_t>>> HeldOutRows(const std::string& shar
     total += table.rows();
   }
   if (!found) return InvalidArgument(shard + ": not among the shards of " + dir.string());
-  // The split of a dataset whose labels are the row numbers names the held-out rows.
-  train::Dataset index;
-  index.rows = total;
-  index.y.resize(total);
-  std::iota(index.y.begin(), index.y.end(), 0);
-  const train::Split split = train::SplitDataset(index, model.test_fraction, model.seed);
+  // coupler train's split of the whole dataset: the last entries of the permutation.
+  const std::vector<uint32_t> order = ops::SeededPermutation(total, model.seed);
+  const size_t held_out = ops::HeldOutCount(total, model.test_fraction);
   std::vector<uint32_t> mine;
-  for (const int32_t row : split.test.y) {
-    const auto r = static_cast<size_t>(row);
+  for (size_t i = total - held_out; i < total; ++i) {
+    const size_t r = order[i];
     if (r >= first && r < first + rows) mine.push_back(static_cast<uint32_t>(r - first));
   }
   std::sort(mine.begin(), mine.end());
@@ -137,7 +112,10 @@ Status RunMap(const OpContext& context, OpReport& report) {
   COUPLER_ASSIGN_OR_RETURN(const std::string model_dir, InputPath(context, 1, "[data shard, model]"));
   COUPLER_ASSIGN_OR_RETURN(const std::string output, OutputPath(context));
   COUPLER_ASSIGN_OR_RETURN(const Model model, LoadModel(model_dir, report));
-  const std::string label = TaskParams(context.spec.params).StringOr("label_column", model.label_column);
+  // Without the param, the label column the model was trained on.
+  COUPLER_ASSIGN_OR_RETURN(const std::optional<std::string> label_param,
+                           context.spec.params.Optional<std::string>("label_column"));
+  const std::string label = label_param.value_or(model.label_column);
   COUPLER_ASSIGN_OR_RETURN(const io::Table table, ReadShard(input, report));
   const io::Column* labels = table.Find(label);
   if (labels == nullptr) {

@@ -10,7 +10,6 @@
 #include "worker/ops/gang_launch.h"
 #include "worker/ops/ops.h"
 #include "worker/ops/subprocess.h"
-#include "worker/ops/task_params.h"
 
 namespace coupler::worker {
 namespace {
@@ -25,9 +24,8 @@ int64_t FileSize(const std::string& path) {
 
 Status RunExec(const OpContext& context, OpReport& report) {
   const wire::TaskSpec& spec = context.spec;
-  const TaskParams params(spec.params);
-  COUPLER_ASSIGN_OR_RETURN(const std::string command, params.String("command"));
-  COUPLER_ASSIGN_OR_RETURN(double timeout_s, params.DoubleOr("timeout", 3600.0));
+  COUPLER_ASSIGN_OR_RETURN(const std::string command, spec.params.Get<std::string>("command"));
+  COUPLER_ASSIGN_OR_RETURN(double timeout_s, spec.params.Get<double>("timeout"));
   if (spec.timeout_ms > 0) timeout_s = std::min(timeout_s, static_cast<double>(spec.timeout_ms) / 1e3);
 
   std::string inputs;

@@ -3,7 +3,6 @@
 #include "kernels/filter_map.h"
 #include "worker/ops/ops.h"
 #include "worker/ops/shard_io.h"
-#include "worker/ops/task_params.h"
 
 namespace coupler::worker {
 namespace {
@@ -36,13 +35,13 @@ Status CompactAny(io::Column& column, std::span<const uint8_t> keep, size_t kept
 }  // namespace
 
 Status RunFilterMap(const OpContext& context, OpReport& report) {
-  const TaskParams params(context.spec.params);
+  const wire::TaskParams& params = context.spec.params;
   COUPLER_ASSIGN_OR_RETURN(const std::string input, InputPath(context, 0, "[data shard]"));
   COUPLER_ASSIGN_OR_RETURN(const std::string output, OutputPath(context));
-  COUPLER_ASSIGN_OR_RETURN(const std::string a_name, params.String("a"));
-  COUPLER_ASSIGN_OR_RETURN(const std::string b_name, params.String("b"));
-  COUPLER_ASSIGN_OR_RETURN(const double threshold, params.DoubleOr("threshold", 0.0));
-  const std::string out_name = params.StringOr("out", "value");
+  COUPLER_ASSIGN_OR_RETURN(const std::string a_name, params.Get<std::string>("a"));
+  COUPLER_ASSIGN_OR_RETURN(const std::string b_name, params.Get<std::string>("b"));
+  COUPLER_ASSIGN_OR_RETURN(const double threshold, params.Get<double>("threshold"));
+  COUPLER_ASSIGN_OR_RETURN(const std::string out_name, params.Get<std::string>("out"));
   COUPLER_ASSIGN_OR_RETURN(io::Table table, ReadShard(input, report));
   auto factors = SelectColumns(table, {a_name, b_name}, io::DType::kFloat32);
   if (!factors.ok()) return factors.status().WithContext(input);

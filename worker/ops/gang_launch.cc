@@ -18,8 +18,8 @@ constexpr std::string_view kDeletedSuffix = " (deleted)";
 
 }  // namespace
 
-uint32_t GangRanks(const wire::TaskSpec& spec, int64_t declared) {
-  if (spec.gang_ranks.empty()) return static_cast<uint32_t>(std::max<int64_t>(declared, 1));
+uint32_t GangRanks(const wire::TaskSpec& spec) {
+  if (spec.gang_ranks.empty()) return std::max<uint32_t>(spec.ranks, 1);
   return std::accumulate(spec.gang_ranks.begin(), spec.gang_ranks.end(), uint32_t{0});
 }
 

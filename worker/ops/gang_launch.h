@@ -16,9 +16,9 @@
 
 namespace coupler::worker {
 
-// The ranks reserved for the gang (the sum of spec.gang_ranks), or `declared` when the task
-// carries no reservation (a tight op forced loose with ranks: 1).
-uint32_t GangRanks(const wire::TaskSpec& spec, int64_t declared);
+// The ranks reserved for the gang (the sum of spec.gang_ranks), or its declared spec.ranks
+// (at least 1) when the task carries no reservation (a tight op forced loose with ranks: 1).
+uint32_t GangRanks(const wire::TaskSpec& spec);
 
 // Every reserved host is the leader's (gang_hosts are addresses, the leader's first; several
 // workers on one address are one host): the group starts with plain `-np`, no hostfile and

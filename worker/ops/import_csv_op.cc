@@ -5,22 +5,21 @@
 #include "runtime/io/mapped_file.h"
 #include "worker/ops/ops.h"
 #include "worker/ops/shard_io.h"
-#include "worker/ops/task_params.h"
 
 namespace coupler::worker {
 
 Status RunImportCsv(const OpContext& context, OpReport& report) {
   const wire::TaskSpec& spec = context.spec;
-  const TaskParams params(spec.params);
+  const wire::TaskParams& params = spec.params;
   COUPLER_ASSIGN_OR_RETURN(const std::string csv_path, InputPath(context, 0, "[csv file]"));
   COUPLER_ASSIGN_OR_RETURN(const std::string output, OutputPath(context));
   kernels::CsvOptions options;
-  COUPLER_ASSIGN_OR_RETURN(options.header, params.BoolOr("header", true));
-  options.label_column = params.StringOr("label_column", "");
-  // __shards is what the coordinator sends; `shards` is the node's own param, for hand-made tasks.
-  COUPLER_ASSIGN_OR_RETURN(const int64_t shards, params.Has("__shards")
-                                                      ? params.Int("__shards")
-                                                      : params.IntOr("shards", 1));
+  COUPLER_ASSIGN_OR_RETURN(options.header, params.Get<bool>("header"));
+  COUPLER_ASSIGN_OR_RETURN(const std::optional<std::string> label_column,
+                           params.Optional<std::string>("label_column"));
+  if (label_column) options.label_column = *label_column;
+  // The node's task count, as the coordinator planned it from the `shards` param.
+  const int64_t shards = spec.shards;
   if (shards < 1 || spec.shard_index < 0 || spec.shard_index >= shards) {
     return InvalidArgument("shard_index " + std::to_string(spec.shard_index) +
                            " is outside [0, " + std::to_string(shards) + ")");

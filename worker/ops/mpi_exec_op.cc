@@ -16,21 +16,18 @@
 #include "worker/ops/ops.h"
 #include "worker/ops/shard_io.h"
 #include "worker/ops/subprocess.h"
-#include "worker/ops/task_params.h"
 
 namespace coupler::worker {
 
 Status RunMpiExec(const OpContext& context, OpReport& report) {
   const wire::TaskSpec& spec = context.spec;
-  const TaskParams params(spec.params);
-  COUPLER_ASSIGN_OR_RETURN(const std::string command, params.String("command"));
+  COUPLER_ASSIGN_OR_RETURN(const std::string command, spec.params.Get<std::string>("command"));
   COUPLER_ASSIGN_OR_RETURN(const std::string out_dir, OutputPath(context));
-  COUPLER_ASSIGN_OR_RETURN(const int64_t declared_ranks, params.IntOr("__ranks", 1));
-  COUPLER_ASSIGN_OR_RETURN(double timeout_s, params.DoubleOr("timeout", 3600.0));
+  COUPLER_ASSIGN_OR_RETURN(double timeout_s, spec.params.Get<double>("timeout"));
   if (spec.timeout_ms > 0) {
     timeout_s = std::min(timeout_s, static_cast<double>(spec.timeout_ms) / 1e3);
   }
-  const uint32_t ranks = GangRanks(spec, declared_ranks);
+  const uint32_t ranks = GangRanks(spec);
 
   std::error_code ec;
   std::filesystem::create_directories(out_dir, ec);

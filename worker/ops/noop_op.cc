@@ -5,14 +5,11 @@
 #include <thread>
 
 #include "worker/ops/ops.h"
-#include "worker/ops/task_params.h"
 
 namespace coupler::worker {
 
 Status RunNoop(const OpContext& context, OpReport& report) {
-  const auto& params = context.spec.params;
-  if (params.empty() || params.find("sleep_ms") == params.end()) return Status::Ok();
-  COUPLER_ASSIGN_OR_RETURN(const int64_t sleep_ms, TaskParams(params).IntOr("sleep_ms", 0));
+  COUPLER_ASSIGN_OR_RETURN(const int64_t sleep_ms, context.spec.params.Get<int64_t>("sleep_ms"));
   if (sleep_ms <= 0) return Status::Ok();
 
   KernelTimer timer(report.kernel_ms);

@@ -1,22 +1,26 @@
-// Op name -> the function that runs it on a worker. Ops the planner knows but a worker cannot
-// run yet have no function, only the reason, which becomes the task's error.
+// The registry's ops (runtime/ops/op_registry.h) with the function a worker runs each with. The
+// registry declares what an op is; this attaches how a worker executes it, so the two tables
+// cannot drift apart: a runner for an op the registry lacks stops the worker at start, and
+// OpTableTest checks every registered op has a runner.
 #pragma once
 
 #include <span>
 #include <string_view>
 
+#include "runtime/ops/op_def.h"
 #include "worker/ops/op_context.h"
 
 namespace coupler::worker {
 
 struct OpEntry {
-  std::string_view name;
-  OpFunction run = nullptr;        // nullptr: not runnable yet
-  std::string_view unavailable;    // why, when run is nullptr
-  bool has_cuda = false;           // its kernels have CUDA twins (RunKernel picks them)
+  const ops::OpDef* def = nullptr;  // the registry's declaration
+  OpFunction run = nullptr;
+  bool has_cuda = false;  // its kernels have CUDA twins (RunKernel picks them)
+
+  std::string_view name() const { return def->name; }
 };
 
-// nullptr for a name no worker knows.
+// nullptr for a name the registry does not know.
 const OpEntry* FindOp(std::string_view name);
 
 std::span<const OpEntry> WorkerOps();

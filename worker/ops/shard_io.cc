@@ -2,7 +2,6 @@
 
 #include "runtime/io/npy_reader.h"
 #include "runtime/io/npy_writer.h"
-#include "worker/ops/task_params.h"
 
 namespace coupler::worker {
 
@@ -14,11 +13,12 @@ Result<io::Table> ReadShard(std::string_view path, OpReport& report) {
 }
 
 Status RunMapOrReduce(const OpContext& context, OpReport& report, OpBody map, OpBody reduce) {
-  const std::string kind = TaskParams(context.spec.params)
-                               .StringOr("__kind", context.spec.shard_index < 0 ? "reduce" : "map");
-  if (kind == "map") return map(context, report);
-  if (kind == "reduce") return reduce(context, report);
-  return InvalidArgument("param '__kind' is '" + kind + "', expected map or reduce");
+  switch (context.spec.kind) {
+    case wire::TaskKind::kMap: return map(context, report);
+    case wire::TaskKind::kReduce: return reduce(context, report);
+    case wire::TaskKind::kGang: break;
+  }
+  return InvalidArgument("a " + context.spec.op + " task is a map or a reduce, not a gang");
 }
 
 Status ForEachPartial(const OpContext& context, OpReport& report, std::string_view what,

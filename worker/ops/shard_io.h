@@ -27,7 +27,7 @@ Result<std::string> InputPath(const OpContext& context, size_t index, std::strin
 Result<std::string> OutputPath(const OpContext& context);
 
 // Ops with a map and a reduce task (column_stats, evaluate): runs `map` or `reduce` as the
-// coordinator's __kind param says; without it, a task with no shard is the reduce.
+// task's kind says.
 using OpBody = Status (*)(const OpContext&, OpReport&);
 Status RunMapOrReduce(const OpContext& context, OpReport& report, OpBody map, OpBody reduce);
 

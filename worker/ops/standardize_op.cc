@@ -5,7 +5,6 @@
 #include "worker/ops/ops.h"
 #include "worker/ops/shard_io.h"
 #include "worker/ops/stats_file.h"
-#include "worker/ops/task_params.h"
 
 namespace coupler::worker {
 
@@ -20,7 +19,9 @@ Status RunStandardize(const OpContext& context, OpReport& report) {
   if (!stats.ok()) return stats.status().WithContext(stats_path);
   COUPLER_ASSIGN_OR_RETURN(io::Table table, ReadShard(data_path, report));
 
-  std::vector<std::string> names = TaskParams(context.spec.params).List("columns");
+  COUPLER_ASSIGN_OR_RETURN(const std::optional<std::vector<std::string>> columns,
+                           context.spec.params.Optional<std::vector<std::string>>("columns"));
+  std::vector<std::string> names = columns.value_or(std::vector<std::string>{});
   if (names.empty()) {
     for (const NamedMoments& s : *stats) names.push_back(s.column);
   }

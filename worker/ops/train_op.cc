@@ -13,12 +13,13 @@
 #include <vector>
 
 #include "runtime/io/atomic_file.h"
-#include "runtime/util/json_writer.h"
+#include "runtime/job/param_validator.h"
+#include "runtime/ops/train_keys.h"
+#include "runtime/ops/train_model.h"
 #include "worker/ops/gang_launch.h"
 #include "worker/ops/ops.h"
 #include "worker/ops/shard_io.h"
 #include "worker/ops/subprocess.h"
-#include "worker/ops/task_params.h"
 #include "train/config/train_config.h"
 
 namespace coupler::worker {
@@ -26,27 +27,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Node params that are `coupler train` config keys; the rest steer the op itself.
-constexpr std::string_view kConfigKeys[] = {"precision", "epochs", "micro_batch", "accumulate"};
 // The worker ends the group at the node's timeout (mpirun and every rank, with the error exec
 // gives); mpirun's own --timeout, this much later, is only a backstop.
 constexpr double kLauncherGraceS = 30;
 
 // What evaluate needs beside the weights: the layer widths and the split coupler train used.
 Status WriteModelInfo(const std::string& path, const train::TrainConfig& config) {
-  std::string layers;
-  for (const size_t width : config.layers) {
-    layers += (layers.empty() ? "" : ",") + std::to_string(width);
-  }
-  json::Writer w;
-  w.BeginObject();
-  w.Field("layers", layers);
-  w.Field("label_column", config.label_column);
-  w.Field("test_fraction", config.test_fraction);
-  w.Field("seed", std::to_string(config.seed));  // text: a u64 seed does not fit a double
-  w.Field("data", config.data);
-  w.EndObject();
-  return WriteTextFile(path, w.Finish());
+  return WriteTextFile(path, ops::ModelInfoJson({config.layers, config.label_column,
+                                                 config.test_fraction, config.seed, config.data}));
 }
 
 // The first "coupler train: ..." line in stderr (each rank's error line), or "".
@@ -68,20 +56,23 @@ int64_t FileSize(const fs::path& path) {
 
 Status RunTrain(const OpContext& context, OpReport& report) {
   const wire::TaskSpec& spec = context.spec;
-  const TaskParams params(spec.params);
-  COUPLER_ASSIGN_OR_RETURN(const std::string config_path, params.String("config"));
+  const wire::TaskParams& params = spec.params;
+  COUPLER_ASSIGN_OR_RETURN(const std::string config_path, params.Get<std::string>("config"));
   COUPLER_ASSIGN_OR_RETURN(const std::string data, InputPath(context, 0, "[dataset directory]"));
   COUPLER_ASSIGN_OR_RETURN(const std::string out_dir, OutputPath(context));
-  COUPLER_ASSIGN_OR_RETURN(const int64_t declared_ranks, params.IntOr("__ranks", 1));
-  const uint32_t ranks = GangRanks(spec, declared_ranks);
-  COUPLER_ASSIGN_OR_RETURN(double timeout_s, params.DoubleOr("timeout", 3600.0));
+  const uint32_t ranks = GangRanks(spec);
+  COUPLER_ASSIGN_OR_RETURN(double timeout_s, params.Get<double>("timeout"));
   if (spec.timeout_ms > 0) timeout_s = std::min(timeout_s, static_cast<double>(spec.timeout_ms) / 1e3);
 
   const fs::path dir(out_dir);
   std::vector<std::string> overrides = {"data=" + data,
                                         "checkpoint_dir=" + (dir / "checkpoints").string()};
-  for (const std::string_view key : kConfigKeys) {
-    if (params.Has(key)) overrides.push_back(std::string(key) + "=" + params.StringOr(key, ""));
+  // Node params that are `coupler train` config keys go on as overrides; the rest steer the op.
+  for (const ops::TrainNodeKey& key : ops::kTrainNodeKeys) {
+    const auto it = params.values().find(key.name);
+    if (it != params.values().end()) {
+      overrides.push_back(std::string(key.name) + "=" + job::ParamToString(it->second));
+    }
   }
   // Checked here, before any process starts, so a bad config is one clear error, not N.
   Result<train::TrainConfig> config = train::LoadTrainConfig(config_path, overrides);
@@ -89,7 +80,7 @@ Status RunTrain(const OpContext& context, OpReport& report) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return InvalidArgument(out_dir + ": cannot create the node directory: " + ec.message());
-  COUPLER_RETURN_IF_ERROR(WriteModelInfo((dir / "model.json").string(), *config));
+  COUPLER_RETURN_IF_ERROR(WriteModelInfo((dir / ops::kModelInfoFile).string(), *config));
 
   COUPLER_ASSIGN_OR_RETURN(const std::string self, CouplerBinary());
   std::string cmd = "exec mpirun --oversubscribe --bind-to none";

@@ -1,0 +1,92 @@
+#include "coordinator/task_specs.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace coupler::coordinator {
+
+TaskSpecs::TaskSpecs(const job::JobGraph& graph, const plan::Plan& plan, DatasetListing datasets)
+    : graph_(graph), plan_(plan), datasets_(std::move(datasets)) {
+  plan_of_node_.resize(graph_.nodes.size());
+  for (size_t p = 0; p < plan_.nodes.size(); ++p) plan_of_node_[plan_.nodes[p].node_index] = p;
+}
+
+std::string TaskSpecs::OutputPath(size_t p, int64_t shard, bool partial) const {
+  return fmt::format("{}/{}/{}-{:05d}.npy", graph_.workdir, plan_.nodes[p].id,
+                     partial ? "partial" : "part", shard);
+}
+
+bool TaskSpecs::WholeNode(size_t p) const {
+  // Gang ops forced loose with ranks: 1 still run once over whole datasets.
+  const plan::PlanNode& pn = plan_.nodes[p];
+  return pn.coupling == job::Coupling::kTight || (pn.map_tasks == 0 && !pn.has_reduce);
+}
+
+std::string TaskSpecs::NodeDir(size_t p) const {
+  return fmt::format("{}/{}", graph_.workdir, plan_.nodes[p].id);
+}
+
+std::string TaskSpecs::InputShard(const job::InputRef& in, int64_t shard) const {
+  switch (in.kind) {
+    case job::InputRef::Kind::kFile:
+      return in.path;
+    case job::InputRef::Kind::kDirectory: {
+      auto it = datasets_.find(in.path);
+      if (it == datasets_.end() || it->second.empty()) return in.path;
+      const auto& files = it->second;
+      return files[static_cast<size_t>(shard) % files.size()];
+    }
+    case job::InputRef::Kind::kNode: {
+      const size_t producer = plan_of_node_[in.node_index];
+      // A gang's output is its node's directory (a model, checkpoints, metrics).
+      if (WholeNode(producer)) return NodeDir(producer);
+      const int64_t shards = plan_.nodes[producer].output_shards;
+      return OutputPath(producer, shards <= 1 ? 0 : shard % shards, false);
+    }
+  }
+  return in.path;
+}
+
+wire::TaskSpec TaskSpecs::Make(const TaskRef& ref) const {
+  const plan::PlanNode& pn = plan_.nodes[ref.plan_node];
+  const job::NodeSpec& node = graph_.nodes[pn.node_index];
+  wire::TaskSpec spec;
+  spec.node_id = node.id;
+  spec.op = node.op;
+  spec.shard_index = ref.kind == TaskKind::kMap ? static_cast<int32_t>(ref.shard) : -1;
+  spec.kind = ref.kind;
+  spec.shards = static_cast<uint32_t>(pn.map_tasks);
+  spec.params = wire::TaskParams(node.params);
+  spec.workdir = graph_.workdir;
+  if (ref.kind == TaskKind::kReduce) {
+    for (int64_t i = 0; i < pn.map_tasks; ++i) {
+      spec.input_paths.push_back(OutputPath(ref.plan_node, i, true));
+    }
+    spec.output_path = OutputPath(ref.plan_node, 0, false);
+  } else if (WholeNode(ref.plan_node)) {
+    // The whole group reads whole datasets: a directory of shards, never one shard of it.
+    for (const auto& in : node.resolved_inputs) {
+      if (in.kind == job::InputRef::Kind::kNode) {
+        spec.input_paths.push_back(NodeDir(plan_of_node_[in.node_index]));
+      } else {
+        spec.input_paths.push_back(in.path);
+      }
+    }
+    spec.output_path = NodeDir(ref.plan_node);
+    spec.ranks = static_cast<uint32_t>(pn.ranks);
+  } else {
+    for (const auto& in : node.resolved_inputs) spec.input_paths.push_back(InputShard(in, ref.shard));
+    spec.output_path = OutputPath(ref.plan_node, ref.shard, pn.has_reduce);
+  }
+  if (auto it = node.params.find("timeout"); it != node.params.end()) {
+    if (const auto* secs = std::get_if<double>(&it->second)) {
+      spec.timeout_ms = static_cast<uint64_t>(std::llround(*secs * 1000.0));
+    }
+  }
+  spec.gpu_memory_bytes = node.resources.gpu_memory;
+  spec.gpus = static_cast<uint32_t>(node.resources.gpus);
+  return spec;
+}
+
+}  // namespace coupler::coordinator

@@ -1,0 +1,46 @@
+// The wire form of a job's tasks: which op and typed params each runs, what part of its node it
+// is (kind, shard, shard count, ranks), the files it reads and the one it publishes. Paths are
+// computed from the plan and the dataset listing made at admission, never touched. JobState adds
+// the task's identity and attempt, which are state; this is layout.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "coordinator/task_table.h"
+#include "runtime/job/job_graph.h"
+#include "runtime/plan/planner.h"
+#include "runtime/wire/worker_messages.h"
+
+namespace coupler::coordinator {
+
+// Dataset directories a job reads, listed once at submission (sorted shard files), so task
+// inputs are known without touching the filesystem again.
+using DatasetListing = std::map<std::string, std::vector<std::string>>;
+
+class TaskSpecs {
+ public:
+  // Borrows `graph` and `plan`: they must outlive this (JobState owns all three).
+  TaskSpecs(const job::JobGraph& graph, const plan::Plan& plan, DatasetListing datasets);
+
+  // Everything but job_id, task_id, attempt and workdir_token. A gang task reads whole dataset
+  // directories and writes into its node's directory (gang fields left empty: the scheduler
+  // fills in the reserved hosts).
+  wire::TaskSpec Make(const TaskRef& ref) const;
+
+ private:
+  std::string OutputPath(size_t plan_node, int64_t shard, bool partial) const;
+  std::string NodeDir(size_t plan_node) const;
+  // A node run as one task over whole datasets (a gang): reads and writes directories.
+  bool WholeNode(size_t plan_node) const;
+  std::string InputShard(const job::InputRef& in, int64_t shard) const;
+
+  const job::JobGraph& graph_;
+  const plan::Plan& plan_;
+  DatasetListing datasets_;
+  std::vector<size_t> plan_of_node_;  // JobGraph node index -> plan node index
+};
+
+}  // namespace coupler::coordinator
