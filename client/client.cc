@@ -49,7 +49,8 @@ Result<wire::Message> Client::Call(const std::string& request, std::chrono::mill
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) break;
-    reply = net::RecvFor(socket_, std::min(left, std::chrono::milliseconds(50)));
+    COUPLER_ASSIGN_OR_RETURN(
+        reply, net::RecvFor(socket_, std::min(left, std::chrono::milliseconds(50))));
   }
   if (!reply) {
     // A late reply must not answer the next request: start over on a fresh socket.

@@ -202,35 +202,59 @@ Status Coordinator::Bind() {
 Status Coordinator::Run(const std::atomic<bool>& stop) {
   auto log = Logger("coordinator");
   log->info("listening for workers on {}, clients on {}", worker_endpoint_, client_endpoint_);
-  while (!stop.load()) {
+  // A socket that fails to receive is broken for good: the loop ends with its error, after the
+  // same goodbye as a stop (waiters answered, the store flushed). A context shut down is a stop.
+  Status failed;
+  auto received = [&](const auto& r) {
+    if (r.ok()) return r->has_value();
+    if (!net::IsContextShutDown(r.status())) {
+      failed = r.status();
+      log->error("stopping: {}", failed.message());
+    }
+    return false;
+  };
+  bool broken = false;
+  while (!stop.load() && !broken) {
     const unsigned ready =
         net::PollReadable({&workers_, &clients_, &admitted_}, std::chrono::milliseconds(20));
     // Drain what is waiting in bounded bursts, so one busy socket cannot starve the other.
     if (ready & 1u) {
       for (int i = 0; i < 4096; ++i) {
         auto m = net::TryRecvRouted(workers_);
-        if (!m) break;
+        if (!received(m)) {
+          broken = !m.ok();
+          break;
+        }
         ++received_;
-        if (m->frames != 2) {
+        if ((*m)->frames != 2) {
           ++dropped_;
           continue;
         }
-        OnWorkerMessage(m->identity, m->user_id, m->payload);
+        OnWorkerMessage((*m)->identity, (*m)->user_id, (*m)->payload);
       }
     }
-    if (ready & 2u) {
+    if (!broken && (ready & 2u)) {
       for (int i = 0; i < 256; ++i) {
         auto m = net::TryRecvRouted(clients_);
-        if (!m) break;
+        if (!received(m)) {
+          broken = !m.ok();
+          break;
+        }
         ++received_;
-        OnClientMessage(m->identity, m->user_id, m->payload, m->has_empty_delimiter);
+        OnClientMessage((*m)->identity, (*m)->user_id, (*m)->payload, (*m)->has_empty_delimiter);
       }
     }
-    if (ready & 4u) {
-      while (net::TryRecv(admitted_)) {
+    if (!broken && (ready & 4u)) {
+      for (;;) {
+        auto wake = net::TryRecv(admitted_);
+        if (!received(wake)) {
+          broken = !wake.ok();
+          break;
+        }
       }
       FinishAdmissions();
     }
+    if (broken) break;
     Tick();
     Dispatch();
     AnswerWaiters(false);
@@ -238,7 +262,7 @@ Status Coordinator::Run(const std::atomic<bool>& stop) {
   AnswerWaiters(true);
   FlushStore();
   log->info("stopped");
-  return Status::Ok();
+  return failed;
 }
 
 void Coordinator::Tick() {
