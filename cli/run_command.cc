@@ -19,6 +19,7 @@
 #include "cli/signals.h"
 #include "client/client.h"
 #include "runtime/io/npy_reader.h"
+#include "runtime/io/output_layout.h"
 #include "runtime/job/job_loader.h"
 #include "runtime/net/curve_keys.h"
 
@@ -88,7 +89,7 @@ void PrintSummary(const wire::JobStatus& j, double wall_s) {
 void PrintAccuracy(const job::JobGraph& graph) {
   for (const auto& node : graph.nodes) {
     if (node.op != "evaluate") continue;
-    const std::string path = (fs::path(graph.workdir) / node.id / "part-00000.npy").string();
+    const std::string path = io::ShardPath(graph.workdir, node.id, 0);
     Result<io::Table> table = io::ReadNpy(path);
     const io::Column* accuracy = table.ok() ? table->Find("accuracy") : nullptr;
     const io::Column* correct = table.ok() ? table->Find("correct") : nullptr;

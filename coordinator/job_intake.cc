@@ -1,5 +1,6 @@
 #include "coordinator/job_intake.h"
 
+#include "runtime/io/output_layout.h"
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -73,7 +74,7 @@ DatasetListing ListDatasets(const job::JobGraph& graph) {
       std::vector<std::string> files;
       std::error_code ec;
       for (const auto& e : fs::directory_iterator(in.path, ec)) {
-        if (job::IsShardFileName(e.path().filename().string())) files.push_back(e.path().string());
+        if (io::IsShardFileName(e.path().filename().string())) files.push_back(e.path().string());
       }
       std::sort(files.begin(), files.end());
       out[in.path] = std::move(files);

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "runtime/check.h"
+#include "runtime/io/output_layout.h"
 #include "runtime/job/param_validator.h"
 
 namespace coupler::coordinator {
@@ -296,8 +297,8 @@ void JobState::Cancel() {
 }
 
 std::string JobState::OutputPath(size_t p, int64_t shard, bool partial) const {
-  return fmt::format("{}/{}/{}-{:05d}.npy", graph_.workdir, plan_.nodes[p].id,
-                     partial ? "partial" : "part", shard);
+  return io::ShardPath(graph_.workdir, plan_.nodes[p].id, shard,
+                       partial ? io::ShardKind::kPartial : io::ShardKind::kPart);
 }
 
 bool JobState::WholeNode(size_t p) const {
@@ -307,7 +308,7 @@ bool JobState::WholeNode(size_t p) const {
 }
 
 std::string JobState::NodeDir(size_t p) const {
-  return fmt::format("{}/{}", graph_.workdir, plan_.nodes[p].id);
+  return io::NodeDir(graph_.workdir, plan_.nodes[p].id);
 }
 
 std::string JobState::InputShard(const job::InputRef& in, int64_t shard) const {

@@ -16,7 +16,7 @@
 
 #include "kernels/train_kernels.h"
 #include "runtime/io/npy_reader.h"
-#include "runtime/job/validator.h"
+#include "runtime/io/output_layout.h"
 #include "runtime/precision/half.h"
 #include "worker/ops/ops.h"
 #include "worker/ops/shard_io.h"
@@ -95,7 +95,7 @@ Result<std::optional<std::vector<uint32_t>>> HeldOutRows(const std::string& shar
   if (!fs::equivalent(dir, model.data, ec)) return std::optional<std::vector<uint32_t>>();
   std::vector<std::string> files;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    if (job::IsShardFileName(it->path().filename().string()) && it->is_regular_file(ec)) {
+    if (io::IsShardFileName(it->path().filename().string()) && it->is_regular_file(ec)) {
       files.push_back(it->path().string());
     }
   }
