@@ -205,15 +205,17 @@ Status Coordinator::Run(const std::atomic<bool>& stop) {
   // A socket that fails to receive is broken for good: the loop ends with its error, after the
   // same goodbye as a stop (waiters answered, the store flushed). A context shut down is a stop.
   Status failed;
+  bool broken = false;
+  // True when `r` holds a message; a failed receive marks the loop broken.
   auto received = [&](const auto& r) {
     if (r.ok()) return r->has_value();
+    broken = true;
     if (!net::IsContextShutDown(r.status())) {
       failed = r.status();
       log->error("stopping: {}", failed.message());
     }
     return false;
   };
-  bool broken = false;
   while (!stop.load() && !broken) {
     const unsigned ready =
         net::PollReadable({&workers_, &clients_, &admitted_}, std::chrono::milliseconds(20));
@@ -221,10 +223,7 @@ Status Coordinator::Run(const std::atomic<bool>& stop) {
     if (ready & 1u) {
       for (int i = 0; i < 4096; ++i) {
         auto m = net::TryRecvRouted(workers_);
-        if (!received(m)) {
-          broken = !m.ok();
-          break;
-        }
+        if (!received(m)) break;
         ++received_;
         if ((*m)->frames != 2) {
           ++dropped_;
@@ -236,21 +235,13 @@ Status Coordinator::Run(const std::atomic<bool>& stop) {
     if (!broken && (ready & 2u)) {
       for (int i = 0; i < 256; ++i) {
         auto m = net::TryRecvRouted(clients_);
-        if (!received(m)) {
-          broken = !m.ok();
-          break;
-        }
+        if (!received(m)) break;
         ++received_;
         OnClientMessage((*m)->identity, (*m)->user_id, (*m)->payload, (*m)->has_empty_delimiter);
       }
     }
     if (!broken && (ready & 4u)) {
-      for (;;) {
-        auto wake = net::TryRecv(admitted_);
-        if (!received(wake)) {
-          broken = !wake.ok();
-          break;
-        }
+      while (received(net::TryRecv(admitted_))) {
       }
       FinishAdmissions();
     }

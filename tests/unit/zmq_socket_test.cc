@@ -7,77 +7,75 @@ namespace {
 
 using namespace std::chrono_literals;
 
-TEST(ZmqSocketTest, NothingWaitingIsNoMessageNotAnError) {
-  zmq::context_t ctx(1);
-  Result<zmq::socket_t> router = BindRouter(ctx, "tcp://127.0.0.1:*");
-  ASSERT_TRUE(router.ok()) << router.status().ToString();
-  Result<zmq::socket_t> dealer = ConnectDealer(ctx, LastEndpoint(*router));
-  ASSERT_TRUE(dealer.ok()) << dealer.status().ToString();
+// A ROUTER on a loopback port and a DEALER connected to it, in one context.
+class ZmqSocketTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Result<zmq::socket_t> r = BindRouter(ctx_, "tcp://127.0.0.1:*");
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    router_ = std::move(*r);
+    Result<zmq::socket_t> d = ConnectDealer(ctx_, LastEndpoint(router_));
+    ASSERT_TRUE(d.ok()) << d.status().ToString();
+    dealer_ = std::move(*d);
+  }
 
-  auto routed = TryRecvRouted(*router);
+  zmq::context_t ctx_{1};
+  zmq::socket_t router_;
+  zmq::socket_t dealer_;
+};
+
+TEST_F(ZmqSocketTest, NothingWaitingIsNoMessageNotAnError) {
+  auto routed = TryRecvRouted(router_);
   ASSERT_TRUE(routed.ok()) << routed.status().ToString();
   EXPECT_FALSE(routed->has_value());
-  auto reply = RecvFor(*dealer, 20ms);
+  auto reply = RecvFor(dealer_, 20ms);
   ASSERT_TRUE(reply.ok()) << reply.status().ToString();
   EXPECT_FALSE(reply->has_value());
 }
 
-TEST(ZmqSocketTest, ReceivesWhatWasSent) {
-  zmq::context_t ctx(1);
-  Result<zmq::socket_t> router = BindRouter(ctx, "tcp://127.0.0.1:*");
-  ASSERT_TRUE(router.ok());
-  Result<zmq::socket_t> dealer = ConnectDealer(ctx, LastEndpoint(*router));
-  ASSERT_TRUE(dealer.ok());
-  ASSERT_TRUE(Send(*dealer, "hello").ok());
+TEST_F(ZmqSocketTest, ReceivesWhatWasSent) {
+  ASSERT_TRUE(Send(dealer_, "hello").ok());
 
   std::optional<RoutedMessage> got;
   for (int i = 0; i < 200 && !got; ++i) {
-    PollReadable({&*router}, 10ms);
-    auto m = TryRecvRouted(*router);
+    PollReadable({&router_}, 10ms);
+    auto m = TryRecvRouted(router_);
     ASSERT_TRUE(m.ok()) << m.status().ToString();
     got = std::move(*m);
   }
   ASSERT_TRUE(got.has_value());
   EXPECT_EQ(got->payload, "hello");
   EXPECT_EQ(got->frames, 2u);
-  ASSERT_TRUE(SendRouted(*router, got->identity, "world").ok());
-  auto reply = RecvFor(*dealer, 2000ms);
+  ASSERT_TRUE(SendRouted(router_, got->identity, "world").ok());
+  auto reply = RecvFor(dealer_, 2000ms);
   ASSERT_TRUE(reply.ok()) << reply.status().ToString();
   ASSERT_TRUE(reply->has_value());
   EXPECT_EQ(**reply, "world");
 }
 
-TEST(ZmqSocketTest, ReceiveAfterContextShutdownSaysSo) {
-  zmq::context_t ctx(1);
-  Result<zmq::socket_t> router = BindRouter(ctx, "tcp://127.0.0.1:*");
-  ASSERT_TRUE(router.ok());
-  Result<zmq::socket_t> dealer = ConnectDealer(ctx, LastEndpoint(*router));
-  ASSERT_TRUE(dealer.ok());
-  ctx.shutdown();
+TEST_F(ZmqSocketTest, ReceiveAfterContextShutdownSaysSo) {
+  ctx_.shutdown();
 
-  auto routed = TryRecvRouted(*router);
+  auto routed = TryRecvRouted(router_);
   ASSERT_FALSE(routed.ok());
   EXPECT_TRUE(IsContextShutDown(routed.status())) << routed.status().ToString();
-  auto plain = TryRecv(*dealer);
+  auto plain = TryRecv(dealer_);
   ASSERT_FALSE(plain.ok());
   EXPECT_TRUE(IsContextShutDown(plain.status())) << plain.status().ToString();
-  auto waited = RecvFor(*dealer, 20ms);
+  auto waited = RecvFor(dealer_, 20ms);
   ASSERT_FALSE(waited.ok());
   EXPECT_TRUE(IsContextShutDown(waited.status()));
 }
 
-TEST(ZmqSocketTest, ReceiveOnAClosedSocketIsAnError) {
-  zmq::context_t ctx(1);
-  Result<zmq::socket_t> dealer = ConnectDealer(ctx, "tcp://127.0.0.1:1");
-  ASSERT_TRUE(dealer.ok());
-  dealer->close();
+TEST_F(ZmqSocketTest, ReceiveOnAClosedSocketIsAnError) {
+  dealer_.close();
 
-  auto plain = TryRecv(*dealer);
+  auto plain = TryRecv(dealer_);
   ASSERT_FALSE(plain.ok());
   EXPECT_EQ(plain.status().code(), StatusCode::kUnavailable);
   EXPECT_FALSE(IsContextShutDown(plain.status()));
   // Not passed off as a timeout.
-  auto waited = RecvFor(*dealer, 20ms);
+  auto waited = RecvFor(dealer_, 20ms);
   ASSERT_FALSE(waited.ok());
   EXPECT_EQ(waited.status().code(), StatusCode::kUnavailable);
 }
