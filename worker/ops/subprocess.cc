@@ -311,7 +311,7 @@ Status EndStatus(const ShellResult& r, double timeout_s, std::string_view what) 
   if (r.end == ShellResult::End::kExited && r.exit_status == 0) return Status::Ok();
   const std::string tail = r.stderr_tail.empty() ? "(no stderr output)" : OneLine(r.stderr_tail);
   switch (r.end) {
-    case ShellResult::End::kCancelled: return Aborted("cancelled");
+    case ShellResult::End::kCancelled: return Cancelled();
     case ShellResult::End::kTimedOut:
       return DeadlineExceeded("timed out after " + FormatSeconds(timeout_s) + " s" +
                               (r.stderr_tail.empty() ? "" : ": " + tail));
