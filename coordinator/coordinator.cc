@@ -119,7 +119,8 @@ Status Coordinator::Resume() {
   for (const auto& rec : records) {
     // Finished jobs stay what their row says: not re-validated (their inputs may be gone),
     // not rebuilt in memory. Only unfinished ones are restored to run.
-    if (rec.state == "succeeded" || rec.state == "failed" || rec.state == "cancelled") {
+    const std::optional<JobPhase> phase = job::ParseJobPhase(rec.state);
+    if (phase && job::IsFinished(*phase)) {
       finished_.emplace(rec.id, Summary(rec));
       continue;
     }
@@ -129,16 +130,18 @@ Status Coordinator::Resume() {
     Result<std::unique_ptr<JobState>> job = RestoreJob(rec, commits, attempts, sent);
     if (!job.ok()) {
       log->error("cannot resume job {}: {}", rec.id, job.status().message());
-      COUPLER_RETURN_IF_ERROR(store_->SetJobState(rec.id, "failed", job.status().message(), WallMs()));
+      const std::string failed_state(JobPhaseName(JobPhase::kFailed));
+      COUPLER_RETURN_IF_ERROR(
+          store_->SetJobState(rec.id, failed_state, job.status().message(), WallMs()));
       store::JobRecord failed = rec;
-      failed.state = "failed";
+      failed.state = failed_state;
       failed.error = job.status().message();
       finished_.emplace(rec.id, Summary(failed));
       continue;
     }
     // What the store says, so a job whose last commits landed just before a crash (all done,
     // state still "running" on disk) gets its final state written by PersistFinishedJobs.
-    persisted_phase_[rec.id] = rec.state == "running" ? JobPhase::kRunning : JobPhase::kQueued;
+    persisted_phase_[rec.id] = phase == JobPhase::kRunning ? JobPhase::kRunning : JobPhase::kQueued;
     log->info("resuming job {} ({}): {} of {} tasks already done", rec.id, rec.name,
               (*job)->done(), (*job)->table().size());
     scheduler_.AddJob(std::move(*job));

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "runtime/job/job_loader.h"
+#include "runtime/job/job_phase.h"
 #include "runtime/job/validator.h"
 #include "runtime/job/workdir_marker.h"
 #include "runtime/util/random_token.h"
@@ -126,7 +127,7 @@ Result<AdmittedJob> AdmitJob(const wire::SubmitJob& submit, const std::string& j
   out.record.spec_path = submit.spec_path;
   out.record.base_dir = graph.base_dir;
   out.record.priority = graph.priority;
-  out.record.state = "queued";
+  out.record.state = std::string(job::JobPhaseName(job::JobPhase::kQueued));
   out.record.submitted_ms = now_ms;
   out.record.extra = EncodeExtra(graph.workdir, marker, datasets, probes);
   out.record.submitted_by = submitted_by;
