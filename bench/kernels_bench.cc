@@ -7,6 +7,9 @@
 //   bench_kernels --benchmark_filter=[Cc]uda
 #include <benchmark/benchmark.h>
 
+#include "bench/device_buffer.h"
+#include "bench/kernels_on_device.h"
+
 #include <cstdint>
 #include <cstring>
 #include <optional>
@@ -18,8 +21,6 @@
 #include "kernels/clip.h"
 #include "kernels/column_stats.h"
 #include "kernels/csv_import.h"
-#include "kernels/cuda/batch_cuda.h"
-#include "kernels/cuda/bench_device_buffer.h"
 #include "kernels/device.h"
 #include "kernels/filter_map.h"
 #include "kernels/standardize.h"
@@ -170,9 +171,9 @@ bool HaveDevice(benchmark::State& state) {
 
 // A device copy of `host`, or nothing with the benchmark skipped and the reason given.
 template <typename T>
-std::optional<kernels::BenchDeviceBuffer> ToDevice(benchmark::State& state,
+std::optional<bench::BenchDeviceBuffer> ToDevice(benchmark::State& state,
                                                    const std::vector<T>& host) {
-  auto buffer = kernels::BenchDeviceBuffer::CopyOf(host.data(), host.size() * sizeof(T));
+  auto buffer = bench::BenchDeviceBuffer::CopyOf(host.data(), host.size() * sizeof(T));
   if (!buffer.ok()) {
     state.SkipWithError(buffer.status().ToString().c_str());
     return std::nullopt;
@@ -180,8 +181,8 @@ std::optional<kernels::BenchDeviceBuffer> ToDevice(benchmark::State& state,
   return std::move(*buffer);
 }
 
-std::optional<kernels::BenchDeviceBuffer> DeviceScratch(benchmark::State& state, size_t bytes) {
-  auto buffer = kernels::BenchDeviceBuffer::Allocate(bytes);
+std::optional<bench::BenchDeviceBuffer> DeviceScratch(benchmark::State& state, size_t bytes) {
+  auto buffer = bench::BenchDeviceBuffer::Allocate(bytes);
   if (!buffer.ok()) {
     state.SkipWithError(buffer.status().ToString().c_str());
     return std::nullopt;
@@ -196,7 +197,7 @@ void BM_D2DCopyCuda(benchmark::State& state) {
   auto out = DeviceScratch(state, kGpuRows * sizeof(float));
   if (!in || !out) return;
   for (auto _ : state) {
-    Check(state, kernels::CopyDeviceToDevice(out->as<void>(), in->as<const void>(),
+    Check(state, bench::CopyDeviceToDevice(out->as<void>(), in->as<const void>(),
                                              kGpuRows * sizeof(float)));
   }
   SetBytes(state, kGpuRows * sizeof(float));
@@ -209,8 +210,8 @@ void BM_StandardizeCuda(benchmark::State& state) {
   auto out = DeviceScratch(state, kGpuRows * sizeof(float));
   if (!in || !out) return;
   for (auto _ : state) {
-    Check(state, kernels::StandardizeOnDevice(in->as<const float>(), out->as<float>(), kGpuRows,
-                                              0.25, 1.0 / 2.5));
+    Check(state, bench::StandardizeOnDevice(in->as<const float>(), out->as<float>(), kGpuRows,
+                                            0.25, 1.0 / 2.5));
   }
   SetBytes(state, kGpuRows * sizeof(float));
 }
@@ -223,7 +224,7 @@ void BM_ColumnStatsPartialCuda(benchmark::State& state) {
   auto in = ToDevice(state, GpuColumn(8));
   if (!in) return;
   for (auto _ : state) {
-    auto moments = kernels::MomentsOnDevice(in->as<const float>(), kGpuRows);
+    auto moments = bench::MomentsOnDevice(in->as<const float>(), kGpuRows);
     if (!moments.ok()) state.SkipWithError(moments.status().ToString().c_str());
     benchmark::DoNotOptimize(moments);
   }
@@ -243,8 +244,8 @@ void BM_FilterMapCuda(benchmark::State& state) {
   const float threshold = kernels::FloatThresholdFor(0.0);
   size_t kept = 0;
   for (auto _ : state) {
-    auto n = kernels::FilterMapOnDevice(a->as<const float>(), b->as<const float>(), kGpuRows,
-                                        threshold, keep->as<uint8_t>(), value->as<float>());
+    auto n = bench::FilterMapOnDevice(a->as<const float>(), b->as<const float>(), kGpuRows,
+                                      threshold, keep->as<uint8_t>(), value->as<float>());
     if (!n.ok()) state.SkipWithError(n.status().ToString().c_str());
     kept = n.ok() ? *n : 0;
   }
@@ -253,16 +254,14 @@ void BM_FilterMapCuda(benchmark::State& state) {
 }
 BENCHMARK(BM_FilterMapCuda)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
-// clip and cast have no device-pointer entry point yet: these time the host wrappers, i.e. the
-// chunked copies to the device and back (PCIe-bound), not the kernels alone.
 void BM_ClipCuda(benchmark::State& state) {
   if (!HaveDevice(state)) return;
   auto in = ToDevice(state, GpuColumn(6));
   auto out = DeviceScratch(state, kGpuRows * sizeof(float));
   if (!in || !out) return;
   for (auto _ : state) {
-    Check(state, kernels::ClipOnDevice(in->as<const float>(), out->as<float>(), kGpuRows, -1.0f,
-                                       1.0f));
+    Check(state, bench::ClipOnDevice(in->as<const float>(), out->as<float>(), kGpuRows, -1.0f,
+                                     1.0f));
   }
   SetBytes(state, kGpuRows * sizeof(float));
 }
@@ -278,8 +277,8 @@ void BM_CastCuda(benchmark::State& state) {
                                           : ElementType::kBFloat16;
   state.SetLabel(precision::HalfFormatName(format));
   for (auto _ : state) {
-    Check(state, kernels::CastOnDevice(in->as<const float>(), out->as<uint16_t>(), kGpuRows,
-                                       format));
+    Check(state, bench::CastOnDevice(in->as<const float>(), out->as<uint16_t>(), kGpuRows,
+                                     format));
   }
   SetBytes(state, kGpuRows * sizeof(float));
 }

@@ -96,8 +96,11 @@ int RunGangAgent(const std::vector<std::string>& args) {
   for (;;) {
     if (std::optional<Status> failed = monitor.Poll()) return Fail(std::string(failed->message()));
     net::PollReadable({&*dealer}, std::chrono::milliseconds(200));
-    while (std::optional<std::string> payload = net::TryRecv(*dealer)) {
-      Result<wire::Message> msg = wire::Decode(*payload);
+    for (;;) {
+      Result<std::optional<std::string>> payload = net::TryRecv(*dealer);
+      if (!payload.ok()) return Fail("lost " + host + ": " + payload.status().message());
+      if (!payload->has_value()) break;
+      Result<wire::Message> msg = wire::Decode(**payload);
       if (!msg.ok()) continue;
       last_heard = SteadyMs();
       if (const auto* out = std::get_if<wire::LaunchOutput>(&*msg)) {

@@ -3,11 +3,13 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <optional>
 #include <cstdio>
 #include <thread>
 
 #include "cli/signals.h"
 #include "cli/status_format.h"
+#include "runtime/job/job_phase.h"
 
 namespace coupler::cli {
 
@@ -39,7 +41,9 @@ WaitOutcome WaitForJob(client::Client& client, const std::string& job_id) {
     const wire::JobStatus& job = reply->jobs.front();
     const auto now = std::chrono::steady_clock::now();
     const double elapsed = std::chrono::duration<double>(now - start).count();
-    const bool finished = job.state != "queued" && job.state != "running";
+    // A state this build does not know ends the wait, as a failure: it may never change.
+    const std::optional<job::JobPhase> phase = job::ParseJobPhase(job.state);
+    const bool finished = !phase || job::IsFinished(*phase);
     if (tty) {
       std::fprintf(stderr, "\r%s\033[K", ProgressLine(job, elapsed).c_str());
     } else if (finished || now - last_line >= std::chrono::seconds(2)) {
@@ -49,8 +53,9 @@ WaitOutcome WaitForJob(client::Client& client, const std::string& job_id) {
     if (finished) {
       if (tty) std::fputc('\n', stderr);
       out.final_status = job;
-      out.exit_code = job.state == "succeeded" ? 0 : 1;
-      if (job.state != "succeeded") {
+      const bool succeeded = phase == job::JobPhase::kSucceeded;
+      out.exit_code = succeeded ? 0 : 1;
+      if (!succeeded) {
         std::fprintf(stderr, "coupler: job %s %s: %s\n", job.id.c_str(), job.state.c_str(),
                      job.error.c_str());
       }

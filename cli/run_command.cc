@@ -13,14 +13,15 @@
 
 #include <fmt/format.h>
 
-#include "cli/child_process.h"
 #include "cli/commands.h"
 #include "cli/job_wait.h"
 #include "cli/signals.h"
 #include "client/client.h"
 #include "runtime/io/npy_reader.h"
+#include "runtime/io/output_layout.h"
 #include "runtime/job/job_loader.h"
 #include "runtime/net/curve_keys.h"
+#include "runtime/process/child_process.h"
 
 namespace coupler::cli {
 namespace {
@@ -35,6 +36,18 @@ struct RunArgs {
   bool keep_state = false;
   std::string log_level = "warn";
 };
+
+using process::ChildProcess;
+
+// This same executable with `args` (argv[1..]); stdout/stderr inherited.
+Result<ChildProcess> SpawnSelf(std::vector<std::string> args) {
+  COUPLER_ASSIGN_OR_RETURN(std::string exe, process::SelfExecutable());
+  process::SpawnOptions options;
+  options.argv = {std::move(exe)};
+  options.argv.insert(options.argv.end(), std::make_move_iterator(args.begin()),
+                      std::make_move_iterator(args.end()));
+  return ChildProcess::Spawn(options);
+}
 
 // Waits for the coordinator's ready file; nullopt if it died or took too long.
 std::optional<std::string> WaitReady(const fs::path& ready, ChildProcess& coordinator) {
@@ -88,7 +101,7 @@ void PrintSummary(const wire::JobStatus& j, double wall_s) {
 void PrintAccuracy(const job::JobGraph& graph) {
   for (const auto& node : graph.nodes) {
     if (node.op != "evaluate") continue;
-    const std::string path = (fs::path(graph.workdir) / node.id / "part-00000.npy").string();
+    const std::string path = io::ShardPath(graph.workdir, node.id, 0);
     Result<io::Table> table = io::ReadNpy(path);
     const io::Column* accuracy = table.ok() ? table->Find("accuracy") : nullptr;
     const io::Column* correct = table.ok() ? table->Find("correct") : nullptr;
@@ -132,9 +145,8 @@ int Run(const RunArgs& a) {
 
   int code = kExitFailure;
   {
-    auto coordinator = ChildProcess::SpawnSelf({"--log-level", a.log_level, "coordinator",
-                                                "--listen", endpoint, "--state", state,
-                                                "--ready-file", ready.string()});
+    auto coordinator = SpawnSelf({"--log-level", a.log_level, "coordinator", "--listen", endpoint,
+                                  "--state", state, "--ready-file", ready.string()});
     if (!coordinator.ok()) {
       std::fprintf(stderr, "coupler: %s\n", coordinator.status().message().c_str());
       return kExitFailure;
@@ -148,10 +160,9 @@ int Run(const RunArgs& a) {
       // so a $COUPLER_KEYS meant for another coordinator cannot get in the way.
       const std::string keys = state + "/keys";
       for (int i = 0; i < a.workers; ++i) {
-        auto w = ChildProcess::SpawnSelf({"--log-level", a.log_level, "worker", "--coordinator",
-                                          *ep, "--slots", std::to_string(a.slots), "--id",
-                                          fmt::format("local-{}", i + 1), "--keys",
-                                          net::LocalPeerDir(keys, net::KeyRole::kWorker)});
+        auto w = SpawnSelf({"--log-level", a.log_level, "worker", "--coordinator", *ep, "--slots",
+                            std::to_string(a.slots), "--id", fmt::format("local-{}", i + 1),
+                            "--keys", net::LocalPeerDir(keys, net::KeyRole::kWorker)});
         if (w.ok()) workers.push_back(std::move(*w));
       }
       client::ClientSecurity security;

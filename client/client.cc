@@ -49,7 +49,13 @@ Result<wire::Message> Client::Call(const std::string& request, std::chrono::mill
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) break;
-    reply = net::RecvFor(socket_, std::min(left, std::chrono::milliseconds(50)));
+    Result<std::optional<std::string>> got =
+        net::RecvFor(socket_, std::min(left, std::chrono::milliseconds(50)));
+    if (!got.ok()) {
+      (void)Open();  // the failed socket is of no more use; the next call gets a fresh one
+      return got.status();
+    }
+    reply = std::move(*got);
   }
   if (!reply) {
     // A late reply must not answer the next request: start over on a fresh socket.

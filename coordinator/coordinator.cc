@@ -106,7 +106,8 @@ Status Coordinator::Resume() {
   for (const auto& rec : records) {
     // Finished jobs stay what their row says: not re-validated (their inputs may be gone),
     // not rebuilt in memory. Only unfinished ones are restored to run.
-    if (rec.state == "succeeded" || rec.state == "failed" || rec.state == "cancelled") {
+    const std::optional<JobPhase> phase = job::ParseJobPhase(rec.state);
+    if (phase && job::IsFinished(*phase)) {
       finished_.emplace(rec.id, Summary(rec));
       continue;
     }
@@ -116,16 +117,18 @@ Status Coordinator::Resume() {
     Result<std::unique_ptr<JobState>> job = RestoreJob(rec, commits, attempts, sent);
     if (!job.ok()) {
       log->error("cannot resume job {}: {}", rec.id, job.status().message());
-      COUPLER_RETURN_IF_ERROR(store_->SetJobState(rec.id, "failed", job.status().message(), WallMs()));
+      const std::string failed_state(JobPhaseName(JobPhase::kFailed));
+      COUPLER_RETURN_IF_ERROR(
+          store_->SetJobState(rec.id, failed_state, job.status().message(), WallMs()));
       store::JobRecord failed = rec;
-      failed.state = "failed";
+      failed.state = failed_state;
       failed.error = job.status().message();
       finished_.emplace(rec.id, Summary(failed));
       continue;
     }
     // What the store says, so a job whose last commits landed just before a crash (all done,
     // state still "running" on disk) gets its final state written by PersistFinishedJobs.
-    persisted_phase_[rec.id] = rec.state == "running" ? JobPhase::kRunning : JobPhase::kQueued;
+    persisted_phase_[rec.id] = phase == JobPhase::kRunning ? JobPhase::kRunning : JobPhase::kQueued;
     log->info("resuming job {} ({}): {} of {} tasks already done", rec.id, rec.name,
               (*job)->done(), (*job)->table().size());
     scheduler_.AddJob(std::move(*job));
@@ -189,35 +192,50 @@ Status Coordinator::Bind() {
 Status Coordinator::Run(const std::atomic<bool>& stop) {
   auto log = Logger("coordinator");
   log->info("listening for workers on {}, clients on {}", worker_endpoint_, client_endpoint_);
-  while (!stop.load()) {
+  // A socket that fails to receive is broken for good: the loop ends with its error, after the
+  // same goodbye as a stop (waiters answered, the store flushed). A context shut down is a stop.
+  Status failed;
+  bool broken = false;
+  // True when `r` holds a message; a failed receive marks the loop broken.
+  auto received = [&](const auto& r) {
+    if (r.ok()) return r->has_value();
+    broken = true;
+    if (!net::IsContextShutDown(r.status())) {
+      failed = r.status();
+      log->error("stopping: {}", failed.message());
+    }
+    return false;
+  };
+  while (!stop.load() && !broken) {
     const unsigned ready =
         net::PollReadable({&workers_, &clients_, &admitted_}, std::chrono::milliseconds(20));
     // Drain what is waiting in bounded bursts, so one busy socket cannot starve the other.
     if (ready & 1u) {
       for (int i = 0; i < 4096; ++i) {
         auto m = net::TryRecvRouted(workers_);
-        if (!m) break;
+        if (!received(m)) break;
         ++received_;
-        if (m->frames != 2) {
+        if ((*m)->frames != 2) {
           ++dropped_;
           continue;
         }
-        OnWorkerMessage(m->identity, m->user_id, m->payload);
+        OnWorkerMessage((*m)->identity, (*m)->user_id, (*m)->payload);
       }
     }
-    if (ready & 2u) {
+    if (!broken && (ready & 2u)) {
       for (int i = 0; i < 256; ++i) {
         auto m = net::TryRecvRouted(clients_);
-        if (!m) break;
+        if (!received(m)) break;
         ++received_;
-        OnClientMessage(m->identity, m->user_id, m->payload, m->has_empty_delimiter);
+        OnClientMessage((*m)->identity, (*m)->user_id, (*m)->payload, (*m)->has_empty_delimiter);
       }
     }
-    if (ready & 4u) {
-      while (net::TryRecv(admitted_)) {
+    if (!broken && (ready & 4u)) {
+      while (received(net::TryRecv(admitted_))) {
       }
       FinishAdmissions();
     }
+    if (broken) break;
     Tick();
     Dispatch();
     AnswerWaiters(false);
@@ -225,7 +243,7 @@ Status Coordinator::Run(const std::atomic<bool>& stop) {
   AnswerWaiters(true);
   FlushStore();
   log->info("stopped");
-  return Status::Ok();
+  return failed;
 }
 
 void Coordinator::Tick() {

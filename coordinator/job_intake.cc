@@ -1,5 +1,6 @@
 #include "coordinator/job_intake.h"
 
+#include "runtime/io/output_layout.h"
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -7,6 +8,7 @@
 #include <sstream>
 
 #include "runtime/job/job_loader.h"
+#include "runtime/job/job_phase.h"
 #include "runtime/job/validator.h"
 #include "runtime/job/workdir_marker.h"
 #include "runtime/util/random_token.h"
@@ -73,7 +75,7 @@ DatasetListing ListDatasets(const job::JobGraph& graph) {
       std::vector<std::string> files;
       std::error_code ec;
       for (const auto& e : fs::directory_iterator(in.path, ec)) {
-        if (job::IsShardFileName(e.path().filename().string())) files.push_back(e.path().string());
+        if (io::IsShardFileName(e.path().filename().string())) files.push_back(e.path().string());
       }
       std::sort(files.begin(), files.end());
       out[in.path] = std::move(files);
@@ -125,7 +127,7 @@ Result<AdmittedJob> AdmitJob(const wire::SubmitJob& submit, const std::string& j
   out.record.spec_path = submit.spec_path;
   out.record.base_dir = graph.base_dir;
   out.record.priority = graph.priority;
-  out.record.state = "queued";
+  out.record.state = std::string(job::JobPhaseName(job::JobPhase::kQueued));
   out.record.submitted_ms = now_ms;
   out.record.extra = EncodeExtra(graph.workdir, marker, datasets, probes);
   out.record.submitted_by = submitted_by;

@@ -9,17 +9,6 @@
 
 namespace coupler::coordinator {
 
-std::string_view JobPhaseName(JobPhase p) {
-  switch (p) {
-    case JobPhase::kQueued: return "queued";
-    case JobPhase::kRunning: return "running";
-    case JobPhase::kSucceeded: return "succeeded";
-    case JobPhase::kFailed: return "failed";
-    case JobPhase::kCancelled: return "cancelled";
-  }
-  return "queued";
-}
-
 JobState::JobState(std::string id, job::JobGraph graph, plan::Plan plan, DatasetListing datasets)
     : id_(std::move(id)),
       graph_(std::move(graph)),

@@ -16,6 +16,7 @@
 #include "coordinator/task_specs.h"
 #include "coordinator/task_table.h"
 #include "runtime/job/job_graph.h"
+#include "runtime/job/job_phase.h"
 #include "runtime/plan/planner.h"
 #include "runtime/wire/client_messages.h"
 #include "runtime/wire/worker_messages.h"
@@ -23,8 +24,8 @@
 namespace coupler::coordinator {
 
 enum class TaskState : uint8_t { kBlocked, kReady, kRunning, kDone, kFailed, kCancelled };
-enum class JobPhase : uint8_t { kQueued, kRunning, kSucceeded, kFailed, kCancelled };
-std::string_view JobPhaseName(JobPhase p);
+using job::JobPhase;
+using job::JobPhaseName;
 
 // A worker asking for loose tasks, as the job's queues see it.
 struct Taker {
@@ -48,7 +49,7 @@ class JobState {
   JobPhase phase() const { return phase_; }
   const std::string& error() const { return error_; }
   int priority() const { return graph_.priority; }
-  bool finished() const { return phase_ != JobPhase::kQueued && phase_ != JobPhase::kRunning; }
+  bool finished() const { return job::IsFinished(phase_); }
 
   TaskState task_state(uint64_t task) const { return static_cast<TaskState>(state_[task]); }
   uint32_t attempts(uint64_t task) const { return attempts_[task]; }

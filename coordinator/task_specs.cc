@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include <fmt/format.h>
+#include "runtime/io/output_layout.h"
 
 namespace coupler::coordinator {
 
@@ -13,8 +13,8 @@ TaskSpecs::TaskSpecs(const job::JobGraph& graph, const plan::Plan& plan, Dataset
 }
 
 std::string TaskSpecs::OutputPath(size_t p, int64_t shard, bool partial) const {
-  return fmt::format("{}/{}/{}-{:05d}.npy", graph_.workdir, plan_.nodes[p].id,
-                     partial ? "partial" : "part", shard);
+  return io::ShardPath(graph_.workdir, plan_.nodes[p].id, shard,
+                       partial ? io::ShardKind::kPartial : io::ShardKind::kPart);
 }
 
 bool TaskSpecs::WholeNode(size_t p) const {
@@ -24,7 +24,7 @@ bool TaskSpecs::WholeNode(size_t p) const {
 }
 
 std::string TaskSpecs::NodeDir(size_t p) const {
-  return fmt::format("{}/{}", graph_.workdir, plan_.nodes[p].id);
+  return io::NodeDir(graph_.workdir, plan_.nodes[p].id);
 }
 
 std::string TaskSpecs::InputShard(const job::InputRef& in, int64_t shard) const {

@@ -15,6 +15,7 @@ std::string_view StatusCodeName(StatusCode code) {
     case StatusCode::kDeadlineExceeded: return "DeadlineExceeded";
     case StatusCode::kAborted: return "Aborted";
     case StatusCode::kPermissionDenied: return "PermissionDenied";
+    case StatusCode::kCancelled: return "Cancelled";
     case StatusCode::kInternal: return "Internal";
   }
   return "Unknown";

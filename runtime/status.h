@@ -24,6 +24,9 @@ enum class StatusCode {
   kInternal,
   // Authenticated, but not allowed (a key not on an allow-list, a job that is not yours).
   kPermissionDenied,
+  // Stopped because someone asked (a cancelled job's task): an outcome of its own, neither a
+  // failure to retry nor one to report.
+  kCancelled,
 };
 
 std::string_view StatusCodeName(StatusCode code);
@@ -63,6 +66,7 @@ inline Status DeadlineExceeded(std::string m) { return {StatusCode::kDeadlineExc
 inline Status Aborted(std::string m) { return {StatusCode::kAborted, std::move(m)}; }
 inline Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
 inline Status PermissionDenied(std::string m) { return {StatusCode::kPermissionDenied, std::move(m)}; }
+inline Status Cancelled(std::string m = "cancelled") { return {StatusCode::kCancelled, std::move(m)}; }
 
 // A value or the Status that explains why there is none.
 template <typename T>

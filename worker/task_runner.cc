@@ -73,7 +73,7 @@ wire::TaskOutcome RunTask(const wire::TaskSpec& spec, const std::atomic<bool>* c
     if (status.ok()) {
       outcome.ok = true;
       outcome.output_paths = std::move(report.output_paths);
-    } else if (status.code() == StatusCode::kAborted && status.message() == "cancelled") {
+    } else if (status.code() == StatusCode::kCancelled) {
       outcome.error = "cancelled";
     } else {
       outcome.error = OneLine(spec.op + ": " + status.message());

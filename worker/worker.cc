@@ -247,6 +247,18 @@ void Worker::OnMessage(const std::string& payload, bool& drain_requested) {
   // Heartbeats and acks only prove the coordinator is alive.
 }
 
+Status Worker::ReceiveFailed(const Status& status) {
+  // Its own context is shut down only as the process ends: a stop, not a failure. Any other
+  // receive error leaves the worker deaf to the coordinator for good, so it stops with it (the
+  // coordinator then gives up on it and requeues its tasks, as for a worker that died).
+  if (net::IsContextShutDown(status)) {
+    Logger("worker")->info("worker {} stopped: its sockets were shut down", options_.id);
+    return Status::Ok();
+  }
+  Logger("worker")->error("worker {} stopping: {}", options_.id, status.message());
+  return status;
+}
+
 Status Worker::Run(const std::atomic<bool>& drain) {
   auto log = Logger("worker");
   log->info("worker {} connecting to {} with {} slots", options_.id, options_.coordinator,
@@ -258,7 +270,10 @@ Status Worker::Run(const std::atomic<bool>& drain) {
     const unsigned ready =
         net::PollReadable({&dealer_, &wake_}, std::chrono::milliseconds(draining ? 20 : 100));
     if (ready & 2u) {
-      while (net::TryRecv(wake_)) {
+      for (;;) {
+        auto wake = net::TryRecv(wake_);
+        if (!wake.ok()) return ReceiveFailed(wake.status());
+        if (!wake->has_value()) break;
       }
     }
     SendOutcomes();
@@ -266,8 +281,9 @@ Status Worker::Run(const std::atomic<bool>& drain) {
     if (ready & 1u) {
       for (int i = 0; i < 1024; ++i) {
         auto m = net::TryRecv(dealer_);
-        if (!m) break;
-        OnMessage(*m, drain_requested);
+        if (!m.ok()) return ReceiveFailed(m.status());
+        if (!m->has_value()) break;
+        OnMessage(**m, drain_requested);
       }
     }
     if (!draining && (drain.load() || drain_requested)) {

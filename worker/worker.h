@@ -59,6 +59,8 @@ class Worker {
   void Register();
   // A refused key or registration ends the worker: retrying cannot make it authorized.
   Status CheckRefused();
+  // What Run returns when a receive fails.
+  Status ReceiveFailed(const Status& status);
   void SendHeartbeat(bool draining);
   void SendOutcomes();
   // Relays what the gangs' MPI daemons running here wrote (and keepalives for them).

@@ -40,22 +40,4 @@ Result<size_t> FilterMapCuda(const float* a, const float* b, size_t n, float thr
 template <typename T>
 Result<size_t> CompactCuda(const T* in, const uint8_t* keep, size_t n, T* out);
 
-// The same kernels on columns already resident on the calling thread's current device: no
-// copies and no chunking, so a benchmark times the kernel alone. They run on that device's
-// default stream and synchronize before returning (results are ready, faults are reported).
-// Scratch (block partials, CUB temp storage) is allocated per call. Pointers are device
-// pointers; the same aliasing rules as above.
-Status StandardizeOnDevice(const float* d_in, float* d_out, size_t n, double mean,
-                           double inv_stddev);
-// d_in and d_out must not overlap.
-Status ClipOnDevice(const float* d_in, float* d_out, size_t n, float lo, float hi);
-Status CastOnDevice(const float* d_in, uint16_t* d_out, size_t n, ElementType format);
-Result<ColumnMoments> MomentsOnDevice(const float* d_in, size_t n);
-Result<ColumnMoments> MomentsOnDevice(const int32_t* d_in, size_t n);
-// d_value needs n elements: the first kept hold the roots, the rest are scratch.
-Result<size_t> FilterMapOnDevice(const float* d_a, const float* d_b, size_t n, float threshold,
-                                 uint8_t* d_keep, float* d_value);
-template <typename T>
-Result<size_t> CompactOnDevice(const T* d_in, const uint8_t* d_keep, size_t n, T* d_out);
-
 }  // namespace coupler::kernels

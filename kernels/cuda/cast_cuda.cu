@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "kernels/cuda/batch_cuda.h"
+#include "kernels/cuda/batch_launch.h"
 #include "kernels/cuda/column_pass.h"
 #include "kernels/elementwise.h"
 
@@ -24,23 +25,26 @@ __global__ void CastKernel(const float* __restrict__ in, uint16_t* __restrict__ 
 }
 
 template <ElementType kFormat>
-void LaunchCast(const float* d_in, uint16_t* d_out, size_t count, int blocks, int threads,
-                cudaStream_t stream) {
+void LaunchCastAs(const float* d_in, uint16_t* d_out, size_t count, int blocks, int threads,
+                  cudaStream_t stream) {
   CastKernel<kFormat><<<blocks, threads, 0, stream>>>(d_in, d_out, count);
 }
 
 }  // namespace
 
-Status CastCuda(const float* in, uint16_t* out, size_t n, ElementType format) {
-  return format == ElementType::kFloat16
-             ? RunColumnPass(in, out, n, LaunchCast<ElementType::kFloat16>)
-             : RunColumnPass(in, out, n, LaunchCast<ElementType::kBFloat16>);
+void LaunchCast(const float* d_in, uint16_t* d_out, size_t count, int blocks, int threads,
+                cudaStream_t stream, ElementType format) {
+  if (format == ElementType::kFloat16) {
+    LaunchCastAs<ElementType::kFloat16>(d_in, d_out, count, blocks, threads, stream);
+  } else {
+    LaunchCastAs<ElementType::kBFloat16>(d_in, d_out, count, blocks, threads, stream);
+  }
 }
 
-Status CastOnDevice(const float* d_in, uint16_t* d_out, size_t n, ElementType format) {
+Status CastCuda(const float* in, uint16_t* out, size_t n, ElementType format) {
   return format == ElementType::kFloat16
-             ? RunDevicePass(d_in, d_out, n, LaunchCast<ElementType::kFloat16>)
-             : RunDevicePass(d_in, d_out, n, LaunchCast<ElementType::kBFloat16>);
+             ? RunColumnPass(in, out, n, LaunchCastAs<ElementType::kFloat16>)
+             : RunColumnPass(in, out, n, LaunchCastAs<ElementType::kBFloat16>);
 }
 
 }  // namespace coupler::kernels

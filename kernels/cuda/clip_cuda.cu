@@ -2,6 +2,7 @@
 #include <cstddef>
 
 #include "kernels/cuda/batch_cuda.h"
+#include "kernels/cuda/batch_launch.h"
 #include "kernels/cuda/column_pass.h"
 #include "kernels/elementwise.h"
 
@@ -17,25 +18,21 @@ __global__ void ClipKernel(const float* __restrict__ in, float* __restrict__ out
   }
 }
 
-struct ClipLaunch {
-  float lo;
-  float hi;
-  void operator()(const float* d_in, float* d_out, size_t count, int blocks, int threads,
-                  cudaStream_t stream) const {
-    ClipKernel<<<blocks, threads, 0, stream>>>(d_in, d_out, count, lo, hi);
-  }
-};
-
 }  // namespace
+
+void LaunchClip(const float* d_in, float* d_out, size_t count, int blocks, int threads,
+                cudaStream_t stream, float lo, float hi) {
+  ClipKernel<<<blocks, threads, 0, stream>>>(d_in, d_out, count, lo, hi);
+}
 
 Status ClipCuda(const float* in, float* out, size_t n, float lo, float hi) {
   // Host `in` may equal host `out`: each chunk is copied in before its result is copied back,
   // and the device buffers are distinct, so __restrict__ holds on the device.
-  return RunColumnPass(in, out, n, ClipLaunch{lo, hi});
-}
-
-Status ClipOnDevice(const float* d_in, float* d_out, size_t n, float lo, float hi) {
-  return RunDevicePass(d_in, d_out, n, ClipLaunch{lo, hi});
+  return RunColumnPass(in, out, n,
+                       [lo, hi](const float* d_in, float* d_out, size_t count, int blocks,
+                                int threads, cudaStream_t stream) {
+                         LaunchClip(d_in, d_out, count, blocks, threads, stream, lo, hi);
+                       });
 }
 
 }  // namespace coupler::kernels

@@ -53,18 +53,4 @@ Status RunColumnPass(const In* in, Out* out, size_t n, const Launch& launch) {
   return Status::Ok();
 }
 
-// The same launch on columns already on the device: one pass over all n elements on the default
-// stream, checked and synchronized, so results are ready and kernel faults are reported here.
-template <typename In, typename Out, typename Launch>
-Status RunDevicePass(const In* d_in, Out* d_out, size_t n, const Launch& launch) {
-  if (n == 0) return Status::Ok();
-  COUPLER_ASSIGN_OR_RETURN(const int max_blocks, MaxResidentBlocks());
-  const size_t wanted = (n + kThreadsPerBlock - 1) / kThreadsPerBlock;
-  const int blocks = static_cast<int>(std::min<size_t>(wanted, max_blocks));
-  launch(d_in, d_out, n, blocks, kThreadsPerBlock, cudaStream_t{nullptr});
-  COUPLER_CUDA_RETURN_IF_ERROR(cudaGetLastError());
-  COUPLER_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(nullptr));
-  return Status::Ok();
-}
-
 }  // namespace coupler::kernels

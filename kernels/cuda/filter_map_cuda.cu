@@ -9,6 +9,7 @@
 #include <cub/device/device_select.cuh>
 
 #include "kernels/cuda/batch_cuda.h"
+#include "kernels/cuda/batch_launch.h"
 #include "kernels/cuda/column_pass.h"
 #include "kernels/elementwise.h"
 
@@ -27,35 +28,8 @@ __global__ void FilterMapKernel(const float* __restrict__ a, const float* __rest
   }
 }
 
-// CUB's temp storage, grown on demand: sized by CUB's first (query) call for the largest count
-// this run will see, then reused, so a chunked run allocates once.
-class CubScratch {
- public:
-  // `query(d_temp, bytes)` is the Flagged call to be made, which CUB answers with the bytes it
-  // needs when d_temp is null.
-  template <typename Query>
-  Status Reserve(const Query& query) {
-    size_t bytes = 0;
-    COUPLER_CUDA_RETURN_IF_ERROR(query(nullptr, bytes));
-    // Never a null buffer: CUB reads a null d_temp_storage as another size query and would
-    // silently do nothing.
-    if (bytes > temp_.bytes() || temp_.as<void>() == nullptr) {
-      COUPLER_ASSIGN_OR_RETURN(temp_, DeviceBuffer::Allocate(std::max<size_t>(bytes, 1)));
-    }
-    bytes_ = bytes;
-    return Status::Ok();
-  }
-  void* temp() const { return temp_.as<void>(); }
-  // Passed to CUB by reference, as its API wants.
-  size_t& bytes() { return bytes_; }
+}  // namespace
 
- private:
-  DeviceBuffer temp_;
-  size_t bytes_ = 0;
-};
-
-// Enqueues filter_map over device columns: flags and roots, then the in-place compaction of the
-// roots; the kept count lands in *d_kept. `scratch` must already be reserved for n items.
 Status LaunchFilterMap(const float* d_a, const float* d_b, size_t n, float threshold,
                        uint8_t* d_keep, float* d_value, int64_t* d_kept, int max_blocks,
                        CubScratch& scratch, cudaStream_t stream) {
@@ -79,6 +53,8 @@ Status ReserveFilterMap(CubScratch& scratch, size_t n) {
   });
 }
 
+namespace {
+
 template <typename T>
 Status ReserveCompact(CubScratch& scratch, size_t n) {
   return scratch.Reserve([n](void* temp, size_t& bytes) {
@@ -98,7 +74,8 @@ Status LaunchCompact(const T* d_in, const uint8_t* d_keep, size_t n, T* d_out, i
   return Status::Ok();
 }
 
-// Reads the kept count back; the synchronize also surfaces any fault of the kernels before it.
+}  // namespace
+
 Result<size_t> KeptCount(const int64_t* d_kept, cudaStream_t stream) {
   int64_t kept = 0;
   COUPLER_CUDA_RETURN_IF_ERROR(
@@ -106,8 +83,6 @@ Result<size_t> KeptCount(const int64_t* d_kept, cudaStream_t stream) {
   COUPLER_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
   return static_cast<size_t>(kept);
 }
-
-}  // namespace
 
 Result<size_t> FilterMapCuda(const float* a, const float* b, size_t n, float threshold,
                              uint8_t* keep, float* value) {
@@ -182,32 +157,8 @@ Result<size_t> CompactCuda(const T* in, const uint8_t* keep, size_t n, T* out) {
   return kept;
 }
 
-Result<size_t> FilterMapOnDevice(const float* d_a, const float* d_b, size_t n, float threshold,
-                                 uint8_t* d_keep, float* d_value) {
-  if (n == 0) return size_t{0};
-  COUPLER_ASSIGN_OR_RETURN(const int max_blocks, MaxResidentBlocks());
-  COUPLER_ASSIGN_OR_RETURN(DeviceBuffer d_kept, DeviceBuffer::Allocate(sizeof(int64_t)));
-  CubScratch scratch;
-  COUPLER_RETURN_IF_ERROR(ReserveFilterMap(scratch, n));
-  COUPLER_RETURN_IF_ERROR(LaunchFilterMap(d_a, d_b, n, threshold, d_keep, d_value,
-                                          d_kept.as<int64_t>(), max_blocks, scratch, nullptr));
-  return KeptCount(d_kept.as<const int64_t>(), nullptr);
-}
-
-template <typename T>
-Result<size_t> CompactOnDevice(const T* d_in, const uint8_t* d_keep, size_t n, T* d_out) {
-  if (n == 0) return size_t{0};
-  COUPLER_ASSIGN_OR_RETURN(DeviceBuffer d_kept, DeviceBuffer::Allocate(sizeof(int64_t)));
-  CubScratch scratch;
-  COUPLER_RETURN_IF_ERROR(ReserveCompact<T>(scratch, n));
-  COUPLER_RETURN_IF_ERROR(
-      LaunchCompact(d_in, d_keep, n, d_out, d_kept.as<int64_t>(), scratch, nullptr));
-  return KeptCount(d_kept.as<const int64_t>(), nullptr);
-}
-
-#define COUPLER_INSTANTIATE_COMPACT(T)                                                    \
-  template Result<size_t> CompactCuda<T>(const T*, const uint8_t*, size_t, T*);           \
-  template Result<size_t> CompactOnDevice<T>(const T*, const uint8_t*, size_t, T*);
+#define COUPLER_INSTANTIATE_COMPACT(T) \
+  template Result<size_t> CompactCuda<T>(const T*, const uint8_t*, size_t, T*);
 COUPLER_INSTANTIATE_COMPACT(float)
 COUPLER_INSTANTIATE_COMPACT(int32_t)
 COUPLER_INSTANTIATE_COMPACT(uint16_t)

@@ -14,6 +14,7 @@
 #include <cub/block/block_reduce.cuh>
 
 #include "kernels/cuda/batch_cuda.h"
+#include "kernels/cuda/batch_launch.h"
 #include "kernels/cuda/column_pass.h"
 
 namespace coupler::kernels {
@@ -159,6 +160,28 @@ Status LaunchMoments(const T* d_x, size_t n, int max_blocks, Partial* d_partials
   return Status::Ok();
 }
 
+}  // namespace
+
+size_t MomentsPartialBytes(int blocks) { return static_cast<size_t>(blocks) * sizeof(Partial); }
+
+template <typename T>
+Status MergeDeviceMoments(const T* d_in, size_t n, int max_blocks, void* d_partials,
+                          cudaStream_t stream, ColumnMoments& total) {
+  std::vector<Partial> partials;
+  COUPLER_RETURN_IF_ERROR(LaunchMoments(d_in, n, max_blocks, static_cast<Partial*>(d_partials),
+                                        partials, stream));
+  // Faults inside the kernel surface here, before any partial is trusted.
+  COUPLER_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
+  for (const Partial& p : partials) total = MergeMoments(total, ToMoments(p));
+  return Status::Ok();
+}
+template Status MergeDeviceMoments<float>(const float*, size_t, int, void*, cudaStream_t,
+                                          ColumnMoments&);
+template Status MergeDeviceMoments<int32_t>(const int32_t*, size_t, int, void*, cudaStream_t,
+                                            ColumnMoments&);
+
+namespace {
+
 template <typename T>
 Result<ColumnMoments> RunMoments(const T* in, size_t n) {
   ColumnMoments total;
@@ -167,34 +190,15 @@ Result<ColumnMoments> RunMoments(const T* in, size_t n) {
   COUPLER_ASSIGN_OR_RETURN(const int max_blocks, MaxResidentBlocks());
   COUPLER_ASSIGN_OR_RETURN(DeviceBuffer d_in, DeviceBuffer::Allocate(chunk * sizeof(T)));
   COUPLER_ASSIGN_OR_RETURN(DeviceBuffer d_partials,
-                           DeviceBuffer::Allocate(max_blocks * sizeof(Partial)));
+                           DeviceBuffer::Allocate(MomentsPartialBytes(max_blocks)));
   COUPLER_ASSIGN_OR_RETURN(CudaStream stream, CudaStream::Create());
-  std::vector<Partial> partials;
   for (size_t start = 0; start < n; start += chunk) {
     const size_t count = std::min(chunk, n - start);
     COUPLER_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(d_in.as<T>(), in + start, count * sizeof(T),
                                                  cudaMemcpyHostToDevice, stream.get()));
-    COUPLER_RETURN_IF_ERROR(LaunchMoments(d_in.as<const T>(), count, max_blocks,
-                                          d_partials.as<Partial>(), partials, stream.get()));
-    // Faults inside the kernel surface here, before any partial is trusted.
-    COUPLER_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream.get()));
-    for (const Partial& p : partials) total = MergeMoments(total, ToMoments(p));
+    COUPLER_RETURN_IF_ERROR(MergeDeviceMoments(d_in.as<const T>(), count, max_blocks,
+                                               d_partials.as<void>(), stream.get(), total));
   }
-  return total;
-}
-
-template <typename T>
-Result<ColumnMoments> RunMomentsOnDevice(const T* d_in, size_t n) {
-  ColumnMoments total;
-  if (n == 0) return total;
-  COUPLER_ASSIGN_OR_RETURN(const int max_blocks, MaxResidentBlocks());
-  COUPLER_ASSIGN_OR_RETURN(DeviceBuffer d_partials,
-                           DeviceBuffer::Allocate(max_blocks * sizeof(Partial)));
-  std::vector<Partial> partials;
-  COUPLER_RETURN_IF_ERROR(
-      LaunchMoments(d_in, n, max_blocks, d_partials.as<Partial>(), partials, nullptr));
-  COUPLER_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(nullptr));
-  for (const Partial& p : partials) total = MergeMoments(total, ToMoments(p));
   return total;
 }
 
@@ -202,12 +206,5 @@ Result<ColumnMoments> RunMomentsOnDevice(const T* d_in, size_t n) {
 
 Result<ColumnMoments> MomentsCuda(const float* in, size_t n) { return RunMoments(in, n); }
 Result<ColumnMoments> MomentsCuda(const int32_t* in, size_t n) { return RunMoments(in, n); }
-
-Result<ColumnMoments> MomentsOnDevice(const float* d_in, size_t n) {
-  return RunMomentsOnDevice(d_in, n);
-}
-Result<ColumnMoments> MomentsOnDevice(const int32_t* d_in, size_t n) {
-  return RunMomentsOnDevice(d_in, n);
-}
 
 }  // namespace coupler::kernels

@@ -5,6 +5,7 @@
 #include <cstddef>
 
 #include "kernels/cuda/batch_cuda.h"
+#include "kernels/cuda/batch_launch.h"
 #include "kernels/cuda/column_pass.h"
 #include "kernels/elementwise.h"
 
@@ -12,7 +13,7 @@ namespace coupler::kernels {
 namespace {
 
 // `in` may equal `out`: each thread reads its element before writing it, and no thread touches
-// another's, so no __restrict__ here (the in-place device entry point passes one buffer).
+// another's, so no __restrict__ here (a device caller may pass one buffer for both).
 __global__ void StandardizeKernel(const float* in, float* out, size_t n, double mean,
                                   double inv_stddev) {
   const size_t stride = static_cast<size_t>(blockDim.x) * gridDim.x;
@@ -22,27 +23,19 @@ __global__ void StandardizeKernel(const float* in, float* out, size_t n, double 
   }
 }
 
-void Launch(const float* d_in, float* d_out, size_t count, int blocks, int threads,
-            cudaStream_t stream, double mean, double inv_stddev) {
+}  // namespace
+
+void LaunchStandardize(const float* d_in, float* d_out, size_t count, int blocks, int threads,
+                       cudaStream_t stream, double mean, double inv_stddev) {
   StandardizeKernel<<<blocks, threads, 0, stream>>>(d_in, d_out, count, mean, inv_stddev);
 }
-
-}  // namespace
 
 Status StandardizeCuda(const float* in, float* out, size_t n, double mean, double inv_stddev) {
   return RunColumnPass(in, out, n,
                        [mean, inv_stddev](const float* d_in, float* d_out, size_t count,
                                           int blocks, int threads, cudaStream_t stream) {
-                         Launch(d_in, d_out, count, blocks, threads, stream, mean, inv_stddev);
-                       });
-}
-
-Status StandardizeOnDevice(const float* d_in, float* d_out, size_t n, double mean,
-                           double inv_stddev) {
-  return RunDevicePass(d_in, d_out, n,
-                       [mean, inv_stddev](const float* in, float* out, size_t count, int blocks,
-                                          int threads, cudaStream_t stream) {
-                         Launch(in, out, count, blocks, threads, stream, mean, inv_stddev);
+                         LaunchStandardize(d_in, d_out, count, blocks, threads, stream, mean,
+                                           inv_stddev);
                        });
 }
 

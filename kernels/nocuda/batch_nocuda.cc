@@ -27,31 +27,8 @@ Result<size_t> CompactCuda(const T*, const uint8_t*, size_t, T*) {
   return NotBuilt("compact");
 }
 
-Status StandardizeOnDevice(const float*, float*, size_t, double, double) {
-  return NotBuilt("standardize");
-}
-
-Status ClipOnDevice(const float*, float*, size_t, float, float) { return NotBuilt("clip"); }
-
-Status CastOnDevice(const float*, uint16_t*, size_t, ElementType) {
-  return NotBuilt("cast");
-}
-
-Result<ColumnMoments> MomentsOnDevice(const float*, size_t) { return NotBuilt("column_stats"); }
-Result<ColumnMoments> MomentsOnDevice(const int32_t*, size_t) { return NotBuilt("column_stats"); }
-
-Result<size_t> FilterMapOnDevice(const float*, const float*, size_t, float, uint8_t*, float*) {
-  return NotBuilt("filter_map");
-}
-
-template <typename T>
-Result<size_t> CompactOnDevice(const T*, const uint8_t*, size_t, T*) {
-  return NotBuilt("compact");
-}
-
-#define COUPLER_INSTANTIATE_COMPACT(T)                                          \
-  template Result<size_t> CompactCuda<T>(const T*, const uint8_t*, size_t, T*); \
-  template Result<size_t> CompactOnDevice<T>(const T*, const uint8_t*, size_t, T*);
+#define COUPLER_INSTANTIATE_COMPACT(T) \
+  template Result<size_t> CompactCuda<T>(const T*, const uint8_t*, size_t, T*);
 COUPLER_INSTANTIATE_COMPACT(float)
 COUPLER_INSTANTIATE_COMPACT(int32_t)
 COUPLER_INSTANTIATE_COMPACT(uint16_t)

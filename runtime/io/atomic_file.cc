@@ -9,6 +9,7 @@
 #include <random>
 #include <system_error>
 
+#include "runtime/io/output_layout.h"
 #include "runtime/io/unique_fd.h"
 
 namespace coupler::io {
@@ -19,9 +20,11 @@ std::string TempPathFor(std::string_view path, bool keep_extension) {
   thread_local std::mt19937_64 rng{(static_cast<uint64_t>(std::random_device{}()) << 32) ^
                                    std::random_device{}()};
   char suffix[48];
-  std::snprintf(suffix, sizeof(suffix), ".tmp.%ld.%016llx", static_cast<long>(::getpid()),
+  std::snprintf(suffix, sizeof(suffix), "%ld.%016llx", static_cast<long>(::getpid()),
                 static_cast<unsigned long long>(rng()));
-  std::string out = std::string(path) + suffix;
+  std::string out = std::string(path);
+  out += kTempInfix;  // what IsTempFileName recognizes
+  out += suffix;
   if (keep_extension) out += std::filesystem::path(path).extension().string();
   return out;
 }

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <unordered_map>
 
+#include "runtime/io/output_layout.h"
 #include "runtime/job/param_validator.h"
 #include "runtime/job/scalars.h"
 
@@ -271,11 +272,6 @@ class GraphValidator {
 
 }  // namespace
 
-bool IsShardFileName(std::string_view name) {
-  return name.size() > 4 && name.substr(name.size() - 4) == ".npy" && name.front() != '.' &&
-         name.find(".tmp.") == std::string_view::npos;
-}
-
 PathInfo ProbePath(const std::string& abs_path) {
   std::error_code ec;
   auto st = fs::status(abs_path, ec);
@@ -284,7 +280,7 @@ PathInfo ProbePath(const std::string& abs_path) {
   if (!fs::is_directory(st)) return {};
   PathInfo info{PathInfo::Kind::kDirectory, 0};
   for (const auto& e : fs::directory_iterator(abs_path, ec)) {
-    if (IsShardFileName(e.path().filename().string())) ++info.shards;
+    if (io::IsShardFileName(e.path().filename().string())) ++info.shards;
   }
   return info;
 }

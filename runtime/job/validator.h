@@ -25,10 +25,6 @@ struct ValidationEnv {
   std::string cwd;       // the default workdir ./coupler-work/<name> resolves here; empty: ours
 };
 
-// A dataset shard: "*.npy", not hidden, not a temporary file of an unfinished write
-// ("<name>.tmp.<pid>.<hex>[.npy]"), which a killed process can leave behind.
-bool IsShardFileName(std::string_view name);
-
 // The filesystem probe used by LoadJob.
 PathInfo ProbePath(const std::string& abs_path);
 

@@ -16,6 +16,26 @@ Status ZmqError(const std::string& what, const zmq::error_t& e) {
   return Unavailable(what + ": " + e.what());
 }
 
+// A receive's exception as a result: EINTR is "nothing yet" (the caller's loop checks its stop
+// flag and polls again), ETERM the end of the context, anything else the socket's failure.
+Result<bool> RecvError(const zmq::error_t& e) {
+  if (e.num() == EINTR || e.num() == EAGAIN) return false;
+  if (e.num() == ETERM) return Aborted("receive: the ZeroMQ context was shut down");
+  return ZmqError("receive", e);
+}
+
+// Every frame of the next message, if one is waiting: true when `frames` got one.
+Result<bool> RecvFrames(zmq::socket_t& socket, std::vector<zmq::message_t>& frames) {
+  // A closed socket would reach libzmq as a null handle.
+  if (!socket.handle()) return Unavailable("receive: the socket is closed");
+  try {
+    return zmq::recv_multipart(socket, std::back_inserter(frames), zmq::recv_flags::dontwait)
+        .has_value();
+  } catch (const zmq::error_t& e) {
+    return RecvError(e);
+  }
+}
+
 }  // namespace
 
 Result<zmq::socket_t> BindRouter(zmq::context_t& ctx, const std::string& endpoint,
@@ -76,41 +96,38 @@ std::string LastEndpoint(zmq::socket_t& socket) {
   }
 }
 
-std::optional<RoutedMessage> TryRecvRouted(zmq::socket_t& router) {
+Result<std::optional<RoutedMessage>> TryRecvRouted(zmq::socket_t& router) {
   std::vector<zmq::message_t> frames;
-  try {
-    if (!zmq::recv_multipart(router, std::back_inserter(frames), zmq::recv_flags::dontwait)) {
-      return std::nullopt;
-    }
-  } catch (const zmq::error_t&) {
-    return std::nullopt;
-  }
+  COUPLER_ASSIGN_OR_RETURN(const bool got, RecvFrames(router, frames));
+  if (!got) return std::optional<RoutedMessage>();
   RoutedMessage m;
   m.frames = frames.size();
-  if (frames.empty()) return m;
+  if (frames.empty()) return std::optional<RoutedMessage>(std::move(m));
   m.identity = frames.front().to_string();
   if (frames.size() >= 2) m.payload = frames.back().to_string();
   if (const char* user = zmq_msg_gets(frames.back().handle(), "User-Id")) m.user_id = user;
   m.has_empty_delimiter = frames.size() >= 3 && frames[1].size() == 0;
-  return m;
+  return std::optional<RoutedMessage>(std::move(m));
 }
 
-std::optional<std::string> TryRecv(zmq::socket_t& dealer) {
+Result<std::optional<std::string>> TryRecv(zmq::socket_t& dealer) {
   std::vector<zmq::message_t> frames;
-  try {
-    if (!zmq::recv_multipart(dealer, std::back_inserter(frames), zmq::recv_flags::dontwait)) {
-      return std::nullopt;
-    }
-  } catch (const zmq::error_t&) {
-    return std::nullopt;
-  }
-  if (frames.empty()) return std::string();
-  return frames.back().to_string();
+  COUPLER_ASSIGN_OR_RETURN(const bool got, RecvFrames(dealer, frames));
+  if (!got) return std::optional<std::string>();
+  if (frames.empty()) return std::optional<std::string>(std::string());
+  return std::optional<std::string>(frames.back().to_string());
 }
 
-std::optional<std::string> RecvFor(zmq::socket_t& dealer, std::chrono::milliseconds timeout) {
-  if (PollReadable({&dealer}, timeout) == 0) return std::nullopt;
+Result<std::optional<std::string>> RecvFor(zmq::socket_t& dealer,
+                                           std::chrono::milliseconds timeout) {
+  // Received even when the poll saw nothing: a poll that failed (a closed socket, a context
+  // shut down) then says why instead of passing for a timeout.
+  if (dealer.handle()) PollReadable({&dealer}, timeout);
   return TryRecv(dealer);
+}
+
+bool IsContextShutDown(const Status& status) {
+  return status.code() == StatusCode::kAborted;
 }
 
 Status SendRouted(zmq::socket_t& router, std::string_view identity, std::string_view payload,

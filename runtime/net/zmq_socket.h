@@ -1,6 +1,7 @@
 // ZeroMQ plumbing shared by coordinator, workers and clients: socket setup with the options
 // coupler relies on, and framed send/receive of wire envelopes that turn ZeroMQ's exceptions
-// into Status values (EAGAIN is an ordinary "nothing yet", not an error).
+// into Status values (EAGAIN and EINTR are an ordinary "nothing yet", not an error; a real
+// failure of the socket is a Status the caller sees).
 #pragma once
 
 #include <chrono>
@@ -51,11 +52,17 @@ Result<zmq::socket_t> ConnectDealer(zmq::context_t& ctx, const std::string& endp
 // The endpoint a socket is actually bound to (resolves "*" ports).
 std::string LastEndpoint(zmq::socket_t& socket);
 
-// Non-blocking receive; nullopt when nothing is waiting.
-std::optional<RoutedMessage> TryRecvRouted(zmq::socket_t& router);
-std::optional<std::string> TryRecv(zmq::socket_t& dealer);
-// Blocking receive with a deadline; nullopt on timeout.
-std::optional<std::string> RecvFor(zmq::socket_t& dealer, std::chrono::milliseconds timeout);
+// Non-blocking receive; nullopt when nothing is waiting (EAGAIN, or a signal interrupted it).
+// A failed receive is a Status: Aborted once the socket's context was shut down (the process
+// is stopping: see IsContextShutDown), and only then; Unavailable for any other error.
+Result<std::optional<RoutedMessage>> TryRecvRouted(zmq::socket_t& router);
+Result<std::optional<std::string>> TryRecv(zmq::socket_t& dealer);
+// Blocking receive with a deadline; nullopt on timeout, errors as TryRecv.
+Result<std::optional<std::string>> RecvFor(zmq::socket_t& dealer,
+                                           std::chrono::milliseconds timeout);
+// True for the Status a receive gives once its context was shut down: an ordinary end at
+// shutdown, not a failure to report.
+bool IsContextShutDown(const Status& status);
 
 // Never blocks: ResourceExhausted when the peer's queue is full (see BindRouter).
 Status SendRouted(zmq::socket_t& router, std::string_view identity, std::string_view payload,

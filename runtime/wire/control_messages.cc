@@ -22,6 +22,7 @@ Status StatusFromError(const Error& error) {
     case StatusCode::kAborted:
     case StatusCode::kInternal:
     case StatusCode::kPermissionDenied:
+    case StatusCode::kCancelled:
       return Status(code, error.message);
     case StatusCode::kOk:
       break;

@@ -1,5 +1,5 @@
 // Writes the seed corpus for fuzz_decode: one valid envelope per message type (the samples of
-// runtime/wire/sample_messages.h) plus a few malformed ones. Rerun after a protocol version
+// tests/wire_sample_messages.h) plus a few malformed ones. Rerun after a protocol version
 // bump; WireCodecTest.SeedCorpusMatchesSamples checks the checked-in seeds are current.
 //
 //   g++ -std=c++20 -I. runtime/status.cc runtime/wire/*.cc tests/fuzz/make_decode_corpus.cc
@@ -11,7 +11,7 @@
 #include <string>
 
 #include "runtime/wire/codec.h"
-#include "runtime/wire/sample_messages.h"
+#include "tests/wire_sample_messages.h"
 
 namespace {
 

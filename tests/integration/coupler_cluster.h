@@ -14,6 +14,7 @@
 
 #include <rapidjson/document.h>
 
+#include "runtime/job/job_phase.h"
 #include "tests/integration/process_harness.h"
 
 namespace coupler::itest {
@@ -39,7 +40,11 @@ struct JobView {
   std::map<std::string, NodeView> nodes;
   // Workers no longer sent the job's tasks: worker id -> the reason.
   std::map<std::string, std::string> refused_hosts;
-  bool finished() const { return state != "queued" && state != "running"; }
+  // As the CLI's wait for a job decides: any state but queued and running (an unknown one too) is an end.
+  bool finished() const {
+    const std::optional<job::JobPhase> phase = job::ParseJobPhase(state);
+    return !phase || job::IsFinished(*phase);
+  }
   // The node's status; an empty one (state "") when the job has no such node.
   NodeView node(const std::string& node_id) const {
     auto it = nodes.find(node_id);

@@ -3,12 +3,9 @@
 // with generous deadlines, free loopback ports, and scratch directories that clean themselves.
 #pragma once
 
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <arpa/inet.h>
@@ -25,6 +22,8 @@
 #include <thread>
 #include <utility>
 #include <vector>
+
+#include "runtime/process/child_process.h"
 
 namespace coupler::itest {
 
@@ -98,103 +97,38 @@ class Process {
       p.out_path_ = options.output / (options.name + ".out");
       p.err_path_ = options.output / (options.name + ".err");
     }
-    std::vector<std::string> args = argv;
-    std::vector<char*> cargv;
-    for (auto& a : args) cargv.push_back(a.data());
-    cargv.push_back(nullptr);
-    const std::string out = p.out_path_.empty() ? "/dev/null" : p.out_path_.string();
-    const std::string err = p.err_path_.empty() ? "/dev/null" : p.err_path_.string();
-    const std::string cwd = options.cwd.string();
-    const unsigned deadline_s = static_cast<unsigned>(options.deadline.count());
-    const pid_t parent = getpid();
-    const pid_t pid = fork();
-    if (pid < 0) return p;
-    if (pid == 0) {
-      // Only async-signal-safe calls from here to exec.
-      prctl(PR_SET_PDEATHSIG, SIGKILL);
-      if (getppid() != parent) _exit(126);  // the test died before prctl
-      const int in_fd = open("/dev/null", O_RDONLY);
-      const int out_fd = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      const int err_fd = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      if (in_fd < 0 || out_fd < 0 || err_fd < 0) _exit(125);
-      dup2(in_fd, 0);
-      dup2(out_fd, 1);
-      dup2(err_fd, 2);
-      if (!cwd.empty() && chdir(cwd.c_str()) != 0) _exit(124);
-      sigset_t none;
-      sigemptyset(&none);
-      sigprocmask(SIG_SETMASK, &none, nullptr);
-      alarm(deadline_s);
-      execv(cargv[0], cargv.data());
-      _exit(127);
+    process::SpawnOptions spawn;
+    spawn.argv = argv;
+    spawn.stdin_path = "/dev/null";
+    spawn.stdout_path = p.out_path_.empty() ? "/dev/null" : p.out_path_.string();
+    spawn.stderr_path = p.err_path_.empty() ? "/dev/null" : p.err_path_.string();
+    spawn.cwd = options.cwd.string();
+    spawn.die_with_parent = true;
+    spawn.alarm_s = static_cast<unsigned>(options.deadline.count());
+    if (Result<process::ChildProcess> child = process::ChildProcess::Spawn(spawn); child.ok()) {
+      p.child_ = std::move(*child);
     }
-    p.pid_ = pid;
     return p;
   }
 
-  Process() = default;
-  Process(Process&& o) noexcept { *this = std::move(o); }
-  Process& operator=(Process&& o) noexcept {
-    if (this != &o) {
-      Kill();
-      pid_ = std::exchange(o.pid_, -1);
-      exit_ = std::exchange(o.exit_, std::nullopt);
-      name_ = std::move(o.name_);
-      out_path_ = std::move(o.out_path_);
-      err_path_ = std::move(o.err_path_);
-    }
-    return *this;
-  }
-  Process(const Process&) = delete;
-  Process& operator=(const Process&) = delete;
-  ~Process() { Kill(); }
-
-  bool started() const { return pid_ > 0; }
-  pid_t pid() const { return pid_; }
+  bool started() const { return child_.started(); }
+  pid_t pid() const { return child_.pid(); }
   const std::string& name() const { return name_; }
 
-  void Signal(int sig) {
-    if (pid_ > 0 && !exit_) ::kill(pid_, sig);
-  }
+  void Signal(int sig) { child_.Signal(sig); }
 
   // SIGKILL and reap; a no-op once it has been reaped.
-  void Kill() {
-    if (pid_ <= 0 || exit_) return;
-    ::kill(pid_, SIGKILL);
-    Reap(true);
-  }
+  void Kill() { child_.Kill(); }
 
   // Exit code once it has ended within `timeout` (128 + signal number when killed by one).
-  std::optional<int> WaitExit(std::chrono::milliseconds timeout) {
-    WaitUntil([&] { return Reap(false); }, timeout, 10ms);
-    return exit_;
-  }
-  bool running() { return pid_ > 0 && !Reap(false); }
+  std::optional<int> WaitExit(std::chrono::milliseconds timeout) { return child_.WaitFor(timeout); }
+  bool running() { return child_.running(); }
 
   std::string out() const { return out_path_.empty() ? "" : ReadFile(out_path_); }
   std::string err() const { return err_path_.empty() ? "" : ReadFile(err_path_); }
 
  private:
-  // True once the child has been reaped (now or earlier).
-  bool Reap(bool block) {
-    if (exit_) return true;
-    if (pid_ <= 0) return false;
-    int status = 0;
-    pid_t r;
-    do {
-      r = waitpid(pid_, &status, block ? 0 : WNOHANG);
-    } while (r < 0 && errno == EINTR);
-    if (r == 0) return false;
-    if (r < 0) {
-      exit_ = -1;
-      return true;
-    }
-    exit_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    return true;
-  }
-
-  pid_t pid_ = -1;
-  std::optional<int> exit_;
+  process::ChildProcess child_;
   std::string name_;
   fs::path out_path_;
   fs::path err_path_;

@@ -46,7 +46,9 @@ std::vector<Include> IncludesUnder(const std::string& folder) {
 
 std::string TopFolder(const std::string& path) { return path.substr(0, path.find('/')); }
 
-// Who may include whom. cli/, tests/ and bench/ sit on top and may include anything.
+// Who may include whom. cli/, tests/ and bench/ sit on top and may include anything. An entry
+// is a top folder, or a folder below one ("train/config/": the training program's input
+// contract, which the worker's train op checks before it starts mpirun).
 const std::map<std::string, std::set<std::string>>& Allowed() {
   static const std::map<std::string, std::set<std::string>> kAllowed = {
       {"runtime", {"runtime"}},
@@ -54,7 +56,7 @@ const std::map<std::string, std::set<std::string>>& Allowed() {
       {"train", {"runtime", "kernels", "train"}},
       {"client", {"runtime", "client"}},
       {"coordinator", {"runtime", "coordinator"}},
-      {"worker", {"runtime", "kernels", "worker"}},
+      {"worker", {"runtime", "kernels", "worker", "train/config/"}},
   };
   return kAllowed;
 }
@@ -71,7 +73,11 @@ TEST(LayeringTest, EachPartIncludesOnlyThePartsBelowIt) {
       if (inc.angled || inc.target.find('/') == std::string::npos) continue;
       const std::string to = TopFolder(inc.target);
       if (!ProjectFolders().count(to)) continue;
-      EXPECT_TRUE(allowed.count(to))
+      bool ok = allowed.count(to) > 0;
+      for (const std::string& part : allowed) {
+        if (part.back() == '/' && inc.target.rfind(part, 0) == 0) ok = true;
+      }
+      EXPECT_TRUE(ok)
           << inc.file << ":" << inc.line << " includes \"" << inc.target << "\": " << folder
           << "/ may include only what lies below it";
     }

@@ -34,6 +34,17 @@ TEST(SubprocessTest, OutputIsHandedOverAsItIsReadOnEachStream) {
   EXPECT_EQ(err, "err\n");
 }
 
+TEST(SubprocessTest, ACancelledCommandEndsAsCancelledNotAsAFailure) {
+  worker::ShellResult cancelled;
+  cancelled.end = worker::ShellResult::End::kCancelled;
+  const Status status = worker::EndStatus(cancelled, 10, "command");
+  EXPECT_EQ(status.code(), StatusCode::kCancelled) << status.ToString();
+  worker::ShellResult killed;
+  killed.end = worker::ShellResult::End::kSignaled;
+  killed.signal = 9;
+  EXPECT_EQ(worker::EndStatus(killed, 10, "command").code(), StatusCode::kAborted);
+}
+
 TEST(LocalAddressTest, TheAddressFacingThePeer) {
   Result<std::string> tcp = net::LocalAddressToward("tcp://127.0.0.1:7100");
   ASSERT_TRUE(tcp.ok()) << tcp.status().ToString();

@@ -156,18 +156,3 @@ TEST(ValidatorTest, ReportsSeveralErrorsAtOnce) {
 
 }  // namespace
 }  // namespace coupler::job
-
-namespace coupler::job {
-namespace {
-
-TEST(ShardFileNameTest, SkipsHiddenAndUnfinishedWrites) {
-  EXPECT_TRUE(IsShardFileName("part-00004.npy"));
-  EXPECT_FALSE(IsShardFileName("part-00004.npy.tmp.5471.280efdc67caaec13.npy"));
-  EXPECT_FALSE(IsShardFileName("part-00004.npy.tmp.5471.280efdc67caaec13"));
-  EXPECT_FALSE(IsShardFileName(".part-00004.npy"));
-  EXPECT_FALSE(IsShardFileName("notes.txt"));
-  EXPECT_FALSE(IsShardFileName(".npy"));
-}
-
-}  // namespace
-}  // namespace coupler::job

@@ -10,7 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "runtime/wire/codec.h"
-#include "runtime/wire/sample_messages.h"
+#include "tests/wire_sample_messages.h"
 
 #ifndef COUPLER_SOURCE_DIR
 #define COUPLER_SOURCE_DIR "."

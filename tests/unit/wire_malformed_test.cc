@@ -8,7 +8,7 @@
 
 #include "runtime/wire/bounded_archive.h"
 #include "runtime/wire/codec.h"
-#include "runtime/wire/sample_messages.h"
+#include "tests/wire_sample_messages.h"
 
 namespace coupler::wire {
 namespace {

@@ -7,7 +7,7 @@
 #include <system_error>
 
 #include "runtime/io/npy_reader.h"
-#include "runtime/job/validator.h"
+#include "runtime/io/output_layout.h"
 #include "runtime/precision/half.h"
 #include "train/data/dataset_readers.h"
 
@@ -79,7 +79,7 @@ Result<Dataset> ReadNpyDirDataset(const std::string& dir, const std::string& lab
   std::vector<std::string> files;
   std::error_code ec;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    if (job::IsShardFileName(it->path().filename().string()) && it->is_regular_file(ec)) {
+    if (io::IsShardFileName(it->path().filename().string()) && it->is_regular_file(ec)) {
       files.push_back(it->path().string());
     }
   }

@@ -14,6 +14,7 @@
 
 #include "kernels/train_kernels.h"
 #include "runtime/io/npy_reader.h"
+#include "runtime/io/output_layout.h"
 #include "runtime/job/validator.h"
 #include "runtime/ops/train_model.h"
 #include "runtime/precision/half.h"
@@ -73,7 +74,7 @@ Result<std::optional<std::vector<uint32_t>>> HeldOutRows(const std::string& shar
   if (!fs::equivalent(dir, model.data, ec)) return std::optional<std::vector<uint32_t>>();
   std::vector<std::string> files;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    if (job::IsShardFileName(it->path().filename().string()) && it->is_regular_file(ec)) {
+    if (io::IsShardFileName(it->path().filename().string()) && it->is_regular_file(ec)) {
       files.push_back(it->path().string());
     }
   }

@@ -65,11 +65,9 @@ auto RunKernel(OpReport& report, Kernel&& kernel) -> decltype(kernel(kernels::Ba
   return kernel(kernels::Backend::kCpu);
 }
 
-// An op's body. A failed Status becomes the outcome's error; Aborted means cancelled.
+// An op's body. A failed Status becomes the outcome's error; Cancelled (runtime/status.h), which
+// an op returns when it notices the cancel flag, makes the outcome a cancelled one.
 using OpFunction = Status (*)(const OpContext& context, OpReport& report);
-
-// The Status an op returns when it notices the cancel flag.
-inline Status Cancelled() { return Aborted("cancelled"); }
 
 // Adds the time from construction to destruction to `kernel_ms`: wrap exactly the kernel calls,
 // so the outcome separates compute from I/O.

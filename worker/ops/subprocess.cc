@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "runtime/io/unique_fd.h"
+#include "runtime/process/child_process.h"
 #include "worker/ops/command_supervisor.h"
 
 extern char** environ;
@@ -62,24 +63,20 @@ class Tail {
 // leaves a running command or a zombie behind.
 class Supervisor {
  public:
-  Supervisor(pid_t pid, io::UniqueFd lifeline, io::UniqueFd status)
-      : pid_(pid), lifeline_(std::move(lifeline)), status_(std::move(status)) {}
+  Supervisor(process::ChildProcess child, io::UniqueFd lifeline, io::UniqueFd status)
+      : child_(std::move(child)), lifeline_(std::move(lifeline)), status_(std::move(status)) {}
   ~Supervisor() {
-    if (pid_ > 0) Reap();
+    if (!reaped_) Reap();
   }
   Supervisor(const Supervisor&) = delete;
   Supervisor& operator=(const Supervisor&) = delete;
 
+  pid_t pid() const { return child_.pid(); }
+
   // True once the supervisor has exited, which it does only when the command's tree is gone.
-  // ECHILD means it was reaped behind our back (SIGCHLD set to SIG_IGN in the worker): it is
-  // gone all the same.
-  bool Exited() {
-    siginfo_t info{};
-    if (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) != 0) {
-      return errno == ECHILD;
-    }
-    return info.si_pid == pid_;
-  }
+  // Reaped behind our back (SIGCHLD set to SIG_IGN in the worker) counts: it is gone all the
+  // same.
+  bool Exited() const { return child_.Exited(); }
 
   // Asks the supervisor to end the command: SIGTERM to its tree, SIGKILL after the grace.
   void Stop() { lifeline_.Reset(); }
@@ -89,22 +86,21 @@ class Supervisor {
   // itself ended (killed from outside, its command then with it); nullopt when both are lost.
   std::optional<int> Reap() {
     if (!Exited()) Stop();
-    int own = 0;
-    pid_t rc = 0;
-    while ((rc = ::waitpid(pid_, &own, 0)) < 0 && errno == EINTR) {}
-    pid_ = -1;
+    const std::optional<int> own = child_.WaitStatus();
+    reaped_ = true;
     int status = 0;
     ssize_t n = 0;
     while ((n = ::read(status_.get(), &status, sizeof(status))) < 0 && errno == EINTR) {}
     if (n == static_cast<ssize_t>(sizeof(status))) return status;
-    if (rc > 0 && WIFSIGNALED(own)) return own;
+    if (own && WIFSIGNALED(*own)) return own;
     return std::nullopt;
   }
 
  private:
-  pid_t pid_;
+  process::ChildProcess child_;
   io::UniqueFd lifeline_;  // write end; the supervisor reads end-of-file when it closes
   io::UniqueFd status_;    // read end; the command's wait status, written before it exits
+  bool reaped_ = false;
 };
 
 // Pipes from the worker to one command's supervisor, each end in the process that uses it.
@@ -121,10 +117,11 @@ Status MakePipe(Pipe& pipe, std::string_view what) {
   return Status::Ok();
 }
 
-Status Spawn(const std::string& command, const std::vector<std::string>& extra_env,
-             const SupervisorFds& fds, int grace_ms, pid_t& pid) {
-  // Everything the child needs is prepared before fork: after it, in a threaded process, only
-  // async-signal-safe calls are allowed.
+Result<process::ChildProcess> Spawn(const std::string& command,
+                                    const std::vector<std::string>& extra_env,
+                                    const SupervisorFds& fds, int grace_ms) {
+  // Everything the supervisor needs is prepared before fork: after it, in a threaded process,
+  // only async-signal-safe calls are allowed.
   char sh[] = "/bin/sh";
   char dash_c[] = "-c";
   std::string text = command;
@@ -132,22 +129,13 @@ Status Spawn(const std::string& command, const std::vector<std::string>& extra_e
   std::vector<std::string> env_text;
   std::vector<char*> envp;
   if (!extra_env.empty()) {
-    auto name_of = [](std::string_view var) { return var.substr(0, var.find('=')); };
-    for (char** e = environ; *e != nullptr; ++e) {
-      const std::string_view var(*e);
-      const bool replaced = std::any_of(extra_env.begin(), extra_env.end(), [&](const std::string& x) {
-        return name_of(x) == name_of(var);
-      });
-      if (!replaced) env_text.emplace_back(var);
-    }
-    env_text.insert(env_text.end(), extra_env.begin(), extra_env.end());
+    env_text = process::EnvironmentWith(extra_env);
     for (std::string& var : env_text) envp.push_back(var.data());
     envp.push_back(nullptr);
   }
-  pid = ::fork();
-  if (pid < 0) return io::ErrnoStatus("fork", "/bin/sh", errno);
-  if (pid == 0) RunSupervisor(argv, extra_env.empty() ? environ : envp.data(), fds, grace_ms);
-  return Status::Ok();
+  char* const* env = extra_env.empty() ? environ : envp.data();
+  return process::ChildProcess::Fork("/bin/sh",
+                                     [&] { RunSupervisor(argv, env, fds, grace_ms); });
 }
 
 }  // namespace
@@ -173,14 +161,14 @@ Result<ShellResult> RunShellCommand(const ShellCommand& command) {
   COUPLER_RETURN_IF_ERROR(MakePipe(report, "(supervisor status)"));
 
   const auto start = Clock::now();
-  pid_t pid = -1;
   const int grace_ms = static_cast<int>(std::lround(std::max(0.0, command.kill_grace_s) * 1e3));
-  COUPLER_RETURN_IF_ERROR(Spawn(command.command, command.env,
-                                {out.write.get(), err.write.get(), lifeline.read.get(),
-                                 report.write.get()},
-                                grace_ms, pid));
+  COUPLER_ASSIGN_OR_RETURN(process::ChildProcess supervisor,
+                           Spawn(command.command, command.env,
+                                 {out.write.get(), err.write.get(), lifeline.read.get(),
+                                  report.write.get()},
+                                 grace_ms));
   ::fcntl(report.read.get(), F_SETFL, O_NONBLOCK);  // read once the supervisor has exited
-  Supervisor child(pid, std::move(lifeline.write), std::move(report.read));
+  Supervisor child(std::move(supervisor), std::move(lifeline.write), std::move(report.read));
   // The supervisor holds these ends now; ours would hide end-of-file.
   out.write.Reset();
   err.write.Reset();
@@ -192,7 +180,7 @@ Result<ShellResult> RunShellCommand(const ShellCommand& command) {
   ::fcntl(err_read.get(), F_SETFL, O_NONBLOCK);
   // Readable when the supervisor exits, so its exit wakes poll(); without it (old kernels) the
   // loop notices within one poll slice.
-  io::UniqueFd exit_fd(PidFdOpen(pid));
+  io::UniqueFd exit_fd(PidFdOpen(child.pid()));
 
   Tail out_tail(command.tail_bytes);
   Tail err_tail(command.tail_bytes);
@@ -323,7 +311,7 @@ Status EndStatus(const ShellResult& r, double timeout_s, std::string_view what) 
   if (r.end == ShellResult::End::kExited && r.exit_status == 0) return Status::Ok();
   const std::string tail = r.stderr_tail.empty() ? "(no stderr output)" : OneLine(r.stderr_tail);
   switch (r.end) {
-    case ShellResult::End::kCancelled: return Aborted("cancelled");
+    case ShellResult::End::kCancelled: return Cancelled();
     case ShellResult::End::kTimedOut:
       return DeadlineExceeded("timed out after " + FormatSeconds(timeout_s) + " s" +
                               (r.stderr_tail.empty() ? "" : ": " + tail));

@@ -1,15 +1,15 @@
 // Benchmark device memory in a CPU-only build: nothing to allocate; the benchmarks skip first.
-#include "kernels/cuda/bench_device_buffer.h"
+#include "bench/device_buffer.h"
 #include "kernels/nocuda/not_built.h"
 
-namespace coupler::kernels {
+namespace coupler::bench {
 
 Result<BenchDeviceBuffer> BenchDeviceBuffer::Allocate(size_t) {
-  return NotBuilt("device buffer");
+  return kernels::NotBuilt("device buffer");
 }
 
 Result<BenchDeviceBuffer> BenchDeviceBuffer::CopyOf(const void*, size_t) {
-  return NotBuilt("device buffer");
+  return kernels::NotBuilt("device buffer");
 }
 
 BenchDeviceBuffer::BenchDeviceBuffer(BenchDeviceBuffer&& other) noexcept
@@ -30,6 +30,6 @@ BenchDeviceBuffer& BenchDeviceBuffer::operator=(BenchDeviceBuffer&& other) noexc
 BenchDeviceBuffer::~BenchDeviceBuffer() = default;
 void BenchDeviceBuffer::Release() noexcept {}
 
-Status CopyDeviceToDevice(void*, const void*, size_t) { return NotBuilt("device copy"); }
+Status CopyDeviceToDevice(void*, const void*, size_t) { return kernels::NotBuilt("device copy"); }
 
-}  // namespace coupler::kernels
+}  // namespace coupler::bench

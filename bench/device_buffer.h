@@ -1,13 +1,13 @@
-// Device memory for the benchmarks, declared without CUDA headers: bench/ does not link CUDA,
-// yet its CUDA benchmarks time kernels on columns already resident on the device. Defined in
-// kernels/cuda/bench_device_buffer.cc; the CPU-only stub answers Unavailable.
+// Device memory for the benchmarks, declared without CUDA headers: the CUDA benchmarks time
+// kernels on columns already resident on the device. Defined in bench/device_buffer_cuda.cc
+// (built into bench_kernels with CUDA only); bench/device_buffer_nocuda.cc answers Unavailable.
 #pragma once
 
 #include <cstddef>
 
 #include "runtime/status.h"
 
-namespace coupler::kernels {
+namespace coupler::bench {
 
 // Owned device memory on the calling thread's current device: move-only, freed on destruction.
 class BenchDeviceBuffer {
@@ -42,4 +42,4 @@ class BenchDeviceBuffer {
 // memory-bound kernel over the same bytes can reach.
 Status CopyDeviceToDevice(void* dst, const void* src, size_t bytes);
 
-}  // namespace coupler::kernels
+}  // namespace coupler::bench

@@ -1,4 +1,4 @@
-#include "kernels/cuda/bench_device_buffer.h"
+#include "bench/device_buffer.h"
 
 #include <utility>
 
@@ -6,7 +6,7 @@
 
 #include "kernels/cuda/cuda_check.h"
 
-namespace coupler::kernels {
+namespace coupler::bench {
 
 Result<BenchDeviceBuffer> BenchDeviceBuffer::Allocate(size_t bytes) {
   void* ptr = nullptr;
@@ -48,4 +48,4 @@ Status CopyDeviceToDevice(void* dst, const void* src, size_t bytes) {
   return Status::Ok();
 }
 
-}  // namespace coupler::kernels
+}  // namespace coupler::bench

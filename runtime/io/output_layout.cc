@@ -1,0 +1,46 @@
+#include "runtime/io/output_layout.h"
+
+#include <charconv>
+#include <cstdio>
+
+namespace coupler::io {
+
+std::string NodeDir(std::string_view workdir, std::string_view node) {
+  std::string dir(workdir);
+  dir += '/';
+  dir += node;
+  return dir;
+}
+
+std::string ShardFileName(int64_t shard, ShardKind kind) {
+  char name[48];
+  std::snprintf(name, sizeof(name), "%s-%05lld.npy", kind == ShardKind::kPartial ? "partial" : "part",
+                static_cast<long long>(shard));
+  return name;
+}
+
+std::string ShardPath(std::string_view workdir, std::string_view node, int64_t shard,
+                      ShardKind kind) {
+  return NodeDir(workdir, node) + '/' + ShardFileName(shard, kind);
+}
+
+bool IsTempFileName(std::string_view name) { return name.find(kTempInfix) != std::string_view::npos; }
+
+std::optional<long> TempWriterPid(std::string_view final_name, std::string_view name) {
+  if (name.size() <= final_name.size() + kTempInfix.size() || !name.starts_with(final_name) ||
+      name.substr(final_name.size(), kTempInfix.size()) != kTempInfix) {
+    return std::nullopt;
+  }
+  const char* begin = name.data() + final_name.size() + kTempInfix.size();
+  const char* end = name.data() + name.size();
+  long pid = 0;
+  auto [ptr, err] = std::from_chars(begin, end, pid);
+  if (err != std::errc() || ptr == begin || pid <= 0) return std::nullopt;
+  return pid;
+}
+
+bool IsShardFileName(std::string_view name) {
+  return name.size() > 4 && name.ends_with(".npy") && name.front() != '.' && !IsTempFileName(name);
+}
+
+}  // namespace coupler::io

@@ -1,0 +1,41 @@
+// Where a job's outputs live and how their files are named: `{workdir}/{node}/part-NNNNN.npy`
+// for a node's shards (`partial-NNNNN.npy` for what its map tasks hand its reduce), and which
+// names in a folder are shards and which are temporaries of an unfinished write. The
+// coordinator plans these paths, the workers write them, `coupler run` and the loaders read
+// them: all of them through this header, so the layout cannot drift between them.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace coupler::io {
+
+// The folder holding a node's outputs: "{workdir}/{node}".
+std::string NodeDir(std::string_view workdir, std::string_view node);
+
+// A shard's file name: "part-00004.npy", or "partial-00004.npy" for a map task's partial
+// result that the node's reduce task combines into its part files.
+enum class ShardKind { kPart, kPartial };
+std::string ShardFileName(int64_t shard, ShardKind kind = ShardKind::kPart);
+
+// "{workdir}/{node}/part-NNNNN.npy" (or partial-NNNNN.npy).
+std::string ShardPath(std::string_view workdir, std::string_view node, int64_t shard,
+                      ShardKind kind = ShardKind::kPart);
+
+// What marks a temporary file of an atomic write: "<final name>.tmp.<pid>.<hex>[.ext]"
+// (see atomic_file.h, which names them).
+inline constexpr std::string_view kTempInfix = ".tmp.";
+
+// A temporary of an unfinished write, which a killed process can leave behind.
+bool IsTempFileName(std::string_view name);
+
+// The pid of the process that writes `name`, when it is a temporary of the file named
+// `final_name` ("part-00001.npy.tmp.5471.280e..." → 5471); nullopt for any other name.
+std::optional<long> TempWriterPid(std::string_view final_name, std::string_view name);
+
+// A dataset shard: "*.npy", not hidden, not a temporary.
+bool IsShardFileName(std::string_view name);
+
+}  // namespace coupler::io
