@@ -92,8 +92,8 @@ TEST(LayeringTest, SystemHeadersStayBehindTheirOwnersWalls) {
       {"nccl.h", "train/comm/nccl/"},
       {"sqlite3.h", "coordinator/store/"},
   };
-  for (const std::string& folder : {"runtime", "kernels", "train", "client", "coordinator",
-                                    "worker", "cli"}) {
+  for (const char* folder : {"runtime", "kernels", "train", "client", "coordinator",
+                             "worker", "cli"}) {
     for (const Include& inc : IncludesUnder(folder)) {
       if (!inc.angled) continue;
       for (const auto& [header, owner] : owners) {
