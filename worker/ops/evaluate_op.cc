@@ -42,7 +42,7 @@ Result<Model> LoadModel(const std::string& dir, OpReport& report) {
   for (size_t i = 0; i + 1 < model.layers.size(); ++i) {
     expected += model.layers[i] * model.layers[i + 1] + model.layers[i + 1];
   }
-  if (weights.num_columns() != 1 || weights.column(0).dtype() != io::DType::kFloat32 ||
+  if (weights.num_columns() != 1 || weights.column(0).dtype() != ElementType::kFloat32 ||
       weights.rows() != expected) {
     return InvalidArgument(weights_path + ": expected " + std::to_string(expected) +
                            " float32 values for layers " + std::to_string(model.layers.front()) +
@@ -56,11 +56,12 @@ Result<Model> LoadModel(const std::string& dir, OpReport& report) {
 // The value at `row` of a column, widened to float the way coupler train widens features.
 float ValueAt(const io::Column& column, size_t row) {
   switch (column.dtype()) {
-    case io::DType::kFloat32: return column.values<float>()[row];
-    case io::DType::kInt32: return static_cast<float>(column.values<int32_t>()[row]);
-    case io::DType::kFloat64: return static_cast<float>(column.values<double>()[row]);
-    case io::DType::kFloat16: return precision::HalfBitsToFloat(column.values<uint16_t>()[row]);
-    case io::DType::kBfloat16: return precision::Bf16BitsToFloat(column.values<uint16_t>()[row]);
+    case ElementType::kFloat32: return column.values<float>()[row];
+    case ElementType::kInt32: return static_cast<float>(column.values<int32_t>()[row]);
+    case ElementType::kFloat64: return static_cast<float>(column.values<double>()[row]);
+    case ElementType::kFloat16: return precision::HalfBitsToFloat(column.values<uint16_t>()[row]);
+    case ElementType::kBFloat16: return precision::Bf16BitsToFloat(column.values<uint16_t>()[row]);
+    case ElementType::kInt64: break;  // no column holds int64
   }
   return 0;
 }
@@ -211,7 +212,7 @@ Status RunReduce(const OpContext& context, OpReport& report) {
         const char* names[] = {"correct", "total", "loss_sum", "held_out"};
         for (size_t i = 0; i < 4; ++i) {
           const io::Column* column = table.Find(names[i]);
-          if (column == nullptr || column->dtype() != io::DType::kFloat64 || table.rows() != 1) {
+          if (column == nullptr || column->dtype() != ElementType::kFloat64 || table.rows() != 1) {
             return InvalidArgument(path + ": not an evaluate partial (has " + table.Describe() +
                                    ")");
           }
