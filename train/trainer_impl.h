@@ -26,7 +26,7 @@ namespace coupler::train::internal {
 
 using Clock = std::chrono::steady_clock;
 
-kernels::Storage StorageFor(Precision p);
+ElementType StorageFor(Precision p);
 // layers, optimizer, precision, global batch and ranks: what a checkpoint must match to resume.
 std::string Fingerprint(const TrainConfig& c, int world_size);
 

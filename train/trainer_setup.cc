@@ -7,13 +7,13 @@
 
 namespace coupler::train::internal {
 
-kernels::Storage StorageFor(Precision p) {
+ElementType StorageFor(Precision p) {
   switch (p) {
-    case Precision::kFp32: return kernels::Storage::kFloat32;
-    case Precision::kFp16: return kernels::Storage::kFp16;
-    case Precision::kBf16: return kernels::Storage::kBf16;
+    case Precision::kFp32: return ElementType::kFloat32;
+    case Precision::kFp16: return ElementType::kFloat16;
+    case Precision::kBf16: return ElementType::kBFloat16;
   }
-  return kernels::Storage::kFloat32;
+  return ElementType::kFloat32;
 }
 
 std::string Fingerprint(const TrainConfig& c, int world_size) {
@@ -74,7 +74,7 @@ Status Trainer::Setup() {
   }
   total_steps_ = steps_per_epoch_ * config_.epochs;
 
-  const kernels::Storage storage = StorageFor(config_.precision);
+  const ElementType storage = StorageFor(config_.precision);
   COUPLER_ASSIGN_OR_RETURN(
       auto model,
       Mlp::Create(config_.layers, storage, budget_, backend_, config_.seed, kExtras));

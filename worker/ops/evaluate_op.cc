@@ -168,7 +168,6 @@ Status RunMap(const OpContext& context, OpReport& report) {
   double loss = 0;
   if (m > 0) {
     KernelTimer timer(report.kernel_ms);
-    using kernels::Storage;
     std::vector<float> h = std::move(x);
     size_t offset = 0;
     const size_t n = model.layers.size() - 1;
@@ -176,16 +175,16 @@ Status RunMap(const OpContext& context, OpReport& report) {
       const size_t in = model.layers[l];
       const size_t out = model.layers[l + 1];
       std::vector<float> next(m * out);
-      const kernels::ConstMatrix a{h.data(), Storage::kFloat32, m, in};
-      const kernels::ConstMatrix w{model.params.data() + offset, Storage::kFloat32, out, in};
-      const kernels::MutMatrix c{next.data(), Storage::kFloat32, m, out};
+      const kernels::ConstMatrix a{h.data(), ElementType::kFloat32, m, in};
+      const kernels::ConstMatrix w{model.params.data() + offset, ElementType::kFloat32, out, in};
+      const kernels::MutMatrix c{next.data(), ElementType::kFloat32, m, out};
       COUPLER_RETURN_IF_ERROR(kernels::Gemm(false, true, 1.0f, a, w, 0.0f, c));
       COUPLER_RETURN_IF_ERROR(kernels::AddBiasActivate(c, model.params.data() + offset + in * out,
                                                        /*relu=*/l + 1 < n));
       offset += in * out + out;
       h = std::move(next);
     }
-    const kernels::ConstMatrix logits{h.data(), Storage::kFloat32, m, model.layers.back()};
+    const kernels::ConstMatrix logits{h.data(), ElementType::kFloat32, m, model.layers.back()};
     COUPLER_RETURN_IF_ERROR(
         kernels::SoftmaxCrossEntropy(logits, y.data(), 1.0f, nullptr, &loss, &correct));
   }
