@@ -62,7 +62,7 @@ void RunCase(const Case& c) {
   std::printf("%-6s %12s %12s %12s %12s %12s %12s %8s\n", "prec", "samples/s", "peak MiB",
               "act MiB", "weights MiB", "wspace MiB", "working MiB", "vs fp32");
   double fp32_working = 0;
-  for (Precision p : {Precision::kFp32, Precision::kBf16, Precision::kFp16}) {
+  for (ElementType p : {ElementType::kFloat32, ElementType::kBFloat16, ElementType::kFloat16}) {
     TrainerOptions options;
     options.config = c.config;
     options.config.precision = p;
@@ -77,7 +77,7 @@ void RunCase(const Case& c) {
     const double working = static_cast<double>(report->peak_activation_bytes +
                                                report->compute_weight_bytes +
                                                report->workspace_bytes);
-    if (p == Precision::kFp32) fp32_working = working;
+    if (p == ElementType::kFloat32) fp32_working = working;
     std::printf("%-6s %12.0f %12.2f %12.2f %12.2f %12.2f %12.2f %8.2f\n",
                 std::string(PrecisionName(p)).c_str(), report->samples_per_s,
                 Mib(report->peak_device_bytes), Mib(report->peak_activation_bytes),
