@@ -62,7 +62,7 @@ void RunCase(const Case& c) {
   std::printf("%-6s %12s %12s %12s %12s %12s %12s %8s\n", "prec", "samples/s", "peak MiB",
               "act MiB", "weights MiB", "wspace MiB", "working MiB", "vs fp32");
   double fp32_working = 0;
-  for (Precision p : {Precision::kFp32, Precision::kBf16, Precision::kFp16}) {
+  for (ElementType p : {ElementType::kFloat32, ElementType::kBFloat16, ElementType::kFloat16}) {
     TrainerOptions options;
     options.config = c.config;
     options.config.precision = p;
@@ -77,7 +77,7 @@ void RunCase(const Case& c) {
     const double working = static_cast<double>(report->peak_activation_bytes +
                                                report->compute_weight_bytes +
                                                report->workspace_bytes);
-    if (p == Precision::kFp32) fp32_working = working;
+    if (p == ElementType::kFloat32) fp32_working = working;
     std::printf("%-6s %12.0f %12.2f %12.2f %12.2f %12.2f %12.2f %8.2f\n",
                 std::string(PrecisionName(p)).c_str(), report->samples_per_s,
                 Mib(report->peak_device_bytes), Mib(report->peak_activation_bytes),
@@ -89,7 +89,7 @@ void RunCase(const Case& c) {
 // Seconds per training step of `layers` at `rows` rows in `storage`, over `steps` timed steps
 // after two warm-up steps; the last step copies its loss back, which waits for the device.
 Result<double> GpuStepSeconds(TrainBackend& backend, const std::vector<size_t>& layers,
-                              kernels::Storage storage, size_t rows, int steps) {
+                              ElementType storage, size_t rows, int steps) {
   memory::MemoryBudget budget(0, &backend.store());
   COUPLER_ASSIGN_OR_RETURN(auto mlp, Mlp::Create(layers, storage, budget, backend, 1));
   COUPLER_ASSIGN_OR_RETURN(auto opt, ParameterOptimizer::Create(OptimizerSettings{},
@@ -139,15 +139,15 @@ int RunGpu(int steps) {
   std::printf(", %zu rows, AdamW, %d steps\n", rows, steps);
   std::printf("%-6s %12s %14s %10s\n", "prec", "ms/step", "samples/s", "vs fp32");
   double fp32 = 0;
-  for (kernels::Storage storage : {kernels::Storage::kFloat32, kernels::Storage::kBf16}) {
+  for (ElementType storage : {ElementType::kFloat32, ElementType::kBFloat16}) {
     auto seconds = GpuStepSeconds(**backend, layers, storage, rows, steps);
     if (!seconds.ok()) {
-      std::printf("%-6s failed: %s\n", kernels::StorageName(storage),
+      std::printf("%-6s failed: %s\n", ShortElementTypeName(storage),
                   seconds.status().ToString().c_str());
       continue;
     }
-    if (storage == kernels::Storage::kFloat32) fp32 = *seconds;
-    std::printf("%-6s %12.3f %14.0f %10.2f\n", kernels::StorageName(storage), *seconds * 1e3,
+    if (storage == ElementType::kFloat32) fp32 = *seconds;
+    std::printf("%-6s %12.3f %14.0f %10.2f\n", ShortElementTypeName(storage), *seconds * 1e3,
                 static_cast<double>(rows) / *seconds, fp32 > 0 ? fp32 / *seconds : 0.0);
   }
   return 0;

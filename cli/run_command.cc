@@ -107,14 +107,14 @@ void PrintAccuracy(const job::JobGraph& graph) {
     const io::Column* correct = table.ok() ? table->Find("correct") : nullptr;
     const io::Column* total = table.ok() ? table->Find("total") : nullptr;
     if (accuracy == nullptr || correct == nullptr || total == nullptr || table->rows() != 1 ||
-        accuracy->dtype() != io::DType::kFloat64 || correct->dtype() != io::DType::kFloat64 ||
-        total->dtype() != io::DType::kFloat64) {
+        accuracy->dtype() != ElementType::kFloat64 || correct->dtype() != ElementType::kFloat64 ||
+        total->dtype() != ElementType::kFloat64) {
       std::fprintf(stderr, "coupler: cannot read the accuracy of node '%s' from %s\n",
                    node.id.c_str(), path.c_str());
       continue;
     }
     const io::Column* held_out = table->Find("held_out");
-    const bool only_held_out = held_out != nullptr && held_out->dtype() == io::DType::kFloat64 &&
+    const bool only_held_out = held_out != nullptr && held_out->dtype() == ElementType::kFloat64 &&
                                held_out->values<double>()[0] == 1.0;
     std::printf("%s: %s %.4f (%.0f/%.0f rows)\n", node.id.c_str(),
                 only_held_out ? "held-out accuracy" : "accuracy", accuracy->values<double>()[0],

@@ -11,28 +11,28 @@
 
 namespace coupler::kernels {
 
-// Load/store of one element of a Storage format, selected at compile time so a kernel is
+// Load/store of one element of a storage format, selected at compile time so a kernel is
 // compiled once per format. Same bits as kernels/cpu/storage_access.h (whose fp16 load is a
 // vectorizable rewrite of HalfBitsToFloat, tested equal on all 65536 inputs).
-template <Storage kStorage>
+template <ElementType kStorage>
 struct StorageElement;
 
 template <>
-struct StorageElement<Storage::kFloat32> {
+struct StorageElement<ElementType::kFloat32> {
   using Bits = float;
   COUPLER_HD static float Load(float x) { return x; }
   COUPLER_HD static float Store(float x) { return x; }
 };
 
 template <>
-struct StorageElement<Storage::kFp16> {
+struct StorageElement<ElementType::kFloat16> {
   using Bits = uint16_t;
   COUPLER_HD static float Load(uint16_t h) { return precision::HalfBitsToFloat(h); }
   COUPLER_HD static uint16_t Store(float x) { return precision::FloatToHalfBits(x); }
 };
 
 template <>
-struct StorageElement<Storage::kBf16> {
+struct StorageElement<ElementType::kBFloat16> {
   using Bits = uint16_t;
   COUPLER_HD static float Load(uint16_t b) { return precision::Bf16BitsToFloat(b); }
   COUPLER_HD static uint16_t Store(float x) { return precision::FloatToBf16Bits(x); }

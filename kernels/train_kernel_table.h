@@ -25,8 +25,8 @@ struct TrainKernelTable {
   Status (*softmax_cross_entropy)(ConstMatrix logits, const int32_t* labels, float grad_scale,
                                   MutMatrix* dlogits, double* loss_sum_host,
                                   size_t* correct_host);
-  Status (*round_copy)(const float* src, void* dst, Storage storage, size_t n);
-  Status (*widen_copy)(const void* src, Storage storage, float* dst, size_t n);
+  Status (*round_copy)(const float* src, void* dst, ElementType storage, size_t n);
+  Status (*widen_copy)(const void* src, ElementType storage, float* dst, size_t n);
   Status (*scale)(float* x, size_t n, float s);
   Status (*all_finite)(const float* x, size_t n, bool* finite_host);
   Status (*unscale_all_finite)(float* x, size_t n, float s, bool* finite_host);
@@ -42,8 +42,8 @@ struct TrainKernelTable {
 
   // The gradient reducer's bucket math (train/comm/bucket_math.h).
   Status (*divide)(float* out, const float* in, size_t n, float divisor);
-  Status (*pack_half)(const float* in, float scale, uint16_t* out, size_t n, Storage storage);
-  Status (*unpack_half)(const uint16_t* in, float* out, size_t n, Storage storage);
+  Status (*pack_half)(const float* in, float scale, uint16_t* out, size_t n, ElementType storage);
+  Status (*unpack_half)(const uint16_t* in, float* out, size_t n, ElementType storage);
 };
 
 // The CPU kernels of train_kernels.h; always there.

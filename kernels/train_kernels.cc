@@ -6,25 +6,18 @@
 
 namespace coupler::kernels {
 
-size_t StorageBytes(Storage storage) {
+size_t StorageBytes(ElementType storage) {
   switch (storage) {
-    case Storage::kFloat32:
+    case ElementType::kFloat32:
       return 4;
-    case Storage::kFp16:
-    case Storage::kBf16:
+    case ElementType::kFloat16:
+    case ElementType::kBFloat16:
       return 2;
+    default:
+      break;
   }
   COUPLER_CHECK(false) << "unknown Storage " << static_cast<int>(storage);
   return 0;
-}
-
-const char* StorageName(Storage storage) {
-  switch (storage) {
-    case Storage::kFloat32: return "fp32";
-    case Storage::kFp16: return "fp16";
-    case Storage::kBf16: return "bf16";
-  }
-  return "?";
 }
 
 }  // namespace coupler::kernels

@@ -9,27 +9,26 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "runtime/precision/element_type.h"
 #include "runtime/status.h"
 
 namespace coupler::kernels {
 
-// How a matrix's elements are stored. 16-bit storage holds raw fp16/bf16 bits
+// How a matrix's elements are stored: kFloat32, kFloat16 or kBFloat16 (ShortElementTypeName
+// spells them "fp32", "fp16", "bf16"). 16-bit storage holds raw fp16/bf16 bits
 // (runtime/precision/half.h); every write to it rounds to nearest even.
-enum class Storage : uint8_t { kFloat32, kFp16, kBf16 };
-
-size_t StorageBytes(Storage storage);  // 4 or 2
-const char* StorageName(Storage storage);  // "fp32", "fp16" or "bf16"
+size_t StorageBytes(ElementType storage);  // 4 or 2; any other type is a checked error
 
 // Row-major, densely packed (leading dimension == cols).
 struct ConstMatrix {
   const void* data = nullptr;
-  Storage storage = Storage::kFloat32;
+  ElementType storage = ElementType::kFloat32;
   size_t rows = 0;
   size_t cols = 0;
 };
 struct MutMatrix {
   void* data = nullptr;
-  Storage storage = Storage::kFloat32;
+  ElementType storage = ElementType::kFloat32;
   size_t rows = 0;
   size_t cols = 0;
 };
@@ -63,10 +62,10 @@ Status SoftmaxCrossEntropy(ConstMatrix logits, const int32_t* labels, float grad
                            MutMatrix* dlogits, double* loss_sum, size_t* correct);
 
 // dst[i] = src[i] rounded to `storage` (a copy for kFloat32). dst holds n elements of it.
-Status RoundCopy(const float* src, void* dst, Storage storage, size_t n);
+Status RoundCopy(const float* src, void* dst, ElementType storage, size_t n);
 
 // Widens n elements of `storage` to fp32.
-Status WidenCopy(const void* src, Storage storage, float* dst, size_t n);
+Status WidenCopy(const void* src, ElementType storage, float* dst, size_t n);
 
 // x[i] *= s.
 Status Scale(float* x, size_t n, float s);
@@ -106,7 +105,7 @@ Status CopyBytes(void* dst, const void* src, size_t bytes);
 Status Divide(float* out, const float* in, size_t n, float divisor);
 // out[i] = in[i] * scale rounded to nearest even in `storage` (fp16 or bf16, else
 // InvalidArgument); UnpackHalf widens such values back.
-Status PackHalf(const float* in, float scale, uint16_t* out, size_t n, Storage storage);
-Status UnpackHalf(const uint16_t* in, float* out, size_t n, Storage storage);
+Status PackHalf(const float* in, float scale, uint16_t* out, size_t n, ElementType storage);
+Status UnpackHalf(const uint16_t* in, float* out, size_t n, ElementType storage);
 
 }  // namespace coupler::kernels

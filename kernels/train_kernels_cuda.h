@@ -26,8 +26,8 @@ Status BiasGradAccumulateCuda(ConstMatrix dy, float* bias_grad);
 Status SoftmaxCrossEntropyCuda(ConstMatrix logits, const int32_t* labels, float grad_scale,
                                MutMatrix* dlogits, double* loss_sum_host, size_t* correct_host);
 
-Status RoundCopyCuda(const float* src, void* dst, Storage storage, size_t n);
-Status WidenCopyCuda(const void* src, Storage storage, float* dst, size_t n);
+Status RoundCopyCuda(const float* src, void* dst, ElementType storage, size_t n);
+Status WidenCopyCuda(const void* src, ElementType storage, float* dst, size_t n);
 Status ScaleCuda(float* x, size_t n, float s);
 Status AllFiniteCuda(const float* x, size_t n, bool* finite_host);
 // x[i] *= s, then whether every x[i] is finite: one pass over x (Scale + AllFinite fused).
@@ -37,10 +37,10 @@ Status UnscaleAllFiniteCuda(float* x, size_t n, float s, bool* finite_host);
 // updated weights rounded to `storage` (n elements), in the same pass.
 Status SgdMomentumStepCuda(float* w, const float* g, float* v, size_t n, float lr, float momentum,
                            float weight_decay, void* compute_copy = nullptr,
-                           Storage storage = Storage::kFloat32);
+                           ElementType storage = ElementType::kFloat32);
 Status AdamWStepCuda(float* w, const float* g, float* m, float* v, size_t n,
                      const AdamWParams& params, int64_t step, void* compute_copy = nullptr,
-                     Storage storage = Storage::kFloat32);
+                     ElementType storage = ElementType::kFloat32);
 
 // ---- Moving and filling training buffers (kernels/cuda/train_transfer_cuda.cu) --------------
 // Blocking copies between host memory and device memory, and a zero fill of device memory.
@@ -53,7 +53,7 @@ Status FillZeroCuda(void* dst, size_t bytes);
 // to 16-bit wire values out[i] = round(in[i] * scale) in `storage` (fp16 or bf16, else
 // InvalidArgument); widening them back.
 Status DivideCuda(float* out, const float* in, size_t n, float divisor);
-Status PackHalfCuda(const float* in, float scale, uint16_t* out, size_t n, Storage storage);
-Status UnpackHalfCuda(const uint16_t* in, float* out, size_t n, Storage storage);
+Status PackHalfCuda(const float* in, float scale, uint16_t* out, size_t n, ElementType storage);
+Status UnpackHalfCuda(const uint16_t* in, float* out, size_t n, ElementType storage);
 
 }  // namespace coupler::kernels

@@ -210,7 +210,7 @@ Status Trainer::Evaluate() {
   report_.peak_working_set_bytes = static_cast<size_t>(peaks[1]);
   report_.peak_activation_bytes = budget_.peak(memory::MemoryKind::kActivation);
   report_.workspace_bytes = budget_.peak(memory::MemoryKind::kWorkspace);
-  report_.compute_weight_bytes = config_.precision == Precision::kFp32
+  report_.compute_weight_bytes = config_.precision == ElementType::kFloat32
                                      ? model_->num_weights() * sizeof(float)
                                      : budget_.peak(memory::MemoryKind::kComputeCopy);
   return Status::Ok();

@@ -53,7 +53,7 @@ struct TrainReport {
   int64_t steps = 0;               // optimizer steps run by this process (skipped ones included)
   int64_t skipped_steps = 0;       // non-finite gradients
   double samples_per_s = 0;        // global samples per second of the step loop
-  Precision precision = Precision::kFp32;
+  ElementType precision = ElementType::kFloat32;
   size_t micro_batch = 0;          // as finally used (after auto sizing and back-off)
   size_t accumulate = 0;
   int world_size = 1;

@@ -26,7 +26,6 @@ namespace coupler::train::internal {
 
 using Clock = std::chrono::steady_clock;
 
-kernels::Storage StorageFor(Precision p);
 // layers, optimizer, precision, global batch and ranks: what a checkpoint must match to resume.
 std::string Fingerprint(const TrainConfig& c, int world_size);
 
@@ -43,7 +42,7 @@ class Trainer {
         budget_(options.device_memory_limit != 0 ? options.device_memory_limit
                                                  : backend_.memory_capacity(),
                 &backend_.store()),
-        scaler_(config_.precision == Precision::kFp16),
+        scaler_(config_.precision == ElementType::kFloat16),
         log_(Logger("train")) {}
 
   Result<TrainReport> Run();

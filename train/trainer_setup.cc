@@ -7,15 +7,6 @@
 
 namespace coupler::train::internal {
 
-kernels::Storage StorageFor(Precision p) {
-  switch (p) {
-    case Precision::kFp32: return kernels::Storage::kFloat32;
-    case Precision::kFp16: return kernels::Storage::kFp16;
-    case Precision::kBf16: return kernels::Storage::kBf16;
-  }
-  return kernels::Storage::kFloat32;
-}
-
 std::string Fingerprint(const TrainConfig& c, int world_size) {
   std::string f = "layers=";
   for (size_t i = 0; i < c.layers.size(); ++i) {
@@ -65,7 +56,7 @@ Status Trainer::Setup() {
                            " is not divisible by the " + std::to_string(world) + " ranks");
   }
   per_rank_ = config_.global_batch / world;
-  mean_in_grad_scale_ = (world & (world - 1)) == 0 && config_.precision != Precision::kFp16;
+  mean_in_grad_scale_ = (world & (world - 1)) == 0 && config_.precision != ElementType::kFloat16;
   steps_per_epoch_ = static_cast<int64_t>(data_.train.rows / config_.global_batch);
   if (steps_per_epoch_ == 0) {
     return InvalidArgument("global_batch " + std::to_string(config_.global_batch) +
@@ -74,7 +65,7 @@ Status Trainer::Setup() {
   }
   total_steps_ = steps_per_epoch_ * config_.epochs;
 
-  const kernels::Storage storage = StorageFor(config_.precision);
+  const ElementType storage = config_.precision;
   COUPLER_ASSIGN_OR_RETURN(
       auto model,
       Mlp::Create(config_.layers, storage, budget_, backend_, config_.seed, kExtras));

@@ -14,11 +14,11 @@
 namespace coupler::kernels {
 namespace {
 
-Result<ElementType> WireFormat(Storage storage, const char* op) {
+Result<ElementType> WireFormat(ElementType storage, const char* op) {
   switch (storage) {
-    case Storage::kFp16: return ElementType::kFloat16;
-    case Storage::kBf16: return ElementType::kBFloat16;
-    case Storage::kFloat32: break;
+    case ElementType::kFloat16: return ElementType::kFloat16;
+    case ElementType::kBFloat16: return ElementType::kBFloat16;
+    default: break;
   }
   return InvalidArgument(std::string(op) + ": the wire storage must be fp16 or bf16");
 }
@@ -49,13 +49,13 @@ Status Divide(float* out, const float* in, size_t n, float divisor) {
   return Status::Ok();
 }
 
-Status PackHalf(const float* in, float scale, uint16_t* out, size_t n, Storage storage) {
+Status PackHalf(const float* in, float scale, uint16_t* out, size_t n, ElementType storage) {
   COUPLER_ASSIGN_OR_RETURN(const ElementType format, WireFormat(storage, "PackHalf"));
   for (size_t i = 0; i < n; ++i) out[i] = precision::EncodeHalf(in[i] * scale, format);
   return Status::Ok();
 }
 
-Status UnpackHalf(const uint16_t* in, float* out, size_t n, Storage storage) {
+Status UnpackHalf(const uint16_t* in, float* out, size_t n, ElementType storage) {
   COUPLER_ASSIGN_OR_RETURN(const ElementType format, WireFormat(storage, "UnpackHalf"));
   for (size_t i = 0; i < n; ++i) out[i] = precision::DecodeHalf(in[i], format);
   return Status::Ok();

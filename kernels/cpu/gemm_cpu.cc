@@ -70,7 +70,7 @@ struct Block {
 // The stored block [r0, r0 + nr) x [c0, c0 + nc) of m: points into m when it is fp32 (no copy),
 // else widened into scratch densely (ld == nc).
 Block LoadBlock(ConstMatrix m, size_t r0, size_t c0, size_t nr, size_t nc, float* scratch) {
-  if (m.storage == Storage::kFloat32) {
+  if (m.storage == ElementType::kFloat32) {
     return {static_cast<const float*>(m.data) + r0 * m.cols + c0, m.cols};
   }
   WithFormat(m.storage, [&](auto format) {
@@ -127,7 +127,7 @@ void TiledGemm(bool trans_a, bool trans_b, float alpha, ConstMatrix a, ConstMatr
   float* a_scratch = workspace.data();
   float* b_scratch = a_scratch + plan.mb * plan.kb;
   float* c_scratch = b_scratch + plan.kb * plan.nb;
-  const bool c_fp32 = c.storage == Storage::kFloat32;
+  const bool c_fp32 = c.storage == ElementType::kFloat32;
   const bool single_k_tile = plan.kb == k;
 
   for (size_t m0 = 0; m0 < m; m0 += plan.mb) {
@@ -183,8 +183,8 @@ Status Gemm(bool trans_a, bool trans_b, float alpha, ConstMatrix a, ConstMatrix 
   COUPLER_CHECK(a.data != nullptr && b.data != nullptr) << "Gemm: null operand";
   UseOneBlasThread();
 
-  if (a.storage == Storage::kFloat32 && b.storage == Storage::kFloat32 &&
-      c.storage == Storage::kFloat32) {
+  if (a.storage == ElementType::kFloat32 && b.storage == ElementType::kFloat32 &&
+      c.storage == ElementType::kFloat32) {
     cblas_sgemm(CblasRowMajor, ToBlasTrans(trans_a), ToBlasTrans(trans_b), ToBlas(m), ToBlas(n),
                 ToBlas(k), alpha, static_cast<const float*>(a.data), ToBlas(a.cols),
                 static_cast<const float*>(b.data), ToBlas(b.cols), beta,

@@ -1,5 +1,5 @@
 // CPU loops of the MLP's elementwise kernels: bias + ReLU, its backward, bias gradients, softmax
-// cross-entropy and the fp32 <-> 16-bit copies. Each loop is instantiated per Storage format
+// cross-entropy and the fp32 <-> 16-bit copies. Each loop is instantiated per storage format
 // (storage_access.h) so the conversions inline and simple loops vectorize.
 #include <cmath>
 #include <cstddef>
@@ -179,7 +179,7 @@ Status SoftmaxCrossEntropy(ConstMatrix logits, const int32_t* labels, float grad
     using InFormat = decltype(in_format);
     const auto* in = Elements<InFormat>(logits.data);
     // Evaluation passes no dlogits; any format serves, since nothing is written.
-    const Storage out_storage = dlogits != nullptr ? dlogits->storage : Storage::kFloat32;
+    const ElementType out_storage = dlogits != nullptr ? dlogits->storage : ElementType::kFloat32;
     WithFormat(out_storage, [&](auto out_format) {
       using OutFormat = decltype(out_format);
       typename OutFormat::Bits* out = nullptr;
@@ -198,7 +198,7 @@ Status SoftmaxCrossEntropy(ConstMatrix logits, const int32_t* labels, float grad
   return Status::Ok();
 }
 
-Status RoundCopy(const float* src, void* dst, Storage storage, size_t n) {
+Status RoundCopy(const float* src, void* dst, ElementType storage, size_t n) {
   if (n == 0) return Status::Ok();
   COUPLER_CHECK(src != nullptr && dst != nullptr) << "RoundCopy: null buffer";
   WithFormat(storage, [&](auto format) {
@@ -208,7 +208,7 @@ Status RoundCopy(const float* src, void* dst, Storage storage, size_t n) {
   return Status::Ok();
 }
 
-Status WidenCopy(const void* src, Storage storage, float* dst, size_t n) {
+Status WidenCopy(const void* src, ElementType storage, float* dst, size_t n) {
   if (n == 0) return Status::Ok();
   COUPLER_CHECK(src != nullptr && dst != nullptr) << "WidenCopy: null buffer";
   WithFormat(storage, [&](auto format) {

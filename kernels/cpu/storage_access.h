@@ -1,4 +1,4 @@
-// Element access for the Storage formats of train_kernels.h, for the CPU training loops. Each
+// Element access for the storage formats of train_kernels.h, for the CPU training loops. Each
 // format is a small traits type so a loop is compiled once per format with the load and store
 // inlined (a per-element switch would keep the loops from vectorizing).
 #pragma once
@@ -14,7 +14,7 @@ namespace coupler::kernels {
 
 struct Fp32Format {
   using Bits = float;
-  static constexpr Storage kStorage = Storage::kFloat32;
+  static constexpr ElementType kStorage = ElementType::kFloat32;
   static float Load(float x) { return x; }
   static float Store(float x) { return x; }
 };
@@ -25,7 +25,7 @@ struct Fp32Format {
 // for subnormals, so the loop vectorizes even with plain SSE2.
 struct Fp16Format {
   using Bits = uint16_t;
-  static constexpr Storage kStorage = Storage::kFp16;
+  static constexpr ElementType kStorage = ElementType::kFloat16;
   static float Load(uint16_t h) {
     // Exponent and mantissa moved to their fp32 places, exponent rebiased (15 -> 127).
     const uint32_t shifted = static_cast<uint32_t>(h & 0x7FFFu) << 13;
@@ -48,7 +48,7 @@ struct Fp16Format {
 
 struct Bf16Format {
   using Bits = uint16_t;
-  static constexpr Storage kStorage = Storage::kBf16;
+  static constexpr ElementType kStorage = ElementType::kBFloat16;
   static float Load(uint16_t b) {
     const uint32_t x = static_cast<uint32_t>(b) << 16;
     const uint32_t is_nan = 0u - static_cast<uint32_t>((x & 0x7FFFFFFFu) > 0x7F800000u);
@@ -59,14 +59,15 @@ struct Bf16Format {
 
 // Calls f(Format{}) with the traits type of `storage`.
 template <typename F>
-inline decltype(auto) WithFormat(Storage storage, F&& f) {
+inline decltype(auto) WithFormat(ElementType storage, F&& f) {
   switch (storage) {
-    case Storage::kFloat32:
+    case ElementType::kFloat32:
       return f(Fp32Format{});
-    case Storage::kFp16:
+    case ElementType::kFloat16:
       return f(Fp16Format{});
-    case Storage::kBf16:
+    case ElementType::kBFloat16:
       return f(Bf16Format{});
+    default: break;  // not a storage format
   }
   COUPLER_CHECK(false) << "unknown Storage " << static_cast<int>(storage);
   return f(Fp32Format{});  // unreachable: the check aborts

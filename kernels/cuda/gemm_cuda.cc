@@ -79,11 +79,12 @@ class ThreadCublasHandle {
   int device_ = -1;
 };
 
-cudaDataType_t CudaType(Storage storage) {
+cudaDataType_t CudaType(ElementType storage) {
   switch (storage) {
-    case Storage::kFloat32: return CUDA_R_32F;
-    case Storage::kFp16: return CUDA_R_16F;
-    case Storage::kBf16: return CUDA_R_16BF;
+    case ElementType::kFloat32: return CUDA_R_32F;
+    case ElementType::kFloat16: return CUDA_R_16F;
+    case ElementType::kBFloat16: return CUDA_R_16BF;
+    default: break;  // not a storage format
   }
   return CUDA_R_32F;
 }
@@ -108,12 +109,13 @@ Status GemmCuda(bool trans_a, bool trans_b, float alpha, ConstMatrix a, ConstMat
                            std::to_string(n));
   }
   if (a.storage != b.storage) {
-    return InvalidArgument(std::string("GemmCuda: a is ") + StorageName(a.storage) + " but b is " +
-                           StorageName(b.storage) + "; cublasGemmEx needs one operand storage");
+    return InvalidArgument(std::string("GemmCuda: a is ") + ShortElementTypeName(a.storage) +
+                           " but b is " + ShortElementTypeName(b.storage) +
+                           "; cublasGemmEx needs one operand storage");
   }
-  if (c.storage != a.storage && c.storage != Storage::kFloat32) {
-    return InvalidArgument(std::string("GemmCuda: ") + StorageName(a.storage) +
-                           " operands cannot write a " + StorageName(c.storage) + " c");
+  if (c.storage != a.storage && c.storage != ElementType::kFloat32) {
+    return InvalidArgument(std::string("GemmCuda: ") + ShortElementTypeName(a.storage) +
+                           " operands cannot write a " + ShortElementTypeName(c.storage) + " c");
   }
   if (!FitsInt(m) || !FitsInt(n) || !FitsInt(k) || !FitsInt(a.cols) || !FitsInt(b.cols)) {
     return InvalidArgument("GemmCuda: a dimension exceeds INT_MAX");

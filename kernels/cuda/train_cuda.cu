@@ -1,6 +1,6 @@
 // CUDA twins of the MLP's element-wise training kernels (train_kernels_cuda.h): bias + ReLU, its
 // backward, bias gradients and softmax cross-entropy, over the shared element math of
-// train_elementwise.h, one instantiation per Storage format; block reductions for the bias
+// train_elementwise.h, one instantiation per storage format; block reductions for the bias
 // gradient and the softmax rows. The copies and optimizer steps are in train_optimizer_cuda.cu.
 #include <cuda_runtime_api.h>
 
@@ -23,7 +23,7 @@ namespace {
 
 // ---- AddBiasActivate / ReluBackward -------------------------------------------------------
 
-template <Storage kStorage, bool kRelu>
+template <ElementType kStorage, bool kRelu>
 __global__ void AddBiasActivateKernel(Bits<kStorage>* __restrict__ y,
                                       const float* __restrict__ bias, size_t n, size_t cols) {
   using E = StorageElement<kStorage>;
@@ -34,7 +34,7 @@ __global__ void AddBiasActivateKernel(Bits<kStorage>* __restrict__ y,
 }
 
 // A masked gradient becomes +0 (all zero bits in every format); a kept one keeps its bits.
-template <Storage kY, Storage kDy>
+template <ElementType kY, ElementType kDy>
 __global__ void ReluBackwardKernel(const Bits<kY>* __restrict__ y, Bits<kDy>* __restrict__ dy,
                                    size_t n) {
   for (size_t i = FirstIndex(); i < n; i += GridStride()) {
@@ -49,7 +49,7 @@ __global__ void ReluBackwardKernel(const Bits<kY>* __restrict__ y, Bits<kDy>* __
 constexpr int kBiasTileCols = 32;
 constexpr int kBiasRowLanes = 8;
 
-template <Storage kStorage>
+template <ElementType kStorage>
 __global__ void BiasGradKernel(const Bits<kStorage>* __restrict__ dy, size_t rows, size_t cols,
                                float* __restrict__ bias_grad) {
   __shared__ float partial[kBiasRowLanes][kBiasTileCols];
@@ -79,7 +79,7 @@ constexpr int kSoftmaxThreads = 256;
 
 // One block per row (grid-stride over rows). Writes the row's loss and 1/0 for a correct argmax,
 // or -1 for a label outside [0, cols).
-template <Storage kIn, Storage kOut, bool kWriteGrad>
+template <ElementType kIn, ElementType kOut, bool kWriteGrad>
 __global__ void SoftmaxKernel(const Bits<kIn>* __restrict__ logits,
                               const int32_t* __restrict__ labels, size_t rows, size_t cols,
                               float grad_scale, Bits<kOut>* __restrict__ dlogits,
@@ -163,7 +163,7 @@ Status AddBiasActivateCuda(MutMatrix y, const float* bias, bool relu) {
   if (y.data == nullptr || bias == nullptr) return NullPointer("AddBiasActivateCuda");
   COUPLER_ASSIGN_OR_RETURN(const int blocks, BlocksFor(n));
   return DispatchStorage(y.storage, [&](auto tag) {
-    constexpr Storage kS = decltype(tag)::value;
+    constexpr ElementType kS = decltype(tag)::value;
     auto* data = static_cast<Bits<kS>*>(y.data);
     if (relu) {
       AddBiasActivateKernel<kS, true><<<blocks, kThreadsPerBlock>>>(data, bias, n, y.cols);
@@ -185,9 +185,9 @@ Status ReluBackwardCuda(ConstMatrix y, MutMatrix dy) {
   if (y.data == nullptr || dy.data == nullptr) return NullPointer("ReluBackwardCuda");
   COUPLER_ASSIGN_OR_RETURN(const int blocks, BlocksFor(n));
   return DispatchStorage(y.storage, [&](auto y_tag) {
-    constexpr Storage kY = decltype(y_tag)::value;
+    constexpr ElementType kY = decltype(y_tag)::value;
     return DispatchStorage(dy.storage, [&](auto dy_tag) {
-      constexpr Storage kDy = decltype(dy_tag)::value;
+      constexpr ElementType kDy = decltype(dy_tag)::value;
       ReluBackwardKernel<kY, kDy><<<blocks, kThreadsPerBlock>>>(
           static_cast<const Bits<kY>*>(y.data), static_cast<Bits<kDy>*>(dy.data), n);
       return CheckLaunch("ReluBackwardKernel");
@@ -202,7 +202,7 @@ Status BiasGradAccumulateCuda(ConstMatrix dy, float* bias_grad) {
   const size_t tiles = (dy.cols + kBiasTileCols - 1) / kBiasTileCols;
   const int blocks = static_cast<int>(std::min<size_t>(tiles, max_blocks));
   return DispatchStorage(dy.storage, [&](auto tag) {
-    constexpr Storage kS = decltype(tag)::value;
+    constexpr ElementType kS = decltype(tag)::value;
     BiasGradKernel<kS><<<blocks, dim3(kBiasTileCols, kBiasRowLanes)>>>(
         static_cast<const Bits<kS>*>(dy.data), dy.rows, dy.cols, bias_grad);
     return CheckLaunch("BiasGradKernel");
@@ -230,11 +230,11 @@ Status SoftmaxCrossEntropyCuda(ConstMatrix logits, const int32_t* labels, float 
                            DeviceBuffer::Allocate(rows * sizeof(int32_t)));
   COUPLER_ASSIGN_OR_RETURN(const int max_blocks, MaxResidentBlocks());
   const int blocks = static_cast<int>(std::min<size_t>(rows, max_blocks));
-  const Storage out_storage = dlogits != nullptr ? dlogits->storage : Storage::kFloat32;
+  const ElementType out_storage = dlogits != nullptr ? dlogits->storage : ElementType::kFloat32;
   COUPLER_RETURN_IF_ERROR(DispatchStorage(logits.storage, [&](auto in_tag) {
-    constexpr Storage kIn = decltype(in_tag)::value;
+    constexpr ElementType kIn = decltype(in_tag)::value;
     return DispatchStorage(out_storage, [&](auto out_tag) {
-      constexpr Storage kOut = decltype(out_tag)::value;
+      constexpr ElementType kOut = decltype(out_tag)::value;
       const auto* in = static_cast<const Bits<kIn>*>(logits.data);
       if (dlogits != nullptr) {
         SoftmaxKernel<kIn, kOut, true><<<blocks, kSoftmaxThreads>>>(

@@ -1,5 +1,5 @@
 // Launch helpers shared by the CUDA training kernels (train_cuda.cu, train_optimizer_cuda.cu):
-// per-Storage dispatch, grid-stride indexing and launch checks. For kernels/cuda/*.cu only.
+// per-storage-format dispatch, grid-stride indexing and launch checks. For kernels/cuda/*.cu only.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -17,22 +17,23 @@
 
 namespace coupler::kernels {
 
-template <Storage kStorage>
+template <ElementType kStorage>
 using Bits = typename StorageElement<kStorage>::Bits;
 
-template <Storage kStorage>
-using StorageTag = std::integral_constant<Storage, kStorage>;
+template <ElementType kStorage>
+using StorageTag = std::integral_constant<ElementType, kStorage>;
 
 // Calls f(StorageTag<S>{}) for the runtime `storage`.
 template <typename F>
-Status DispatchStorage(Storage storage, F&& f) {
+Status DispatchStorage(ElementType storage, F&& f) {
   switch (storage) {
-    case Storage::kFloat32:
-      return f(StorageTag<Storage::kFloat32>{});
-    case Storage::kFp16:
-      return f(StorageTag<Storage::kFp16>{});
-    case Storage::kBf16:
-      return f(StorageTag<Storage::kBf16>{});
+    case ElementType::kFloat32:
+      return f(StorageTag<ElementType::kFloat32>{});
+    case ElementType::kFloat16:
+      return f(StorageTag<ElementType::kFloat16>{});
+    case ElementType::kBFloat16:
+      return f(StorageTag<ElementType::kBFloat16>{});
+    default: break;  // not a storage format
   }
   return InvalidArgument("unknown Storage " + std::to_string(static_cast<int>(storage)));
 }

@@ -20,7 +20,7 @@ namespace {
 
 // ---- Copies, scale, finiteness ------------------------------------------------------------
 
-template <Storage kStorage>
+template <ElementType kStorage>
 __global__ void RoundCopyKernel(const float* __restrict__ src, Bits<kStorage>* __restrict__ dst,
                                 size_t n) {
   for (size_t i = FirstIndex(); i < n; i += GridStride()) {
@@ -28,7 +28,7 @@ __global__ void RoundCopyKernel(const float* __restrict__ src, Bits<kStorage>* _
   }
 }
 
-template <Storage kStorage>
+template <ElementType kStorage>
 __global__ void WidenCopyKernel(const Bits<kStorage>* __restrict__ src, float* __restrict__ dst,
                                 size_t n) {
   for (size_t i = FirstIndex(); i < n; i += GridStride()) {
@@ -73,7 +73,7 @@ Status RunFiniteCheck(float* x, size_t n, float s, bool* finite_host) {
 
 // ---- Optimizer steps ----------------------------------------------------------------------
 
-template <Storage kStorage, bool kCopy>
+template <ElementType kStorage, bool kCopy>
 __global__ void SgdKernel(float* __restrict__ w, const float* __restrict__ g,
                           float* __restrict__ v, size_t n, float lr, float momentum,
                           float weight_decay, Bits<kStorage>* __restrict__ copy) {
@@ -87,7 +87,7 @@ __global__ void SgdKernel(float* __restrict__ w, const float* __restrict__ g,
   }
 }
 
-template <Storage kStorage, bool kCopy>
+template <ElementType kStorage, bool kCopy>
 __global__ void AdamWKernel(float* __restrict__ w, const float* __restrict__ g,
                             float* __restrict__ m, float* __restrict__ v, size_t n,
                             AdamWStepConstants c, Bits<kStorage>* __restrict__ copy) {
@@ -105,23 +105,23 @@ __global__ void AdamWKernel(float* __restrict__ w, const float* __restrict__ g,
 
 }  // namespace
 
-Status RoundCopyCuda(const float* src, void* dst, Storage storage, size_t n) {
+Status RoundCopyCuda(const float* src, void* dst, ElementType storage, size_t n) {
   if (n == 0) return Status::Ok();
   if (src == nullptr || dst == nullptr) return NullPointer("RoundCopyCuda");
   COUPLER_ASSIGN_OR_RETURN(const int blocks, BlocksFor(n));
   return DispatchStorage(storage, [&](auto tag) {
-    constexpr Storage kS = decltype(tag)::value;
+    constexpr ElementType kS = decltype(tag)::value;
     RoundCopyKernel<kS><<<blocks, kThreadsPerBlock>>>(src, static_cast<Bits<kS>*>(dst), n);
     return CheckLaunch("RoundCopyKernel");
   });
 }
 
-Status WidenCopyCuda(const void* src, Storage storage, float* dst, size_t n) {
+Status WidenCopyCuda(const void* src, ElementType storage, float* dst, size_t n) {
   if (n == 0) return Status::Ok();
   if (src == nullptr || dst == nullptr) return NullPointer("WidenCopyCuda");
   COUPLER_ASSIGN_OR_RETURN(const int blocks, BlocksFor(n));
   return DispatchStorage(storage, [&](auto tag) {
-    constexpr Storage kS = decltype(tag)::value;
+    constexpr ElementType kS = decltype(tag)::value;
     WidenCopyKernel<kS><<<blocks, kThreadsPerBlock>>>(static_cast<const Bits<kS>*>(src), dst, n);
     return CheckLaunch("WidenCopyKernel");
   });
@@ -153,12 +153,12 @@ Status UnscaleAllFiniteCuda(float* x, size_t n, float s, bool* finite_host) {
 }
 
 Status SgdMomentumStepCuda(float* w, const float* g, float* v, size_t n, float lr, float momentum,
-                           float weight_decay, void* compute_copy, Storage storage) {
+                           float weight_decay, void* compute_copy, ElementType storage) {
   if (n == 0) return Status::Ok();
   if (w == nullptr || g == nullptr || v == nullptr) return NullPointer("SgdMomentumStepCuda");
   COUPLER_ASSIGN_OR_RETURN(const int blocks, BlocksFor(n));
   return DispatchStorage(storage, [&](auto tag) {
-    constexpr Storage kS = decltype(tag)::value;
+    constexpr ElementType kS = decltype(tag)::value;
     auto* copy = static_cast<Bits<kS>*>(compute_copy);
     if (copy != nullptr) {
       SgdKernel<kS, true><<<blocks, kThreadsPerBlock>>>(w, g, v, n, lr, momentum, weight_decay,
@@ -173,7 +173,7 @@ Status SgdMomentumStepCuda(float* w, const float* g, float* v, size_t n, float l
 
 Status AdamWStepCuda(float* w, const float* g, float* m, float* v, size_t n,
                      const AdamWParams& params, int64_t step, void* compute_copy,
-                     Storage storage) {
+                     ElementType storage) {
   if (step < 1) {
     return InvalidArgument("AdamWStepCuda: step counts from 1, got " + std::to_string(step));
   }
@@ -189,7 +189,7 @@ Status AdamWStepCuda(float* w, const float* g, float* m, float* v, size_t n,
   const AdamWStepConstants constants = MakeAdamWStepConstants(params, step);
   COUPLER_ASSIGN_OR_RETURN(const int blocks, BlocksFor(n));
   return DispatchStorage(storage, [&](auto tag) {
-    constexpr Storage kS = decltype(tag)::value;
+    constexpr ElementType kS = decltype(tag)::value;
     auto* copy = static_cast<Bits<kS>*>(compute_copy);
     if (copy != nullptr) {
       AdamWKernel<kS, true><<<blocks, kThreadsPerBlock>>>(w, g, m, v, n, constants, copy);

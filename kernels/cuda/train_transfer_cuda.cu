@@ -19,7 +19,7 @@ __global__ void DivideKernel(float* out, const float* in, size_t n, float diviso
   for (size_t i = FirstIndex(); i < n; i += GridStride()) out[i] = in[i] / divisor;
 }
 
-template <Storage kStorage>
+template <ElementType kStorage>
 __global__ void PackHalfKernel(const float* __restrict__ in, float scale,
                                uint16_t* __restrict__ out, size_t n) {
   for (size_t i = FirstIndex(); i < n; i += GridStride()) {
@@ -27,7 +27,7 @@ __global__ void PackHalfKernel(const float* __restrict__ in, float scale,
   }
 }
 
-template <Storage kStorage>
+template <ElementType kStorage>
 __global__ void UnpackHalfKernel(const uint16_t* __restrict__ in, float* __restrict__ out,
                                  size_t n) {
   for (size_t i = FirstIndex(); i < n; i += GridStride()) {
@@ -71,28 +71,28 @@ Status DivideCuda(float* out, const float* in, size_t n, float divisor) {
   return CheckLaunch("DivideKernel");
 }
 
-Status PackHalfCuda(const float* in, float scale, uint16_t* out, size_t n, Storage storage) {
+Status PackHalfCuda(const float* in, float scale, uint16_t* out, size_t n, ElementType storage) {
   if (n == 0) return Status::Ok();
   if (in == nullptr || out == nullptr) return NullPointer("PackHalfCuda");
-  if (storage == Storage::kFloat32) return NotHalf("PackHalfCuda");
+  if (storage == ElementType::kFloat32) return NotHalf("PackHalfCuda");
   COUPLER_ASSIGN_OR_RETURN(const int blocks, BlocksFor(n));
-  if (storage == Storage::kFp16) {
-    PackHalfKernel<Storage::kFp16><<<blocks, kThreadsPerBlock>>>(in, scale, out, n);
+  if (storage == ElementType::kFloat16) {
+    PackHalfKernel<ElementType::kFloat16><<<blocks, kThreadsPerBlock>>>(in, scale, out, n);
   } else {
-    PackHalfKernel<Storage::kBf16><<<blocks, kThreadsPerBlock>>>(in, scale, out, n);
+    PackHalfKernel<ElementType::kBFloat16><<<blocks, kThreadsPerBlock>>>(in, scale, out, n);
   }
   return CheckLaunch("PackHalfKernel");
 }
 
-Status UnpackHalfCuda(const uint16_t* in, float* out, size_t n, Storage storage) {
+Status UnpackHalfCuda(const uint16_t* in, float* out, size_t n, ElementType storage) {
   if (n == 0) return Status::Ok();
   if (in == nullptr || out == nullptr) return NullPointer("UnpackHalfCuda");
-  if (storage == Storage::kFloat32) return NotHalf("UnpackHalfCuda");
+  if (storage == ElementType::kFloat32) return NotHalf("UnpackHalfCuda");
   COUPLER_ASSIGN_OR_RETURN(const int blocks, BlocksFor(n));
-  if (storage == Storage::kFp16) {
-    UnpackHalfKernel<Storage::kFp16><<<blocks, kThreadsPerBlock>>>(in, out, n);
+  if (storage == ElementType::kFloat16) {
+    UnpackHalfKernel<ElementType::kFloat16><<<blocks, kThreadsPerBlock>>>(in, out, n);
   } else {
-    UnpackHalfKernel<Storage::kBf16><<<blocks, kThreadsPerBlock>>>(in, out, n);
+    UnpackHalfKernel<ElementType::kBFloat16><<<blocks, kThreadsPerBlock>>>(in, out, n);
   }
   return CheckLaunch("UnpackHalfKernel");
 }

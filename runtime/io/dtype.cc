@@ -2,31 +2,21 @@
 
 namespace coupler::io {
 
-std::string_view DTypeName(DType dtype) {
+std::string_view NpyDescr(ElementType dtype) {
   switch (dtype) {
-    case DType::kFloat32: return "float32";
-    case DType::kInt32: return "int32";
-    case DType::kFloat16: return "float16";
-    case DType::kBfloat16: return "bfloat16";
-    case DType::kFloat64: return "float64";
-  }
-  return "unknown";
-}
-
-std::string_view NpyDescr(DType dtype) {
-  switch (dtype) {
-    case DType::kFloat32: return "<f4";
-    case DType::kInt32: return "<i4";
-    case DType::kFloat16: return "<f2";
-    case DType::kBfloat16: return "<u2";
-    case DType::kFloat64: return "<f8";
+    case ElementType::kFloat32: return "<f4";
+    case ElementType::kInt32: return "<i4";
+    case ElementType::kFloat16: return "<f2";
+    case ElementType::kBFloat16: return "<u2";
+    case ElementType::kFloat64: return "<f8";
+    case ElementType::kInt64: return "";
   }
   return "";
 }
 
-std::optional<DType> DTypeFromNpyDescr(std::string_view descr) {
-  for (DType d : {DType::kFloat32, DType::kInt32, DType::kFloat16, DType::kBfloat16,
-                  DType::kFloat64}) {
+std::optional<ElementType> ElementTypeFromNpyDescr(std::string_view descr) {
+  for (ElementType d : {ElementType::kFloat32, ElementType::kInt32, ElementType::kFloat16,
+                        ElementType::kBFloat16, ElementType::kFloat64}) {
     if (descr == NpyDescr(d)) return d;
   }
   return std::nullopt;

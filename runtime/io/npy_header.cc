@@ -20,12 +20,12 @@ Status UnsupportedDescr(std::string_view what, std::string_view descr) {
                          "<i4 (int32), <f2 (float16), <u2 (bfloat16 bits), <f8 (float64)");
 }
 
-Result<DType> ScalarDType(const PyValue& descr, std::string_view what) {
+Result<ElementType> ScalarDType(const PyValue& descr, std::string_view what) {
   if (descr.kind != PyValue::Kind::kString) {
     return InvalidArgument(std::string(what) + " has a " + std::string(PyKindName(descr.kind)) +
                            " dtype; only plain scalar types are supported");
   }
-  const auto dtype = DTypeFromNpyDescr(descr.text);
+  const auto dtype = ElementTypeFromNpyDescr(descr.text);
   if (!dtype) return UnsupportedDescr(what, descr.text);
   return *dtype;
 }
@@ -52,9 +52,9 @@ Status ParseFields(const PyValue& descr, NpyLayout& layout) {
     for (const NpyField& seen : layout.fields) {
       if (seen.name == name.text) return InvalidArgument("duplicate " + what);
     }
-    COUPLER_ASSIGN_OR_RETURN(const DType dtype, ScalarDType(field.items[1], what));
+    COUPLER_ASSIGN_OR_RETURN(const ElementType dtype, ScalarDType(field.items[1], what));
     layout.fields.push_back({name.text, dtype, layout.record_bytes});
-    layout.record_bytes += ItemSize(dtype);
+    layout.record_bytes += ElementSize(dtype);
   }
   return Status::Ok();
 }
@@ -120,7 +120,7 @@ Result<NpyLayout> ParseNpyHeader(std::string_view header) {
     return layout;
   }
 
-  COUPLER_ASSIGN_OR_RETURN(const DType dtype, ScalarDType(*descr, "the array"));
+  COUPLER_ASSIGN_OR_RETURN(const ElementType dtype, ScalarDType(*descr, "the array"));
   if (dims.empty() || dims.size() > 2) {
     return InvalidArgument("expected a 1-D structured array or a 1-D/2-D plain array, got " +
                            std::to_string(dims.size()) + " dimensions");
@@ -137,7 +137,7 @@ Result<NpyLayout> ParseNpyHeader(std::string_view header) {
     std::string name = "c";
     name += std::to_string(c);
     layout.fields.push_back({std::move(name), dtype, layout.record_bytes});
-    layout.record_bytes += ItemSize(dtype);
+    layout.record_bytes += ElementSize(dtype);
   }
   return layout;
 }

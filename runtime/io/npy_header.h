@@ -27,7 +27,7 @@ inline constexpr uint64_t kMaxNpyColumns = 100'000;
 // One column as it sits inside each record.
 struct NpyField {
   std::string name;
-  DType dtype = DType::kFloat32;
+  ElementType dtype = ElementType::kFloat32;
   size_t offset = 0;  // bytes from the start of the record
 };
 

@@ -54,7 +54,7 @@ class NpyFileReader {
                                         static_cast<off_t>(data_offset_ + row * layout.record_bytes),
                                         path_));
       for (size_t f = 0; f < layout.fields.size(); ++f) {
-        const size_t item = ItemSize(layout.fields[f].dtype);
+        const size_t item = ElementSize(layout.fields[f].dtype);
         GatherField(chunk.data(), layout.record_bytes, rows, layout.fields[f].offset, item,
                     table.column(f).data() + row * item);
       }

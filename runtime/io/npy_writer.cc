@@ -30,7 +30,7 @@ Status WriteRecords(int fd, const Table& table, const std::string& path) {
     const size_t n = std::min(chunk_rows, rows - row);
     size_t offset = 0;
     for (const Column& column : table.columns()) {
-      const size_t item = ItemSize(column.dtype());
+      const size_t item = ElementSize(column.dtype());
       ScatterField(column.data() + row * item, item, n, chunk.data(), record_bytes, offset);
       offset += item;
     }

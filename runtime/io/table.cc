@@ -4,13 +4,17 @@
 
 namespace coupler::io {
 
-Column::Column(std::string name, DType dtype, size_t rows) : name_(std::move(name)), dtype_(dtype) {
+Column::Column(std::string name, ElementType dtype, size_t rows)
+    : name_(std::move(name)), dtype_(dtype) {
   switch (dtype) {
-    case DType::kFloat32: values_ = std::vector<float>(rows); break;
-    case DType::kInt32: values_ = std::vector<int32_t>(rows); break;
-    case DType::kFloat16:
-    case DType::kBfloat16: values_ = std::vector<uint16_t>(rows); break;
-    case DType::kFloat64: values_ = std::vector<double>(rows); break;
+    case ElementType::kFloat32: values_ = std::vector<float>(rows); break;
+    case ElementType::kInt32: values_ = std::vector<int32_t>(rows); break;
+    case ElementType::kFloat16:
+    case ElementType::kBFloat16: values_ = std::vector<uint16_t>(rows); break;
+    case ElementType::kFloat64: values_ = std::vector<double>(rows); break;
+    case ElementType::kInt64:
+      COUPLER_CHECK(false) << "column '" << name_ << "' of int64: shards hold no int64";
+      break;
   }
 }
 
@@ -52,7 +56,7 @@ Column* Table::Find(std::string_view name) {
 
 size_t Table::RowBytes() const {
   size_t bytes = 0;
-  for (const Column& c : columns_) bytes += ItemSize(c.dtype());
+  for (const Column& c : columns_) bytes += ElementSize(c.dtype());
   return bytes;
 }
 
@@ -62,7 +66,7 @@ std::string Table::Describe() const {
     if (!out.empty()) out += ", ";
     out += c.name();
     out += " (";
-    out += DTypeName(c.dtype());
+    out += ElementTypeName(c.dtype());
     out += ")";
   }
   return out.empty() ? "no columns" : out;

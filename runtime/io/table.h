@@ -21,30 +21,31 @@ namespace coupler::io {
 class Column {
  public:
   // `rows` zero values of `dtype`.
-  Column(std::string name, DType dtype, size_t rows = 0);
+  Column(std::string name, ElementType dtype, size_t rows = 0);
 
   // Takes `values` without copying. `dtype` must be stored as T (fp16/bf16 as uint16_t bits).
   template <typename T>
-  Column(std::string name, std::vector<T> values, DType dtype)
+  Column(std::string name, std::vector<T> values, ElementType dtype)
       : name_(std::move(name)), dtype_(dtype), values_(std::move(values)) {
-    COUPLER_CHECK(StoresDType<T>(dtype)) << "column '" << name_ << "' of " << DTypeName(dtype)
-                                         << " built from the wrong element type";
+    COUPLER_CHECK(StoresElementType<T>(dtype))
+        << "column '" << name_ << "' of " << ElementTypeName(dtype)
+        << " built from the wrong element type";
   }
   static Column Float32(std::string name, std::vector<float> values) {
-    return Column(std::move(name), std::move(values), DType::kFloat32);
+    return Column(std::move(name), std::move(values), ElementType::kFloat32);
   }
   static Column Int32(std::string name, std::vector<int32_t> values) {
-    return Column(std::move(name), std::move(values), DType::kInt32);
+    return Column(std::move(name), std::move(values), ElementType::kInt32);
   }
   static Column Float64(std::string name, std::vector<double> values) {
-    return Column(std::move(name), std::move(values), DType::kFloat64);
+    return Column(std::move(name), std::move(values), ElementType::kFloat64);
   }
 
   const std::string& name() const { return name_; }
   void set_name(std::string name) { name_ = std::move(name); }
-  DType dtype() const { return dtype_; }
+  ElementType dtype() const { return dtype_; }
   size_t size() const;
-  size_t size_bytes() const { return size() * ItemSize(dtype_); }
+  size_t size_bytes() const { return size() * ElementSize(dtype_); }
 
   // Typed views; asking for the wrong element type is a bug (checked).
   template <typename T>
@@ -58,8 +59,8 @@ class Column {
   // The storage itself, e.g. to append while parsing or to move the values out.
   template <typename T>
   std::vector<T>& Vector() {
-    COUPLER_CHECK(StoresDType<T>(dtype_)) << "column '" << name_ << "' holds "
-                                          << DTypeName(dtype_);
+    COUPLER_CHECK(StoresElementType<T>(dtype_))
+        << "column '" << name_ << "' holds " << ElementTypeName(dtype_);
     return std::get<std::vector<T>>(values_);
   }
 
@@ -75,7 +76,7 @@ class Column {
                                std::vector<double>>;
 
   std::string name_;
-  DType dtype_;
+  ElementType dtype_;
   Storage values_;
 };
 

@@ -30,6 +30,20 @@ constexpr size_t ElementSize(ElementType type) {
 // errors use.
 std::string_view ElementTypeName(ElementType type);
 
+// "fp32", "fp16" and "bf16", the spellings of training precisions and kernel storage in configs,
+// reports and logs; the other types by their names above. constexpr for precision/half.h.
+constexpr const char* ShortElementTypeName(ElementType type) {
+  switch (type) {
+    case ElementType::kFloat32: return "fp32";
+    case ElementType::kFloat16: return "fp16";
+    case ElementType::kBFloat16: return "bf16";
+    case ElementType::kInt32: return "int32";
+    case ElementType::kInt64: return "int64";
+    case ElementType::kFloat64: return "float64";
+  }
+  return "unknown";
+}
+
 // The names above and the short spellings "fp32", "fp16" and "bf16"; nullopt for anything else.
 std::optional<ElementType> ParseElementType(std::string_view name);
 

@@ -98,9 +98,7 @@ COUPLER_HD constexpr float DecodeHalf(uint16_t bits, ElementType format) {
   return format == ElementType::kFloat16 ? HalfBitsToFloat(bits) : Bf16BitsToFloat(bits);
 }
 
-constexpr const char* HalfFormatName(ElementType format) {
-  return format == ElementType::kFloat16 ? "fp16" : "bf16";
-}
+constexpr const char* HalfFormatName(ElementType format) { return ShortElementTypeName(format); }
 
 static_assert(FloatToHalfBits(1.0f) == 0x3C00 && HalfBitsToFloat(0x3C00) == 1.0f);
 static_assert(FloatToHalfBits(65504.0f) == 0x7BFF && FloatToHalfBits(65520.0f) == 0x7C00);

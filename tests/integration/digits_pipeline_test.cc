@@ -64,10 +64,10 @@ Concatenated ReadNode(const fs::path& dir, int shards) {
       for (const auto& c : table->columns()) all.order.push_back(c.name());
     }
     for (const auto& c : table->columns()) {
-      if (c.dtype() == io::DType::kFloat32) {
+      if (c.dtype() == ElementType::kFloat32) {
         auto v = c.values<float>();
         all.f32[c.name()].insert(all.f32[c.name()].end(), v.begin(), v.end());
-      } else if (c.dtype() == io::DType::kInt32) {
+      } else if (c.dtype() == ElementType::kInt32) {
         auto v = c.values<int32_t>();
         all.i32[c.name()].insert(all.i32[c.name()].end(), v.begin(), v.end());
       } else {

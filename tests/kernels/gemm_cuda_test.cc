@@ -19,7 +19,7 @@
 namespace coupler::kernels {
 namespace {
 
-const char* Name(Storage storage) { return StorageName(storage); }
+const char* Name(ElementType storage) { return ShortElementTypeName(storage); }
 
 // The CUDA table's gemm, or why there is none (a build without CUDA).
 Status GpuGemm(bool trans_a, bool trans_b, float alpha, ConstMatrix a, ConstMatrix b, float beta,
@@ -30,12 +30,12 @@ Status GpuGemm(bool trans_a, bool trans_b, float alpha, ConstMatrix a, ConstMatr
 
 // A host matrix in its storage's bytes, with a device copy when a pool is given.
 struct HostMatrix {
-  Storage storage = Storage::kFloat32;
+  ElementType storage = ElementType::kFloat32;
   size_t rows = 0;
   size_t cols = 0;
   std::vector<unsigned char> bytes;
 
-  HostMatrix(Storage s, size_t r, size_t c, const std::vector<float>& values)
+  HostMatrix(ElementType s, size_t r, size_t c, const std::vector<float>& values)
       : storage(s), rows(r), cols(c), bytes(r * c * StorageBytes(s)) {
     EXPECT_TRUE(RoundCopy(values.data(), bytes.data(), storage, r * c).ok());
   }
@@ -61,9 +61,9 @@ std::vector<float> PoisonValues(size_t n) {
   return std::vector<float>(n, precision::Float32FromBits(kPoisonFloatBits));
 }
 
-double Tolerance(Storage c_storage, Storage operand_storage) {
-  if (c_storage == Storage::kBf16 || operand_storage == Storage::kBf16) return 1e-2;
-  if (c_storage == Storage::kFp16 || operand_storage == Storage::kFp16) return 1e-3;
+double Tolerance(ElementType c_storage, ElementType operand_storage) {
+  if (c_storage == ElementType::kBFloat16 || operand_storage == ElementType::kBFloat16) return 1e-2;
+  if (c_storage == ElementType::kFloat16 || operand_storage == ElementType::kFloat16) return 1e-3;
   return 1e-5;
 }
 
@@ -90,8 +90,8 @@ Result<DeviceAllocation> ToDevice(DevicePool& pool, const HostMatrix& m, const c
   return d;
 }
 
-void CheckParity(DevicePool& pool, bool trans_a, bool trans_b, Storage operands, Storage c_storage,
-                 size_t m, size_t n, size_t k, float alpha, float beta) {
+void CheckParity(DevicePool& pool, bool trans_a, bool trans_b, ElementType operands,
+                 ElementType c_storage, size_t m, size_t n, size_t k, float alpha, float beta) {
   SCOPED_TRACE(std::string("trans_a=") + (trans_a ? "1" : "0") + " trans_b=" +
                (trans_b ? "1" : "0") + " operands=" + Name(operands) + " c=" + Name(c_storage) +
                " m=" + std::to_string(m) + " n=" + std::to_string(n) + " k=" + std::to_string(k) +
@@ -124,12 +124,14 @@ TEST(KernelsTest, CudaGemmMatchesCpuForEveryTransposeAndStorage) {
   Result<std::unique_ptr<DevicePool>> pool = DevicePool::Create(0, size_t{64} << 20);
   COUPLER_ASSERT_OK(pool.status());
   struct Combo {
-    Storage operands;
-    Storage c;
+    ElementType operands;
+    ElementType c;
   };
-  const Combo combos[] = {{Storage::kFloat32, Storage::kFloat32}, {Storage::kFp16, Storage::kFp16},
-                          {Storage::kBf16, Storage::kBf16},       {Storage::kFp16, Storage::kFloat32},
-                          {Storage::kBf16, Storage::kFloat32}};
+  const Combo combos[] = {{ElementType::kFloat32, ElementType::kFloat32},
+                          {ElementType::kFloat16, ElementType::kFloat16},
+                          {ElementType::kBFloat16, ElementType::kBFloat16},
+                          {ElementType::kFloat16, ElementType::kFloat32},
+                          {ElementType::kBFloat16, ElementType::kFloat32}};
   for (const Combo& combo : combos) {
     for (bool trans_a : {false, true}) {
       for (bool trans_b : {false, true}) {
@@ -149,8 +151,10 @@ TEST(KernelsTest, CudaGemmEmptyReductionScalesOutputByBeta) {
   if (!HaveCudaDevice()) GTEST_SKIP() << "no CUDA device";
   Result<std::unique_ptr<DevicePool>> pool = DevicePool::Create(0, size_t{1} << 20);
   COUPLER_ASSERT_OK(pool.status());
-  CheckParity(**pool, false, false, Storage::kFloat32, Storage::kFloat32, 5, 7, 0, 1.0f, 0.5f);
-  CheckParity(**pool, false, false, Storage::kFloat32, Storage::kFloat32, 5, 7, 0, 1.0f, 0.0f);
+  CheckParity(**pool, false, false, ElementType::kFloat32, ElementType::kFloat32, 5, 7, 0, 1.0f,
+              0.5f);
+  CheckParity(**pool, false, false, ElementType::kFloat32, ElementType::kFloat32, 5, 7, 0, 1.0f,
+              0.0f);
 }
 
 TEST(KernelsTest, CudaDevicePoolExhaustsThenReusesFreedBlocks) {
@@ -214,18 +218,19 @@ TEST(KernelsTest, CudaDevicePoolDefaultLimitLeavesAReserve) {
 
 TEST(KernelsTest, GpuGemmRejectsBadArgumentsBeforeTouchingTheDevice) {
   const float x = 0.0f;
-  Status s = GpuGemm(false, false, 1.0f, {&x, Storage::kFloat32, 4, 3},
-                      {&x, Storage::kFloat32, 4, 5}, 0.0f, {nullptr, Storage::kFloat32, 4, 5});
+  Status s =
+      GpuGemm(false, false, 1.0f, {&x, ElementType::kFloat32, 4, 3},
+              {&x, ElementType::kFloat32, 4, 5}, 0.0f, {nullptr, ElementType::kFloat32, 4, 5});
   EXPECT_EQ(s.code(), BuiltWithCuda() ? StatusCode::kInvalidArgument : StatusCode::kUnavailable);
   if (BuiltWithCuda()) {
     EXPECT_NE(s.message().find("op(a) is 4x3 but op(b) is 4x5"), std::string::npos)
         << s.message();
   }
-  s = GpuGemm(false, false, 1.0f, {&x, Storage::kFp16, 4, 3}, {&x, Storage::kBf16, 3, 5}, 0.0f,
-               {nullptr, Storage::kFloat32, 4, 5});
+  s = GpuGemm(false, false, 1.0f, {&x, ElementType::kFloat16, 4, 3},
+              {&x, ElementType::kBFloat16, 3, 5}, 0.0f, {nullptr, ElementType::kFloat32, 4, 5});
   EXPECT_EQ(s.code(), BuiltWithCuda() ? StatusCode::kInvalidArgument : StatusCode::kUnavailable);
-  s = GpuGemm(false, false, 1.0f, {&x, Storage::kFloat32, 4, 3}, {&x, Storage::kFloat32, 3, 5},
-               0.0f, {nullptr, Storage::kFp16, 4, 5});
+  s = GpuGemm(false, false, 1.0f, {&x, ElementType::kFloat32, 4, 3},
+              {&x, ElementType::kFloat32, 3, 5}, 0.0f, {nullptr, ElementType::kFloat16, 4, 5});
   EXPECT_EQ(s.code(), BuiltWithCuda() ? StatusCode::kInvalidArgument : StatusCode::kUnavailable);
 }
 
@@ -237,8 +242,9 @@ TEST(KernelsTest, GpuGemmAndDevicePoolAreUnavailableWithoutADevice) {
   float a[6] = {};
   float b[6] = {};
   float c[4] = {};
-  const Status s = GpuGemm(false, false, 1.0f, {a, Storage::kFloat32, 2, 3},
-                            {b, Storage::kFloat32, 3, 2}, 0.0f, {c, Storage::kFloat32, 2, 2});
+  const Status s =
+      GpuGemm(false, false, 1.0f, {a, ElementType::kFloat32, 2, 3},
+              {b, ElementType::kFloat32, 3, 2}, 0.0f, {c, ElementType::kFloat32, 2, 2});
   EXPECT_EQ(s.code(), StatusCode::kUnavailable) << s.ToString();
 }
 

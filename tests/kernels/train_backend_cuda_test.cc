@@ -44,7 +44,7 @@ std::vector<float> Train(TrainBackend& backend, Optimizer kind, int steps) {
   const std::vector<size_t> layers = {16, 64, 32, 5};
   std::vector<float> out;
   memory::MemoryBudget budget(0, &backend.store());
-  auto mlp = Mlp::Create(layers, kernels::Storage::kFloat32, budget, backend, 3);
+  auto mlp = Mlp::Create(layers, ElementType::kFloat32, budget, backend, 3);
   EXPECT_TRUE(mlp.ok()) << mlp.status().ToString();
   if (!mlp.ok()) return out;
   OptimizerSettings settings;

@@ -24,25 +24,28 @@
 
 namespace coupler::kernels::train_cuda_test {
 
-constexpr Storage kStorages[] = {Storage::kFloat32, Storage::kFp16, Storage::kBf16};
+constexpr ElementType kStorages[] = {ElementType::kFloat32, ElementType::kFloat16,
+                                     ElementType::kBFloat16};
 
-inline const char* Name(Storage storage) { return StorageName(storage); }
+inline const char* Name(ElementType storage) { return ShortElementTypeName(storage); }
 
 // The parity bounds of the brief: relative error of a result stored in `storage`.
-inline double RelTol(Storage storage) {
+inline double RelTol(ElementType storage) {
   switch (storage) {
-    case Storage::kFloat32: return 1e-5;
-    case Storage::kFp16: return 1e-3;
-    case Storage::kBf16: return 1e-2;
+    case ElementType::kFloat32: return 1e-5;
+    case ElementType::kFloat16: return 1e-3;
+    case ElementType::kBFloat16: return 1e-2;
+    default: break;  // not a storage format
   }
   return 0.0;
 }
 
-inline uint32_t PoisonBits(Storage storage) {
+inline uint32_t PoisonBits(ElementType storage) {
   switch (storage) {
-    case Storage::kFloat32: return kPoisonFloatBits;
-    case Storage::kFp16: return kPoisonFp16Bits;
-    case Storage::kBf16: return kPoisonBf16Bits;
+    case ElementType::kFloat32: return kPoisonFloatBits;
+    case ElementType::kFloat16: return kPoisonFp16Bits;
+    case ElementType::kBFloat16: return kPoisonBf16Bits;
+    default: break;  // not a storage format
   }
   return 0;
 }
@@ -72,7 +75,7 @@ inline Status PoisonDevice(const DeviceBuffer& device) {
 
 // A row-major matrix of `storage` elements in host memory.
 struct HostMatrix {
-  Storage storage = Storage::kFloat32;
+  ElementType storage = ElementType::kFloat32;
   size_t rows = 0;
   size_t cols = 0;
   std::vector<uint8_t> bytes;
@@ -96,8 +99,8 @@ inline std::vector<float> RandomFloats(size_t n, float lo, float hi, uint64_t se
   return out;
 }
 
-inline HostMatrix RandomMatrix(Storage storage, size_t rows, size_t cols, float lo, float hi,
-                        uint64_t seed) {
+inline HostMatrix RandomMatrix(ElementType storage, size_t rows, size_t cols, float lo, float hi,
+                               uint64_t seed) {
   HostMatrix m{storage, rows, cols, std::vector<uint8_t>(rows * cols * StorageBytes(storage))};
   const std::vector<float> values = RandomFloats(rows * cols, lo, hi, seed);
   EXPECT_TRUE(RoundCopy(values.data(), m.bytes.data(), storage, values.size()).ok());

@@ -1,5 +1,5 @@
 // The CUDA twins of the element-wise training kernels against the CPU ones, on fresh random
-// inputs, for every Storage format: outputs poisoned before each CUDA run so an unwritten
+// inputs, for every storage format: outputs poisoned before each CUDA run so an unwritten
 // element shows. Needs a GPU (skipped without one).
 #include "tests/kernels/train_cuda_test_util.h"
 #include <cstring>
@@ -14,7 +14,7 @@ using namespace train_cuda_test;
 TEST(TrainKernelsTest, AddBiasActivateCudaMatchesCpu) {
   if (!HaveCudaDevice()) GTEST_SKIP() << "no CUDA device";
   uint64_t seed = 1;
-  for (const Storage storage : kStorages) {
+  for (const ElementType storage : kStorages) {
     for (const Shape shape : kShapes) {
       for (const bool relu : {false, true}) {
         SCOPED_TRACE(testing::Message() << Name(storage) << " " << shape.rows << "x"
@@ -37,8 +37,8 @@ TEST(TrainKernelsTest, AddBiasActivateCudaMatchesCpu) {
 TEST(TrainKernelsTest, ReluBackwardCudaMatchesCpu) {
   if (!HaveCudaDevice()) GTEST_SKIP() << "no CUDA device";
   uint64_t seed = 100;
-  for (const Storage y_storage : kStorages) {
-    for (const Storage dy_storage : kStorages) {
+  for (const ElementType y_storage : kStorages) {
+    for (const ElementType dy_storage : kStorages) {
       for (const Shape shape : kShapes) {
         SCOPED_TRACE(testing::Message() << "y " << Name(y_storage) << ", dy " << Name(dy_storage)
                                         << " " << shape.rows << "x" << shape.cols);
@@ -65,7 +65,7 @@ TEST(TrainKernelsTest, ReluBackwardCudaMatchesCpu) {
 TEST(TrainKernelsTest, BiasGradAccumulateCudaMatchesCpu) {
   if (!HaveCudaDevice()) GTEST_SKIP() << "no CUDA device";
   uint64_t seed = 200;
-  for (const Storage storage : kStorages) {
+  for (const ElementType storage : kStorages) {
     for (const Shape shape : kShapes) {
       SCOPED_TRACE(testing::Message() << Name(storage) << " " << shape.rows << "x" << shape.cols);
       const HostMatrix dy = RandomMatrix(storage, shape.rows, shape.cols, -1.0f, 1.0f, ++seed);
@@ -87,7 +87,7 @@ TEST(TrainKernelsTest, SoftmaxCrossEntropyCudaMatchesCpu) {
   if (!HaveCudaDevice()) GTEST_SKIP() << "no CUDA device";
   uint64_t seed = 300;
   constexpr Shape kSoftmaxShapes[] = {{37, 10}, {5, 1000}, {300, 45}};
-  for (const Storage in_storage : kStorages) {
+  for (const ElementType in_storage : kStorages) {
     for (const Shape shape : kSoftmaxShapes) {
       const HostMatrix logits =
           RandomMatrix(in_storage, shape.rows, shape.cols, -8.0f, 8.0f, ++seed);
@@ -113,7 +113,7 @@ TEST(TrainKernelsTest, SoftmaxCrossEntropyCudaMatchesCpu) {
         EXPECT_NEAR(got, want, 1e-5 * std::abs(want) + 1e-9);
         EXPECT_EQ(got_correct, want_correct);
       }
-      for (const Storage out_storage : kStorages) {
+      for (const ElementType out_storage : kStorages) {
         SCOPED_TRACE(testing::Message() << Name(in_storage) << " -> " << Name(out_storage) << " "
                                         << shape.rows << "x" << shape.cols);
         HostMatrix dlogits{out_storage, shape.rows, shape.cols,
@@ -144,7 +144,7 @@ TEST(TrainKernelsTest, SoftmaxCrossEntropyCudaMatchesCpu) {
 
 TEST(TrainKernelsTest, SoftmaxCrossEntropyCudaRejectsOutOfRangeLabel) {
   if (!HaveCudaDevice()) GTEST_SKIP() << "no CUDA device";
-  const HostMatrix logits = RandomMatrix(Storage::kFloat32, 4, 6, -1.0f, 1.0f, 7);
+  const HostMatrix logits = RandomMatrix(ElementType::kFloat32, 4, 6, -1.0f, 1.0f, 7);
   const std::vector<int32_t> labels = {0, 5, 6, 1};
   DeviceBuffer d_logits, d_labels;
   COUPLER_ASSERT_OK(Upload(logits.bytes, &d_logits));
@@ -159,7 +159,7 @@ TEST(TrainKernelsTest, SoftmaxCrossEntropyCudaRejectsOutOfRangeLabel) {
 TEST(TrainKernelsTest, RoundAndWidenCopyCudaMatchCpu) {
   if (!HaveCudaDevice()) GTEST_SKIP() << "no CUDA device";
   uint64_t seed = 400;
-  for (const Storage storage : kStorages) {
+  for (const ElementType storage : kStorages) {
     for (const size_t n : kLengths) {
       SCOPED_TRACE(testing::Message() << Name(storage) << " n=" << n);
       // Every float class (NaN, inf, subnormals, rounding ties): these copies must be exact.

@@ -12,7 +12,7 @@ using namespace train_cuda_test;
 
 // The optimizer outputs: fp32 state against the CPU, and the fused compute copy exactly the
 // rounding of the CUDA run's own updated weights.
-void ExpectComputeCopy(const DeviceBuffer& d_copy, Storage storage, const std::vector<float>& w,
+void ExpectComputeCopy(const DeviceBuffer& d_copy, ElementType storage, const std::vector<float>& w,
                        const std::vector<float>& cpu_w) {
   const size_t n = w.size();
   std::vector<uint8_t> got(n * StorageBytes(storage));
@@ -33,8 +33,8 @@ TEST(TrainKernelsTest, SgdMomentumStepCudaMatchesCpu) {
   uint64_t seed = 700;
   for (const size_t n : kLengths) {
     for (const bool with_copy : {false, true}) {
-      for (const Storage storage : kStorages) {
-        if (!with_copy && storage != Storage::kFloat32) continue;
+      for (const ElementType storage : kStorages) {
+        if (!with_copy && storage != ElementType::kFloat32) continue;
         SCOPED_TRACE(testing::Message() << "n=" << n << " copy=" << with_copy << " "
                                         << Name(storage));
         std::vector<float> w = RandomFloats(n, -1.0f, 1.0f, ++seed);
@@ -68,8 +68,8 @@ TEST(TrainKernelsTest, AdamWStepCudaMatchesCpu) {
   uint64_t seed = 800;
   for (const size_t n : kLengths) {
     for (const bool with_copy : {false, true}) {
-      for (const Storage storage : kStorages) {
-        if (!with_copy && storage != Storage::kFloat32) continue;
+      for (const ElementType storage : kStorages) {
+        if (!with_copy && storage != ElementType::kFloat32) continue;
         SCOPED_TRACE(testing::Message() << "n=" << n << " copy=" << with_copy << " "
                                         << Name(storage));
         std::vector<float> w = RandomFloats(n, -1.0f, 1.0f, ++seed);

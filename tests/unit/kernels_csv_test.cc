@@ -51,7 +51,7 @@ Parsed ParseInTasks(const std::string& text, size_t count, const CsvOptions& opt
     if (!table.ok()) return all;
     for (float v : table->column(0).values<float>()) all.x.push_back(v);
     for (float v : table->column(1).values<float>()) all.y.push_back(v);
-    if (table->column(2).dtype() == io::DType::kInt32) {
+    if (table->column(2).dtype() == ElementType::kInt32) {
       for (int32_t v : table->column(2).values<int32_t>()) all.label.push_back(v);
     } else {
       for (float v : table->column(2).values<float>()) all.label.push_back(static_cast<int32_t>(v));
@@ -144,7 +144,7 @@ TEST(KernelsCsvTest, LabelsAreInt32AndMustBeWhole) {
   ASSERT_TRUE(names.ok());
   auto good = ParseCsvRange(text, {8, 18}, *names, options);
   ASSERT_TRUE(good.ok()) << good.status().ToString();
-  EXPECT_EQ(good->column(1).dtype(), io::DType::kInt32);
+  EXPECT_EQ(good->column(1).dtype(), ElementType::kInt32);
   EXPECT_THAT(good->column(1).values<int32_t>(), ElementsAre(3, 4));
   auto bad = ParseCsvRange(text, {8, text.size()}, *names, options);
   EXPECT_THAT(bad.status().message(),

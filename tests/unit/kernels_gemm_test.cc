@@ -17,21 +17,21 @@
 namespace coupler::kernels {
 namespace {
 
-constexpr Storage kF32 = Storage::kFloat32;
-constexpr Storage kF16 = Storage::kFp16;
-constexpr Storage kBf16 = Storage::kBf16;
+constexpr ElementType kF32 = ElementType::kFloat32;
+constexpr ElementType kF16 = ElementType::kFloat16;
+constexpr ElementType kBf16 = ElementType::kBFloat16;
 
-const char* Name(Storage s) { return s == kF32 ? "f32" : (s == kF16 ? "f16" : "bf16"); }
+const char* Name(ElementType s) { return s == kF32 ? "f32" : (s == kF16 ? "f16" : "bf16"); }
 
-// A matrix in one Storage plus the exact value of each stored element.
+// A matrix in one storage format plus the exact value of each stored element.
 struct TestMatrix {
-  Storage storage = kF32;
+  ElementType storage = kF32;
   size_t rows = 0;
   size_t cols = 0;
   std::vector<float> f32;
   std::vector<uint16_t> bits16;
 
-  TestMatrix(Storage s, size_t r, size_t c) : storage(s), rows(r), cols(c) {
+  TestMatrix(ElementType s, size_t r, size_t c) : storage(s), rows(r), cols(c) {
     if (s == kF32) {
       f32.resize(r * c);
     } else {
@@ -60,7 +60,7 @@ struct TestMatrix {
   MutMatrix MutView() { return {data(), storage, rows, cols}; }
 };
 
-TestMatrix Random(Storage s, size_t rows, size_t cols, uint64_t seed) {
+TestMatrix Random(ElementType s, size_t rows, size_t cols, uint64_t seed) {
   TestMatrix m(s, rows, cols);
   SplitMix64 rng(seed);
   for (size_t i = 0; i < rows * cols; ++i) m.Set(i, rng.Uniform(-1.0f, 1.0f));
@@ -68,7 +68,7 @@ TestMatrix Random(Storage s, size_t rows, size_t cols, uint64_t seed) {
 }
 
 // Relative rounding error bound of one rounding to the storage (half an ulp).
-double UnitRoundoff(Storage s) { return s == kF32 ? 0.0 : (s == kF16 ? 0x1p-11 : 0x1p-8); }
+double UnitRoundoff(ElementType s) { return s == kF32 ? 0.0 : (s == kF16 ? 0x1p-11 : 0x1p-8); }
 
 struct Case {
   bool trans_a = false;
@@ -76,9 +76,9 @@ struct Case {
   size_t m = 0;
   size_t k = 0;
   size_t n = 0;
-  Storage a = kF32;
-  Storage b = kF32;
-  Storage c = kF32;
+  ElementType a = kF32;
+  ElementType b = kF32;
+  ElementType c = kF32;
   float alpha = 1.0f;
   float beta = 0.0f;
 
@@ -144,9 +144,9 @@ void CheckCase(const Case& t, uint64_t seed) {
 }
 
 struct StorageMix {
-  Storage a;
-  Storage b;
-  Storage c;
+  ElementType a;
+  ElementType b;
+  ElementType c;
 };
 
 // fp32 throughout (straight to sgemm), all-16-bit, and mixes where only some operands are
@@ -214,8 +214,8 @@ TEST(KernelsGemmTest, LargeKSplitsTheReductionAndAppliesBetaOnce) {
 // BLAS semantics: beta == 0 means the old c is not read, so an uninitialized (NaN) output
 // buffer cannot poison the result.
 TEST(KernelsGemmTest, ZeroBetaIgnoresNanInOutput) {
-  for (Storage cs : {kF32, kF16, kBf16}) {
-    for (Storage as : {kF32, kBf16}) {
+  for (ElementType cs : {kF32, kF16, kBf16}) {
+    for (ElementType as : {kF32, kBf16}) {
       SCOPED_TRACE(std::string("a=") + Name(as) + " c=" + Name(cs));
       TestMatrix a = Random(as, 4, 3, 7);
       TestMatrix b = Random(as, 3, 5, 8);
@@ -228,7 +228,7 @@ TEST(KernelsGemmTest, ZeroBetaIgnoresNanInOutput) {
 }
 
 TEST(KernelsGemmTest, EmptyReductionScalesOutputByBeta) {
-  for (Storage cs : {kF32, kF16, kBf16}) {
+  for (ElementType cs : {kF32, kF16, kBf16}) {
     SCOPED_TRACE(Name(cs));
     TestMatrix a(kF32, 3, 0);
     TestMatrix b(kF32, 0, 2);

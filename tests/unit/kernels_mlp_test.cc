@@ -35,48 +35,50 @@ bool Finite(const float* x, size_t n) {
   return finite;
 }
 
-constexpr Storage kStorages[] = {Storage::kFloat32, Storage::kFp16, Storage::kBf16};
+constexpr ElementType kStorages[] = {ElementType::kFloat32, ElementType::kFloat16,
+                                     ElementType::kBFloat16};
 
-const char* Name(Storage s) {
-  return s == Storage::kFloat32 ? "f32" : (s == Storage::kFp16 ? "f16" : "bf16");
+const char* Name(ElementType s) {
+  return s == ElementType::kFloat32 ? "f32" : (s == ElementType::kFloat16 ? "f16" : "bf16");
 }
 
-// n elements of one Storage.
+// n elements of one element type.
 struct Buffer {
-  Storage storage;
+  ElementType storage;
   std::vector<float> f32;
   std::vector<uint16_t> bits16;
-  Buffer(Storage s, size_t n) : storage(s) {
-    if (s == Storage::kFloat32) {
+  Buffer(ElementType s, size_t n) : storage(s) {
+    if (s == ElementType::kFloat32) {
       f32.resize(n);
     } else {
       bits16.resize(n);
     }
   }
   void Set(size_t i, float v) {
-    if (storage == Storage::kFloat32) {
+    if (storage == ElementType::kFloat32) {
       f32[i] = v;
     } else {
-      bits16[i] =
-          storage == Storage::kFp16 ? precision::FloatToHalfBits(v) : precision::FloatToBf16Bits(v);
+      bits16[i] = storage == ElementType::kFloat16 ? precision::FloatToHalfBits(v)
+                                                   : precision::FloatToBf16Bits(v);
     }
   }
   float Get(size_t i) const {
-    if (storage == Storage::kFloat32) return f32[i];
-    return storage == Storage::kFp16 ? precision::HalfBitsToFloat(bits16[i])
-                                     : precision::Bf16BitsToFloat(bits16[i]);
+    if (storage == ElementType::kFloat32) return f32[i];
+    return storage == ElementType::kFloat16 ? precision::HalfBitsToFloat(bits16[i])
+                                            : precision::Bf16BitsToFloat(bits16[i]);
   }
   // What storing v rounds to.
   float Rounded(float v) const {
-    if (storage == Storage::kFloat32) return v;
-    return storage == Storage::kFp16 ? precision::HalfBitsToFloat(precision::FloatToHalfBits(v))
-                                     : precision::Bf16BitsToFloat(precision::FloatToBf16Bits(v));
+    if (storage == ElementType::kFloat32) return v;
+    return storage == ElementType::kFloat16
+               ? precision::HalfBitsToFloat(precision::FloatToHalfBits(v))
+               : precision::Bf16BitsToFloat(precision::FloatToBf16Bits(v));
   }
   const void* data() const {
-    return storage == Storage::kFloat32 ? static_cast<const void*>(f32.data()) : bits16.data();
+    return storage == ElementType::kFloat32 ? static_cast<const void*>(f32.data()) : bits16.data();
   }
   void* data() {
-    return storage == Storage::kFloat32 ? static_cast<void*>(f32.data()) : bits16.data();
+    return storage == ElementType::kFloat32 ? static_cast<void*>(f32.data()) : bits16.data();
   }
   ConstMatrix View(size_t rows, size_t cols) const { return {data(), storage, rows, cols}; }
   MutMatrix MutView(size_t rows, size_t cols) { return {data(), storage, rows, cols}; }
@@ -87,7 +89,7 @@ constexpr size_t kRows = 3;
 constexpr size_t kCols = 37;
 
 TEST(KernelsMlpTest, AddBiasActivateAddsRoundsAndClampsNegatives) {
-  for (Storage s : kStorages) {
+  for (ElementType s : kStorages) {
     for (bool relu : {false, true}) {
       SCOPED_TRACE(std::string(Name(s)) + (relu ? " relu" : " linear"));
       Buffer y(s, kRows * kCols);
@@ -113,8 +115,8 @@ TEST(KernelsMlpTest, AddBiasActivateAddsRoundsAndClampsNegatives) {
 
 TEST(KernelsMlpTest, ReluBackwardZeroesGradientWhereOutputIsNotPositive) {
   const float y_values[] = {-1.0f, 0.0f, -0.0f, 0.5f, 2.0f, 1e-3f, -3.0f};
-  for (Storage ys : kStorages) {
-    for (Storage ds : kStorages) {
+  for (ElementType ys : kStorages) {
+    for (ElementType ds : kStorages) {
       SCOPED_TRACE(std::string("y=") + Name(ys) + " dy=" + Name(ds));
       Buffer y(ys, kRows * kCols);
       Buffer dy(ds, kRows * kCols);
@@ -133,7 +135,7 @@ TEST(KernelsMlpTest, ReluBackwardZeroesGradientWhereOutputIsNotPositive) {
 }
 
 TEST(KernelsMlpTest, BiasGradAccumulatesColumnSumsOntoExistingValues) {
-  for (Storage s : kStorages) {
+  for (ElementType s : kStorages) {
     SCOPED_TRACE(Name(s));
     constexpr size_t kManyRows = 50;
     Buffer dy(s, kManyRows * kCols);
@@ -154,8 +156,8 @@ TEST(KernelsMlpTest, BiasGradAccumulatesColumnSumsOntoExistingValues) {
 TEST(KernelsMlpTest, SoftmaxCrossEntropyMatchesClosedForm) {
   constexpr size_t kBatch = 6;
   constexpr size_t kClasses = 21;
-  for (Storage in_s : kStorages) {
-    for (Storage out_s : kStorages) {
+  for (ElementType in_s : kStorages) {
+    for (ElementType out_s : kStorages) {
       SCOPED_TRACE(std::string("logits=") + Name(in_s) + " dlogits=" + Name(out_s));
       Buffer logits(in_s, kBatch * kClasses);
       SplitMix64 rng(3);
@@ -181,9 +183,9 @@ TEST(KernelsMlpTest, SoftmaxCrossEntropyMatchesClosedForm) {
           const double p = std::exp(logits.Get(r * kClasses + j) - row_max) / sum;
           const double expected =
               (p - (static_cast<int32_t>(j) == labels[r] ? 1.0 : 0.0)) * kGradScale;
-          const double unit = out_s == Storage::kFloat32 ? 0.0
-                              : out_s == Storage::kFp16  ? 0x1p-11
-                                                         : 0x1p-8;
+          const double unit = out_s == ElementType::kFloat32   ? 0.0
+                              : out_s == ElementType::kFloat16 ? 0x1p-11
+                                                               : 0x1p-8;
           EXPECT_NEAR(dlogits.Get(r * kClasses + j), expected, unit * std::fabs(expected) + 1e-6)
               << r << "," << j;
         }
@@ -204,8 +206,8 @@ TEST(KernelsMlpTest, SoftmaxCrossEntropyGradientMatchesFiniteDifferences) {
   std::vector<float> logits = {0.3f, -1.2f, 2.0f, 0.7f, 0.0f, -0.5f, 1.5f, 1.4f, -2.0f, 0.9f};
   const std::vector<int32_t> labels = {2, 4};
   std::vector<float> dlogits(kBatch * kClasses);
-  MutMatrix dview{dlogits.data(), Storage::kFloat32, kBatch, kClasses};
-  const ConstMatrix view{logits.data(), Storage::kFloat32, kBatch, kClasses};
+  MutMatrix dview{dlogits.data(), ElementType::kFloat32, kBatch, kClasses};
+  const ConstMatrix view{logits.data(), ElementType::kFloat32, kBatch, kClasses};
   LossSum(view, labels.data(), 1.0f, &dview, nullptr);
   constexpr float kH = 1e-2f;
   for (size_t i = 0; i < logits.size(); ++i) {
@@ -224,12 +226,12 @@ TEST(KernelsMlpTest, SoftmaxCrossEntropyCountsRowsWhoseArgmaxIsTheLabel) {
   const std::vector<float> logits = {1, 5, 2, 9, 0, 1, 3, 0, 3, 0.5f, 0.5f, 0.4f};
   const std::vector<int32_t> labels = {1, 0, 2, 0};  // right, right, wrong (tie), right
   size_t correct = 10;                               // accumulates onto the caller's count
-  LossSum({logits.data(), Storage::kFloat32, 4, 3}, labels.data(), 1.0f, nullptr, &correct);
+  LossSum({logits.data(), ElementType::kFloat32, 4, 3}, labels.data(), 1.0f, nullptr, &correct);
   EXPECT_EQ(correct, 13u);
 }
 
 TEST(KernelsMlpTest, SoftmaxCrossEntropyStaysFiniteForHugeLogits) {
-  for (Storage s : kStorages) {
+  for (ElementType s : kStorages) {
     SCOPED_TRACE(Name(s));
     Buffer logits(s, 6);
     const float values[] = {1e4f, -1e4f, 0.0f, 1e4f, 1e4f, -1e4f};
@@ -252,12 +254,12 @@ TEST(KernelsMlpDeathTest, SoftmaxCrossEntropyRejectsOutOfRangeLabels) {
   const std::vector<float> logits = {1, 2, 3, 4};
   const std::vector<int32_t> too_big = {0, 2};
   const std::vector<int32_t> negative = {-1, 0};
-  EXPECT_DEATH(LossSum({logits.data(), Storage::kFloat32, 2, 2}, too_big.data(), 1, nullptr,
-                       nullptr),
-               "label 2 of row 1 outside \\[0, 2\\)");
-  EXPECT_DEATH(LossSum({logits.data(), Storage::kFloat32, 2, 2}, negative.data(), 1, nullptr,
-                       nullptr),
-               "label -1 of row 0");
+  EXPECT_DEATH(
+      LossSum({logits.data(), ElementType::kFloat32, 2, 2}, too_big.data(), 1, nullptr, nullptr),
+      "label 2 of row 1 outside \\[0, 2\\)");
+  EXPECT_DEATH(
+      LossSum({logits.data(), ElementType::kFloat32, 2, 2}, negative.data(), 1, nullptr, nullptr),
+      "label -1 of row 0");
 }
 
 // Every 16-bit pattern widens to exactly what precision/half.h decodes (NaNs made quiet alike),
@@ -265,22 +267,22 @@ TEST(KernelsMlpDeathTest, SoftmaxCrossEntropyRejectsOutOfRangeLabels) {
 TEST(KernelsMlpTest, WidenCopyIsExactForEvery16BitPatternAndRoundCopyInvertsIt) {
   std::vector<uint16_t> all(65536);
   for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<uint16_t>(i);
-  for (Storage s : {Storage::kFp16, Storage::kBf16}) {
+  for (ElementType s : {ElementType::kFloat16, ElementType::kBFloat16}) {
     SCOPED_TRACE(Name(s));
     std::vector<float> wide(all.size());
     EXPECT_TRUE(WidenCopy(all.data(), s, wide.data(), all.size()).ok());
     std::vector<float> expected(all.size());
     for (size_t i = 0; i < all.size(); ++i) {
-      expected[i] = s == Storage::kFp16 ? precision::HalfBitsToFloat(all[i])
-                                        : precision::Bf16BitsToFloat(all[i]);
+      expected[i] = s == ElementType::kFloat16 ? precision::HalfBitsToFloat(all[i])
+                                               : precision::Bf16BitsToFloat(all[i]);
     }
     EXPECT_TRUE(SameBits<float>(expected, wide));
     std::vector<uint16_t> back(all.size());
     EXPECT_TRUE(RoundCopy(wide.data(), back.data(), s, wide.size()).ok());
     for (size_t i = 0; i < all.size(); ++i) {
       if (std::isnan(wide[i])) {
-        EXPECT_TRUE(std::isnan(s == Storage::kFp16 ? precision::HalfBitsToFloat(back[i])
-                                                   : precision::Bf16BitsToFloat(back[i])));
+        EXPECT_TRUE(std::isnan(s == ElementType::kFloat16 ? precision::HalfBitsToFloat(back[i])
+                                                          : precision::Bf16BitsToFloat(back[i])));
       } else {
         ASSERT_EQ(back[i], all[i]) << i;
       }
@@ -292,8 +294,8 @@ TEST(KernelsMlpTest, RoundCopyRoundsEveryFloatClassLikePrecisionHalf) {
   const std::vector<float> column = RandomColumn(4099, 77);  // NaNs, infs, subnormals, ties
   std::vector<uint16_t> fp16(column.size());
   std::vector<uint16_t> bf16(column.size());
-  EXPECT_TRUE(RoundCopy(column.data(), fp16.data(), Storage::kFp16, column.size()).ok());
-  EXPECT_TRUE(RoundCopy(column.data(), bf16.data(), Storage::kBf16, column.size()).ok());
+  EXPECT_TRUE(RoundCopy(column.data(), fp16.data(), ElementType::kFloat16, column.size()).ok());
+  EXPECT_TRUE(RoundCopy(column.data(), bf16.data(), ElementType::kBFloat16, column.size()).ok());
   std::vector<uint16_t> expected16(column.size());
   std::vector<uint16_t> expected_bf(column.size());
   for (size_t i = 0; i < column.size(); ++i) {
@@ -303,9 +305,9 @@ TEST(KernelsMlpTest, RoundCopyRoundsEveryFloatClassLikePrecisionHalf) {
   EXPECT_TRUE(SameBits<uint16_t>(expected16, fp16));
   EXPECT_TRUE(SameBits<uint16_t>(expected_bf, bf16));
   std::vector<float> copy(column.size());
-  EXPECT_TRUE(RoundCopy(column.data(), copy.data(), Storage::kFloat32, column.size()).ok());
+  EXPECT_TRUE(RoundCopy(column.data(), copy.data(), ElementType::kFloat32, column.size()).ok());
   EXPECT_TRUE(SameBits<float>(column, copy));
-  EXPECT_TRUE(WidenCopy(column.data(), Storage::kFloat32, copy.data(), column.size()).ok());
+  EXPECT_TRUE(WidenCopy(column.data(), ElementType::kFloat32, copy.data(), column.size()).ok());
   EXPECT_TRUE(SameBits<float>(column, copy));
 }
 
@@ -314,11 +316,11 @@ TEST(KernelsMlpTest, RoundCopyBreaksTiesToEven) {
   // (odd) value rounds up to the even one after it.
   const float fp16_ties[] = {1.0f + 0x1p-11f, 1.0f + 3 * 0x1p-11f};
   uint16_t out[2];
-  EXPECT_TRUE(RoundCopy(fp16_ties, out, Storage::kFp16, 2).ok());
+  EXPECT_TRUE(RoundCopy(fp16_ties, out, ElementType::kFloat16, 2).ok());
   EXPECT_EQ(out[0], 0x3C00);
   EXPECT_EQ(out[1], 0x3C02);
   const float bf16_ties[] = {1.0f + 0x1p-8f, 1.0f + 3 * 0x1p-8f};
-  EXPECT_TRUE(RoundCopy(bf16_ties, out, Storage::kBf16, 2).ok());
+  EXPECT_TRUE(RoundCopy(bf16_ties, out, ElementType::kBFloat16, 2).ok());
   EXPECT_EQ(out[0], 0x3F80);
   EXPECT_EQ(out[1], 0x3F82);
 }

@@ -56,8 +56,8 @@ Table AllDtypes(size_t rows) {
   Table table;
   EXPECT_TRUE(table.AddColumn(Column::Float32("f32", f32)).ok());
   EXPECT_TRUE(table.AddColumn(Column::Int32("label", i32)).ok());
-  EXPECT_TRUE(table.AddColumn(Column("half", f16, DType::kFloat16)).ok());
-  EXPECT_TRUE(table.AddColumn(Column("brain", bf16, DType::kBfloat16)).ok());
+  EXPECT_TRUE(table.AddColumn(Column("half", f16, ElementType::kFloat16)).ok());
+  EXPECT_TRUE(table.AddColumn(Column("brain", bf16, ElementType::kBFloat16)).ok());
   EXPECT_TRUE(table.AddColumn(Column::Float64("wide", f64)).ok());
   return table;
 }
@@ -144,7 +144,7 @@ TEST_F(NpyTest, ReadsAFileLaidOutByTheNumpyFormatSpec) {
   EXPECT_EQ(read->column(0).name(), "p0");
   EXPECT_THAT(read->column(0).values<float>(), ::testing::ElementsAre(1.5f, -2.0f));
   EXPECT_EQ(read->column(1).name(), "label");
-  EXPECT_EQ(read->column(1).dtype(), DType::kInt32);
+  EXPECT_EQ(read->column(1).dtype(), ElementType::kInt32);
   EXPECT_THAT(read->column(1).values<int32_t>(), ::testing::ElementsAre(7, 3));
 }
 

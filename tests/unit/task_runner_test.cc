@@ -152,7 +152,7 @@ TEST_F(TaskRunnerTest, PipelineFromCsvThroughEveryShardOp) {
     const std::string out = Path("std/part-" + std::to_string(i) + ".npy");
     const io::Table standardized =
         RunOk(Spec("standardize", {shards[static_cast<size_t>(i)], Path("stats/stats.npy")}, out));
-    EXPECT_EQ(standardized.Find("label")->dtype(), io::DType::kInt32);  // passes through
+    EXPECT_EQ(standardized.Find("label")->dtype(), ElementType::kInt32);  // passes through
     for (float v : standardized.Find("p0")->values<float>()) {
       sum += v;
       squares += static_cast<double>(v) * v;

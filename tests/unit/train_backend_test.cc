@@ -79,7 +79,7 @@ TEST(TrainBackendTest, BackendBucketMathMatchesTheHostPathBitForBit) {
 TEST(TrainBackendTest, ModelParamsTravelThroughExplicitCopies) {
   TrainBackend backend;
   memory::MemoryBudget budget(0, &backend.store());
-  auto mlp = Mlp::Create({4, 6, 3}, kernels::Storage::kBf16, budget, backend, 11, 2);
+  auto mlp = Mlp::Create({4, 6, 3}, ElementType::kBFloat16, budget, backend, 11, 2);
   ASSERT_TRUE(mlp.ok()) << mlp.status().ToString();
   std::vector<float> host(mlp->num_params());
   ASSERT_TRUE(mlp->ParamsToHost(host.data()).ok());
@@ -88,7 +88,7 @@ TEST(TrainBackendTest, ModelParamsTravelThroughExplicitCopies) {
   for (size_t i = 24; i < 30; ++i) EXPECT_EQ(host[i], 0.0f) << i;
   // The same seed draws the same weights.
   memory::MemoryBudget other_budget;
-  auto again = Mlp::Create({4, 6, 3}, kernels::Storage::kBf16, other_budget, backend, 11, 2);
+  auto again = Mlp::Create({4, 6, 3}, ElementType::kBFloat16, other_budget, backend, 11, 2);
   ASSERT_TRUE(again.ok());
   std::vector<float> host_again(again->num_params());
   ASSERT_TRUE(again->ParamsToHost(host_again.data()).ok());

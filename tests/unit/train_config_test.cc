@@ -69,7 +69,7 @@ TEST(TrainConfigTest, LoadsTheShippedExample) {
   EXPECT_EQ(config->global_batch, 64u);
   EXPECT_EQ(config->micro_batch, 16u);
   EXPECT_EQ(config->accumulate, 2u);
-  EXPECT_EQ(config->precision, Precision::kFp32);
+  EXPECT_EQ(config->precision, ElementType::kFloat32);
   EXPECT_DOUBLE_EQ(config->bucket_mb, 25);
   EXPECT_EQ(config->seed, 1234u);
   EXPECT_EQ(config->checkpoint_dir, (root / "coupler-work/checkpoints/digits").string());
@@ -83,7 +83,7 @@ TEST(TrainConfigTest, DefaultsForOptionalKeys) {
   ASSERT_TRUE(config.ok()) << config.status().ToString();
   EXPECT_EQ(config->data, "/cfg/d.csv");
   EXPECT_EQ(config->optimizer, Optimizer::kAdamW);
-  EXPECT_EQ(config->precision, Precision::kFp32);
+  EXPECT_EQ(config->precision, ElementType::kFloat32);
   EXPECT_TRUE(config->micro_batch_auto());
   EXPECT_EQ(config->checkpoint_dir, "");
   EXPECT_EQ(config->global_batch, 64u);
@@ -97,7 +97,7 @@ TEST(TrainConfigTest, OverridesOfEveryKind) {
              "label_column=digit", "weight_decay = 0.5", "bucket_mb=1.5", "checkpoint_every=3",
              "checkpoint_dir=/abs/ckpt"});
   ASSERT_TRUE(config.ok()) << config.status().ToString();
-  EXPECT_EQ(config->precision, Precision::kBf16);
+  EXPECT_EQ(config->precision, ElementType::kBFloat16);
   EXPECT_EQ(config->optimizer, Optimizer::kSgd);
   EXPECT_FLOAT_EQ(config->lr, 0.25f);
   EXPECT_EQ(config->epochs, 7);
@@ -118,7 +118,7 @@ TEST(TrainConfigTest, LayersAsCommaListAndLaterOverridesWin) {
   ASSERT_TRUE(config.ok()) << config.status().ToString();
   EXPECT_EQ(config->layers, (std::vector<size_t>{64, 16, 10}));
   EXPECT_EQ(config->micro_batch, 12u);
-  EXPECT_EQ(config->precision, Precision::kFp16);
+  EXPECT_EQ(config->precision, ElementType::kFloat16);
 }
 
 TEST(TrainConfigTest, OverridesCanSupplyRequiredKeys) {
@@ -232,8 +232,8 @@ TEST(TrainConfigTest, MissingFileIsNotFound) {
 }
 
 TEST(TrainConfigTest, NamesOfEnums) {
-  EXPECT_EQ(PrecisionName(Precision::kBf16), "bf16");
-  EXPECT_EQ(PrecisionName(Precision::kFp16), "fp16");
+  EXPECT_EQ(PrecisionName(ElementType::kBFloat16), "bf16");
+  EXPECT_EQ(PrecisionName(ElementType::kFloat16), "fp16");
   EXPECT_EQ(OptimizerName(Optimizer::kSgd), "sgd");
   EXPECT_EQ(OptimizerName(Optimizer::kAdamW), "adamw");
 }

@@ -96,7 +96,7 @@ io::Table Shard(std::vector<float> f, std::vector<float> h, std::vector<int32_t>
   io::Table t;
   EXPECT_TRUE(t.AddColumn(io::Column::Float32("f", std::move(f))).ok());
   EXPECT_TRUE(t.AddColumn(io::Column::Int32("label", std::move(label))).ok());
-  EXPECT_TRUE(t.AddColumn(io::Column("h", std::move(half), io::DType::kFloat16)).ok());
+  EXPECT_TRUE(t.AddColumn(io::Column("h", std::move(half), ElementType::kFloat16)).ok());
   EXPECT_TRUE(t.AddColumn(io::Column::Float64("d", std::move(wide))).ok());
   return t;
 }

@@ -105,7 +105,7 @@ TEST(TrainerTest, AutoMicroBatchFitsTheLimit) {
 TEST(TrainerTest, InfGradientsSkipTheStepAndHalveTheLossScale) {
   TrainerOptions options;
   options.config = SmallConfig();
-  options.config.precision = Precision::kFp16;
+  options.config.precision = ElementType::kFloat16;
   options.inject_inf_first = 2;
   options.inject_inf_last = 3;
   const TrainReport report = RunOk(2, options, TeacherSplit());
@@ -117,7 +117,7 @@ TEST(TrainerTest, InfGradientsSkipTheStepAndHalveTheLossScale) {
 TEST(TrainerTest, LossScaleAtItsMinimumIsAClearError) {
   TrainerOptions options;
   options.config = SmallConfig();
-  options.config.precision = Precision::kFp16;
+  options.config.precision = ElementType::kFloat16;
   options.inject_inf_first = 0;
   options.inject_inf_last = 1000;
   auto results = RunGroup(2, options, TeacherSplit());
@@ -201,7 +201,7 @@ TEST(TrainerTest, ResumedRunIsBitIdentical) {
   ASSERT_TRUE(dir.ok()) << dir.status().ToString();
   TrainerOptions options;
   options.config = SmallConfig();
-  options.config.precision = Precision::kFp16;
+  options.config.precision = ElementType::kFloat16;
   options.config.checkpoint_dir = dir->path();
   options.config.checkpoint_every = 5;
   const TrainReport straight = RunOk(2, options, split);

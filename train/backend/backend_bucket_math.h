@@ -18,7 +18,7 @@ class BackendBucketMath final : public comm::BucketMath {
   Result<void*> Scratch(size_t bytes) override;
   Status Copy(float* dst, const float* src, size_t n) override {
     // An fp32 -> fp32 RoundCopy is a copy within the backend's memory.
-    return kernels_.round_copy(src, dst, kernels::Storage::kFloat32, n);
+    return kernels_.round_copy(src, dst, ElementType::kFloat32, n);
   }
   Status Divide(float* out, const float* in, size_t n, float divisor) override {
     return kernels_.divide(out, in, n, divisor);
@@ -33,9 +33,8 @@ class BackendBucketMath final : public comm::BucketMath {
   }
 
  private:
-  static kernels::Storage WireStorage(ElementType format) {
-    return format == ElementType::kFloat16 ? kernels::Storage::kFp16
-                                                  : kernels::Storage::kBf16;
+  static ElementType WireStorage(ElementType format) {
+    return format == ElementType::kFloat16 ? ElementType::kFloat16 : ElementType::kBFloat16;
   }
 
   const kernels::TrainKernelTable& kernels_;

@@ -7,9 +7,8 @@
 namespace coupler::comm {
 namespace {
 
-kernels::Storage WireStorage(ElementType format) {
-  return format == ElementType::kFloat16 ? kernels::Storage::kFp16
-                                                : kernels::Storage::kBf16;
+ElementType WireStorage(ElementType format) {
+  return format == ElementType::kFloat16 ? ElementType::kFloat16 : ElementType::kBFloat16;
 }
 
 }  // namespace

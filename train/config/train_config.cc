@@ -145,8 +145,11 @@ Status GetChoice(const Field& f, const std::pair<std::string_view, Enum> (&choic
   return Expected(f, what);
 }
 
-constexpr std::pair<std::string_view, Precision> kPrecisions[] = {
-    {"fp32", Precision::kFp32}, {"fp16", Precision::kFp16}, {"bf16", Precision::kBf16}};
+// The training precisions: the only element types a config may name.
+constexpr std::pair<std::string_view, ElementType> kPrecisions[] = {
+    {"fp32", ElementType::kFloat32},
+    {"fp16", ElementType::kFloat16},
+    {"bf16", ElementType::kBFloat16}};
 constexpr std::pair<std::string_view, Optimizer> kOptimizers[] = {
     {"sgd", Optimizer::kSgd}, {"adamw", Optimizer::kAdamW}};
 
@@ -313,12 +316,7 @@ Status ApplyOverride(const std::string& assignment, const std::string& cwd, Trai
 
 }  // namespace
 
-std::string_view PrecisionName(Precision precision) {
-  for (const auto& [name, value] : kPrecisions) {
-    if (value == precision) return name;
-  }
-  return "?";
-}
+std::string_view PrecisionName(ElementType precision) { return ShortElementTypeName(precision); }
 
 std::string_view OptimizerName(Optimizer optimizer) {
   for (const auto& [name, value] : kOptimizers) {

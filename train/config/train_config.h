@@ -9,15 +9,15 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/precision/element_type.h"
 #include "runtime/status.h"
 
 namespace coupler::train {
 
-enum class Precision { kFp32, kFp16, kBf16 };
 enum class Optimizer { kSgd, kAdamW };
 
-std::string_view PrecisionName(Precision precision);  // "fp32" | "fp16" | "bf16"
-std::string_view OptimizerName(Optimizer optimizer);  // "sgd" | "adamw"
+std::string_view PrecisionName(ElementType precision);  // "fp32" | "fp16" | "bf16"
+std::string_view OptimizerName(Optimizer optimizer);    // "sgd" | "adamw"
 
 struct TrainConfig {
   std::string data;                 // a CSV file or a directory of .npy shards; resolved
@@ -33,7 +33,7 @@ struct TrainConfig {
   size_t global_batch = 64;         // >= 1
   size_t micro_batch = 0;           // 0 = auto (fit the device memory)
   size_t accumulate = 1;            // >= 1
-  Precision precision = Precision::kFp32;
+  ElementType precision = ElementType::kFloat32;  // kFloat32, kFloat16 or kBFloat16 only
   double bucket_mb = 25;            // > 0
   uint64_t seed = 0;
   std::string checkpoint_dir;       // empty = no checkpoints; resolved like data

@@ -25,11 +25,12 @@ void ForEachValue(const io::Column& column, Fn fn) {
   };
   auto same = [](auto v) { return v; };
   switch (column.dtype()) {
-    case io::DType::kFloat32: return each(column.values<float>(), same);
-    case io::DType::kInt32: return each(column.values<int32_t>(), same);
-    case io::DType::kFloat64: return each(column.values<double>(), same);
-    case io::DType::kFloat16: return each(column.values<uint16_t>(), precision::HalfBitsToFloat);
-    case io::DType::kBfloat16: return each(column.values<uint16_t>(), precision::Bf16BitsToFloat);
+    case ElementType::kFloat32: return each(column.values<float>(), same);
+    case ElementType::kInt32: return each(column.values<int32_t>(), same);
+    case ElementType::kFloat64: return each(column.values<double>(), same);
+    case ElementType::kFloat16: return each(column.values<uint16_t>(), precision::HalfBitsToFloat);
+    case ElementType::kBFloat16: return each(column.values<uint16_t>(), precision::Bf16BitsToFloat);
+    case ElementType::kInt64: return;  // no column holds int64
   }
 }
 

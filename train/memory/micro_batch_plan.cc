@@ -11,7 +11,7 @@ memory::ModelShape ShapeOf(const TrainConfig& config) {
   shape.layers = config.layers;
   shape.optimizer = config.optimizer == Optimizer::kSgd ? memory::OptimizerKind::kSgd
                                                         : memory::OptimizerKind::kAdamW;
-  shape.compute_bytes = config.precision == Precision::kFp32 ? 4 : 2;
+  shape.compute_bytes = config.precision == ElementType::kFloat32 ? 4 : 2;
   shape.gradient_tail = kGradientTail;
   return shape;
 }

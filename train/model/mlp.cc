@@ -13,7 +13,6 @@ namespace {
 
 using kernels::ConstMatrix;
 using kernels::MutMatrix;
-using kernels::Storage;
 using memory::MemoryKind;
 
 // splitmix64: a fixed, portable generator (std::uniform_real_distribution is not specified
@@ -35,7 +34,7 @@ ConstMatrix AsConst(const MutMatrix& m) { return {m.data, m.storage, m.rows, m.c
 
 }  // namespace
 
-Result<Mlp> Mlp::Create(const std::vector<size_t>& layers, Storage compute,
+Result<Mlp> Mlp::Create(const std::vector<size_t>& layers, ElementType compute,
                         memory::MemoryBudget& budget, TrainBackend& backend, uint64_t seed,
                         size_t grad_tail) {
   COUPLER_CHECK(layers.size() >= 2) << "an MLP needs an input and an output width";
@@ -61,7 +60,7 @@ Result<Mlp> Mlp::Create(const std::vector<size_t>& layers, Storage compute,
   COUPLER_ASSIGN_OR_RETURN(mlp.grads_,
                            budget.Allocate(param_bytes + grad_tail * sizeof(float),
                                            MemoryKind::kGradient, "gradients"));
-  if (compute != Storage::kFloat32) {
+  if (compute != ElementType::kFloat32) {
     COUPLER_ASSIGN_OR_RETURN(
         mlp.compute_copy_,
         budget.Allocate(weights * kernels::StorageBytes(compute), MemoryKind::kComputeCopy,
@@ -100,7 +99,7 @@ Status Mlp::ParamsFromHost(const float* host) {
 Status Mlp::ZeroGrads() { return backend_->Zero(grads(), num_params_ * sizeof(float)); }
 
 Status Mlp::RefreshComputeCopies() {
-  if (compute_ == Storage::kFloat32) return Status::Ok();
+  if (compute_ == ElementType::kFloat32) return Status::Ok();
   const size_t bytes = kernels::StorageBytes(compute_);
   for (size_t i = 0; i + 1 < layers_.size(); ++i) {
     COUPLER_RETURN_IF_ERROR(backend_->kernels().round_copy(
@@ -118,7 +117,7 @@ Status Mlp::ReserveActivations(size_t micro_batch) {
   memory::DeviceBuffer input;
   std::vector<memory::DeviceBuffer> outputs;
   memory::DeviceBuffer delta[2];
-  if (compute_ != Storage::kFloat32) {
+  if (compute_ != ElementType::kFloat32) {
     COUPLER_ASSIGN_OR_RETURN(input, budget_->Allocate(micro_batch * layers_[0] * bytes,
                                                       MemoryKind::kActivation,
                                                       "input in compute precision"));
@@ -153,8 +152,8 @@ void Mlp::ReleaseActivations() {
 ConstMatrix Mlp::Weights(size_t layer) const {
   const size_t in = layers_[layer];
   const size_t out = layers_[layer + 1];
-  if (compute_ == Storage::kFloat32) {
-    return {params() + weight_offset_[layer], Storage::kFloat32, out, in};
+  if (compute_ == ElementType::kFloat32) {
+    return {params() + weight_offset_[layer], ElementType::kFloat32, out, in};
   }
   return {compute_copy_.as<char>() + compute_offset_[layer] * kernels::StorageBytes(compute_),
           compute_, out, in};
@@ -166,8 +165,8 @@ MutMatrix Mlp::Output(size_t layer, size_t m) {
 
 Status Mlp::Forward(const float* x, size_t m) {
   COUPLER_CHECK(m > 0 && m <= reserved_rows_) << "micro-batch of " << m << " rows, " << reserved_rows_ << " reserved";
-  ConstMatrix h{x, Storage::kFloat32, m, layers_[0]};
-  if (compute_ != Storage::kFloat32) {
+  ConstMatrix h{x, ElementType::kFloat32, m, layers_[0]};
+  if (compute_ != ElementType::kFloat32) {
     COUPLER_RETURN_IF_ERROR(backend_->kernels().round_copy(x, input_.data(), compute_, m * layers_[0]));
     h = {input_.data(), compute_, m, layers_[0]};
   }
@@ -192,12 +191,11 @@ Result<double> Mlp::ForwardBackward(const float* x, const int32_t* y, size_t m,
       AsConst(Output(n - 1, m)), y, grad_scale, &delta, &loss, nullptr));
   int cur = 0;
   for (size_t i = n; i-- > 0;) {
-    const ConstMatrix input =
-        i == 0 ? (compute_ == Storage::kFloat32
-                      ? ConstMatrix{x, Storage::kFloat32, m, layers_[0]}
-                      : ConstMatrix{input_.data(), compute_, m, layers_[0]})
-               : AsConst(Output(i - 1, m));
-    MutMatrix weight_grad{grads() + weight_offset_[i], Storage::kFloat32, layers_[i + 1],
+    const ConstMatrix input = i == 0 ? (compute_ == ElementType::kFloat32
+                                            ? ConstMatrix{x, ElementType::kFloat32, m, layers_[0]}
+                                            : ConstMatrix{input_.data(), compute_, m, layers_[0]})
+                                     : AsConst(Output(i - 1, m));
+    MutMatrix weight_grad{grads() + weight_offset_[i], ElementType::kFloat32, layers_[i + 1],
                           layers_[i]};
     COUPLER_RETURN_IF_ERROR(
         backend_->kernels().gemm(true, false, 1.0f, AsConst(delta), input, 1.0f, weight_grad));

@@ -25,7 +25,7 @@ class Mlp {
   // `grad_tail` extra floats follow the gradients in the same buffer (grad_tail()), so values
   // that must travel with them — a step's verdicts — ride in the same all-reduce bucket without
   // a staging copy.
-  static Result<Mlp> Create(const std::vector<size_t>& layers, kernels::Storage compute,
+  static Result<Mlp> Create(const std::vector<size_t>& layers, ElementType compute,
                             memory::MemoryBudget& budget, TrainBackend& backend, uint64_t seed,
                             size_t grad_tail = 0);
 
@@ -34,7 +34,7 @@ class Mlp {
 
   TrainBackend& backend() const { return *backend_; }
   const std::vector<size_t>& layers() const { return layers_; }
-  kernels::Storage compute_storage() const { return compute_; }
+  ElementType compute_storage() const { return compute_; }
   size_t num_params() const { return num_params_; }
   size_t num_weights() const { return num_weights_; }  // matrices only, no biases
   // Buffer pointers (device memory on a GPU backend).
@@ -76,7 +76,7 @@ class Mlp {
   Status Forward(const float* x, size_t m);
 
   std::vector<size_t> layers_;
-  kernels::Storage compute_ = kernels::Storage::kFloat32;
+  ElementType compute_ = ElementType::kFloat32;
   memory::MemoryBudget* budget_ = nullptr;
   TrainBackend* backend_ = nullptr;
   size_t num_params_ = 0;

@@ -11,13 +11,13 @@ Status RunCast(const OpContext& context, OpReport& report) {
   COUPLER_ASSIGN_OR_RETURN(const std::string output, OutputPath(context));
   COUPLER_ASSIGN_OR_RETURN(const std::string dtype, context.spec.params.Get<std::string>("dtype"));
   ElementType format;
-  io::DType target;
+  ElementType target;
   if (dtype == "float16" || dtype == "fp16") {
     format = ElementType::kFloat16;
-    target = io::DType::kFloat16;
+    target = ElementType::kFloat16;
   } else if (dtype == "bfloat16" || dtype == "bf16") {
     format = ElementType::kBFloat16;
-    target = io::DType::kBfloat16;
+    target = ElementType::kBFloat16;
   } else {
     return InvalidArgument("param 'dtype' is '" + dtype + "', expected float16 or bfloat16");
   }
@@ -25,7 +25,7 @@ Status RunCast(const OpContext& context, OpReport& report) {
                            context.spec.params.Optional<std::vector<std::string>>("columns"));
   COUPLER_ASSIGN_OR_RETURN(io::Table table, ReadShard(input, report));
   auto selected = SelectColumns(table, columns.value_or(std::vector<std::string>{}),
-                                io::DType::kFloat32);
+                                ElementType::kFloat32);
   if (!selected.ok()) return selected.status().WithContext(input);
   if (context.Cancelled()) return Cancelled();
   {

@@ -30,7 +30,7 @@ Status RunClip(const OpContext& context, OpReport& report) {
                            context.spec.params.Optional<std::vector<std::string>>("columns"));
   COUPLER_ASSIGN_OR_RETURN(io::Table table, ReadShard(input, report));
   auto selected = SelectColumns(table, columns.value_or(std::vector<std::string>{}),
-                                io::DType::kFloat32);
+                                ElementType::kFloat32);
   if (!selected.ok()) return selected.status().WithContext(input);
   if (context.Cancelled()) return Cancelled();
   {

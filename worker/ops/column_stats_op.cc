@@ -19,12 +19,12 @@ Status RunMap(const OpContext& context, OpReport& report) {
   // Named columns may be float32 or int32; by default every float32 column is summarized.
   std::vector<size_t> selected;
   if (names.empty()) {
-    COUPLER_ASSIGN_OR_RETURN(selected, SelectColumns(table, {}, io::DType::kFloat32));
+    COUPLER_ASSIGN_OR_RETURN(selected, SelectColumns(table, {}, ElementType::kFloat32));
   } else {
     for (const std::string& name : names) {
       const io::Column* column = table.Find(name);
-      const bool is_int = column != nullptr && column->dtype() == io::DType::kInt32;
-      auto one = SelectColumns(table, {name}, is_int ? io::DType::kInt32 : io::DType::kFloat32);
+      const bool is_int = column != nullptr && column->dtype() == ElementType::kInt32;
+      auto one = SelectColumns(table, {name}, is_int ? ElementType::kInt32 : ElementType::kFloat32);
       if (!one.ok()) return one.status().WithContext(input);
       selected.push_back(one->front());
     }
@@ -41,7 +41,7 @@ Status RunMap(const OpContext& context, OpReport& report) {
     for (const size_t index : selected) {
       const io::Column& column = table.column(index);
       auto moments = RunKernel(report, [&](kernels::Backend backend) {
-        return column.dtype() == io::DType::kInt32
+        return column.dtype() == ElementType::kInt32
                    ? kernels::ComputeMoments(column.values<int32_t>(), backend)
                    : kernels::ComputeMoments(column.values<float>(), backend);
       });

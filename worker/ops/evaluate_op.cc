@@ -42,7 +42,7 @@ Result<Model> LoadModel(const std::string& dir, OpReport& report) {
   for (size_t i = 0; i + 1 < model.layers.size(); ++i) {
     expected += model.layers[i] * model.layers[i + 1] + model.layers[i + 1];
   }
-  if (weights.num_columns() != 1 || weights.column(0).dtype() != io::DType::kFloat32 ||
+  if (weights.num_columns() != 1 || weights.column(0).dtype() != ElementType::kFloat32 ||
       weights.rows() != expected) {
     return InvalidArgument(weights_path + ": expected " + std::to_string(expected) +
                            " float32 values for layers " + std::to_string(model.layers.front()) +
@@ -56,11 +56,12 @@ Result<Model> LoadModel(const std::string& dir, OpReport& report) {
 // The value at `row` of a column, widened to float the way coupler train widens features.
 float ValueAt(const io::Column& column, size_t row) {
   switch (column.dtype()) {
-    case io::DType::kFloat32: return column.values<float>()[row];
-    case io::DType::kInt32: return static_cast<float>(column.values<int32_t>()[row]);
-    case io::DType::kFloat64: return static_cast<float>(column.values<double>()[row]);
-    case io::DType::kFloat16: return precision::HalfBitsToFloat(column.values<uint16_t>()[row]);
-    case io::DType::kBfloat16: return precision::Bf16BitsToFloat(column.values<uint16_t>()[row]);
+    case ElementType::kFloat32: return column.values<float>()[row];
+    case ElementType::kInt32: return static_cast<float>(column.values<int32_t>()[row]);
+    case ElementType::kFloat64: return static_cast<float>(column.values<double>()[row]);
+    case ElementType::kFloat16: return precision::HalfBitsToFloat(column.values<uint16_t>()[row]);
+    case ElementType::kBFloat16: return precision::Bf16BitsToFloat(column.values<uint16_t>()[row]);
+    case ElementType::kInt64: break;  // no column holds int64
   }
   return 0;
 }
@@ -167,7 +168,6 @@ Status RunMap(const OpContext& context, OpReport& report) {
   double loss = 0;
   if (m > 0) {
     KernelTimer timer(report.kernel_ms);
-    using kernels::Storage;
     std::vector<float> h = std::move(x);
     size_t offset = 0;
     const size_t n = model.layers.size() - 1;
@@ -175,16 +175,16 @@ Status RunMap(const OpContext& context, OpReport& report) {
       const size_t in = model.layers[l];
       const size_t out = model.layers[l + 1];
       std::vector<float> next(m * out);
-      const kernels::ConstMatrix a{h.data(), Storage::kFloat32, m, in};
-      const kernels::ConstMatrix w{model.params.data() + offset, Storage::kFloat32, out, in};
-      const kernels::MutMatrix c{next.data(), Storage::kFloat32, m, out};
+      const kernels::ConstMatrix a{h.data(), ElementType::kFloat32, m, in};
+      const kernels::ConstMatrix w{model.params.data() + offset, ElementType::kFloat32, out, in};
+      const kernels::MutMatrix c{next.data(), ElementType::kFloat32, m, out};
       COUPLER_RETURN_IF_ERROR(kernels::Gemm(false, true, 1.0f, a, w, 0.0f, c));
       COUPLER_RETURN_IF_ERROR(kernels::AddBiasActivate(c, model.params.data() + offset + in * out,
                                                        /*relu=*/l + 1 < n));
       offset += in * out + out;
       h = std::move(next);
     }
-    const kernels::ConstMatrix logits{h.data(), Storage::kFloat32, m, model.layers.back()};
+    const kernels::ConstMatrix logits{h.data(), ElementType::kFloat32, m, model.layers.back()};
     COUPLER_RETURN_IF_ERROR(
         kernels::SoftmaxCrossEntropy(logits, y.data(), 1.0f, nullptr, &loss, &correct));
   }
@@ -211,7 +211,7 @@ Status RunReduce(const OpContext& context, OpReport& report) {
         const char* names[] = {"correct", "total", "loss_sum", "held_out"};
         for (size_t i = 0; i < 4; ++i) {
           const io::Column* column = table.Find(names[i]);
-          if (column == nullptr || column->dtype() != io::DType::kFloat64 || table.rows() != 1) {
+          if (column == nullptr || column->dtype() != ElementType::kFloat64 || table.rows() != 1) {
             return InvalidArgument(path + ": not an evaluate partial (has " + table.Describe() +
                                    ")");
           }

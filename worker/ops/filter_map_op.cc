@@ -23,11 +23,12 @@ Status CompactColumn(io::Column& column, std::span<const uint8_t> keep, size_t k
 Status CompactAny(io::Column& column, std::span<const uint8_t> keep, size_t kept,
                   OpReport& report) {
   switch (column.dtype()) {
-    case io::DType::kFloat32: return CompactColumn<float>(column, keep, kept, report);
-    case io::DType::kInt32: return CompactColumn<int32_t>(column, keep, kept, report);
-    case io::DType::kFloat16:
-    case io::DType::kBfloat16: return CompactColumn<uint16_t>(column, keep, kept, report);
-    case io::DType::kFloat64: return CompactColumn<double>(column, keep, kept, report);
+    case ElementType::kFloat32: return CompactColumn<float>(column, keep, kept, report);
+    case ElementType::kInt32: return CompactColumn<int32_t>(column, keep, kept, report);
+    case ElementType::kFloat16:
+    case ElementType::kBFloat16: return CompactColumn<uint16_t>(column, keep, kept, report);
+    case ElementType::kFloat64: return CompactColumn<double>(column, keep, kept, report);
+    case ElementType::kInt64: break;
   }
   return Internal("unknown dtype");
 }
@@ -43,7 +44,7 @@ Status RunFilterMap(const OpContext& context, OpReport& report) {
   COUPLER_ASSIGN_OR_RETURN(const double threshold, params.Get<double>("threshold"));
   COUPLER_ASSIGN_OR_RETURN(const std::string out_name, params.Get<std::string>("out"));
   COUPLER_ASSIGN_OR_RETURN(io::Table table, ReadShard(input, report));
-  auto factors = SelectColumns(table, {a_name, b_name}, io::DType::kFloat32);
+  auto factors = SelectColumns(table, {a_name, b_name}, ElementType::kFloat32);
   if (!factors.ok()) return factors.status().WithContext(input);
   if (table.Find(out_name) != nullptr) {
     return InvalidArgument(input + ": already has a column '" + out_name +

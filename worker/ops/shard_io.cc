@@ -58,7 +58,7 @@ Result<std::string> OutputPath(const OpContext& context) {
 
 Result<std::vector<size_t>> SelectColumns(const io::Table& table,
                                           const std::vector<std::string>& names,
-                                          io::DType dtype) {
+                                          ElementType dtype) {
   std::vector<size_t> selected;
   if (names.empty()) {
     for (size_t i = 0; i < table.num_columns(); ++i) {
@@ -72,10 +72,10 @@ Result<std::vector<size_t>> SelectColumns(const io::Table& table,
     if (index == table.num_columns()) {
       return InvalidArgument("no column '" + name + "' (the shard has " + table.Describe() + ")");
     }
-    const io::DType actual = table.column(index).dtype();
+    const ElementType actual = table.column(index).dtype();
     if (actual != dtype) {
-      return InvalidArgument("column '" + name + "' is " + std::string(io::DTypeName(actual)) +
-                             "; this op needs " + std::string(io::DTypeName(dtype)));
+      return InvalidArgument("column '" + name + "' is " + std::string(ElementTypeName(actual)) +
+                             "; this op needs " + std::string(ElementTypeName(dtype)));
     }
     selected.push_back(index);
   }

@@ -40,6 +40,6 @@ Status ForEachPartial(const OpContext& context, OpReport& report, std::string_vi
 // Indexes of the columns an op works on: `names` (each must exist and hold `dtype`), or when
 // `names` is empty every column holding `dtype`. Errors list what the shard has.
 Result<std::vector<size_t>> SelectColumns(const io::Table& table,
-                                          const std::vector<std::string>& names, io::DType dtype);
+                                          const std::vector<std::string>& names, ElementType dtype);
 
 }  // namespace coupler::worker

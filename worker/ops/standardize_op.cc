@@ -25,7 +25,7 @@ Status RunStandardize(const OpContext& context, OpReport& report) {
   if (names.empty()) {
     for (const NamedMoments& s : *stats) names.push_back(s.column);
   }
-  auto selected = SelectColumns(table, names, io::DType::kFloat32);
+  auto selected = SelectColumns(table, names, ElementType::kFloat32);
   if (!selected.ok()) return selected.status().WithContext(data_path);
   std::vector<const kernels::ColumnMoments*> moments;
   for (const std::string& name : names) {

@@ -23,9 +23,9 @@ Result<std::vector<NamedMoments>> StatsFromTable(const io::Table& table) {
   }
   std::vector<NamedMoments> stats;
   for (const io::Column& column : table.columns()) {
-    if (column.dtype() != io::DType::kFloat64) {
+    if (column.dtype() != ElementType::kFloat64) {
       return InvalidArgument("not a column_stats file: column '" + column.name() + "' is " +
-                             std::string(io::DTypeName(column.dtype())) + ", expected float64");
+                             std::string(ElementTypeName(column.dtype())) + ", expected float64");
     }
     const auto v = column.values<double>();
     if (!(v[0] >= 0) || v[0] != std::floor(v[0]) || v[0] > 0x1p53) {
