@@ -10,33 +10,11 @@
 
 #include <gtest/gtest.h>
 
+#include "train/comm/counting_communicator.h"
 #include "train/comm/in_process_communicator.h"
 
 namespace coupler::comm {
 namespace {
-
-// Forwards to another communicator and counts the all-reduces, so the test sees what ran.
-class CountingCommunicator final : public Communicator {
- public:
-  explicit CountingCommunicator(Communicator& inner)
-      : Communicator(inner.timeout(), inner.memory_space()), inner_(inner) {}
-  int rank() const override { return inner_.rank(); }
-  int size() const override { return inner_.size(); }
-  Status AllReduce(const void* send, void* recv, size_t count, ElementType type,
-                   ReduceOp op) override {
-    ++all_reduces;
-    return inner_.AllReduce(send, recv, count, type, op);
-  }
-  Status Broadcast(void* buf, size_t count, ElementType type, int root) override {
-    return inner_.Broadcast(buf, count, type, root);
-  }
-  Status Barrier() override { return inner_.Barrier(); }
-
-  int all_reduces = 0;
-
- private:
-  Communicator& inner_;
-};
 
 using Grads = std::vector<std::vector<float>>;  // one rank's tensors
 
@@ -89,7 +67,7 @@ std::vector<RankOutcome> RunReducer(int ranks, const std::vector<size_t>& sizes,
       Result<size_t> n = divide_first ? reducer.AllReduceSum(views) : reducer.AllReduceMean(views);
       o.status = n.status();
       if (n.ok()) o.collectives = *n;
-      o.counted = comm.all_reduces;
+      o.counted = static_cast<int>(comm.allreduces());
     });
   }
   for (auto& t : threads) t.join();
