@@ -1,9 +1,9 @@
 // `coupler train CONFIG`: one rank of a data-parallel group, launched as
 // `mpirun -np N coupler train CONFIG`. Only parses its arguments: train/rank.h assembles and
 // runs the rank.
-#include <cstdio>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <exception>
 #include <memory>
 #include <string>

@@ -1,9 +1,9 @@
 #include "train/memory/memory_planner.h"
-#include "runtime/util/byte_size.h"
 
 #include <algorithm>
 #include <string>
 
+#include "runtime/util/byte_size.h"
 #include "train/memory/memory_budget.h"
 
 namespace coupler::memory {

@@ -1,7 +1,7 @@
 #include "train/memory/micro_batch_plan.h"
-#include "runtime/util/byte_size.h"
 
 #include "kernels/train_kernels.h"
+#include "runtime/util/byte_size.h"
 #include "train/memory/memory_budget.h"
 
 namespace coupler::train {
