@@ -25,18 +25,14 @@ class BackendBucketMath final : public comm::BucketMath {
   }
   Status PackHalf(const float* in, float scale, uint16_t* out, size_t n,
                   ElementType format) override {
-    return kernels_.pack_half(in, scale, out, n, WireStorage(format));
+    return kernels_.pack_half(in, scale, out, n, format);
   }
   Status UnpackHalf(const uint16_t* in, float* out, size_t n,
                     ElementType format) override {
-    return kernels_.unpack_half(in, out, n, WireStorage(format));
+    return kernels_.unpack_half(in, out, n, format);
   }
 
  private:
-  static ElementType WireStorage(ElementType format) {
-    return format == ElementType::kFloat16 ? ElementType::kFloat16 : ElementType::kBFloat16;
-  }
-
   const kernels::TrainKernelTable& kernels_;
   memory::MemoryBudget& budget_;
   memory::DeviceBuffer scratch_;  // grows to the largest bucket, then is reused every step

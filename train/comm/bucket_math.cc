@@ -5,13 +5,6 @@
 #include "kernels/train_kernels.h"
 
 namespace coupler::comm {
-namespace {
-
-ElementType WireStorage(ElementType format) {
-  return format == ElementType::kFloat16 ? ElementType::kFloat16 : ElementType::kBFloat16;
-}
-
-}  // namespace
 
 Result<void*> HostBucketMath::Scratch(size_t bytes) {
   const size_t floats = (bytes + sizeof(float) - 1) / sizeof(float);
@@ -32,12 +25,12 @@ Status HostBucketMath::Divide(float* out, const float* in, size_t n, float divis
 
 Status HostBucketMath::PackHalf(const float* in, float scale, uint16_t* out, size_t n,
                                 ElementType format) {
-  return kernels::PackHalf(in, scale, out, n, WireStorage(format));
+  return kernels::PackHalf(in, scale, out, n, format);
 }
 
 Status HostBucketMath::UnpackHalf(const uint16_t* in, float* out, size_t n,
                                   ElementType format) {
-  return kernels::UnpackHalf(in, out, n, WireStorage(format));
+  return kernels::UnpackHalf(in, out, n, format);
 }
 
 }  // namespace coupler::comm
