@@ -93,7 +93,9 @@ Result<std::string> Client::Submit(const std::string& spec_path, int priority) {
 
 Result<wire::StatusReply> Client::Status(const std::string& job_id,
                                          std::chrono::milliseconds wait) {
-  wire::StatusRequest req{job_id, static_cast<uint32_t>(wait.count())};
+  wire::StatusRequest req;
+  req.job_id = job_id;
+  req.wait_ms = static_cast<uint32_t>(wait.count());
   COUPLER_ASSIGN_OR_RETURN(wire::Message msg, Call(wire::Encode(req), wait));
   auto* reply = std::get_if<wire::StatusReply>(&msg);
   if (reply == nullptr) return Internal("unexpected reply to status");

@@ -35,6 +35,7 @@ inline std::vector<Message> SampleMessages() {
   beat.gpus = {GpuUsage{1, 87, 12ull << 30, 80ull << 30}};
   beat.draining = true;
   beat.running = {TaskAttempt{"j-000001", 7, 1}};
+  beat.gpu_sampling = "nvml";
 
   TaskSpec task;
   task.job_id = "j-9";
@@ -89,9 +90,9 @@ inline std::vector<Message> SampleMessages() {
   result.outcomes = {outcome};
   result.prefetch = 48;
 
-  SubmitJob submit{"name: t\nnodes: []\n", "t.yaml", -3, "cli-1", "/home/u"};
-  SubmitReply submit_reply{"j-9", true, "none"};
-  StatusRequest status_request{"j-9", 250};
+  SubmitJob submit{"name: t\nnodes: []\n", "t.yaml", -3, "cli-1", "/home/u", "airflow-run-7"};
+  SubmitReply submit_reply{"j-9", true, "none", true};
+  StatusRequest status_request{"j-9", 250, "failed", 20};
 
   JobStatus job;
   job.id = "j-9";
@@ -103,9 +104,9 @@ inline std::vector<Message> SampleMessages() {
   job.tasks_done = 2;
   job.tasks_failed = 1;
   job.attempts = 12;
-  job.nodes = {NodeStatus{"norm", "failed", 10, 2, 5, "boom", 0, "", {}},
+  job.nodes = {NodeStatus{"norm", "failed", 10, 2, 5, "boom", 0, "", {}, 3, 4},
                NodeStatus{"train", "ready", 1, 0, 0, "", 4, "waiting for 1 more free slot",
-                          {"10.0.0.1", "10.0.0.2"}}};
+                          {"10.0.0.1", "10.0.0.2"}, 0, 0}};
   job.error = "node 'norm': boom";
   job.submitted_ms = 1'700'000'000'000;
   job.finished_ms = 1'700'000'000'123;
@@ -113,13 +114,32 @@ inline std::vector<Message> SampleMessages() {
   job.gpu_fallbacks = 1;
   job.submitted_by = "alice";
   job.refused_hosts = {HostRefusal{"w-3", "10.0.0.3", "workdir /w not visible on host 10.0.0.3"}};
+  job.tasks_prefetched = 5;
+  job.workdir = "/shared/work";
+  job.submission_id = "airflow-run-7";
   StatusReply status_reply;
   status_reply.jobs = {job};
   status_reply.coordinator =
-      CoordinatorStats{100, 3, 2, 4567, 12, 4, 8, 5, 1500, 6, 1, 9, true, "disk full", 2};
+      CoordinatorStats{100, 3, 2, 4567, 12, 4, 8, 5, 1500, 6, 1, 9, true, "disk full", 2,
+                       3, 5, {"worker w-1: GPUs under 5% busy for 60 s"}};
 
-  WorkerStatus worker{"w-1", "node7", "10.0.0.7", 8,           3,
-                      "draining", {gpu},    {{"zone", "a"}}, 16, 64ull << 30};
+  WorkerStatus worker;
+  worker.id = "w-1";
+  worker.host = "node7";
+  worker.address = "10.0.0.7";
+  worker.slots = 8;
+  worker.running = 3;
+  worker.state = "draining";
+  worker.gpus = {gpu};
+  worker.labels = {{"zone", "a"}};
+  worker.cpus = 16;
+  worker.memory_bytes = 64ull << 30;
+  worker.prefetched = 5;
+  worker.tasks_done = 1234;
+  worker.gpu_usage = {GpuUsage{1, 87, 12ull << 30, 80ull << 30}};
+  worker.gpu_sampling = "nvml";
+  worker.warning = "GPUs idle";
+  worker.heard_ms_ago = 420;
   WorkersReply workers_reply;
   workers_reply.workers = {worker};
 

@@ -24,10 +24,13 @@ struct SubmitJob {
   int32_t priority = 0;   // higher runs first
   std::string client_id;
   std::string cwd;        // the client's directory: the default workdir resolves against it
+  // Optional, chosen by the client: a second submission with the same id (a retried POST)
+  // returns the job the first one made instead of making another.
+  std::string submission_id;
 
   template <class Archive>
   void serialize(Archive& ar) {
-    ar(spec_text, spec_path, priority, client_id, cwd);
+    ar(spec_text, spec_path, priority, client_id, cwd, submission_id);
   }
   friend bool operator==(const SubmitJob&, const SubmitJob&) = default;
 };
@@ -38,10 +41,11 @@ struct SubmitReply {
   std::string job_id;  // empty when !ok
   bool ok = false;
   std::string error;  // why the job was refused (validation error with file:line or node id)
+  bool existing = false;  // the submission_id named a job submitted before: that job's id
 
   template <class Archive>
   void serialize(Archive& ar) {
-    ar(job_id, ok, error);
+    ar(job_id, ok, error, existing);
   }
   friend bool operator==(const SubmitReply&, const SubmitReply&) = default;
 };
@@ -53,10 +57,14 @@ struct StatusRequest {
   // Long poll: with a job id, the reply waits until that job finishes or this many
   // milliseconds pass, so waiting clients neither spin nor lag. 0 answers at once.
   uint32_t wait_ms = 0;
+  // Without a job id: only jobs in this state (empty: any), newest first, at most `limit` of
+  // them (0: all).
+  std::string state;
+  uint32_t limit = 0;
 
   template <class Archive>
   void serialize(Archive& ar) {
-    ar(job_id, wait_ms);
+    ar(job_id, wait_ms, state, limit);
   }
   friend bool operator==(const StatusRequest&, const StatusRequest&) = default;
 };
@@ -72,10 +80,14 @@ struct NodeStatus {
   std::string reason;  // why a ready node is not running yet (a gang waiting for slots)
   // Tight nodes: the addresses of the hosts its gang runs on (or last ran on), leader first.
   std::vector<std::string> hosts;
+  // Tasks its workers' slots run now, and tasks sent to workers that wait there unstarted.
+  uint64_t tasks_running = 0;
+  uint64_t tasks_prefetched = 0;
 
   template <class Archive>
   void serialize(Archive& ar) {
-    ar(id, state, tasks_total, tasks_done, attempts, error, ranks, reason, hosts);
+    ar(id, state, tasks_total, tasks_done, attempts, error, ranks, reason, hosts, tasks_running,
+       tasks_prefetched);
   }
   friend bool operator==(const NodeStatus&, const NodeStatus&) = default;
 };
@@ -112,12 +124,17 @@ struct JobStatus {
   uint64_t gpu_fallbacks = 0;  // tasks that asked for a GPU and ran on the CPU
   std::string submitted_by;    // the name of the client key that submitted it
   std::vector<HostRefusal> refused_hosts;
+  // Three counts, never mixed: queued (ready, not sent), prefetched (sent, waiting on a
+  // worker), running (started in a slot).
+  uint64_t tasks_prefetched = 0;
+  std::string workdir;        // where its nodes' folders (and their logs/) are
+  std::string submission_id;  // the client's, when it gave one
 
   template <class Archive>
   void serialize(Archive& ar) {
     ar(id, name, state, tasks_total, tasks_queued, tasks_running, tasks_done, tasks_failed,
        attempts, nodes, error, submitted_ms, finished_ms, devices, gpu_fallbacks, submitted_by,
-       refused_hosts);
+       refused_hosts, tasks_prefetched, workdir, submission_id);
   }
   friend bool operator==(const JobStatus&, const JobStatus&) = default;
 };
@@ -149,13 +166,19 @@ struct CoordinatorStats {
   // no job is reported finished meanwhile. Empty when the store writes.
   std::string store_error;
   uint64_t replies_dropped = 0;  // to clients that sent requests and never read the replies
+  // Loose tasks across the pool: started in a slot, and sent but waiting on a worker.
+  uint64_t running_tasks = 0;
+  uint64_t prefetched_tasks = 0;
+  // For the operator, one line each: e.g. a GPU worker holding GPU tasks whose GPUs stayed
+  // under 5% busy for a minute (the tasks probably run on the CPU).
+  std::vector<std::string> warnings;
 
   template <class Archive>
   void serialize(Archive& ar) {
     ar(messages_received, messages_dropped, workers_alive, uptime_ms, queued_cpu_tasks,
        queued_gpu_tasks, queued_gang_ranks, recommended_workers, longest_partial_hold_ms,
        handshakes_refused, registrations_refused, stale_outcomes_dropped, encrypted, store_error,
-       replies_dropped);
+       replies_dropped, running_tasks, prefetched_tasks, warnings);
   }
   friend bool operator==(const CoordinatorStats&, const CoordinatorStats&) = default;
 };
@@ -216,18 +239,27 @@ struct WorkerStatus {
   std::string host;
   std::string address;  // the address it advertised: what tells hosts apart
   uint32_t slots = 0;
-  uint32_t running = 0;
-  std::string state;  // "alive", "draining", "silent" (past the timeout, not yet given up), "dead"
+  uint32_t running = 0;  // tasks its slots run now (loose tasks started, gang ranks)
+  // "alive", "draining", "silent" (past the timeout, not yet given up), "drained" (left
+  // cleanly after a drain), "lost" (stopped being heard)
+  std::string state;
   std::vector<GpuInfo> gpus;
   // What the worker registered with: a client can tell where a node would run without
   // asking each worker (`coupler plan --workers`).
   std::map<std::string, std::string> labels;
   uint32_t cpus = 0;
   uint64_t memory_bytes = 0;
+  uint32_t prefetched = 0;  // loose tasks sent to it, waiting unstarted
+  uint64_t tasks_done = 0;
+  std::vector<GpuUsage> gpu_usage;  // its last heartbeat's samples
+  std::string gpu_sampling;         // "nvml", or why `gpu_usage` is empty (see Heartbeat)
+  std::string warning;              // e.g. its GPUs idle while it holds GPU tasks
+  uint64_t heard_ms_ago = 0;
 
   template <class Archive>
   void serialize(Archive& ar) {
-    ar(id, host, address, slots, running, state, gpus, labels, cpus, memory_bytes);
+    ar(id, host, address, slots, running, state, gpus, labels, cpus, memory_bytes, prefetched,
+       tasks_done, gpu_usage, gpu_sampling, warning, heard_ms_ago);
   }
   friend bool operator==(const WorkerStatus&, const WorkerStatus&) = default;
 };

@@ -18,7 +18,7 @@ inline constexpr size_t kHeaderSize = 12;
 
 // The version this build writes. A reader accepts [kMinSupportedVersion, kProtocolVersion];
 // any change to a message's fields needs a bump (see docs/protocol.md).
-inline constexpr uint16_t kProtocolVersion = 8;
+inline constexpr uint16_t kProtocolVersion = 9;
 // 2 added TaskSpec.gpus; 3 added TaskSpec.gang_hosts/gang_ranks and NodeStatus.ranks/reason;
 // 4 added CoordinatorStats.queued_*/recommended_workers; 5 added WorkerStatus.labels/cpus/
 // memory_bytes; 6 added JobStatus.submitted_by and CoordinatorStats' trust counters (peers
@@ -26,8 +26,11 @@ inline constexpr uint16_t kProtocolVersion = 8;
 // RegisterWorker.address (hosts are addresses from 7 on), the Launch* messages, TaskSpec's
 // gang_token and workdir marker, TaskOutcome.host_refused, NodeStatus.hosts,
 // JobStatus.refused_hosts and WorkerStatus.address; 8 made TaskSpec typed (kind, shards, ranks,
-// params as typed values instead of text with "__" keys), which a 7 peer cannot read.
-inline constexpr uint16_t kMinSupportedVersion = 8;
+// params as typed values instead of text with "__" keys), which a 7 peer cannot read; 9 added
+// the operations fields: Heartbeat.gpu_sampling, SubmitJob.submission_id, SubmitReply.existing,
+// StatusRequest.state/limit, the prefetched counts, JobStatus.workdir/submission_id,
+// CoordinatorStats.warnings and WorkerStatus' live GPU samples.
+inline constexpr uint16_t kMinSupportedVersion = 9;
 
 // Default cap on a payload the decoder will look at; far above a batch of a few hundred tasks,
 // far below what would hurt a coordinator holding a million-task job.

@@ -101,10 +101,13 @@ struct Heartbeat {
   // lost; what it only held queued goes back uncharged. A worker beats early after a start,
   // so a task that kills it is seen started first.
   std::vector<TaskAttempt> running;
+  // "nvml" when `gpus` holds live NVML samples; otherwise why there are none, for people
+  // ("no NVML: libnvidia-ml.so.1 not found"), so a missing sample never reads as an idle GPU.
+  std::string gpu_sampling;
 
   template <class Archive>
   void serialize(Archive& ar) {
-    ar(sender_id, sequence, running_tasks, timestamp_ms, gpus, draining, running);
+    ar(sender_id, sequence, running_tasks, timestamp_ms, gpus, draining, running, gpu_sampling);
   }
   friend bool operator==(const Heartbeat&, const Heartbeat&) = default;
 };

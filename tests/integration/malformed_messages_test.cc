@@ -78,7 +78,9 @@ TEST(MalformedMessagesTest, CoordinatorDropsAndCountsGarbageAndKeepsServing) {
   wire::Heartbeat beat;
   beat.sender_id = "intruder";
   const std::string valid_worker_msg = wire::Encode(beat);
-  const std::string valid_client_msg = wire::Encode(wire::StatusRequest{"j-000001"});
+  wire::StatusRequest status_request;
+  status_request.job_id = "j-000001";
+  const std::string valid_client_msg = wire::Encode(status_request);
   ASSERT_TRUE(wire::Decode(valid_worker_msg).ok());
   ASSERT_TRUE(wire::Decode(valid_client_msg).ok());
 

@@ -92,15 +92,15 @@ TEST(WireCodecTest, EnvelopeLayoutIsLittleEndianAndFixed) {
   const std::string bytes = Encode(CancelJob{"j-9"});
   ASSERT_EQ(bytes.size(), kHeaderSize + 11);
   EXPECT_EQ(Hex(bytes),
-            "43504c52"  "0800"  "1400"  "0b000000"
+            "43504c52"  "0900"  "1400"  "0b000000"
             "0300000000000000"  "6a2d39");
 }
 
 TEST(WireCodecTest, HeaderWriteReadRoundTrip) {
   char buf[kHeaderSize];
-  const Header h{8, MessageType::kWorkersReply, 0x01020304};
+  const Header h{9, MessageType::kWorkersReply, 0x01020304};
   WriteHeader(h, buf);
-  EXPECT_EQ(Hex(std::string_view(buf, kHeaderSize)), "43504c52" "0800" "1700" "04030201");
+  EXPECT_EQ(Hex(std::string_view(buf, kHeaderSize)), "43504c52" "0900" "1700" "04030201");
   Result<Header> back = ReadHeader(std::string_view(buf, kHeaderSize));
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(*back, h);

@@ -114,12 +114,13 @@ TEST(WireMalformedTest, EveryMalformedCaseIsRejectedWithItsReason) {
 // The same bytes with a sane header decode, so each case above fails for its stated reason.
 TEST(WireMalformedTest, ControlCasesDecode) {
   EXPECT_TRUE(Decode(Raw(MessageType::kCancelJob, Le(3, 8) + "abc")).ok());
-  EXPECT_TRUE(Decode(Raw(MessageType::kSubmitReply, Le(0, 8) + "\x01" + Le(0, 8))).ok());
+  EXPECT_TRUE(Decode(Raw(MessageType::kSubmitReply, Le(0, 8) + "\x01" + Le(0, 8) + '\0')).ok());
   // No jobs, then the coordinator counters: u64 received, u64 dropped, u32 workers, u64 uptime,
   // u64 x3 queued (cpu, gpu, gang ranks), u32 recommended workers, u64 longest partial hold,
   // u64 x3 refused handshakes, refused registrations, stale outcomes, bool encrypted, an empty
-  // store error (u64 size), u64 replies dropped.
-  EXPECT_TRUE(Decode(Raw(MessageType::kStatusReply, Le(0, 8) + std::string(105, '\0'))).ok());
+  // store error (u64 size), u64 replies dropped, u64 running, u64 prefetched, no warnings
+  // (u64 size).
+  EXPECT_TRUE(Decode(Raw(MessageType::kStatusReply, Le(0, 8) + std::string(129, '\0'))).ok());
   EXPECT_TRUE(Decode(Encode(CancelJob{"j-9"}), DecodeLimits{11}).ok());
   // A gang task with one i64 param (variant index 1).
   EXPECT_TRUE(Decode(OneTask(2, 1, Le(1, 8) + "k" + Le(1, 4) + Le(7, 8))).ok());
