@@ -11,6 +11,7 @@
 #include "coordinator/coordinator.h"
 #include "runtime/job/job_loader.h"
 #include "runtime/net/endpoint.h"
+#include "runtime/wire/status_json.h"
 
 namespace coupler::cli {
 namespace {
@@ -54,7 +55,7 @@ int Submit(const ClientArgs& a) {
   }
   std::fprintf(stderr, "submitted %s\n", id->c_str());
   WaitOutcome outcome = WaitForJob(**client, *id);
-  if (outcome.final_status && a.json) std::fputs(JobStatusJson(*outcome.final_status).c_str(), stdout);
+  if (outcome.final_status && a.json) std::fputs(wire::JobStatusJson(*outcome.final_status).c_str(), stdout);
   return outcome.exit_code;
 }
 
@@ -64,7 +65,7 @@ int ShowStatus(const ClientArgs& a) {
   Result<wire::StatusReply> reply = (*client)->Status(a.job);
   if (!reply.ok()) return Fail(reply.status());
   if (a.json) {
-    std::fputs((a.job.empty() ? StatusReplyJson(*reply) : JobStatusJson(reply->jobs.at(0))).c_str(),
+    std::fputs((a.job.empty() ? wire::StatusReplyJson(*reply) : wire::JobStatusJson(reply->jobs.at(0))).c_str(),
                stdout);
     return kExitOk;
   }
@@ -88,7 +89,7 @@ int ListWorkers(const ClientArgs& a) {
   if (!client.ok()) return Fail(client.status());
   auto workers = (*client)->Workers();
   if (!workers.ok()) return Fail(workers.status());
-  std::fputs((a.json ? WorkersJson(*workers) : WorkersText(*workers)).c_str(), stdout);
+  std::fputs((a.json ? wire::WorkersJson(*workers) : WorkersText(*workers)).c_str(), stdout);
   return kExitOk;
 }
 

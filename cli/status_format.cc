@@ -6,60 +6,9 @@
 
 #include "coordinator/placement/placement.h"
 #include "runtime/util/byte_size.h"
-#include "runtime/util/json_writer.h"
 
 namespace coupler::cli {
 namespace {
-
-void WriteJob(json::Writer& w, const wire::JobStatus& j) {
-  w.BeginObject();
-  w.Field("id", j.id);
-  w.Field("name", j.name);
-  w.Field("state", j.state);
-  w.BeginObject("tasks");
-  w.Field("total", j.tasks_total);
-  w.Field("queued", j.tasks_queued);
-  w.Field("running", j.tasks_running);
-  w.Field("done", j.tasks_done);
-  w.Field("failed", j.tasks_failed);
-  w.EndObject();
-  w.Field("attempts", j.attempts);
-  w.Field("error", j.error);
-  w.Field("submitted_ms", j.submitted_ms);
-  w.Field("finished_ms", j.finished_ms);
-  w.Field("submitted_by", j.submitted_by);
-  w.BeginObject("devices");
-  for (const auto& [device, n] : j.devices) w.Field(device, n);
-  w.EndObject();
-  w.Field("gpu_fallbacks", j.gpu_fallbacks);
-  w.BeginArray("refused_hosts");
-  for (const auto& r : j.refused_hosts) {
-    w.BeginObject();
-    w.Field("worker", r.worker_id);
-    w.Field("address", r.address);
-    w.Field("reason", r.reason);
-    w.EndObject();
-  }
-  w.EndArray();
-  w.BeginArray("nodes");
-  for (const auto& n : j.nodes) {
-    w.BeginObject();
-    w.Field("id", n.id);
-    w.Field("state", n.state);
-    w.Field("tasks", n.tasks_total);
-    w.Field("done", n.tasks_done);
-    w.Field("attempts", n.attempts);
-    w.Field("error", n.error);
-    w.Field("ranks", n.ranks);
-    w.Field("reason", n.reason);
-    w.BeginArray("hosts");
-    for (const auto& h : n.hosts) w.String(h);
-    w.EndArray();
-    w.EndObject();
-  }
-  w.EndArray();
-  w.EndObject();
-}
 
 std::string Thousands(uint64_t v) {
   const std::string digits = std::to_string(v);
@@ -97,73 +46,6 @@ std::string DescribeGpus(const std::vector<wire::GpuInfo>& gpus) {
     i = same;
   }
   return out;
-}
-
-std::string JobStatusJson(const wire::JobStatus& job) {
-  json::Writer w;
-  WriteJob(w, job);
-  return w.Finish();
-}
-
-std::string StatusReplyJson(const wire::StatusReply& reply) {
-  json::Writer w;
-  w.BeginObject();
-  w.BeginArray("jobs");
-  for (const auto& j : reply.jobs) WriteJob(w, j);
-  w.EndArray();
-  w.BeginObject("coordinator");
-  w.Field("messages_received", reply.coordinator.messages_received);
-  w.Field("messages_dropped", reply.coordinator.messages_dropped);
-  w.Field("workers_alive", reply.coordinator.workers_alive);
-  w.Field("uptime_ms", reply.coordinator.uptime_ms);
-  w.BeginObject("queued");
-  w.Field("cpu_tasks", reply.coordinator.queued_cpu_tasks);
-  w.Field("gpu_tasks", reply.coordinator.queued_gpu_tasks);
-  w.Field("gang_ranks", reply.coordinator.queued_gang_ranks);
-  w.EndObject();
-  w.Field("recommended_workers", reply.coordinator.recommended_workers);
-  w.Field("longest_partial_hold_ms", reply.coordinator.longest_partial_hold_ms);
-  w.Field("encrypted", reply.coordinator.encrypted);
-  w.Field("handshakes_refused", reply.coordinator.handshakes_refused);
-  w.Field("registrations_refused", reply.coordinator.registrations_refused);
-  w.Field("stale_outcomes_dropped", reply.coordinator.stale_outcomes_dropped);
-  w.Field("replies_dropped", reply.coordinator.replies_dropped);
-  w.Field("store_error", reply.coordinator.store_error);
-  w.EndObject();
-  w.EndObject();
-  return w.Finish();
-}
-
-std::string WorkersJson(const std::vector<wire::WorkerStatus>& workers) {
-  json::Writer w;
-  w.BeginArray();
-  for (const auto& s : workers) {
-    w.BeginObject();
-    w.Field("id", s.id);
-    w.Field("host", s.host);
-    w.Field("address", s.address);
-    w.Field("slots", s.slots);
-    w.Field("running", s.running);
-    w.Field("state", s.state);
-    w.Field("cpus", s.cpus);
-    w.Field("memory_bytes", s.memory_bytes);
-    w.BeginObject("labels");
-    for (const auto& [key, value] : s.labels) w.Field(key, value);
-    w.EndObject();
-    w.BeginArray("gpus");
-    for (const auto& g : s.gpus) {
-      w.BeginObject();
-      w.Field("index", g.index);
-      w.Field("name", g.name);
-      w.Field("total_memory", g.total_memory);
-      w.Field("free_memory", g.free_memory);
-      w.EndObject();
-    }
-    w.EndArray();
-    w.EndObject();
-  }
-  w.EndArray();
-  return w.Finish();
 }
 
 std::string JobStatusText(const wire::JobStatus& j) {

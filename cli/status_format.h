@@ -1,5 +1,5 @@
-// How job and worker status is shown: JSON for scripts, text for people, and the one-line
-// progress display of `submit --wait` and `run`.
+// How job and worker status is shown to people, and the one-line progress display of
+// `submit --wait` and `run`. The JSON for scripts is runtime/wire/status_json.h.
 #pragma once
 
 #include <string>
@@ -8,16 +8,6 @@
 #include "runtime/wire/client_messages.h"
 
 namespace coupler::cli {
-
-// {"id","name","state","tasks":{"total","queued","running","done","failed"},"attempts",
-//  "error","devices":{...},"gpu_fallbacks","nodes":[{"id","state","tasks","done","attempts","error","ranks","reason"}]}
-std::string JobStatusJson(const wire::JobStatus& job);
-// {"jobs":[...], "coordinator":{"messages_received","messages_dropped","workers_alive","uptime_ms",
-//  "queued":{"cpu_tasks","gpu_tasks","gang_ranks"},"recommended_workers"}}
-std::string StatusReplyJson(const wire::StatusReply& reply);
-// [{"id","host","slots","running","state","cpus","memory_bytes","labels":{k: v},
-//   "gpus":[{"index","name","total_memory","free_memory"}]}]
-std::string WorkersJson(const std::vector<wire::WorkerStatus>& workers);
 
 std::string JobStatusText(const wire::JobStatus& job);
 // One line per worker: id, host, state, slots, load (running/slots), GPUs, labels.

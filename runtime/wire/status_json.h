@@ -1,0 +1,28 @@
+// The JSON form of the status records (JobStatus, StatusReply, WorkerStatus): one rendering,
+// shared by the CLI's --json and the coordinator's HTTP API, so a pipeline reading either
+// reads the same document.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "runtime/util/json_writer.h"
+#include "runtime/wire/client_messages.h"
+
+namespace coupler::wire {
+
+// Appends one job as a JSON object to `w` (for documents that hold several).
+void WriteJobStatus(json::Writer& w, const JobStatus& job);
+
+// {"id","name","state","tasks":{"total","queued","running","done","failed"},"attempts",
+//  "error","devices":{...},"gpu_fallbacks","nodes":[{"id","state","tasks","done","attempts",
+//  "error","ranks","reason","hosts"}]}
+std::string JobStatusJson(const JobStatus& job);
+// {"jobs":[...], "coordinator":{"messages_received","messages_dropped","workers_alive",
+//  "uptime_ms","queued":{"cpu_tasks","gpu_tasks","gang_ranks"},"recommended_workers",...}}
+std::string StatusReplyJson(const StatusReply& reply);
+// [{"id","host","slots","running","state","cpus","memory_bytes","labels":{k: v},
+//   "gpus":[{"index","name","total_memory","free_memory"}]}]
+std::string WorkersJson(const std::vector<WorkerStatus>& workers);
+
+}  // namespace coupler::wire
