@@ -24,9 +24,10 @@ int RunCoordinator(const coordinator::CoordinatorOptions& opts) {
     std::fprintf(stderr, "coupler: %s\n", c.status().message().c_str());
     return c.status().code() == StatusCode::kInvalidArgument ? kExitBadInput : kExitFailure;
   }
-  std::fprintf(stderr, "coupler coordinator: workers %s, clients %s, state %s\n",
+  const std::string http = (*c)->http_url();
+  std::fprintf(stderr, "coupler coordinator: workers %s, clients %s, http %s, state %s\n",
                (*c)->worker_endpoint().c_str(), (*c)->client_endpoint().c_str(),
-               opts.state_dir.c_str());
+               http.empty() ? "off" : http.c_str(), opts.state_dir.c_str());
   Status s = (*c)->Run(stop);
   if (!s.ok()) {
     std::fprintf(stderr, "coupler: %s\n", s.message().c_str());
@@ -70,8 +71,22 @@ void AddServiceCommands(CLI::App& app, CommandBody* run) {
   c->add_option("--keys", copts->keys_dir,
                 "coordinator key set (default: STATE/keys, created at first start)");
   c->add_flag("--insecure", copts->insecure,
-              "plaintext, no authentication: loopback addresses only, for trusted machines");
-  c->callback([copts, run] { *run = [copts] { return RunCoordinator(*copts); }; });
+              "plaintext, no authentication: loopback addresses only, for trusted machines "
+              "(HTTP: allows plaintext beyond loopback; the API still needs its token)");
+  c->add_option("--http", copts->http,
+                "HOST:PORT for /metrics, the live page and the job API, or 'off' "
+                "(default: 127.0.0.1 at the workers' port + 80)");
+  auto tls = std::make_shared<std::vector<std::string>>();
+  c->add_option("--http-tls", *tls, "CERT KEY: serve HTTPS (needed to listen beyond loopback)")
+      ->expected(2);
+  c->callback([copts, run, tls] {
+    if (tls->size() == 2) {
+      copts->http_tls_cert = (*tls)[0];
+      copts->http_tls_key = (*tls)[1];
+    }
+    copts->version = COUPLER_VERSION;
+    *run = [copts] { return RunCoordinator(*copts); };
+  });
 
   auto wopts = std::make_shared<worker::WorkerOptions>();
   auto labels = std::make_shared<std::vector<std::string>>();

@@ -29,6 +29,7 @@ class AdmissionQueue {
     bool delimiter = false;
     std::string job_id;
     int64_t submitted_ms = 0;
+    std::string submission_id;  // the client's, "" if none
   };
   struct Done {
     Ticket ticket;

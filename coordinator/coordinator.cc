@@ -56,6 +56,8 @@ Result<std::unique_ptr<Coordinator>> Coordinator::Create(const CoordinatorOption
   COUPLER_RETURN_IF_ERROR(c->Resume());
   COUPLER_RETURN_IF_ERROR(c->StartSecurity());
   COUPLER_RETURN_IF_ERROR(c->Bind());
+  COUPLER_RETURN_IF_ERROR(c->StartHttp());
+  COUPLER_RETURN_IF_ERROR(c->WriteReadyFile());
   try {
     const std::string ep = fmt::format("inproc://coupler-admitted-{}", static_cast<const void*>(c.get()));
     c->admitted_ = zmq::socket_t(c->ctx_, zmq::socket_type::pull);
@@ -104,6 +106,10 @@ Status Coordinator::Resume() {
   auto log = Logger("coordinator");
   COUPLER_ASSIGN_OR_RETURN(auto records, store_->LoadJobs());
   for (const auto& rec : records) {
+    if (!rec.submission_id.empty()) {
+      job_of_submission_[rec.submission_id] = rec.id;
+      submission_of_job_[rec.id] = rec.submission_id;
+    }
     // Finished jobs stay what their row says: not re-validated (their inputs may be gone),
     // not rebuilt in memory. Only unfinished ones are restored to run.
     const std::optional<JobPhase> phase = job::ParseJobPhase(rec.state);
@@ -129,6 +135,7 @@ Status Coordinator::Resume() {
     // What the store says, so a job whose last commits landed just before a crash (all done,
     // state still "running" on disk) gets its final state written by PersistFinishedJobs.
     persisted_phase_[rec.id] = phase == JobPhase::kRunning ? JobPhase::kRunning : JobPhase::kQueued;
+    StampReadyNodes(**job);
     log->info("resuming job {} ({}): {} of {} tasks already done", rec.id, rec.name,
               (*job)->done(), (*job)->table().size());
     scheduler_.AddJob(std::move(*job));
@@ -174,18 +181,22 @@ Status Coordinator::Bind() {
       Logger("coordinator")->warn("cannot publish where local peers find the keys: {}", s.message());
     }
   }
-  if (!options_.ready_file.empty()) {
-    const std::string tmp = options_.ready_file + ".tmp";
-    {
-      std::ofstream out(tmp);
-      out << "workers=" << worker_endpoint_ << "\nclients=" << client_endpoint_ << "\n";
-      if (!out) return Internal("cannot write ready file " + tmp);
-    }
-    ::chmod(tmp.c_str(), 0600);
-    std::error_code ec;
-    std::filesystem::rename(tmp, options_.ready_file, ec);
-    if (ec) return Internal("cannot write ready file " + options_.ready_file + ": " + ec.message());
+  return Status::Ok();
+}
+
+Status Coordinator::WriteReadyFile() {
+  if (options_.ready_file.empty()) return Status::Ok();
+  const std::string tmp = options_.ready_file + ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << "workers=" << worker_endpoint_ << "\nclients=" << client_endpoint_ << "\n";
+    if (http_) out << "http=" << http_->url() << "\n";
+    if (!out) return Internal("cannot write ready file " + tmp);
   }
+  ::chmod(tmp.c_str(), 0600);
+  std::error_code ec;
+  std::filesystem::rename(tmp, options_.ready_file, ec);
+  if (ec) return Internal("cannot write ready file " + options_.ready_file + ": " + ec.message());
   return Status::Ok();
 }
 
@@ -207,8 +218,8 @@ Status Coordinator::Run(const std::atomic<bool>& stop) {
     return false;
   };
   while (!stop.load() && !broken) {
-    const unsigned ready =
-        net::PollReadable({&workers_, &clients_, &admitted_}, std::chrono::milliseconds(20));
+    const unsigned ready = net::PollReadable({&workers_, &clients_, &admitted_, &http_requests_},
+                                             std::chrono::milliseconds(20));
     // Drain what is waiting in bounded bursts, so one busy socket cannot starve the other.
     if (ready & 1u) {
       for (int i = 0; i < 4096; ++i) {
@@ -235,11 +246,20 @@ Status Coordinator::Run(const std::atomic<bool>& stop) {
       }
       FinishAdmissions();
     }
+    if (!broken && (ready & 8u)) {
+      for (int i = 0; i < 64; ++i) {
+        auto m = net::TryRecvRouted(http_requests_);
+        if (!received(m)) break;
+        OnClientMessage("h" + (*m)->identity, http::kApiUser, (*m)->payload, false);
+      }
+    }
     if (broken) break;
     Tick();
     Dispatch();
     AnswerWaiters(false);
+    if (http_ && board_.Wanted(WallMs())) PublishSnapshot();
   }
+  if (loop_channel_) loop_channel_->Stop();
   AnswerWaiters(true);
   FlushStore();
   log->info("stopped");
@@ -315,6 +335,10 @@ void Coordinator::PersistFinishedJobs() {
     if (!s.ok()) return;  // still the old phase on disk: status keeps saying so
     persisted = job->phase();
     if (finished) {
+      ++metrics_.jobs_finished[std::string(JobPhaseName(job->phase()))];
+      node_ready_ms_.erase(job->id());
+    }
+    if (finished) {
       Logger("coordinator")->info("job {} {}: {} of {} tasks, {} attempts{}", job->id(),
                                   JobPhaseName(job->phase()), job->done(), job->table().size(),
                                   job->total_attempts(),
@@ -327,6 +351,7 @@ void Coordinator::RecordLost(const std::vector<LostAttempt>& lost) {
   for (const auto& l : lost) {
     store_->AddAttempt({l.job_id, l.task_id, l.attempt, l.worker_id, "lost",
                         "worker " + l.worker_id + " was lost", WallMs()});
+    metrics_.CountRetry(RetryReason::kWorkerLost);
   }
   if (!lost.empty()) {
     Logger("coordinator")->warn("{} task(s) re-queued from lost worker {}", lost.size(),
@@ -338,11 +363,14 @@ void Coordinator::RecordSent(const std::vector<wire::TaskSpec>& tasks) {
   // One row per job in the message, buffered with the commits: a restart then knows every
   // attempt that was in flight (cheap enough to keep dispatch at full speed).
   store::SentAttempts batch;
+  const JobState* job = nullptr;
   for (const wire::TaskSpec& t : tasks) {
     if (t.job_id != batch.job_id && !batch.tasks.empty()) {
       store_->AddSent(std::move(batch));
       batch = {};
     }
+    if (job == nullptr || job->id() != t.job_id) job = scheduler_.FindJob(t.job_id);
+    if (job != nullptr && t.attempt == 0) ObserveQueueWait(*job, t.task_id, metrics_.task_queue_wait);
     batch.job_id = t.job_id;
     batch.tasks.emplace_back(t.task_id, t.attempt);
   }
@@ -382,6 +410,9 @@ void Coordinator::Dispatch() {
     Logger("coordinator")->info("job {} node {}: gang of {} ranks on {}, led by {}", spec.job_id,
                                 spec.node_id, spec.ranks, hosts, leader);
     spec.gang_token = launches_.IssueToken(spec.job_id, spec.task_id, spec.attempt);
+    if (const JobState* job = scheduler_.FindJob(spec.job_id); job != nullptr && spec.attempt == 0) {
+      ObserveQueueWait(*job, spec.task_id, metrics_.gang_wait);
+    }
     store_->AddSent({spec.job_id, {{spec.task_id, spec.attempt}}});
     wire::TaskAssignment a;
     a.tasks.push_back(std::move(spec));
@@ -415,7 +446,10 @@ void Coordinator::SendToRoute(const std::string& route, const std::string& paylo
 
 void Coordinator::ReplyToClient(const std::string& identity, const std::string& payload,
                                 bool delimiter) {
-  if (Status s = net::SendRouted(clients_, identity, payload, delimiter); !s.ok()) {
+  const bool http = !identity.empty() && identity.front() == 'h';
+  zmq::socket_t& socket = http ? http_requests_ : clients_;
+  const std::string_view route = http ? std::string_view(identity).substr(1) : std::string_view(identity);
+  if (Status s = net::SendRouted(socket, route, payload, delimiter); !s.ok()) {
     // Counted, logged at debug only: a flooding client must not flood the log as well.
     ++replies_dropped_;
     Logger("coordinator")->debug("reply to client dropped: {}", s.message());

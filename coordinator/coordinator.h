@@ -14,11 +14,15 @@
 #include <zmq.hpp>
 
 #include "coordinator/admission_queue.h"
+#include "coordinator/http/http_server.h"
+#include "coordinator/http/loop_channel.h"
+#include "coordinator/http/snapshot.h"
 #include "coordinator/launch_relay.h"
+#include "coordinator/pool_metrics.h"
 #include "coordinator/scheduler.h"
+#include "coordinator/store/state_store.h"
 #include "coordinator/zap_handler.h"
 #include "runtime/status.h"
-#include "coordinator/store/state_store.h"
 #include "runtime/wire/messages.h"
 
 namespace coupler::coordinator {
@@ -39,7 +43,19 @@ struct CoordinatorOptions {
   // allowed on loopback addresses only.
   std::string keys_dir;
   bool insecure = false;
+  // HTTP (/metrics, the page, the job API; coordinator/http/): "HOST:PORT"; empty: loopback at
+  // the workers' port + 80 (7100 → 7180), left off with a warning when that port is taken;
+  // "off": none. Beyond loopback it needs tls_cert/tls_key, or `insecure`.
+  std::string http;
+  std::string http_tls_cert;
+  std::string http_tls_key;
+  std::string version;  // for /metrics' build info and the API's version
 };
+
+// The address HTTP listens on by default for a coordinator whose workers connect to
+// `worker_endpoint` (after binding: the port is known): "127.0.0.1:<port + 80>", port 0 when
+// the workers' port is not a number.
+std::string DefaultHttpListen(const std::string& worker_endpoint);
 
 // Refuses plaintext on any address other hosts could reach. InvalidArgument names the address.
 Status CheckPlaintextAllowed(const std::string& worker_endpoint, const std::string& client_endpoint);
@@ -57,12 +73,23 @@ class Coordinator {
   const std::string& client_endpoint() const { return client_endpoint_; }
   // The key set it serves with; empty under --insecure.
   const std::string& keys_dir() const { return keys_dir_; }
+  // "http://127.0.0.1:7180", or empty when HTTP is off.
+  std::string http_url() const { return http_ ? http_->url() : std::string(); }
 
  private:
   Coordinator(CoordinatorOptions options, std::unique_ptr<store::StateStore> store);
   Status Resume();
   Status StartSecurity();
   Status Bind();
+  // After Bind: the in-process request socket, the token, the server (coordinator_http.cc).
+  Status StartHttp();
+  Status WriteReadyFile();
+  // Copies what the HTTP side serves into a new snapshot, when one is wanted and due.
+  void PublishSnapshot();
+  // Remembers when nodes of `job` became ready (for the queue-wait histograms).
+  void StampReadyNodes(const JobState& job);
+  // The queue-wait histogram for a first attempt of `task` sent now.
+  void ObserveQueueWait(const JobState& job, uint64_t task, Histogram& histogram);
 
   // `route`: the connection's routing id; `user`: the name of its authenticated key.
   void OnWorkerMessage(const std::string& route, const std::string& user,
@@ -76,6 +103,10 @@ class Coordinator {
                 const wire::SubmitJob& submit, bool delimiter);
   // Stores and schedules the jobs the admission thread has admitted, answers their clients.
   void FinishAdmissions();
+  // Answers the retries of `submission_id` that waited for its admission: with `reply` (a
+  // made job becomes `existing`), or with `error` when `reply` is null.
+  void AnswerDuplicates(const std::string& submission_id, const wire::SubmitReply* reply,
+                        const Status& error);
   void OnStatus(const std::string& identity, const wire::StatusRequest& req, bool delimiter);
   void OnCancel(const std::string& identity, const std::string& user, const wire::CancelJob& req,
                 bool delimiter);
@@ -123,6 +154,10 @@ class Coordinator {
   zmq::socket_t workers_;
   zmq::socket_t clients_;
   zmq::socket_t admitted_;  // PULL: the admission thread pokes it when a spec is done
+  // ROUTER (inproc): the HTTP threads' requests, answered by the client handlers. Routes of
+  // its peers are kept with an 'h' in front, so replies find their socket (the client
+  // socket's own routing ids all begin with a zero byte).
+  zmq::socket_t http_requests_;
   std::unique_ptr<AdmissionQueue> admissions_;  // destroyed first: its thread uses ctx_
   std::string worker_endpoint_;
   std::string client_endpoint_;
@@ -152,6 +187,25 @@ class Coordinator {
   };
   std::vector<Waiter> waiters_;
   void AnswerWaiters(bool all_due);
+
+  // Retried submissions: the job each submission id made, and the requests waiting on one
+  // still being admitted (answered when it is).
+  std::map<std::string, std::string> job_of_submission_;
+  std::map<std::string, std::string> submission_of_job_;
+  struct WaitingDuplicate {
+    std::string identity;
+    bool delimiter = false;
+  };
+  std::map<std::string, std::vector<WaitingDuplicate>> admitting_submissions_;
+
+  PoolMetrics metrics_;
+  // Per job, per plan node: when it became ready (Unix ms), 0 while it is not.
+  std::unordered_map<std::string, std::vector<int64_t>> node_ready_ms_;
+
+  // Declared last, so destroyed first: its threads read the board and call into the channel.
+  http::SnapshotBoard board_;
+  std::unique_ptr<http::LoopChannel> loop_channel_;
+  std::unique_ptr<http::HttpServer> http_;
   void SendStatus(const std::string& identity, const std::string& job_id, bool delimiter);
 };
 

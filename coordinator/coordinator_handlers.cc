@@ -137,8 +137,20 @@ void Coordinator::OnResults(const std::string& worker_id, const wire::TaskResult
     } else if (kind == OutcomeKind::kCommitted) {
       store_->AddCommit({o.job_id, o.task_id, o.attempt, o.output_paths, o.rows_in, o.rows_out,
                          o.device, o.kernel_ms, o.bytes_processed, worker_id});
+      metrics_.task_duration.Observe(o.wall_ms / 1000.0);
+      ++metrics_.tasks_finished["done"];
+      if (o.gpu_requested_but_cpu) ++metrics_.gpu_fallback_tasks;
+      // A commit may finish a node and so make the nodes that read it ready.
+      if (const JobState* job = scheduler_.FindJob(o.job_id)) StampReadyNodes(*job);
     } else if (kind == OutcomeKind::kRetrying || kind == OutcomeKind::kFailed) {
       store_->AddAttempt({o.job_id, o.task_id, o.attempt, worker_id, "failed", o.error, WallMs()});
+      metrics_.task_duration.Observe(o.wall_ms / 1000.0);
+      ++metrics_.tasks_finished["failed"];
+      if (kind == OutcomeKind::kRetrying) {
+        // The worker's words for a task it stopped at its timeout (worker/ops/subprocess.h).
+        const bool timed_out = o.error.find("timed out after") != std::string::npos;
+        metrics_.CountRetry(timed_out ? RetryReason::kTimeout : RetryReason::kFailed);
+      }
       Logger("coordinator")->warn("job {} task {} attempt {} failed on {}: {}", o.job_id,
                                   o.task_id, o.attempt, worker_id, o.error);
     }
@@ -196,13 +208,48 @@ void Coordinator::OnSubmit(const std::string& identity, const std::string& user,
                wire::MessageType::kSubmitJob, delimiter);
     return;
   }
+  if (!submit.submission_id.empty()) {
+    // A retried submission (the client lost the first reply): the job the first one made,
+    // or, while that is still being admitted, its answer when it comes.
+    if (auto done = job_of_submission_.find(submit.submission_id); done != job_of_submission_.end()) {
+      wire::SubmitReply reply;
+      reply.ok = true;
+      reply.existing = true;
+      reply.job_id = done->second;
+      ReplyToClient(identity, wire::Encode(reply), delimiter);
+      return;
+    }
+    if (auto waiting = admitting_submissions_.find(submit.submission_id);
+        waiting != admitting_submissions_.end()) {
+      waiting->second.push_back({identity, delimiter});
+      return;
+    }
+  }
   AdmissionQueue::Ticket ticket{identity, user, delimiter,
-                                fmt::format("j-{:06d}", next_job_number_), WallMs()};
+                                fmt::format("j-{:06d}", next_job_number_), WallMs(),
+                                submit.submission_id};
   if (Status s = admissions_->Push(std::move(ticket), submit); !s.ok()) {
     ReplyError(identity, s, wire::MessageType::kSubmitJob, delimiter);
     return;
   }
+  if (!submit.submission_id.empty()) admitting_submissions_[submit.submission_id];
   ++next_job_number_;
+}
+
+void Coordinator::AnswerDuplicates(const std::string& submission_id, const wire::SubmitReply* reply,
+                                   const Status& error) {
+  auto waiting = admitting_submissions_.find(submission_id);
+  if (waiting == admitting_submissions_.end()) return;
+  for (const WaitingDuplicate& d : waiting->second) {
+    if (reply == nullptr) {
+      ReplyError(d.identity, error, wire::MessageType::kSubmitJob, d.delimiter);
+      continue;
+    }
+    wire::SubmitReply again = *reply;
+    again.existing = again.ok;  // the same job, found rather than made
+    ReplyToClient(d.identity, wire::Encode(again), d.delimiter);
+  }
+  admitting_submissions_.erase(waiting);
 }
 
 void Coordinator::FinishAdmissions() {
@@ -211,6 +258,7 @@ void Coordinator::FinishAdmissions() {
     if (!d.admitted.ok()) {
       if (d.admitted.status().code() != StatusCode::kInvalidArgument) {
         ReplyError(t.identity, d.admitted.status(), wire::MessageType::kSubmitJob, t.delimiter);
+        AnswerDuplicates(t.submission_id, nullptr, d.admitted.status());
         continue;
       }
       // The spec's own fault: the client shows the diagnostics (bad input).
@@ -218,26 +266,36 @@ void Coordinator::FinishAdmissions() {
       reply.ok = false;
       reply.error = d.admitted.status().message();
       ReplyToClient(t.identity, wire::Encode(reply), t.delimiter);
+      AnswerDuplicates(t.submission_id, &reply, Status::Ok());
       continue;
     }
     AdmittedJob& admitted = *d.admitted;
+    admitted.record.submission_id = t.submission_id;
     Status stored = store_error_.ok() ? store_->PutJob(admitted.record) : store_error_;
     NoteStoreResult(stored);
     if (!stored.ok()) {
       // Ours, not the spec's (a full disk): a runtime failure with its own code.
-      ReplyError(t.identity, stored.WithContext("cannot admit the job: the state cannot be written"),
-                 wire::MessageType::kSubmitJob, t.delimiter);
+      const Status why = stored.WithContext("cannot admit the job: the state cannot be written");
+      ReplyError(t.identity, why, wire::MessageType::kSubmitJob, t.delimiter);
+      AnswerDuplicates(t.submission_id, nullptr, why);
       continue;
     }
     wire::SubmitReply reply;
     reply.ok = true;
     reply.job_id = admitted.record.id;
     persisted_phase_[reply.job_id] = JobPhase::kQueued;
+    if (!t.submission_id.empty()) {
+      job_of_submission_[t.submission_id] = reply.job_id;
+      submission_of_job_[reply.job_id] = t.submission_id;
+    }
+    ++metrics_.jobs_submitted;
     Logger("coordinator")->info("job {} ({}) submitted{}: {} tasks", reply.job_id,
                                 admitted.record.name, t.user.empty() ? "" : " by " + t.user,
                                 admitted.job->table().size());
+    StampReadyNodes(*admitted.job);
     scheduler_.AddJob(std::move(admitted.job));
     ReplyToClient(t.identity, wire::Encode(reply), t.delimiter);
+    AnswerDuplicates(t.submission_id, &reply, Status::Ok());
   }
 }
 
@@ -270,6 +328,11 @@ void Coordinator::SendStatus(const std::string& identity, const std::string& job
   }
   for (const auto& [id, summary] : finished_) {
     if (job_id.empty() || id == job_id) reply.jobs.push_back(summary);
+  }
+  for (wire::JobStatus& j : reply.jobs) {
+    if (auto sid = submission_of_job_.find(j.id); sid != submission_of_job_.end()) {
+      j.submission_id = sid->second;
+    }
   }
   // Oldest first, restored and live alike (ids are zero-padded numbers).
   std::sort(reply.jobs.begin(), reply.jobs.end(),
@@ -312,6 +375,8 @@ void Coordinator::AnswerWaiters(bool all_due) {
 
 bool Coordinator::MayControl(const std::string& user, const std::string& owner) {
   if (!allow_lists_) return true;  // --insecure: nobody is told apart
+  // The HTTP API's token is the state directory owner's: an admin's credential.
+  if (user == http::kApiUser) return true;
   if (!owner.empty() && user == owner) return true;
   return allow_lists_->IsAdmin(user);
 }

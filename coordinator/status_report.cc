@@ -34,6 +34,9 @@ wire::JobStatus ReportJob(const JobState& job, const WorkerRegistry& registry,
   for (size_t p = 0; p < plan.nodes.size(); ++p) {
     wire::NodeStatus n;
     n.id = plan.nodes[p].id;
+    n.op = plan.nodes[p].op;
+    n.stage = static_cast<uint32_t>(plan.nodes[p].stage);
+    n.deps = plan.nodes[p].deps;
     if (plan.nodes[p].coupling == job::Coupling::kTight) {
       n.ranks = static_cast<uint32_t>(plan.nodes[p].ranks);
       const uint64_t task = job.table().first_task(p);

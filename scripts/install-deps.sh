@@ -13,6 +13,9 @@ PACKAGES=(
   libopenblas-dev libcpp-httplib-dev
   python3
   iproute2 util-linux
+  # The operations tests: a real Prometheus scrapes /metrics (promtool checks it), a real
+  # browser opens the live page.
+  prometheus chromium chromium-driver curl
 )
 # clang + its sanitizer/libFuzzer runtime are only needed for -DCOUPLER_FUZZ=ON.
 if [[ "${COUPLER_FUZZ:-0}" == "1" ]]; then

@@ -85,6 +85,7 @@ inline std::vector<Message> SampleMessages() {
   outcome.kernel_ms = 1.25;
   outcome.bytes_processed = 123456;
   outcome.host_refused = true;
+  outcome.wall_ms = 3.5;
   TaskResult result;
   result.worker_id = "w-1";
   result.outcomes = {outcome};
@@ -104,9 +105,10 @@ inline std::vector<Message> SampleMessages() {
   job.tasks_done = 2;
   job.tasks_failed = 1;
   job.attempts = 12;
-  job.nodes = {NodeStatus{"norm", "failed", 10, 2, 5, "boom", 0, "", {}, 3, 4},
+  job.nodes = {NodeStatus{"norm", "failed", 10, 2, 5, "boom", 0, "", {}, 3, 4, "standardize", 1,
+                          {"raw"}},
                NodeStatus{"train", "ready", 1, 0, 0, "", 4, "waiting for 1 more free slot",
-                          {"10.0.0.1", "10.0.0.2"}, 0, 0}};
+                          {"10.0.0.1", "10.0.0.2"}, 0, 0, "train", 2, {"norm", "raw"}}};
   job.error = "node 'norm': boom";
   job.submitted_ms = 1'700'000'000'000;
   job.finished_ms = 1'700'000'000'123;

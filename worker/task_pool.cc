@@ -184,6 +184,7 @@ void TaskPool::Loop(size_t slot) {
     wire::TaskOutcome outcome = RunPlaced(task, cancel.get(), placement);
     const double us =
         std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - started).count();
+    outcome.wall_ms = us / 1000.0;
     bool first = false;
     {
       std::lock_guard lock(mu_);

@@ -29,6 +29,8 @@ struct JobRecord {
   int64_t finished_ms = 0;
   std::string extra;      // opaque bytes for the coordinator (e.g. dataset shard listings)
   std::string submitted_by;  // the name of the client key that submitted it ("" if insecure)
+  // The client's id for the submission (a retried HTTP POST names the same one): "" if none.
+  std::string submission_id;
   // Its final counts, written with its final state: a finished job is restored as this row.
   JobCounts counts;
 

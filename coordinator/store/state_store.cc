@@ -29,8 +29,8 @@ constexpr int64_t kJournalSizeLimit = 64ll << 20;
 
 constexpr const char* kPutJob =
     "INSERT OR REPLACE INTO jobs (id, number, name, spec_text, spec_path, base_dir, priority, "
-    "state, error, submitted_ms, finished_ms, extra, submitted_by) "
-    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)";
+    "state, error, submitted_ms, finished_ms, extra, submitted_by, submission_id) "
+    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 constexpr const char* kSetJobState =
     "UPDATE jobs SET state = ?, error = ?, finished_ms = ?, tasks_total = ?, tasks_done = ?, "
     "tasks_failed = ?, attempts = ? WHERE id = ?";
@@ -43,7 +43,8 @@ constexpr const char* kInsertAttempt =
     "VALUES (?,?,?,?,?,?,?)";
 constexpr const char* kLoadJobs =
     "SELECT id, name, spec_text, spec_path, base_dir, priority, state, error, submitted_ms, "
-    "finished_ms, extra, submitted_by, tasks_total, tasks_done, tasks_failed, attempts FROM jobs "
+    "finished_ms, extra, submitted_by, tasks_total, tasks_done, tasks_failed, attempts, "
+    "submission_id FROM jobs "
     "ORDER BY number, id";
 constexpr const char* kLoadCommits =
     "SELECT task_id, attempt, output_paths, rows_in, rows_out, device, kernel_ms, "
@@ -301,6 +302,7 @@ Status StateStore::PutJob(const JobRecord& job) {
     put_job_.BindInt64(11, job.finished_ms);
     put_job_.BindBlob(12, job.extra);
     put_job_.BindText(13, job.submitted_by);
+    put_job_.BindText(14, job.submission_id);
     return put_job_.Step().status();
   });
 }
@@ -361,6 +363,7 @@ Result<std::vector<JobRecord>> StateStore::LoadJobs() {
     j.counts.tasks_done = FromSql(load_jobs_.ColumnInt64(13));
     j.counts.tasks_failed = FromSql(load_jobs_.ColumnInt64(14));
     j.counts.attempts = FromSql(load_jobs_.ColumnInt64(15));
+    j.submission_id = load_jobs_.ColumnText(16);
   }
   return jobs;
 }

@@ -25,7 +25,8 @@ CREATE TABLE jobs (
   tasks_total INTEGER NOT NULL DEFAULT 0,
   tasks_done INTEGER NOT NULL DEFAULT 0,
   tasks_failed INTEGER NOT NULL DEFAULT 0,
-  attempts INTEGER NOT NULL DEFAULT 0
+  attempts INTEGER NOT NULL DEFAULT 0,
+  submission_id TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX jobs_by_number ON jobs(number);
 -- One row per task: the primary key is what makes the first committed attempt win.
@@ -142,6 +143,11 @@ Status EnsureSchema(SqliteDb& db, const std::string& path) {
         "ALTER TABLE jobs ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;"
         "CREATE TABLE sent (seq INTEGER PRIMARY KEY, job_id TEXT NOT NULL, tasks BLOB NOT NULL);"
         "CREATE INDEX sent_by_job ON sent(job_id);"));
+  }
+  if (info.user_version == 1 || info.user_version == 2) {
+    // Jobs from before submission ids have none: a retried submission cannot name them.
+    COUPLER_RETURN_IF_ERROR(
+        db.Exec("ALTER TABLE jobs ADD COLUMN submission_id TEXT NOT NULL DEFAULT '';"));
   }
   const std::string pragmas = "PRAGMA application_id = " + std::to_string(kApplicationId) +
                               "; PRAGMA user_version = " + std::to_string(kSchemaVersion) + ";";

@@ -10,7 +10,8 @@
 namespace coupler::store {
 
 // Bump when the tables change, and teach EnsureSchema to migrate from the previous version.
-inline constexpr int kSchemaVersion = 2;  // 2: jobs.submitted_by and a finished job's counts
+// 2: jobs.submitted_by and a finished job's counts; 3: jobs.submission_id.
+inline constexpr int kSchemaVersion = 3;
 // PRAGMA application_id: "CPLR". Tells our files apart from other SQLite databases.
 inline constexpr int kApplicationId = 0x43504c52;
 

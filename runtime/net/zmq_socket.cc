@@ -162,7 +162,17 @@ Status Send(zmq::socket_t& dealer, std::string_view payload) {
 unsigned PollReadable(std::initializer_list<zmq::socket_t*> sockets,
                       std::chrono::milliseconds timeout) {
   std::vector<zmq::pollitem_t> items;
-  for (zmq::socket_t* s : sockets) items.push_back({s->handle(), 0, ZMQ_POLLIN, 0});
+  std::vector<unsigned> bits;  // the caller's bit of each item
+  unsigned bit = 1;
+  for (zmq::socket_t* s : sockets) {
+    // A socket never opened (a feature turned off) is skipped: a null handle in a poll item
+    // would mean "file descriptor 0".
+    if (s->handle() != nullptr) {
+      items.push_back({s->handle(), 0, ZMQ_POLLIN, 0});
+      bits.push_back(bit);
+    }
+    bit <<= 1;
+  }
   try {
     zmq::poll(items, timeout);
   } catch (const zmq::error_t&) {
@@ -170,7 +180,7 @@ unsigned PollReadable(std::initializer_list<zmq::socket_t*> sockets,
   }
   unsigned mask = 0;
   for (size_t i = 0; i < items.size(); ++i) {
-    if (items[i].revents & ZMQ_POLLIN) mask |= 1u << i;
+    if (items[i].revents & ZMQ_POLLIN) mask |= bits[i];
   }
   return mask;
 }

@@ -71,7 +71,7 @@ Status SendRouted(zmq::socket_t& router, std::string_view identity, std::string_
 Status Send(zmq::socket_t& dealer, std::string_view payload);
 
 // Waits until one of the sockets is readable or the timeout passes. Bit i of the result is
-// set when socket i is readable.
+// set when socket i is readable; a socket not open (a default-constructed one) never is.
 unsigned PollReadable(std::initializer_list<zmq::socket_t*> sockets,
                       std::chrono::milliseconds timeout);
 

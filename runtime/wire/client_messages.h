@@ -83,11 +83,16 @@ struct NodeStatus {
   // Tasks its workers' slots run now, and tasks sent to workers that wait there unstarted.
   uint64_t tasks_running = 0;
   uint64_t tasks_prefetched = 0;
+  // The graph, for a page to draw: the node's op, its topological level (0 reads only
+  // datasets) and the nodes it reads.
+  std::string op;
+  uint32_t stage = 0;
+  std::vector<std::string> deps;
 
   template <class Archive>
   void serialize(Archive& ar) {
     ar(id, state, tasks_total, tasks_done, attempts, error, ranks, reason, hosts, tasks_running,
-       tasks_prefetched);
+       tasks_prefetched, op, stage, deps);
   }
   friend bool operator==(const NodeStatus&, const NodeStatus&) = default;
 };

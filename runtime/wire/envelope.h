@@ -28,8 +28,9 @@ inline constexpr uint16_t kProtocolVersion = 9;
 // JobStatus.refused_hosts and WorkerStatus.address; 8 made TaskSpec typed (kind, shards, ranks,
 // params as typed values instead of text with "__" keys), which a 7 peer cannot read; 9 added
 // the operations fields: Heartbeat.gpu_sampling, SubmitJob.submission_id, SubmitReply.existing,
-// StatusRequest.state/limit, the prefetched counts, JobStatus.workdir/submission_id,
-// CoordinatorStats.warnings and WorkerStatus' live GPU samples.
+// StatusRequest.state/limit, the prefetched counts, NodeStatus' graph (op, stage, deps),
+// JobStatus.workdir/submission_id, CoordinatorStats.warnings, WorkerStatus' live GPU samples
+// and TaskOutcome.wall_ms.
 inline constexpr uint16_t kMinSupportedVersion = 9;
 
 // Default cap on a payload the decoder will look at; far above a batch of a few hundred tasks,

@@ -187,11 +187,14 @@ struct TaskOutcome {
   // Not the task's failure: this worker cannot run any task of the job (it cannot see the
   // job's workdir). The task goes back uncharged and the job is sent no more tasks there.
   bool host_refused = false;
+  // The attempt's wall time in its slot, start to outcome (kernel_ms is compute time only):
+  // what the coordinator's task-duration histogram measures.
+  double wall_ms = 0;
 
   template <class Archive>
   void serialize(Archive& ar) {
     ar(job_id, task_id, attempt, ok, error, output_paths, rows_in, rows_out, device,
-       gpu_requested_but_cpu, kernel_ms, bytes_processed, host_refused);
+       gpu_requested_but_cpu, kernel_ms, bytes_processed, host_refused, wall_ms);
   }
   friend bool operator==(const TaskOutcome&, const TaskOutcome&) = default;
 };

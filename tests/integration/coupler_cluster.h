@@ -291,6 +291,23 @@ class Cluster {
   // Every process's stderr (the tail), for a failure message.
   std::string Logs() const { return StderrTails(logs()); }
 
+  // Where the coordinator serves HTTP ("http://127.0.0.1:PORT", from its ready file), or ""
+  // when HTTP is off. Tests that need it start the coordinator with --http 127.0.0.1:0.
+  std::string HttpUrl() const {
+    const std::string ready = ReadFile(dir_ / "ready");
+    const size_t at = ready.find("http=");
+    if (at == std::string::npos) return "";
+    const size_t end = ready.find('\n', at);
+    return ready.substr(at + 5, end == std::string::npos ? std::string::npos : end - at - 5);
+  }
+  // The HTTP API's bearer token, made in the state at first start.
+  fs::path ApiTokenFile() const { return state() / "http-token"; }
+  std::string ApiToken() const {
+    std::string t = ReadFile(ApiTokenFile());
+    while (!t.empty() && (t.back() == '\n' || t.back() == ' ')) t.pop_back();
+    return t;
+  }
+
  private:
   bool LaunchCoordinator() {
     const fs::path ready = dir_ / "ready";

@@ -10,6 +10,7 @@
 
 #include <arpa/inet.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -45,6 +46,21 @@ inline void WriteFile(const fs::path& p, const std::string& text) {
 
 // A scratch directory under /tmp, removed with everything in it (COUPLER_KEEP_TEST_DIRS=1
 // keeps it for a post-mortem).
+// The program's path as a shell would find it on $PATH ("" when none is there): children are
+// started with execve, which takes a path, not a name.
+inline std::string FindProgram(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::string dirs = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
+  size_t at = 0;
+  while (at <= dirs.size()) {
+    const size_t end = std::min(dirs.find(':', at), dirs.size());
+    const fs::path candidate = fs::path(dirs.substr(at, end - at)) / name;
+    if (end > at && ::access(candidate.c_str(), X_OK) == 0) return candidate.string();
+    at = end + 1;
+  }
+  return "";
+}
+
 class TempDir {
  public:
   TempDir() {

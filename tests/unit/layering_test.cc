@@ -84,13 +84,14 @@ TEST(LayeringTest, EachPartIncludesOnlyThePartsBelowIt) {
   }
 }
 
-// MPI, NCCL, CUDA and SQLite headers stay inside the folders that own them, so no other part
+// MPI, NCCL, CUDA, SQLite and HTTP headers stay inside the folders that own them, so no other part
 // needs them to build and no other binary links them.
 TEST(LayeringTest, SystemHeadersStayBehindTheirOwnersWalls) {
   const std::vector<std::pair<std::string, std::string>> owners = {
       {"mpi.h", "train/comm/"},
       {"nccl.h", "train/comm/nccl/"},
       {"sqlite3.h", "coordinator/store/"},
+      {"httplib.h", "coordinator/http/"},
   };
   for (const char* folder : {"runtime", "kernels", "train", "client", "coordinator",
                              "worker", "cli"}) {

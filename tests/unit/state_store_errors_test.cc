@@ -84,6 +84,27 @@ TEST(StateStoreTest, ForeignSqliteDatabaseIsRefusedUntouched) {
   EXPECT_FALSE(fs::exists(dir.path() / "coupler.db-wal"));  // not even switched to WAL
 }
 
+// A state written at schema version 2 (before submission ids) is migrated in place: its jobs
+// stay, with no submission id, and new ones keep theirs.
+TEST(StateStoreTest, AVersion2StateGainsSubmissionIds) {
+  TempDir dir;
+  {
+    auto store = OpenOrDie(dir.str());
+    ASSERT_TRUE(store->PutJob(MakeJob("j-000001")).ok());
+  }
+  ExecRaw(dir.path() / "coupler.db",
+          "ALTER TABLE jobs DROP COLUMN submission_id; PRAGMA user_version = 2");
+  auto store = OpenOrDie(dir.str());
+  JobRecord retried = MakeJob("j-000002");
+  retried.submission_id = "nightly-7";
+  ASSERT_TRUE(store->PutJob(retried).ok());
+  auto jobs = store->LoadJobs();
+  ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();
+  ASSERT_EQ(jobs->size(), 2u);
+  EXPECT_EQ((*jobs)[0], MakeJob("j-000001"));
+  EXPECT_EQ((*jobs)[1].submission_id, "nightly-7");
+}
+
 TEST(StateStoreTest, NewerSchemaVersionIsRefused) {
   TempDir dir;
   { OpenOrDie(dir.str()); }

@@ -1,0 +1,210 @@
+#include "coordinator/http/metrics_text.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "runtime/wire/envelope.h"
+
+namespace coupler::coordinator::http {
+namespace {
+
+// Writes families: HELP and TYPE once, then its samples.
+class Exposition {
+ public:
+  void Family(std::string_view name, std::string_view type, std::string_view help) {
+    out_ += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
+  }
+  void Sample(std::string_view name, std::string_view labels, double value) {
+    out_ += name;
+    if (!labels.empty()) out_ += fmt::format("{{{}}}", labels);
+    out_ += ' ';
+    out_ += Number(value);
+    out_ += '\n';
+  }
+  void Gauge(std::string_view name, std::string_view help, double value) {
+    Family(name, "gauge", help);
+    Sample(name, "", value);
+  }
+  void Counter(std::string_view name, std::string_view help, double value) {
+    Family(name, "counter", help);
+    Sample(name, "", value);
+  }
+  void LabelledCounter(std::string_view name, std::string_view label, std::string_view help,
+                       const std::map<std::string, uint64_t>& values) {
+    Family(name, "counter", help);
+    for (const auto& [key, v] : values) {
+      Sample(name, fmt::format("{}=\"{}\"", label, EscapeLabelValue(key)), static_cast<double>(v));
+    }
+  }
+  void LabelledGauge(std::string_view name, std::string_view label, std::string_view help,
+                     const std::map<std::string, uint64_t>& values) {
+    Family(name, "gauge", help);
+    for (const auto& [key, v] : values) {
+      Sample(name, fmt::format("{}=\"{}\"", label, EscapeLabelValue(key)), static_cast<double>(v));
+    }
+  }
+  void Histo(std::string_view name, std::string_view help, const Histogram& h) {
+    Family(name, "histogram", help);
+    uint64_t cumulative = 0;
+    for (size_t i = 0; i < h.bounds().size(); ++i) {
+      cumulative += h.counts()[i];
+      Sample(fmt::format("{}_bucket", name), fmt::format("le=\"{}\"", Number(h.bounds()[i])),
+             static_cast<double>(cumulative));
+    }
+    Sample(fmt::format("{}_bucket", name), "le=\"+Inf\"", static_cast<double>(h.count()));
+    Sample(fmt::format("{}_sum", name), "", h.sum());
+    Sample(fmt::format("{}_count", name), "", static_cast<double>(h.count()));
+  }
+  std::string Take() { return std::move(out_); }
+
+ private:
+  static std::string Number(double v) {
+    if (std::isnan(v)) return "NaN";
+    if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
+    // Integers as integers (counts are exact up to 2^53), others in the shortest form that
+    // reads back to the same double.
+    if (v == std::floor(v) && std::fabs(v) < 9.0e15) return fmt::format("{}", static_cast<int64_t>(v));
+    return fmt::format("{}", v);
+  }
+  std::string out_;
+};
+
+// Every value a state label can take, so each series exists at 0 before it is first used.
+std::map<std::string, uint64_t> Zeroed(std::initializer_list<const char*> keys) {
+  std::map<std::string, uint64_t> m;
+  for (const char* k : keys) m[k] = 0;
+  return m;
+}
+
+}  // namespace
+
+std::string EscapeLabelValue(std::string_view value) {
+  std::string out;
+  out.reserve(value.size());
+  for (const char c : value) {
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '"') {
+      out += "\\\"";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string RenderMetrics(const Snapshot& s, std::string_view version) {
+  Exposition e;
+  e.Family("coupler_build_info", "gauge", "The coordinator's build: version and wire protocol.");
+  e.Sample("coupler_build_info",
+           fmt::format("version=\"{}\",protocol=\"{}\"", EscapeLabelValue(version),
+                       wire::kProtocolVersion),
+           1);
+
+  auto jobs = Zeroed({"queued", "running", "succeeded", "failed", "cancelled"});
+  auto tasks = Zeroed({"queued", "prefetched", "running"});
+  auto gangs = Zeroed({"waiting", "running"});
+  for (const wire::JobStatus& j : s.jobs) {
+    ++jobs[j.state];
+    if (j.finished_ms != 0) continue;
+    tasks["queued"] += j.tasks_queued;
+    tasks["prefetched"] += j.tasks_prefetched;
+    tasks["running"] += j.tasks_running;
+    for (const wire::NodeStatus& n : j.nodes) {
+      if (n.ranks == 0) continue;
+      if (n.state == "running") ++gangs["running"];
+      if (n.state == "ready") ++gangs["waiting"];
+    }
+  }
+  e.LabelledGauge("coupler_jobs", "state", "Jobs the coordinator knows, by state.", jobs);
+  e.Counter("coupler_jobs_submitted_total", "Jobs admitted since the coordinator started.",
+            static_cast<double>(s.metrics.jobs_submitted));
+  e.LabelledCounter("coupler_jobs_finished_total", "outcome",
+                    "Jobs that finished since the coordinator started, by outcome.",
+                    s.metrics.jobs_finished);
+  e.LabelledGauge("coupler_tasks", "state",
+                  "Tasks of unfinished jobs: ready and not sent (queued), sent and waiting on a "
+                  "worker (prefetched), started in a slot (running).",
+                  tasks);
+  e.LabelledCounter("coupler_tasks_finished_total", "outcome",
+                    "Task attempts that ended: committed (done) or failed.",
+                    s.metrics.tasks_finished);
+  e.Histo("coupler_task_duration_seconds", "A task attempt's wall time in its worker's slot.",
+          s.metrics.task_duration);
+  e.Histo("coupler_task_queue_wait_seconds",
+          "A first attempt's wait from its node becoming ready to its being sent to a worker.",
+          s.metrics.task_queue_wait);
+  e.LabelledCounter("coupler_task_retries_total", "reason",
+                    "Task attempts run again, by why the one before ended.", s.metrics.retries);
+
+  auto workers = Zeroed({"alive", "draining", "silent", "drained", "lost"});
+  auto slots = Zeroed({"busy", "free"});
+  for (const wire::WorkerStatus& w : s.workers) {
+    ++workers[w.state];
+    if (w.state != "alive" && w.state != "draining") continue;
+    const uint64_t busy = std::min<uint64_t>(w.running, w.slots);
+    slots["busy"] += busy;
+    slots["free"] += w.slots - busy;
+  }
+  e.LabelledGauge("coupler_workers", "state", "Workers the coordinator knows, by state.", workers);
+  e.LabelledGauge("coupler_worker_slots", "state",
+                  "Task slots of alive and draining workers: running a task (busy) or not.", slots);
+  e.Counter("coupler_workers_lost_total", "Workers that stopped being heard and were given up on.",
+            static_cast<double>(s.workers_lost_total));
+  e.LabelledGauge("coupler_gangs", "state",
+                  "Tight nodes of unfinished jobs: waiting for slots, or running.", gangs);
+  e.Histo("coupler_gang_wait_seconds",
+          "A gang's wait from its node becoming ready to all its ranks being placed.",
+          s.metrics.gang_wait);
+  e.LabelledGauge("coupler_queued", "class",
+                  "Ready work not yet sent, by the hardware it needs (gang: ranks).",
+                  {{"cpu", s.stats.queued_cpu_tasks},
+                   {"gpu", s.stats.queued_gpu_tasks},
+                   {"gang_ranks", s.stats.queued_gang_ranks}});
+  e.Gauge("coupler_recommended_workers", "The pool size that would run what is queued.",
+          s.stats.recommended_workers);
+  e.Counter("coupler_messages_dropped_total",
+            "Messages dropped: malformed, wrong version, oversize or unexpected.",
+            static_cast<double>(s.stats.messages_dropped));
+  e.Counter("coupler_handshakes_refused_total", "Connections refused: keys on no allow-list.",
+            static_cast<double>(s.stats.handshakes_refused));
+  e.Counter("coupler_gpu_fallback_tasks_total",
+            "Committed tasks that asked for a GPU and ran on the CPU.",
+            static_cast<double>(s.metrics.gpu_fallback_tasks));
+
+  e.Family("coupler_gpu_utilization_ratio", "gauge",
+           "A worker GPU's busy fraction over NVML's last sample period (absent without NVML).");
+  for (const wire::WorkerStatus& w : s.workers) {
+    for (const wire::GpuUsage& g : w.gpu_usage) {
+      e.Sample("coupler_gpu_utilization_ratio",
+               fmt::format("worker=\"{}\",gpu=\"{}\"", EscapeLabelValue(w.id), g.index),
+               g.utilization_percent / 100.0);
+    }
+  }
+  e.Family("coupler_gpu_memory_used_bytes", "gauge", "A worker GPU's memory in use (NVML).");
+  for (const wire::WorkerStatus& w : s.workers) {
+    for (const wire::GpuUsage& g : w.gpu_usage) {
+      e.Sample("coupler_gpu_memory_used_bytes",
+               fmt::format("worker=\"{}\",gpu=\"{}\"", EscapeLabelValue(w.id), g.index),
+               static_cast<double>(g.used_memory));
+    }
+  }
+  e.Family("coupler_gpu_idle", "gauge",
+           "1 while a GPU worker holds GPU tasks and its GPUs stayed under 5% busy for a "
+           "minute (the tasks probably run on the CPU).");
+  for (const wire::WorkerStatus& w : s.workers) {
+    if (w.gpus.empty()) continue;
+    e.Sample("coupler_gpu_idle", fmt::format("worker=\"{}\"", EscapeLabelValue(w.id)),
+             w.warning.empty() ? 0 : 1);
+  }
+  e.Gauge("coupler_uptime_seconds", "Seconds since the coordinator started.",
+          static_cast<double>(s.stats.uptime_ms) / 1000.0);
+  return e.Take();
+}
+
+}  // namespace coupler::coordinator::http

@@ -1,0 +1,21 @@
+// `/metrics`: a snapshot in the Prometheus text exposition format (version 0.0.4), written
+// directly rather than through prometheus-cpp: every value already sits in the snapshot the
+// loop published, so a registry would only be a second copy of the state to keep in step,
+// and a second thread model beside ours. Names and units follow Prometheus' conventions
+// (`_total` counters, `_seconds`, `_bytes`, `_ratio`); no job or task ids as labels, so the
+// series count stays bounded by the pool's size, not by its history.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "coordinator/http/snapshot.h"
+
+namespace coupler::coordinator::http {
+
+std::string RenderMetrics(const Snapshot& snapshot, std::string_view version);
+
+// A label value escaped as the format wants it (backslash, double quote, newline).
+std::string EscapeLabelValue(std::string_view value);
+
+}  // namespace coupler::coordinator::http

@@ -1,0 +1,56 @@
+// What the HTTP thread serves: a copy of the coordinator's state the event loop publishes,
+// never the live state. The loop builds one only while someone is asking (an HTTP request in
+// the last few seconds), at most every kPublishEveryMs, so an idle page costs nothing and a
+// flooding client costs the loop one snapshot per period however fast it asks.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "coordinator/pool_metrics.h"
+#include "runtime/wire/client_messages.h"
+
+namespace coupler::coordinator::http {
+
+struct Snapshot {
+  int64_t taken_ms = 0;  // Unix epoch
+  std::vector<wire::JobStatus> jobs;  // newest first
+  std::vector<wire::WorkerStatus> workers;
+  wire::CoordinatorStats stats;
+  PoolMetrics metrics;
+  uint64_t workers_lost_total = 0;
+  // The job with this id, or null.
+  const wire::JobStatus* FindJob(const std::string& id) const;
+};
+
+class SnapshotBoard {
+ public:
+  // Event loop: a snapshot is wanted when a request came in the last few seconds, and due when
+  // the current one is older than the publish period.
+  bool Wanted(int64_t now_ms) const;
+  void Publish(std::shared_ptr<const Snapshot> snapshot);
+
+  // HTTP threads: the current snapshot when it is at most `max_age_ms` old; else it asks the
+  // loop for a fresh one and waits up to `wait` for it, then returns whatever is there (null
+  // only before the first publish, when the loop is stuck).
+  std::shared_ptr<const Snapshot> Get(int64_t max_age_ms, std::chrono::milliseconds wait);
+
+  static constexpr int64_t kPublishEveryMs = 250;
+  static constexpr int64_t kWantedForMs = 5000;
+
+ private:
+  static int64_t WallMs();
+
+  mutable std::mutex mu_;
+  std::condition_variable published_;
+  std::shared_ptr<const Snapshot> current_;
+  std::atomic<int64_t> last_request_ms_{0};
+};
+
+}  // namespace coupler::coordinator::http
