@@ -1,6 +1,8 @@
 // The worker's GPU sampling through NVML: without GPUs it says "no GPUs" and loads nothing;
-// without the library the reason names it; with the driver's NVML (GpuMonitorOnDevice, labelled
-// `gpu`) every CUDA device is sampled under its CUDA ordinal, found by its PCI bus id.
+// without the library the reason names it; against a stand-in NVML (tests/unit/fake_nvml.cc)
+// each CUDA device is found by its PCI bus id whatever NVML's order, and a failing NVML call
+// becomes the reason; with the driver's NVML (GpuMonitorOnDevice, labelled `gpu`) every CUDA
+// device is sampled under its CUDA ordinal.
 #include "worker/gpu_monitor.h"
 
 #include <gmock/gmock.h>
@@ -41,6 +43,64 @@ TEST(GpuMonitorTest, AMissingLibraryIsNamedInTheReason) {
   EXPECT_EQ(samples.status().code(), StatusCode::kUnavailable);
   EXPECT_THAT(samples.status().message(),
               StartsWith("no NVML: libnvidia-ml-absent.so.1: cannot open shared object file"));
+}
+
+kernels::DeviceInfo CudaGpu(int index, std::string pci_bus_id) {
+  kernels::DeviceInfo d = SomeGpu();
+  d.index = index;
+  d.pci_bus_id = std::move(pci_bus_id);
+  return d;
+}
+
+TEST(GpuMonitorTest, ASessionReadsTheDriverVersionAndTheGpuCount) {
+  Result<std::unique_ptr<NvmlSession>> nvml = NvmlSession::Open(COUPLER_FAKE_NVML);
+  ASSERT_TRUE(nvml.ok()) << nvml.status().ToString();
+  const Result<std::string> version = (*nvml)->DriverVersion();
+  ASSERT_TRUE(version.ok()) << version.status().ToString();
+  EXPECT_EQ(*version, "580.65.06");
+  const Result<unsigned> count = (*nvml)->DeviceCount();
+  ASSERT_TRUE(count.ok()) << count.status().ToString();
+  EXPECT_EQ(*count, 3u);
+}
+
+TEST(GpuMonitorTest, EachCudaDeviceIsSampledAsItsOrdinalFoundByItsPciBusId) {
+  // CUDA's order differs from NVML's (the fake lists 3B before 86), as CUDA_VISIBLE_DEVICES=1,0
+  // makes it; CUDA writes a 4-digit domain, NVML 8, and either case of hex.
+  const GpuMonitor monitor({CudaGpu(0, "0000:86:00.0"), CudaGpu(1, "0000:3b:00.0")},
+                           COUPLER_FAKE_NVML);
+  const Result<std::vector<wire::GpuUsage>> samples = monitor.Sample();
+  ASSERT_TRUE(samples.ok()) << samples.status().ToString();
+  constexpr uint64_t kGiB = uint64_t{1} << 30;
+  EXPECT_EQ(*samples, (std::vector<wire::GpuUsage>{{0, 85, 70 * kGiB, 80 * kGiB},
+                                                   {1, 37, 12 * kGiB, 80 * kGiB}}));
+}
+
+TEST(GpuMonitorTest, ADeviceWithoutABusIdIsTakenByIndex) {
+  const GpuMonitor monitor({CudaGpu(1, "")}, COUPLER_FAKE_NVML);
+  const Result<std::vector<wire::GpuUsage>> samples = monitor.Sample();
+  ASSERT_TRUE(samples.ok()) << samples.status().ToString();
+  ASSERT_EQ(samples->size(), 1u);
+  EXPECT_EQ((*samples)[0].index, 1u);
+  EXPECT_EQ((*samples)[0].utilization_percent, 85u);  // NVML's device 1
+}
+
+TEST(GpuMonitorTest, AGpuNvmlDoesNotKnowMeansNoSamplesAtAll) {
+  const GpuMonitor monitor({CudaGpu(0, "0000:3B:00.0"), CudaGpu(1, "0000:AF:00.0")},
+                           COUPLER_FAKE_NVML);
+  const Result<std::vector<wire::GpuUsage>> samples = monitor.Sample();
+  ASSERT_FALSE(samples.ok());
+  EXPECT_EQ(samples.status().message(),
+            "NVML has no device for CUDA GPU 1: "
+            "nvmlDeviceGetHandleByPciBusId_v2(0000:AF:00.0): Not Found");
+}
+
+TEST(GpuMonitorTest, AGpuWithoutUtilizationReadingsGivesTheNvmlErrorNotZero) {
+  // The fake's third GPU is in MIG mode.
+  const GpuMonitor monitor({CudaGpu(0, "0000:3B:00.0"), CudaGpu(1, "0000:C1:00.0")},
+                           COUPLER_FAKE_NVML);
+  const Result<std::vector<wire::GpuUsage>> samples = monitor.Sample();
+  ASSERT_FALSE(samples.ok());
+  EXPECT_EQ(samples.status().message(), "nvmlDeviceGetUtilizationRates (GPU 1): Not Supported");
 }
 
 TEST(GpuMonitorTest, TheDriversNvmlLoadsOrSaysWhyNot) {
