@@ -52,7 +52,7 @@ std::string GpuUsageLines(const wire::WorkerStatus& s) {
   std::string out;
   for (const wire::GpuUsage& g : s.gpu_usage) {
     out += fmt::format("  gpu {}: {}% busy, {} of {} used\n", g.index, g.utilization_percent,
-                       util::FormatBytes(g.used_memory), GpuMemoryText(g.total_memory));
+                       GpuMemoryText(g.used_memory), GpuMemoryText(g.total_memory));
   }
   // A GPU worker without samples says why, so no reader takes the missing figures for 0%.
   if (s.gpu_usage.empty() && !s.gpus.empty()) {
