@@ -18,6 +18,14 @@ bool AllIdle(const std::vector<wire::GpuUsage>& samples) {
   });
 }
 
+// The node asks for whole GPUs (resources.gpus) or a GPU share (resources.gpu_memory). A gang
+// of a GPU op that asks for neither may still be placed on GPU workers (JobState::wants_gpus),
+// but what its command runs on is its own business: it is not counted.
+bool AsksForGpus(const JobState& job, size_t plan_node) {
+  const size_t node = job.plan().nodes[plan_node].node_index;
+  return job.graph().nodes[node].resources.gpus > 0 || job.gpu_share(plan_node) > 0;
+}
+
 // Why a standing warning ended, for the log.
 std::string ClearedBecause(const GpuActivity& a) {
   if (a.samples.empty()) return "its GPUs are no longer sampled (" + a.sampling + ")";
@@ -61,14 +69,14 @@ uint32_t GpuTasksRunning(const Scheduler& scheduler, const std::string& worker_i
     if (!held.started || key.first >= jobs.size()) continue;
     const JobState& job = *jobs[key.first];
     const size_t p = job.table().Describe(key.second).plan_node;
-    count += job.wants_gpus(p) || job.gpu_share(p) > 0 ? 1 : 0;
+    count += AsksForGpus(job, p) ? 1 : 0;
   }
   if (worker.gang_ranks == 0) return count;
   for (const auto& job : jobs) {
     if (job->finished()) continue;
     const auto& nodes = job->plan().nodes;
     for (size_t p = 0; p < nodes.size(); ++p) {
-      if (nodes[p].coupling != job::Coupling::kTight || !job->wants_gpus(p)) continue;
+      if (nodes[p].coupling != job::Coupling::kTight || !AsksForGpus(*job, p)) continue;
       const uint64_t first = job->table().first_task(p);
       for (uint64_t t = first; t < first + job->table().task_count(p); ++t) {
         if (job->task_state(t) != TaskState::kRunning) continue;

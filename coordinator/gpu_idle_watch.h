@@ -44,8 +44,8 @@ GpuWarningChange ObserveGpus(GpuActivity& activity, const std::string& worker_id
                              std::vector<wire::GpuUsage> samples, std::string sampling,
                              uint32_t gpu_tasks, int64_t now_ms);
 
-// The GPU tasks `worker` runs now: its loose tasks reported started whose node asks for whole
-// GPUs or a GPU share, and its ranks of running gangs that go to GPUs (JobState::wants_gpus).
+// The GPU tasks `worker` runs now: its loose tasks reported started, and its ranks of running
+// gangs, whose node asks for whole GPUs or a GPU share (resources.gpus, resources.gpu_memory).
 uint32_t GpuTasksRunning(const Scheduler& scheduler, const std::string& worker_id,
                          const WorkerEntry& worker);
 

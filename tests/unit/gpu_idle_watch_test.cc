@@ -158,6 +158,18 @@ TEST(GpuIdleWatchTest, CountsTheRanksOfAGpuGangOnEachOfItsWorkers) {
   EXPECT_EQ(on_a, s.registry().Find("a")->gang_ranks);
 }
 
+TEST(GpuIdleWatchTest, AGangThatAsksForNoGpuIsNotCountedOnGpuWorkers) {
+  // mpi_exec is a GPU op, so its gang goes to the GPU workers, but its command may well be a
+  // CPU program: idle GPUs under it are no sign of a mistake.
+  Scheduler s(5000);
+  s.AddJob(MakeJob("j1", "name: g\nnodes:\n  - {id: gang, op: mpi_exec, ranks: 2, "
+                         "params: {command: run}}\n"));
+  s.RegisterWorker(Worker("a", 2, true), 0);
+  ASSERT_EQ(s.PlaceGangs(0).size(), 1u);
+  ASSERT_EQ(s.registry().Find("a")->gang_ranks, 2u);
+  EXPECT_EQ(GpuTasksRunning(s, "a", *s.registry().Find("a")), 0u);
+}
+
 TEST(GpuIdleWatchTest, HeartbeatsOfAnIdleGpuWorkerShowInItsStatusAndTheCoordinatorWarnings) {
   Scheduler s(5000);
   s.AddJob(MakeJob("j1", "name: j\nnodes:\n  - {id: infer, op: noop, params: {tasks: 1}, "
