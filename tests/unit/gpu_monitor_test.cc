@@ -8,6 +8,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <iostream>
 #include <regex>
 
 #include "kernels/device.h"
@@ -129,7 +131,14 @@ TEST(GpuMonitorOnDevice, SamplesEachCudaDeviceUnderItsOrdinal) {
         << "GPU " << d.index << ": '" << d.pci_bus_id << "'";
   }
   const GpuMonitor monitor(*devices);
+  const auto start = std::chrono::steady_clock::now();
   const Result<std::vector<wire::GpuUsage>> samples = monitor.Sample();
+  // For the record, not a gate: what sampling adds to each heartbeat.
+  std::cout << "one Sample() of " << devices->size() << " GPU(s): "
+            << std::chrono::duration_cast<std::chrono::microseconds>(
+                   std::chrono::steady_clock::now() - start)
+                   .count()
+            << " us\n";
   if (!samples.ok() && samples.status().message().find("Not Supported") != std::string::npos) {
     // NVML reads no utilization for some GPUs (MIG instances): there is nothing to sample.
     GTEST_SKIP() << samples.status().message();
