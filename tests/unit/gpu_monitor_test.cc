@@ -139,8 +139,12 @@ TEST(GpuMonitorOnDevice, SamplesEachCudaDeviceUnderItsOrdinal) {
                    std::chrono::steady_clock::now() - start)
                    .count()
             << " us\n";
-  if (!samples.ok() && samples.status().message().find("Not Supported") != std::string::npos) {
-    // NVML reads no utilization for some GPUs (MIG instances): there is nothing to sample.
+  if (!samples.ok() && (samples.status().message().find("Not Supported") != std::string::npos ||
+                        samples.status().message().find("cannot open shared object file") !=
+                            std::string::npos)) {
+    // NVML reads no utilization for some GPUs (MIG instances), or the driver's utilities are
+    // not installed here (a container without them): nothing to check. Any other failure is
+    // this code's.
     GTEST_SKIP() << samples.status().message();
   }
   ASSERT_TRUE(samples.ok()) << samples.status().ToString();
