@@ -1,7 +1,7 @@
 // `coupler doctor`'s judgement, apart from how the facts are gathered: what the machine has
-// (driver, runtime, devices, NVML, NCCL, MPI, ZeroMQ) in, one line per finding with its fix out. Pure,
-// so every classic failure (no driver, a driver older than the runtime, a GPU visible but
-// unusable, no launcher) is unit-tested without the hardware that causes it.
+// (driver, runtime, devices, NVML, NCCL, MPI, ZeroMQ) in, one line per finding with its fix
+// out. Pure, so every classic failure (no driver, a driver older than the runtime, a GPU
+// visible but unusable, no launcher, no NVML) is unit-tested without the hardware behind it.
 #pragma once
 
 #include <cstdint>

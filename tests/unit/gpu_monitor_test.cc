@@ -126,8 +126,8 @@ TEST(GpuMonitorOnDevice, SamplesEachCudaDeviceUnderItsOrdinal) {
   ASSERT_FALSE(devices->empty());
   for (const kernels::DeviceInfo& d : *devices) {
     // What NVML is asked for: "domain:bus:device.function", as CUDA writes it.
-    EXPECT_TRUE(std::regex_match(d.pci_bus_id,
-                                 std::regex("[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\\.[0-7]")))
+    const std::regex bus_id("[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\\.[0-7]");
+    EXPECT_TRUE(std::regex_match(d.pci_bus_id, bus_id))
         << "GPU " << d.index << ": '" << d.pci_bus_id << "'";
   }
   const GpuMonitor monitor(*devices);
