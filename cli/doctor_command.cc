@@ -1,5 +1,5 @@
-// `coupler doctor`: gathers what this machine offers (CUDA driver and runtime, devices, NCCL,
-// MPI, ZeroMQ) and prints cli/doctor's verdict, one line per finding with its fix. Exits 1
+// `coupler doctor`: gathers what this machine offers (CUDA driver and runtime, devices, NVML,
+// NCCL, MPI, ZeroMQ) and prints cli/doctor's verdict, one line per finding with its fix. Exits 1
 // when something is broken, 0 otherwise (a machine without a GPU is a normal machine).
 #include <zmq.h>
 
@@ -14,6 +14,7 @@
 #include "train/comm/mpi_session.h"
 #include "train/comm/nccl_factory.h"
 #include "cli/doctor/diagnose.h"
+#include "worker/gpu_monitor.h"
 
 namespace coupler::cli {
 namespace {
@@ -46,6 +47,15 @@ doctor::Facts GatherFacts() {
                         d.compute_minor});
     }
   }
+  if (Result<std::unique_ptr<worker::NvmlSession>> nvml = worker::NvmlSession::Open(); !nvml.ok()) {
+    f.nvml_error = nvml.status().message();
+  } else if (Result<std::string> version = (*nvml)->DriverVersion(); !version.ok()) {
+    f.nvml_error = "no NVML: " + version.status().message();
+  } else {
+    f.nvml_driver = *version;
+    Result<unsigned> count = (*nvml)->DeviceCount();
+    f.nvml_gpus = count.ok() ? *count : 0;
+  }
   f.nccl = comm::NcclVersion();
   f.mpi_library = comm::MpiSession::LibraryVersion();
   f.mpirun = FindOnPath("mpirun");
@@ -60,7 +70,7 @@ doctor::Facts GatherFacts() {
 
 void AddDoctorCommand(CLI::App& app, CommandBody* run) {
   CLI::App* cmd = app.add_subcommand(
-      "doctor", "Check this machine: CUDA driver and runtime, GPUs, NCCL, MPI, ZeroMQ");
+      "doctor", "Check this machine: CUDA driver and runtime, GPUs, NVML, NCCL, MPI, ZeroMQ");
   cmd->callback([run] {
     *run = [] {
       const auto findings = doctor::Diagnose(GatherFacts());

@@ -48,6 +48,21 @@ std::string DescribeGpus(const std::vector<wire::GpuInfo>& gpus) {
   return out;
 }
 
+std::string GpuUsageLines(const wire::WorkerStatus& s) {
+  std::string out;
+  for (const wire::GpuUsage& g : s.gpu_usage) {
+    out += fmt::format("  gpu {}: {}% busy, {} of {} used\n", g.index, g.utilization_percent,
+                       GpuMemoryText(g.used_memory), GpuMemoryText(g.total_memory));
+  }
+  // A GPU worker without samples says why, so no reader takes the missing figures for 0%.
+  if (s.gpu_usage.empty() && !s.gpus.empty()) {
+    out += "  gpu utilization: " + (s.gpu_sampling.empty() ? "not reported" : s.gpu_sampling) +
+           "\n";
+  }
+  if (!s.warning.empty()) out += "  warning: " + s.warning + "\n";
+  return out;
+}
+
 std::string JobStatusText(const wire::JobStatus& j) {
   std::string out = fmt::format("job {} ({}): {}  {}/{} tasks done, {} running, {} queued, "
                                 "{} failed, {} attempts\n",
@@ -103,6 +118,7 @@ std::string WorkersText(const std::vector<wire::WorkerStatus>& workers) {
                        s.address, addr_w, s.host, host_w, s.state, s.slots,
                        fmt::format("{}/{}", s.running, s.slots), DescribeGpus(s.gpus),
                        labels.empty() ? "-" : labels);
+    out += GpuUsageLines(s);
   }
   return out;
 }
@@ -123,6 +139,7 @@ std::string CoordinatorText(const wire::CoordinatorStats& c) {
   if (!c.store_error.empty()) {
     out += "STATE NOT WRITABLE, dispatch stopped: " + c.store_error + "\n";
   }
+  for (const std::string& warning : c.warnings) out += "warning: " + warning + "\n";
   return out;
 }
 

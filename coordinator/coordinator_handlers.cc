@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "coordinator/coordinator.h"
+#include "coordinator/gpu_idle_watch.h"
 #include "coordinator/job_intake.h"
 #include "runtime/logging.h"
 #include "runtime/wire/codec.h"
@@ -46,6 +47,7 @@ void Coordinator::OnWorkerMessage(const std::string& route, const std::string& u
   if (const auto* beat = std::get_if<wire::Heartbeat>(&*msg)) {
     if (beat->draining) scheduler_.registry().SetDraining(worker_id);
     scheduler_.MarkStarted(worker_id, beat->running);
+    OnGpuHeartbeat(scheduler_, worker_id, *beat, NowMs());
   } else if (const auto* result = std::get_if<wire::TaskResult>(&*msg)) {
     OnResults(worker_id, *result);
     SweepLaunches();

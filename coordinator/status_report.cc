@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "coordinator/gpu_idle_watch.h"
 #include "coordinator/placement/placement.h"
 #include "coordinator/placement/pool_advice.h"
 
@@ -109,6 +110,7 @@ void ReportPool(const std::vector<std::unique_ptr<JobState>>& jobs,
   stats.queued_gang_ranks = q.gang_ranks;
   stats.recommended_workers = RecommendWorkers(q, in_use, alive, slots);
   stats.longest_partial_hold_ms = static_cast<uint64_t>(gangs.longest_partial_hold_ms());
+  AppendGpuWarnings(registry, stats.warnings);
 }
 
 std::vector<wire::WorkerStatus> ReportWorkers(const WorkerRegistry& registry, int64_t now_ms) {
@@ -126,6 +128,7 @@ std::vector<wire::WorkerStatus> ReportWorkers(const WorkerRegistry& registry, in
     s.labels = w.info.labels;
     s.cpus = w.info.cpus;
     s.memory_bytes = w.info.memory_bytes;
+    ReportGpus(w, s);
     out.push_back(std::move(s));
   }
   return out;

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "coordinator/gpu_idle_watch.h"
 #include "runtime/pool/gpu_share_ledger.h"
 #include "runtime/wire/worker_messages.h"
 
@@ -51,6 +52,8 @@ struct WorkerEntry {
   // it is sent only shares that fit and the rest wait here, where any worker may take them.
   pool::GpuShareLedger gpu_shares{{}};
   std::map<TaskKey, std::pair<int, uint64_t>> share_of;  // task -> (device, bytes)
+  // Its GPUs' last samples and the idle-GPU warning (gpu_idle_watch.h; metrics read it there).
+  GpuActivity gpu;
 
   // Loose tasks it may still be sent: its open slots + prefetch minus what it holds, so its
   // pipe never runs dry and it never hoards. A worker whose slots are all reserved for gangs

@@ -18,6 +18,9 @@ struct DeviceInfo {
   uint64_t free_memory = 0;   // bytes, at the time of the call
   int compute_major = 0;
   int compute_minor = 0;
+  // "domain:bus:device.function" in hex, e.g. "0000:3B:00.0": what NVML finds the same device
+  // by, since NVML numbers devices in its own order and ignores CUDA_VISIBLE_DEVICES.
+  std::string pci_bus_id;
 };
 
 // Every visible CUDA device. No driver, no device, a stub libcuda or a CPU-only build all

@@ -86,6 +86,7 @@ Result<std::unique_ptr<Worker>> Worker::Create(WorkerOptions options) {
   COUPLER_ASSIGN_OR_RETURN(const std::vector<int> gpus,
                            ParseGpuList(options.gpus, kernels::CudaDeviceCount()));
   std::vector<pool::GpuShareLedger::Device> shares;
+  std::vector<kernels::DeviceInfo> offered;
   if (!gpus.empty()) {
     // A device the driver lists but cannot open is reported at once, not at the first task.
     COUPLER_ASSIGN_OR_RETURN(const std::vector<kernels::DeviceInfo> devices,
@@ -94,7 +95,15 @@ Result<std::unique_ptr<Worker>> Worker::Create(WorkerOptions options) {
       if (std::find(gpus.begin(), gpus.end(), d.index) == gpus.end()) continue;
       reg.gpus.push_back({static_cast<uint32_t>(d.index), d.name, d.total_memory, d.free_memory});
       shares.push_back({d.index, pool::ShareCapacity(d.free_memory)});
+      offered.push_back(d);
     }
+  }
+  w->gpu_monitor_ = std::make_unique<GpuMonitor>(offered);
+  if (Result<std::vector<wire::GpuUsage>> first = w->gpu_monitor_->Sample(); first.ok()) {
+    Logger("worker")->info("sampling {} GPU(s) through NVML", first->size());
+  } else if (!offered.empty()) {
+    // Said once here; every heartbeat carries it, so `coupler workers` shows it too.
+    Logger("worker")->warn("no GPU utilization samples: {}", first.status().message());
   }
 
   try {
@@ -166,6 +175,12 @@ void Worker::SendHeartbeat(bool draining) {
   beat.draining = draining;
   reported_starts_ = pool_->starts();
   beat.running = pool_->RunningTasks();
+  if (Result<std::vector<wire::GpuUsage>> gpus = gpu_monitor_->Sample(); gpus.ok()) {
+    beat.gpus = std::move(*gpus);
+    beat.gpu_sampling = "nvml";  // the wire's word for live samples (wire::Heartbeat)
+  } else {
+    beat.gpu_sampling = gpus.status().message();
+  }
   (void)net::Send(dealer_, wire::Encode(beat));
   last_beat_ms_ = NowMs();
 }

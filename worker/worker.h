@@ -17,6 +17,7 @@
 #include "runtime/status.h"
 #include "runtime/wire/messages.h"
 #include "worker/daemon_launcher.h"
+#include "worker/gpu_monitor.h"
 #include "worker/task_pool.h"
 
 namespace coupler::worker {
@@ -78,6 +79,7 @@ class Worker {
   Status refused_;  // set when the coordinator refused our registration
   std::unique_ptr<TaskPool> pool_;
   std::unique_ptr<DaemonLauncher> daemons_;
+  std::unique_ptr<GpuMonitor> gpu_monitor_;  // samples its GPUs for each heartbeat
   // Outcomes taken from the pool that could not be queued for sending yet (the queue to the
   // coordinator was full): kept and sent first next time, never dropped.
   std::vector<wire::TaskOutcome> unsent_;

@@ -72,11 +72,32 @@ void CheckCuda(const Facts& f, std::vector<Finding>* out) {
   }
 }
 
+void CheckNvml(const Facts& f, std::vector<Finding>* out) {
+  if (f.nvml_driver) {
+    out->push_back({"nvml", Verdict::kOk,
+                    "driver " + *f.nvml_driver + ", " + std::to_string(f.nvml_gpus) +
+                        " GPU(s): workers report GPU utilization",
+                    ""});
+  } else if (!f.gpus.empty()) {
+    // The GPUs work without it; only what `coupler workers` shows of them and the idle-GPU
+    // warning are lost.
+    out->push_back({"nvml", Verdict::kNote,
+                    "CUDA sees GPUs but NVML does not load (" + f.nvml_error +
+                        "): workers cannot report GPU utilization, and idle GPUs go unnoticed",
+                    "libnvidia-ml.so.1 ships with the NVIDIA driver: reinstall the driver's "
+                    "utilities, or in a container add `utility` to NVIDIA_DRIVER_CAPABILITIES"});
+  } else {
+    out->push_back({"nvml", Verdict::kOk, "not loaded, not needed without a GPU (" +
+                                              f.nvml_error + ")", ""});
+  }
+}
+
 }  // namespace
 
 std::vector<Finding> Diagnose(const Facts& f) {
   std::vector<Finding> out;
   CheckCuda(f, &out);
+  CheckNvml(f, &out);
   if (f.built_with_cuda && f.nccl == "none") {
     out.push_back({"nccl", Verdict::kNote, "not built in: training groups all-reduce over MPI",
                    "install NCCL beside the CUDA Toolkit (nccl.h, libnccl) and rebuild"});

@@ -1,7 +1,7 @@
 // `coupler doctor`'s judgement, apart from how the facts are gathered: what the machine has
-// (driver, runtime, devices, NCCL, MPI, ZeroMQ) in, one line per finding with its fix out. Pure,
-// so every classic failure (no driver, a driver older than the runtime, a GPU visible but
-// unusable, no launcher) is unit-tested without the hardware that causes it.
+// (driver, runtime, devices, NVML, NCCL, MPI, ZeroMQ) in, one line per finding with its fix
+// out. Pure, so every classic failure (no driver, a driver older than the runtime, a GPU
+// visible but unusable, no launcher, no NVML) is unit-tested without the hardware behind it.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +26,11 @@ struct Facts {
   std::string cuda_driver = "none";      // newest CUDA the driver supports, "none" without one
   std::optional<std::string> gpu_error;  // the device listing failed: present but broken
   std::vector<Gpu> gpus;
+  // NVML (the driver's libnvidia-ml.so.1), which the worker samples GPU utilization through:
+  // the driver version it reports and the GPUs it sees when it loads, else why it did not.
+  std::optional<std::string> nvml_driver;  // "550.54.15"
+  unsigned nvml_gpus = 0;
+  std::string nvml_error;                  // "no NVML: libnvidia-ml.so.1: cannot open ..."
   std::string nccl = "none";             // "2.27.3"
   std::string mpi_library;               // "Open MPI v4.1.4"
   std::string mpirun;                    // path, empty when not on PATH

@@ -53,6 +53,9 @@ Result<std::vector<DeviceInfo>> ListCudaDevices() {
     info.total_memory = prop.totalGlobalMem;
     info.compute_major = prop.major;
     info.compute_minor = prop.minor;
+    char bus_id[32] = {};  // "0000:3B:00.0" and its terminator fit with room to spare
+    COUPLER_CUDA_RETURN_IF_ERROR(cudaDeviceGetPCIBusId(bus_id, sizeof(bus_id), i));
+    info.pci_bus_id = bus_id;
     // A device in exclusive-process mode owned by another process is busy, not broken: list
     // it with no free memory rather than failing the whole listing.
     COUPLER_CUDA_RETURN_IF_ERROR(cudaSetDevice(i));

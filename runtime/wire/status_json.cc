@@ -82,6 +82,9 @@ std::string StatusReplyJson(const StatusReply& reply) {
   w.Field("stale_outcomes_dropped", reply.coordinator.stale_outcomes_dropped);
   w.Field("replies_dropped", reply.coordinator.replies_dropped);
   w.Field("store_error", reply.coordinator.store_error);
+  w.BeginArray("warnings");
+  for (const auto& warning : reply.coordinator.warnings) w.String(warning);
+  w.EndArray();
   w.EndObject();
   w.EndObject();
   return w.Finish();
@@ -113,6 +116,20 @@ std::string WorkersJson(const std::vector<WorkerStatus>& workers) {
       w.EndObject();
     }
     w.EndArray();
+    // Live samples; an empty list with gpu_sampling saying why ("no NVML: ...", "no GPUs"),
+    // never zeros, when there are none.
+    w.BeginArray("gpu_usage");
+    for (const auto& g : s.gpu_usage) {
+      w.BeginObject();
+      w.Field("index", g.index);
+      w.Field("utilization_percent", g.utilization_percent);
+      w.Field("used_memory", g.used_memory);
+      w.Field("total_memory", g.total_memory);
+      w.EndObject();
+    }
+    w.EndArray();
+    w.Field("gpu_sampling", s.gpu_sampling);
+    w.Field("warning", s.warning);
     w.EndObject();
   }
   w.EndArray();

@@ -19,10 +19,13 @@ void WriteJobStatus(json::Writer& w, const JobStatus& job);
 //  "error","ranks","reason","hosts"}]}
 std::string JobStatusJson(const JobStatus& job);
 // {"jobs":[...], "coordinator":{"messages_received","messages_dropped","workers_alive",
-//  "uptime_ms","queued":{"cpu_tasks","gpu_tasks","gang_ranks"},"recommended_workers",...}}
+//  "uptime_ms","queued":{"cpu_tasks","gpu_tasks","gang_ranks"},"recommended_workers",...,
+//  "warnings":["..."]}}
 std::string StatusReplyJson(const StatusReply& reply);
 // [{"id","host","slots","running","state","cpus","memory_bytes","labels":{k: v},
-//   "gpus":[{"index","name","total_memory","free_memory"}]}]
+//   "gpus":[{"index","name","total_memory","free_memory"}],
+//   "gpu_usage":[{"index","utilization_percent","used_memory","total_memory"}],
+//   "gpu_sampling":"nvml" or why gpu_usage is empty, "warning"}]
 std::string WorkersJson(const std::vector<WorkerStatus>& workers);
 
 }  // namespace coupler::wire
