@@ -152,7 +152,9 @@ class Coordinator {
   };
   std::vector<Waiter> waiters_;
   void AnswerWaiters(bool all_due);
-  void SendStatus(const std::string& identity, const std::string& job_id, bool delimiter);
+  // `req`: one job (its id), or the jobs in req.state (empty: any), newest first, at most
+  // req.limit (0: all).
+  void SendStatus(const std::string& identity, const wire::StatusRequest& req, bool delimiter);
 };
 
 }  // namespace coupler::coordinator
