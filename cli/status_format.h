@@ -2,6 +2,7 @@
 // `submit --wait` and `run`. The JSON for scripts is runtime/wire/status_json.h.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -9,8 +10,19 @@
 
 namespace coupler::cli {
 
-std::string JobStatusText(const wire::JobStatus& job);
-// One line per worker: id, host, state, slots, load (running/slots), GPUs, labels.
+// One job in full: its counts, how long it has run (`now_ms`: the wall clock, for a job still
+// running), its nodes.
+std::string JobStatusText(const wire::JobStatus& job, int64_t now_ms);
+// One line per job (id, name, state, done/total, running, prefetched, queued, duration),
+// in the order given; `more`: jobs left out by --limit, told as a last line.
+std::string JobListText(const std::vector<wire::JobStatus>& jobs, int64_t now_ms, bool more);
+// "1.2 s", "3 min 04 s", "2 h 05 min": from submission to finish, or to `now_ms` while running;
+// "-" when the job's times are unknown.
+std::string JobDuration(const wire::JobStatus& job, int64_t now_ms);
+// What `coupler run` and `submit --wait` print when the job has ended: its counts, devices and
+// nodes, and `wall_s`, the time the client waited.
+std::string JobSummaryText(const wire::JobStatus& job, double wall_s);
+// One line per worker: id, host, state, slots, running, prefetched, GPUs, labels.
 std::string WorkersText(const std::vector<wire::WorkerStatus>& workers);
 // "2x NVIDIA H100 80GB HBM3 (80 GiB)", "-" for none.
 std::string DescribeGpus(const std::vector<wire::GpuInfo>& gpus);
