@@ -38,16 +38,20 @@ std::string ClientEndpoint(const ClientArgs& a) {
   return a.clients.empty() ? net::ClientEndpointFor(a.coordinator) : a.clients;
 }
 
+// How the endpoint tried came about, for an error about reaching it: a coordinator started
+// with its own --clients endpoint is not at the derived one.
+std::string EndpointHint(const ClientArgs& a) {
+  return a.clients.empty()
+             ? " (the client endpoint of a coordinator whose workers endpoint is " +
+                   a.coordinator + "; for one started with --clients ENDPOINT, pass --clients "
+                   "ENDPOINT)"
+             : " (--clients " + a.clients + ")";
+}
+
 int Fail(const ClientArgs& a, const Status& s) {
   std::string message = s.message();
   if (s.code() == StatusCode::kUnavailable || s.code() == StatusCode::kDeadlineExceeded) {
-    // Which address was tried, and how it came about: a coordinator started with its own
-    // --clients endpoint is not at the derived one.
-    message += a.clients.empty()
-                   ? " (the client endpoint of a coordinator whose workers endpoint is " +
-                         a.coordinator + "; for one started with --clients ENDPOINT, pass "
-                         "--clients ENDPOINT)"
-                   : " (--clients " + a.clients + ")";
+    message += EndpointHint(a);
   }
   std::fprintf(stderr, "coupler: %s\n", message.c_str());
   return s.code() == StatusCode::kInvalidArgument || s.code() == StatusCode::kNotFound
@@ -56,7 +60,12 @@ int Fail(const ClientArgs& a, const Status& s) {
 }
 
 Result<std::unique_ptr<client::Client>> ConnectClient(const ClientArgs& a) {
-  return client::Client::Connect(ClientEndpoint(a), std::chrono::seconds(10), a.security);
+  auto client = client::Client::Connect(ClientEndpoint(a), std::chrono::seconds(10), a.security);
+  // No keys published for that endpoint: most often nobody listens there.
+  if (client.status().code() == StatusCode::kNotFound) {
+    return Status(StatusCode::kNotFound, client.status().message() + EndpointHint(a));
+  }
+  return client;
 }
 
 int64_t WallNowMs() {
