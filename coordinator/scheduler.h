@@ -49,6 +49,7 @@ class Scheduler {
   const std::vector<std::unique_ptr<JobState>>& jobs() const { return jobs_; }
 
   WorkerRegistry& registry() { return registry_; }
+  const WorkerRegistry& registry() const { return registry_; }
   // Registration; tasks a same-named earlier incarnation held are treated as lost.
   std::vector<LostAttempt> RegisterWorker(const wire::RegisterWorker& info, int64_t now_ms);
   // Workers silent past the timeout, and what their tasks became.

@@ -125,7 +125,9 @@ TEST(StatusReportTest, ACancelledOrSucceededJobHasNothingRunning) {
   ASSERT_EQ(sent.size(), 4u);
   s.OnHeartbeat("w", Beat(sent), 10);
   for (const auto& t : sent) {
-    if (t.job_id == "ok") ASSERT_EQ(s.OnOutcome("w", Outcome(t, true)), OutcomeKind::kCommitted);
+    if (t.job_id == "ok") {
+      ASSERT_EQ(s.OnOutcome("w", Outcome(t, true)), OutcomeKind::kCommitted);
+    }
   }
   s.Cancel("gone");
   for (const char* id : {"ok", "gone"}) {
