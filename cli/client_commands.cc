@@ -1,5 +1,6 @@
 // `coupler submit | status | cancel | workers | drain`: thin clients of a running coordinator.
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -10,6 +11,7 @@
 #include "client/client.h"
 #include "coordinator/coordinator.h"
 #include "runtime/job/job_loader.h"
+#include "runtime/job/job_phase.h"
 #include "runtime/net/endpoint.h"
 #include "runtime/wire/status_json.h"
 
@@ -18,24 +20,58 @@ namespace {
 
 struct ClientArgs {
   std::string coordinator = "tcp://127.0.0.1:7100";
+  std::string clients;  // the client endpoint itself; empty: derived from `coordinator`
   std::string job;
   std::string worker;
+  std::string state;
+  uint32_t limit = 20;
   int priority = 0;
   bool wait = false;
   bool json = false;
   client::ClientSecurity security;
 };
 
-int Fail(const Status& s) {
-  std::fprintf(stderr, "coupler: %s\n", s.message().c_str());
+// The client endpoint: --clients as given, else the one a coordinator listening for workers
+// on --coordinator binds by default. Named outright rather than learned from a local file, so
+// it works from any machine and never picks up another coordinator's leftovers.
+std::string ClientEndpoint(const ClientArgs& a) {
+  return a.clients.empty() ? net::ClientEndpointFor(a.coordinator) : a.clients;
+}
+
+// How the endpoint tried came about, for an error about reaching it: a coordinator started
+// with its own --clients endpoint is not at the derived one.
+std::string EndpointHint(const ClientArgs& a) {
+  return a.clients.empty()
+             ? " (the client endpoint of a coordinator whose workers endpoint is " +
+                   a.coordinator + "; for one started with --clients ENDPOINT, pass --clients "
+                   "ENDPOINT)"
+             : " (--clients " + a.clients + ")";
+}
+
+int Fail(const ClientArgs& a, const Status& s) {
+  std::string message = s.message();
+  if (s.code() == StatusCode::kUnavailable || s.code() == StatusCode::kDeadlineExceeded) {
+    message += EndpointHint(a);
+  }
+  std::fprintf(stderr, "coupler: %s\n", message.c_str());
   return s.code() == StatusCode::kInvalidArgument || s.code() == StatusCode::kNotFound
              ? kExitBadInput
              : kExitFailure;
 }
 
 Result<std::unique_ptr<client::Client>> ConnectClient(const ClientArgs& a) {
-  return client::Client::Connect(net::ClientEndpointFor(a.coordinator),
-                                     std::chrono::seconds(10), a.security);
+  auto client = client::Client::Connect(ClientEndpoint(a), std::chrono::seconds(10), a.security);
+  // No keys published for that endpoint: most often nobody listens there.
+  if (client.status().code() == StatusCode::kNotFound) {
+    return Status(StatusCode::kNotFound, client.status().message() + EndpointHint(a));
+  }
+  return client;
+}
+
+int64_t WallNowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 int Submit(const ClientArgs& a) {
@@ -46,58 +82,83 @@ int Submit(const ClientArgs& a) {
     return kExitBadInput;
   }
   auto client = ConnectClient(a);
-  if (!client.ok()) return Fail(client.status());
+  if (!client.ok()) return Fail(a, client.status());
+  const auto start = std::chrono::steady_clock::now();
   Result<std::string> id = (*client)->Submit(a.job, a.priority);
-  if (!id.ok()) return Fail(id.status());
+  if (!id.ok()) return Fail(a, id.status());
   if (!a.wait) {
     std::printf("%s\n", id->c_str());
     return kExitOk;
   }
   std::fprintf(stderr, "submitted %s\n", id->c_str());
   WaitOutcome outcome = WaitForJob(**client, *id);
-  if (outcome.final_status && a.json) std::fputs(wire::JobStatusJson(*outcome.final_status).c_str(), stdout);
+  if (outcome.final_status) {
+    // The same ending as `coupler run`'s, or the status document for a script.
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::fputs((a.json ? wire::JobStatusJson(*outcome.final_status)
+                       : JobSummaryText(*outcome.final_status, wall))
+                   .c_str(),
+               stdout);
+  }
   return outcome.exit_code;
 }
 
 int ShowStatus(const ClientArgs& a) {
+  if (!a.state.empty() && !job::ParseJobPhase(a.state)) {
+    std::fprintf(stderr, "coupler: --state %s: not a job state (queued, running, succeeded, "
+                 "failed, cancelled)\n", a.state.c_str());
+    return kExitBadInput;
+  }
   auto client = ConnectClient(a);
-  if (!client.ok()) return Fail(client.status());
-  Result<wire::StatusReply> reply = (*client)->Status(a.job);
-  if (!reply.ok()) return Fail(reply.status());
-  if (a.json) {
-    std::fputs((a.job.empty() ? wire::StatusReplyJson(*reply) : wire::JobStatusJson(reply->jobs.at(0))).c_str(),
+  if (!client.ok()) return Fail(a, client.status());
+  if (!a.job.empty()) {
+    Result<wire::StatusReply> reply = (*client)->Status(a.job);
+    if (!reply.ok()) return Fail(a, reply.status());
+    if (reply->jobs.empty()) return Fail(a, NotFound("no job " + a.job));
+    std::fputs((a.json ? wire::JobStatusJson(reply->jobs.front())
+                       : JobStatusText(reply->jobs.front(), WallNowMs()))
+                   .c_str(),
                stdout);
     return kExitOk;
   }
-  if (reply->jobs.empty()) std::printf("no jobs\n");
-  for (const auto& j : reply->jobs) std::fputs(JobStatusText(j).c_str(), stdout);
-  if (a.job.empty()) std::fputs(CoordinatorText(reply->coordinator).c_str(), stdout);
+  // One more than shown: whether --limit cut the list.
+  const uint32_t ask = a.limit == 0 ? 0 : a.limit + 1;
+  Result<wire::StatusReply> reply = (*client)->Jobs(a.state, ask);
+  if (!reply.ok()) return Fail(a, reply.status());
+  const bool more = a.limit > 0 && reply->jobs.size() > a.limit;
+  if (more) reply->jobs.resize(a.limit);
+  if (a.json) {
+    std::fputs(wire::StatusReplyJson(*reply).c_str(), stdout);
+    return kExitOk;
+  }
+  std::fputs(JobListText(reply->jobs, WallNowMs(), more).c_str(), stdout);
+  std::fputs(CoordinatorText(reply->coordinator).c_str(), stdout);
   return kExitOk;
 }
 
 int CancelJob(const ClientArgs& a) {
   auto client = ConnectClient(a);
-  if (!client.ok()) return Fail(client.status());
+  if (!client.ok()) return Fail(a, client.status());
   Result<std::string> r = (*client)->Cancel(a.job);
-  if (!r.ok()) return Fail(r.status());
+  if (!r.ok()) return Fail(a, r.status());
   std::printf("%s: %s\n", a.job.c_str(), r->c_str());
   return kExitOk;
 }
 
 int ListWorkers(const ClientArgs& a) {
   auto client = ConnectClient(a);
-  if (!client.ok()) return Fail(client.status());
+  if (!client.ok()) return Fail(a, client.status());
   auto workers = (*client)->Workers();
-  if (!workers.ok()) return Fail(workers.status());
+  if (!workers.ok()) return Fail(a, workers.status());
   std::fputs((a.json ? wire::WorkersJson(*workers) : WorkersText(*workers)).c_str(), stdout);
   return kExitOk;
 }
 
 int DrainWorker(const ClientArgs& a) {
   auto client = ConnectClient(a);
-  if (!client.ok()) return Fail(client.status());
+  if (!client.ok()) return Fail(a, client.status());
   auto r = (*client)->Drain(a.worker);
-  if (!r.ok()) return Fail(r.status());
+  if (!r.ok()) return Fail(a, r.status());
   std::printf("%s\n", r->c_str());
   return kExitOk;
 }
@@ -106,8 +167,12 @@ CLI::App* Command(CLI::App& app, const char* name, const char* help,
                   std::shared_ptr<ClientArgs> args) {
   CLI::App* c = app.add_subcommand(name, help);
   c->add_option("--coordinator", args->coordinator,
-                "the coordinator (its worker endpoint; clients use the port + 1)")
+                "the coordinator's workers endpoint; clients reach it at the port + 1 "
+                "(ipc: PATH.clients) unless --clients is given")
       ->capture_default_str();
+  c->add_option("--clients", args->clients,
+                "the coordinator's client endpoint, used as given (the one it was started "
+                "with --clients, or the clients= line of its --ready-file)");
   c->add_option("--keys", args->security.keys_dir,
                 "client key set: NAME.key + coordinator.pub (default: $COUPLER_KEYS, then the "
                 "local keys of a coordinator of this user on this machine)");
@@ -122,13 +187,19 @@ void AddClientCommands(CLI::App& app, CommandBody* run) {
   CLI::App* s = Command(app, "submit", "Submit a job; prints its id, or waits with --wait", submit);
   s->add_option("job", submit->job, "job spec (YAML or JSON)")->required();
   s->add_option("--priority", submit->priority, "higher runs first");
-  s->add_flag("--wait", submit->wait, "show progress and wait; exit 1 if the job fails");
-  s->add_flag("--json", submit->json, "with --wait: print the final status as JSON");
+  s->add_flag("--wait", submit->wait,
+              "show progress, wait, print a summary (as `coupler run` does); exit 1 if the job "
+              "fails");
+  s->add_flag("--json", submit->json, "with --wait: print the final status as JSON instead");
   s->callback([submit, run] { *run = [submit] { return Submit(*submit); }; });
 
   auto status = std::make_shared<ClientArgs>();
   CLI::App* st = Command(app, "status", "Show jobs (all, or one) and their tasks", status);
-  st->add_option("job", status->job, "job id (default: all jobs)");
+  st->add_option("job", status->job, "job id: the job and its nodes (default: a line per job)");
+  st->add_option("--state", status->state,
+                 "only jobs in this state (queued, running, succeeded, failed, cancelled)");
+  st->add_option("--limit", status->limit, "at most this many jobs, newest first (0: all)")
+      ->capture_default_str();
   st->add_flag("--json", status->json, "print JSON");
   st->callback([status, run] { *run = [status] { return ShowStatus(*status); }; });
 

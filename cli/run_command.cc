@@ -16,6 +16,7 @@
 #include "cli/commands.h"
 #include "cli/job_wait.h"
 #include "cli/signals.h"
+#include "cli/status_format.h"
 #include "client/client.h"
 #include "runtime/io/npy_reader.h"
 #include "runtime/io/output_layout.h"
@@ -71,30 +72,6 @@ void StopAll(std::vector<ChildProcess>& workers, ChildProcess& coordinator) {
   }
   coordinator.Signal(SIGTERM);
   if (!coordinator.WaitFor(std::chrono::seconds(10))) coordinator.Signal(SIGKILL);
-}
-
-void PrintSummary(const wire::JobStatus& j, double wall_s) {
-  std::string devices;
-  for (const auto& [d, n] : j.devices) devices += fmt::format("{}{}: {} tasks", devices.empty() ? "" : ", ", d, n);
-  std::printf("job %s (%s) %s: %llu/%llu tasks, %llu attempts, %.2f s wall, %.0f tasks/s\n",
-              j.id.c_str(), j.name.c_str(), j.state.c_str(),
-              static_cast<unsigned long long>(j.tasks_done),
-              static_cast<unsigned long long>(j.tasks_total),
-              static_cast<unsigned long long>(j.attempts), wall_s,
-              wall_s > 0 ? double(j.tasks_done) / wall_s : 0.0);
-  std::printf("devices: %s\n", devices.empty() ? "none" : devices.c_str());
-  if (j.gpu_fallbacks > 0) {
-    std::printf("warning: %llu task(s) asked for a GPU and ran on the CPU\n",
-                static_cast<unsigned long long>(j.gpu_fallbacks));
-  }
-  for (const auto& n : j.nodes) {
-    const std::string group = n.ranks > 0 ? fmt::format(" (group of {} ranks)", n.ranks) : "";
-    std::printf("  %-20s %-9s %llu/%llu tasks%s, %llu attempts%s%s\n", n.id.c_str(),
-                n.state.c_str(), static_cast<unsigned long long>(n.tasks_done),
-                static_cast<unsigned long long>(n.tasks_total), group.c_str(),
-                static_cast<unsigned long long>(n.attempts), n.error.empty() ? "" : "  ",
-                n.error.c_str());
-  }
 }
 
 // The accuracy each evaluate node wrote (its reduce output: correct, total, accuracy).
@@ -179,7 +156,7 @@ int Run(const RunArgs& a) {
                      a.workers, a.slots);
         WaitOutcome outcome = WaitForJob(**client, *id);
         const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        if (outcome.final_status) PrintSummary(*outcome.final_status, wall);
+        if (outcome.final_status) std::fputs(JobSummaryText(*outcome.final_status, wall).c_str(), stdout);
         code = outcome.exit_code;
         if (code == 0) PrintAccuracy(*local.graph);
       }

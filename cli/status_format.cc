@@ -20,7 +20,20 @@ std::string Thousands(uint64_t v) {
   return out;
 }
 
+std::string Seconds(int64_t ms) {
+  if (ms < 60'000) return fmt::format("{:.1f} s", double(ms) / 1000.0);
+  const int64_t s = ms / 1000;
+  if (s < 3600) return fmt::format("{} min {:02d} s", s / 60, s % 60);
+  return fmt::format("{} h {:02d} min", s / 3600, (s % 3600) / 60);
+}
+
 }  // namespace
+
+std::string JobDuration(const wire::JobStatus& j, int64_t now_ms) {
+  if (j.submitted_ms <= 0) return "-";
+  const int64_t end = j.finished_ms > 0 ? j.finished_ms : now_ms;
+  return Seconds(std::max<int64_t>(0, end - j.submitted_ms));
+}
 
 std::string GpuMemoryText(uint64_t bytes) {
   // "80 GiB" rather than "80.0 GiB": GPU sizes are round numbers.
@@ -63,12 +76,15 @@ std::string GpuUsageLines(const wire::WorkerStatus& s) {
   return out;
 }
 
-std::string JobStatusText(const wire::JobStatus& j) {
-  std::string out = fmt::format("job {} ({}): {}  {}/{} tasks done, {} running, {} queued, "
-                                "{} failed, {} attempts\n",
+std::string JobStatusText(const wire::JobStatus& j, int64_t now_ms) {
+  std::string out = fmt::format("job {} ({}): {}  {}/{} tasks done, {} running, {} prefetched, "
+                                "{} queued, {} failed, {} attempts\n",
                                 j.id, j.name, j.state, Thousands(j.tasks_done),
-                                Thousands(j.tasks_total), j.tasks_running, j.tasks_queued,
-                                j.tasks_failed, j.attempts);
+                                Thousands(j.tasks_total), Thousands(j.tasks_running),
+                                Thousands(j.tasks_prefetched), Thousands(j.tasks_queued),
+                                Thousands(j.tasks_failed), Thousands(j.attempts));
+  out += fmt::format("  duration: {}{}\n", JobDuration(j, now_ms),
+                     j.finished_ms > 0 || j.submitted_ms <= 0 ? "" : " so far");
   if (!j.submitted_by.empty()) out += "  submitted by: " + j.submitted_by + "\n";
   if (!j.error.empty()) out += "  error: " + j.error + "\n";
   if (!j.devices.empty()) {
@@ -96,8 +112,63 @@ std::string JobStatusText(const wire::JobStatus& j) {
     }
     if (!n.reason.empty()) note += "  " + n.reason;
     if (!n.error.empty()) note += "  " + n.error;
-    out += fmt::format("  {:<{}}  {:<9}  {:>8}/{:<8}  {} attempts{}\n", n.id, w, n.state,
-                       n.tasks_done, n.tasks_total, n.attempts, note);
+    std::string load;
+    if (n.tasks_running > 0 || n.tasks_prefetched > 0) {
+      load = fmt::format("  {} running, {} prefetched", n.tasks_running, n.tasks_prefetched);
+    }
+    out += fmt::format("  {:<{}}  {:<9}  {:>8}/{:<8}  {} attempts{}{}\n", n.id, w, n.state,
+                       n.tasks_done, n.tasks_total, n.attempts, load, note);
+  }
+  return out;
+}
+
+std::string JobListText(const std::vector<wire::JobStatus>& jobs, int64_t now_ms, bool more) {
+  if (jobs.empty()) return "no jobs\n";
+  size_t id_w = 2, name_w = 4, state_w = 5, done_w = 4;
+  std::vector<std::string> done;
+  for (const auto& j : jobs) {
+    done.push_back(Thousands(j.tasks_done) + "/" + Thousands(j.tasks_total));
+    id_w = std::max(id_w, j.id.size());
+    name_w = std::max(name_w, j.name.size());
+    state_w = std::max(state_w, j.state.size());
+    done_w = std::max(done_w, done.back().size());
+  }
+  const auto line = [&](const std::string& id, const std::string& name, const std::string& state,
+                        const std::string& d, const std::string& running,
+                        const std::string& prefetched, const std::string& queued,
+                        const std::string& duration) {
+    return fmt::format("{:<{}}  {:<{}}  {:<{}}  {:>{}}  {:>7}  {:>10}  {:>7}  {}\n", id, id_w,
+                       name, name_w, state, state_w, d, done_w, running, prefetched, queued,
+                       duration);
+  };
+  std::string out = line("ID", "NAME", "STATE", "DONE", "RUNNING", "PREFETCHED", "QUEUED", "DURATION");
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const auto& j = jobs[i];
+    out += line(j.id, j.name, j.state, done[i], Thousands(j.tasks_running),
+                Thousands(j.tasks_prefetched), Thousands(j.tasks_queued), JobDuration(j, now_ms));
+  }
+  if (more) out += "more jobs not shown: use --limit N (0: all) or --state STATE\n";
+  return out;
+}
+
+std::string JobSummaryText(const wire::JobStatus& j, double wall_s) {
+  std::string devices;
+  for (const auto& [d, n] : j.devices) {
+    devices += fmt::format("{}{}: {} tasks", devices.empty() ? "" : ", ", d, n);
+  }
+  std::string out = fmt::format("job {} ({}) {}: {}/{} tasks, {} attempts, {:.2f} s wall, "
+                                "{:.0f} tasks/s\n",
+                                j.id, j.name, j.state, j.tasks_done, j.tasks_total, j.attempts,
+                                wall_s, wall_s > 0 ? double(j.tasks_done) / wall_s : 0.0);
+  out += fmt::format("devices: {}\n", devices.empty() ? "none" : devices);
+  if (j.gpu_fallbacks > 0) {
+    out += fmt::format("warning: {} task(s) asked for a GPU and ran on the CPU\n", j.gpu_fallbacks);
+  }
+  for (const auto& n : j.nodes) {
+    const std::string group = n.ranks > 0 ? fmt::format(" (group of {} ranks)", n.ranks) : "";
+    out += fmt::format("  {:<20} {:<9} {}/{} tasks{}, {} attempts{}{}\n", n.id, n.state,
+                       n.tasks_done, n.tasks_total, group, n.attempts,
+                       n.error.empty() ? "" : "  ", n.error);
   }
   return out;
 }
@@ -109,15 +180,15 @@ std::string WorkersText(const std::vector<wire::WorkerStatus>& workers) {
     addr_w = std::max(addr_w, s.address.size());
     host_w = std::max(host_w, s.host.size());
   }
-  std::string out = fmt::format("{:<{}}  {:<{}}  {:<{}}  {:<8}  {:>5}  {:>7}  {:<24}  {}\n",
-                                "WORKER", id_w, "ADDRESS", addr_w, "HOST", host_w, "STATE",
-                                "SLOTS", "LOAD", "GPUS", "LABELS");
+  std::string out =
+      fmt::format("{:<{}}  {:<{}}  {:<{}}  {:<8}  {:>5}  {:>7}  {:>10}  {:<24}  {}\n", "WORKER",
+                  id_w, "ADDRESS", addr_w, "HOST", host_w, "STATE", "SLOTS", "RUNNING",
+                  "PREFETCHED", "GPUS", "LABELS");
   for (const auto& s : workers) {
     const std::string labels = coordinator::DescribeLabels(s.labels);
-    out += fmt::format("{:<{}}  {:<{}}  {:<{}}  {:<8}  {:>5}  {:>7}  {:<24}  {}\n", s.id, id_w,
-                       s.address, addr_w, s.host, host_w, s.state, s.slots,
-                       fmt::format("{}/{}", s.running, s.slots), DescribeGpus(s.gpus),
-                       labels.empty() ? "-" : labels);
+    out += fmt::format("{:<{}}  {:<{}}  {:<{}}  {:<8}  {:>5}  {:>7}  {:>10}  {:<24}  {}\n", s.id,
+                       id_w, s.address, addr_w, s.host, host_w, s.state, s.slots, s.running,
+                       s.prefetched, DescribeGpus(s.gpus), labels.empty() ? "-" : labels);
     out += GpuUsageLines(s);
   }
   return out;
@@ -128,6 +199,8 @@ std::string CoordinatorText(const wire::CoordinatorStats& c) {
                                 c.workers_alive, Thousands(c.messages_received),
                                 Thousands(c.messages_dropped));
   // What an operator sizing the pool by hand reads; the same numbers as `status --json`.
+  out += fmt::format("tasks: {} running, {} prefetched (sent to workers, waiting for a slot)\n",
+                     Thousands(c.running_tasks), Thousands(c.prefetched_tasks));
   out += fmt::format("queued: {} cpu tasks, {} gpu tasks, {} gang ranks; recommended workers: {}\n",
                      Thousands(c.queued_cpu_tasks), Thousands(c.queued_gpu_tasks),
                      Thousands(c.queued_gang_ranks), c.recommended_workers);

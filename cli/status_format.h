@@ -2,6 +2,7 @@
 // `submit --wait` and `run`. The JSON for scripts is runtime/wire/status_json.h.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -9,10 +10,21 @@
 
 namespace coupler::cli {
 
-std::string JobStatusText(const wire::JobStatus& job);
-// One line per worker: id, host, state, slots, load (running/slots), GPUs, labels.
-// Under each row, a line per GPU sample ("gpu 0: 37% busy, 12.5 GiB of 80 GiB used"), or why a
-// GPU worker has none ("gpu utilization: no NVML: ..."), and its warning if any.
+// One job in full: its counts, how long it has run (`now_ms`: the wall clock, for a job still
+// running), its nodes.
+std::string JobStatusText(const wire::JobStatus& job, int64_t now_ms);
+// One line per job (id, name, state, done/total, running, prefetched, queued, duration),
+// in the order given; `more`: jobs left out by --limit, told as a last line.
+std::string JobListText(const std::vector<wire::JobStatus>& jobs, int64_t now_ms, bool more);
+// "1.2 s", "3 min 04 s", "2 h 05 min": from submission to finish, or to `now_ms` while running;
+// "-" when the job's times are unknown.
+std::string JobDuration(const wire::JobStatus& job, int64_t now_ms);
+// What `coupler run` and `submit --wait` print when the job has ended: its counts, devices and
+// nodes, and `wall_s`, the time the client waited.
+std::string JobSummaryText(const wire::JobStatus& job, double wall_s);
+// One line per worker: id, host, state, slots, running, prefetched, GPUs, labels. Under each
+// row, a line per GPU sample ("gpu 0: 37% busy, 12.5 GiB of 80 GiB used"), or why a GPU worker
+// has none ("gpu utilization: no NVML: ..."), and its warning if any.
 std::string WorkersText(const std::vector<wire::WorkerStatus>& workers);
 // The lines WorkersText adds under one worker's row.
 std::string GpuUsageLines(const wire::WorkerStatus& worker);

@@ -34,6 +34,7 @@ Result<std::unique_ptr<Client>> Client::Connect(const std::string& endpoint,
   COUPLER_ASSIGN_OR_RETURN(socket_, net::ConnectDealer(ctx_, endpoint_, keys_ ? &*keys_ : nullptr,
                                                        &monitor_,
                                                        "the coordinator at " + endpoint_));
+  opened_ = std::chrono::steady_clock::now();
   return Status::Ok();
 }
 
@@ -41,10 +42,18 @@ Result<wire::Message> Client::Call(const std::string& request, std::chrono::mill
   COUPLER_RETURN_IF_ERROR(net::Send(socket_, request));
   std::optional<std::string> reply;
   const auto deadline = std::chrono::steady_clock::now() + timeout_ + extra;
+  const auto connect_by = opened_ + std::min(timeout_, kConnectTimeout);
   while (!reply) {
     if (std::optional<::coupler::Status> refused = monitor_.Poll()) {
       COUPLER_RETURN_IF_ERROR(Open());  // nothing sent on the refused socket may linger
       return *refused;
+    }
+    if (!monitor_.succeeded() && std::chrono::steady_clock::now() >= connect_by) {
+      const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
+          std::min(timeout_, kConnectTimeout));
+      (void)Open();  // the request must not reach a coordinator that comes up later
+      return Unavailable("no coordinator answered at " + endpoint_ + " within " +
+                         std::to_string(waited.count() / 1000) + " s; is it running?");
     }
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
@@ -96,6 +105,18 @@ Result<wire::StatusReply> Client::Status(const std::string& job_id,
   wire::StatusRequest req;
   req.job_id = job_id;
   req.wait_ms = static_cast<uint32_t>(wait.count());
+  return AskStatus(req, wait);
+}
+
+Result<wire::StatusReply> Client::Jobs(const std::string& state, uint32_t limit) {
+  wire::StatusRequest req;
+  req.state = state;
+  req.limit = limit;
+  return AskStatus(req, std::chrono::milliseconds(0));
+}
+
+Result<wire::StatusReply> Client::AskStatus(const wire::StatusRequest& req,
+                                            std::chrono::milliseconds wait) {
   COUPLER_ASSIGN_OR_RETURN(wire::Message msg, Call(wire::Encode(req), wait));
   auto* reply = std::get_if<wire::StatusReply>(&msg);
   if (reply == nullptr) return Internal("unexpected reply to status");

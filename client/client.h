@@ -26,6 +26,11 @@ struct ClientSecurity {
 
 class Client {
  public:
+  // A coordinator whose socket accepts no connection (or completes no handshake) within this
+  // long is reported unreachable, sooner than the request timeout: a running one answers a
+  // handshake in milliseconds, even when busy (libzmq's I/O thread does it).
+  static constexpr std::chrono::milliseconds kConnectTimeout{3000};
+
   static Result<std::unique_ptr<Client>> Connect(const std::string& endpoint,
                                                  std::chrono::milliseconds timeout =
                                                      std::chrono::seconds(10),
@@ -36,6 +41,9 @@ class Client {
   // With `wait` > 0 (and a job id), the reply comes when the job finishes or `wait` passes.
   Result<wire::StatusReply> Status(const std::string& job_id = "",
                                    std::chrono::milliseconds wait = std::chrono::milliseconds(0));
+  // Jobs newest first, only those in `state` (empty: any), at most `limit` (0: all); the
+  // coordinator filters, so a long history does not travel.
+  Result<wire::StatusReply> Jobs(const std::string& state, uint32_t limit);
   Result<std::string> Cancel(const std::string& job_id);
   Result<std::vector<wire::WorkerStatus>> Workers();
   Result<std::string> Drain(const std::string& worker_id);
@@ -45,6 +53,8 @@ class Client {
  private:
   Client(std::string endpoint, std::chrono::milliseconds timeout);
   ::coupler::Status Open();
+  Result<wire::StatusReply> AskStatus(const wire::StatusRequest& req,
+                                      std::chrono::milliseconds wait);
   // `extra`: how long the coordinator may hold the reply on purpose (long poll).
   Result<wire::Message> Call(const std::string& request,
                              std::chrono::milliseconds extra = std::chrono::milliseconds(0));
@@ -55,6 +65,7 @@ class Client {
   zmq::context_t ctx_;
   net::HandshakeMonitor monitor_;  // after ctx_, before socket_: destroyed before the socket
   zmq::socket_t socket_;
+  std::chrono::steady_clock::time_point opened_;  // when socket_ began connecting
 };
 
 }  // namespace coupler::client

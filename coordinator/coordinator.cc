@@ -281,7 +281,7 @@ void Coordinator::Tick() {
     beat.timestamp_ms = static_cast<uint64_t>(WallMs());
     const std::string bytes = wire::Encode(beat);
     for (const auto& [id, w] : scheduler_.registry().workers()) {
-      if (w.state != WorkerState::kDead) SendToWorker(id, bytes);
+      if (!w.gone()) SendToWorker(id, bytes);
     }
   }
   // While the store cannot write (a full disk), retry now and then rather than every loop.

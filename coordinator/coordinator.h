@@ -206,7 +206,9 @@ class Coordinator {
   http::SnapshotBoard board_;
   std::unique_ptr<http::LoopChannel> loop_channel_;
   std::unique_ptr<http::HttpServer> http_;
-  void SendStatus(const std::string& identity, const std::string& job_id, bool delimiter);
+  // `req`: one job (its id), or the jobs in req.state (empty: any), newest first, at most
+  // req.limit (0: all).
+  void SendStatus(const std::string& identity, const wire::StatusRequest& req, bool delimiter);
 };
 
 }  // namespace coupler::coordinator

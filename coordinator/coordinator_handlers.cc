@@ -45,8 +45,9 @@ void Coordinator::OnWorkerMessage(const std::string& route, const std::string& u
   }
   const std::string& worker_id = known->second;
   if (const auto* beat = std::get_if<wire::Heartbeat>(&*msg)) {
-    if (beat->draining) scheduler_.registry().SetDraining(worker_id);
-    scheduler_.MarkStarted(worker_id, beat->running);
+    if (scheduler_.OnHeartbeat(worker_id, *beat, NowMs())) {
+      Logger("coordinator")->info("worker {} drained and left", worker_id);
+    }
     OnGpuHeartbeat(scheduler_, worker_id, *beat, NowMs());
   } else if (const auto* result = std::get_if<wire::TaskResult>(&*msg)) {
     OnResults(worker_id, *result);
@@ -303,17 +304,25 @@ void Coordinator::FinishAdmissions() {
 
 void Coordinator::OnStatus(const std::string& identity, const wire::StatusRequest& req,
                            bool delimiter) {
+  if (!req.state.empty() && !job::ParseJobPhase(req.state)) {
+    ReplyError(identity,
+               InvalidArgument("no job state '" + req.state +
+                               "' (queued, running, succeeded, failed, cancelled)"),
+               wire::MessageType::kStatusRequest, delimiter);
+    return;
+  }
   JobState* job = req.job_id.empty() ? nullptr : scheduler_.FindJob(req.job_id);
   if (req.wait_ms > 0 && job != nullptr && !job->finished()) {
     waiters_.push_back({identity, req.job_id, NowMs() + std::min<uint32_t>(req.wait_ms, 60'000),
                         delimiter});
     return;
   }
-  SendStatus(identity, req.job_id, delimiter);
+  SendStatus(identity, req, delimiter);
 }
 
-void Coordinator::SendStatus(const std::string& identity, const std::string& job_id,
+void Coordinator::SendStatus(const std::string& identity, const wire::StatusRequest& req,
                              bool delimiter) {
+  const std::string& job_id = req.job_id;
   // What a client sees as done is durable: flush before answering.
   PersistFinishedJobs();
   FlushStore();
@@ -336,9 +345,17 @@ void Coordinator::SendStatus(const std::string& identity, const std::string& job
       j.submission_id = sid->second;
     }
   }
-  // Oldest first, restored and live alike (ids are zero-padded numbers).
+  if (job_id.empty() && !req.state.empty()) {
+    std::erase_if(reply.jobs, [&](const wire::JobStatus& j) { return j.state != req.state; });
+  }
+  // Newest first, restored and live alike; ids (zero-padded numbers) order jobs submitted in
+  // the same millisecond.
   std::sort(reply.jobs.begin(), reply.jobs.end(),
-            [](const wire::JobStatus& a, const wire::JobStatus& b) { return a.id < b.id; });
+            [](const wire::JobStatus& a, const wire::JobStatus& b) {
+              return a.submitted_ms != b.submitted_ms ? a.submitted_ms > b.submitted_ms
+                                                      : a.id > b.id;
+            });
+  if (job_id.empty() && req.limit > 0 && reply.jobs.size() > req.limit) reply.jobs.resize(req.limit);
   if (!job_id.empty() && reply.jobs.empty()) {
     ReplyToClient(identity,
                   wire::Encode(wire::ErrorFromStatus(NotFound("no job " + job_id),
@@ -367,7 +384,9 @@ void Coordinator::AnswerWaiters(bool all_due) {
   for (auto& w : waiters_) {
     JobState* job = scheduler_.FindJob(w.job_id);
     if (all_due || job == nullptr || job->finished() || now >= w.deadline_ms) {
-      SendStatus(w.identity, w.job_id, w.delimiter);
+      wire::StatusRequest req;
+      req.job_id = w.job_id;
+      SendStatus(w.identity, req, w.delimiter);
     } else {
       still.push_back(std::move(w));
     }

@@ -85,6 +85,7 @@ void Coordinator::PublishSnapshot() {
   s->stats.replies_dropped = replies_dropped_;
   scheduler_.FillPoolStats(s->stats);
   s->metrics = metrics_;
+  s->workers_lost_total = scheduler_.registry().workers_lost_total();
   board_.Publish(std::move(s));
 }
 

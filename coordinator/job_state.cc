@@ -23,6 +23,7 @@ JobState::JobState(std::string id, job::JobGraph graph, plan::Plan plan, Dataset
   node_done_.assign(n, 0);
   node_maps_done_.assign(n, 0);
   node_attempts_.assign(n, 0);
+  node_running_.assign(n, 0);
   node_error_.resize(n);
   readers_.resize(n);
   for (size_t p = 0; p < n; ++p) {
@@ -136,7 +137,9 @@ std::optional<uint64_t> JobState::TakeReady(const Taker& taker) {
 void JobState::MarkRunning(uint64_t t) {
   state_[t] = static_cast<uint8_t>(TaskState::kRunning);
   if (attempts_[t] < 255) ++attempts_[t];
-  ++node_attempts_[table_.Describe(t).plan_node];
+  const size_t p = table_.Describe(t).plan_node;
+  ++node_attempts_[p];
+  ++node_running_[p];
   ++total_attempts_;
   ++running_;
   if (phase_ == JobPhase::kQueued) phase_ = JobPhase::kRunning;
@@ -181,11 +184,11 @@ bool JobState::Complete(uint64_t t) {
       state_[t] == static_cast<uint8_t>(TaskState::kFailed)) {
     return false;
   }
-  if (state_[t] == static_cast<uint8_t>(TaskState::kRunning)) --running_;
-  state_[t] = static_cast<uint8_t>(TaskState::kDone);
-  ++done_;
   const TaskRef ref = table_.Describe(t);
   const size_t p = ref.plan_node;
+  if (state_[t] == static_cast<uint8_t>(TaskState::kRunning)) EndRunning(p);
+  state_[t] = static_cast<uint8_t>(TaskState::kDone);
+  ++done_;
   ++node_done_[p];
   const plan::PlanNode& pn = plan_.nodes[p];
   if (ref.kind == TaskKind::kMap && pn.has_reduce &&
@@ -201,6 +204,16 @@ bool JobState::Complete(uint64_t t) {
   return true;
 }
 
+void JobState::EndRunning(size_t p) {
+  --running_;
+  --node_running_[p];
+}
+
+void JobState::ForgetRunning() {
+  running_ = 0;
+  std::fill(node_running_.begin(), node_running_.end(), 0);
+}
+
 void JobState::NodeFinished(size_t p) {
   for (uint32_t r : readers_[p]) {
     if (--deps_left_[r] == 0) Release(r);
@@ -213,9 +226,9 @@ void JobState::Fail(uint64_t t, const std::string& error) {
     return;
   }
   if (state_[t] != static_cast<uint8_t>(TaskState::kRunning)) return;  // a stale duplicate
-  --running_;
   const TaskRef ref = table_.Describe(t);
   const size_t p = ref.plan_node;
+  EndRunning(p);
   if (attempts_[t] < MaxAttempts(p)) {
     ReadyAgain(t);
     return;
@@ -230,6 +243,7 @@ void JobState::Fail(uint64_t t, const std::string& error) {
                                attempts_[t] == 1 ? "" : "s", error);
   error_ = fmt::format("node '{}': {}", plan_.nodes[p].id, node_error_[p]);
   phase_ = JobPhase::kFailed;
+  ForgetRunning();
 }
 
 void JobState::ReadyAgain(uint64_t t) {
@@ -243,10 +257,11 @@ void JobState::ReadyAgain(uint64_t t) {
 
 void JobState::Requeue(uint64_t t) {
   if (finished() || state_[t] != static_cast<uint8_t>(TaskState::kRunning)) return;
-  --running_;
+  const size_t p = table_.Describe(t).plan_node;
+  EndRunning(p);
   // Undo what MarkRunning counted: this attempt never ran, so it is handed out again as is.
   if (attempts_[t] > 0 && attempts_[t] < 255) --attempts_[t];
-  --node_attempts_[table_.Describe(t).plan_node];
+  --node_attempts_[p];
   --total_attempts_;
   ReadyAgain(t);
 }
@@ -278,7 +293,7 @@ void JobState::Cancel() {
   ready_gpu_.clear();
   ready_by_node_.clear();
   ready_gangs_.clear();
-  running_ = 0;
+  ForgetRunning();
 }
 
 wire::TaskSpec JobState::MakeSpec(uint64_t t) const {

@@ -54,6 +54,8 @@ class JobState {
   TaskState task_state(uint64_t task) const { return static_cast<TaskState>(state_[task]); }
   uint32_t attempts(uint64_t task) const { return attempts_[task]; }
   uint64_t done() const { return done_; }
+  // Tasks handed out and not ended: started in a slot, or sent to a worker's queue (the
+  // worker registry knows which), gangs included. 0 once the job has finished.
   uint64_t running() const { return running_; }
   uint64_t total_attempts() const { return total_attempts_; }
   size_t ready_count() const;
@@ -146,6 +148,8 @@ class JobState {
 
   // Per plan node: tasks done, attempts, first error.
   uint64_t node_done(size_t plan_node) const { return node_done_[plan_node]; }
+  // The node's share of running(): 0 once the job has finished.
+  uint64_t node_running(size_t plan_node) const { return node_running_[plan_node]; }
   uint64_t node_attempts(size_t plan_node) const { return node_attempts_[plan_node]; }
   const std::string& node_error(size_t plan_node) const { return node_error_[plan_node]; }
   bool node_released(size_t plan_node) const { return deps_left_[plan_node] == 0; }
@@ -161,6 +165,11 @@ class JobState {
   void Release(size_t plan_node);
   void NodeFinished(size_t plan_node);
   void MaybeRestoreFinish();
+  // One handed-out task ended (done, failed, back to the queue).
+  void EndRunning(size_t plan_node);
+  // The job finished with tasks still out: their results will be dropped, so none counts as
+  // running any more.
+  void ForgetRunning();
   int MaxAttempts(size_t plan_node) const;
 
   std::string id_;
@@ -175,6 +184,7 @@ class JobState {
   std::vector<uint64_t> node_done_;
   std::vector<uint64_t> node_maps_done_;
   std::vector<uint64_t> node_attempts_;
+  std::vector<uint64_t> node_running_;
   std::vector<std::string> node_error_;
   std::vector<std::vector<uint32_t>> readers_;  // per plan node: plan nodes reading it
   std::deque<uint64_t> ready_;      // may hold stale ids (tasks completed meanwhile): skipped

@@ -96,10 +96,11 @@ std::vector<LostAttempt> Scheduler::ReapSilentWorkers(int64_t now_ms) {
   return lost;
 }
 
-std::vector<LostAttempt> Scheduler::RemoveWorker(const std::string& id) {
+std::vector<LostAttempt> Scheduler::RemoveWorker(const std::string& id, int64_t now_ms) {
   const WorkerEntry* w = registry_.Find(id);
   const uint32_t slots = w != nullptr ? w->info.slots : 0;
-  return LoseTasks(id, registry_.Remove(id), slots, "worker " + id + " left while running the task");
+  return LoseTasks(id, registry_.Remove(id, now_ms), slots,
+                   "worker " + id + " left while running the task");
 }
 
 std::vector<std::pair<std::string, wire::TaskSpec>> Scheduler::PlaceGangs(int64_t now_ms) {
@@ -205,6 +206,19 @@ void Scheduler::MarkStarted(const std::string& worker_id,
     if (r.task_id >= job.table().size() || job.attempts(r.task_id) != r.attempt + 1u) continue;
     w->MarkStarted({it->second, r.task_id});
   }
+}
+
+bool Scheduler::OnHeartbeat(const std::string& worker_id, const wire::Heartbeat& beat,
+                            int64_t now_ms) {
+  if (beat.draining) registry_.SetDraining(worker_id);
+  MarkStarted(worker_id, beat.running);
+  // Its results travel ahead of this beat on the same connection, so what it finished is no
+  // longer held here: holding nothing means nothing was lost.
+  if (!beat.draining || !beat.running.empty() || !registry_.MarkDrained(worker_id, now_ms)) {
+    return false;
+  }
+  gangs_.DropWorker(worker_id);
+  return true;
 }
 
 OutcomeKind Scheduler::OnOutcome(const std::string& worker_id, const wire::TaskOutcome& o) {

@@ -49,11 +49,13 @@ class Scheduler {
   const std::vector<std::unique_ptr<JobState>>& jobs() const { return jobs_; }
 
   WorkerRegistry& registry() { return registry_; }
+  const WorkerRegistry& registry() const { return registry_; }
   // Registration; tasks a same-named earlier incarnation held are treated as lost.
   std::vector<LostAttempt> RegisterWorker(const wire::RegisterWorker& info, int64_t now_ms);
   // Workers silent past the timeout, and what their tasks became.
   std::vector<LostAttempt> ReapSilentWorkers(int64_t now_ms);
-  std::vector<LostAttempt> RemoveWorker(const std::string& id);
+  // A worker gone without a drain (given up on now): lost, and so are the tasks it held.
+  std::vector<LostAttempt> RemoveWorker(const std::string& id, int64_t now_ms);
 
   // Up to the worker's credit of tasks, marked running on it.
   std::vector<wire::TaskSpec> Assign(const std::string& worker_id);
@@ -72,6 +74,10 @@ class Scheduler {
   OutcomeKind OnOutcome(const std::string& worker_id, const wire::TaskOutcome& outcome);
   // The worker reports these attempts running (its heartbeat): losing it now charges them.
   void MarkStarted(const std::string& worker_id, const std::vector<wire::TaskAttempt>& running);
+  // A heartbeat: the attempts it runs, whether it drains, and, for a draining worker that
+  // runs and holds nothing, its goodbye (it becomes drained and its slots leave the pool):
+  // true then.
+  bool OnHeartbeat(const std::string& worker_id, const wire::Heartbeat& beat, int64_t now_ms);
 
   // Cancels a job. Returns the workers holding its tasks, to be told to abandon them.
   std::vector<std::string> Cancel(const std::string& job_id);

@@ -7,6 +7,24 @@
 #include "coordinator/placement/pool_advice.h"
 
 namespace coupler::coordinator {
+namespace {
+
+// The job's tasks sent to workers and waiting there unstarted, per plan node: the job knows
+// only that they are handed out, their workers know whether they began.
+std::vector<uint64_t> PrefetchedByNode(const JobState& job, const WorkerRegistry& registry,
+                                       std::optional<uint32_t> job_index) {
+  std::vector<uint64_t> out(job.plan().nodes.size(), 0);
+  if (!job_index || job.finished()) return out;
+  for (const auto& [id, w] : registry.workers()) {
+    for (auto it = w.inflight.lower_bound({*job_index, 0});
+         it != w.inflight.end() && it->first.first == *job_index; ++it) {
+      if (!it->second.started) ++out[job.table().Describe(it->first.second).plan_node];
+    }
+  }
+  return out;
+}
+
+}  // namespace
 
 wire::JobStatus ReportJob(const JobState& job, const WorkerRegistry& registry,
                           const GangReservations& gangs, std::optional<uint32_t> job_index) {
@@ -16,9 +34,15 @@ wire::JobStatus ReportJob(const JobState& job, const WorkerRegistry& registry,
   s.state = std::string(JobPhaseName(job.phase()));
   s.tasks_total = job.table().size();
   s.tasks_done = job.done();
-  s.tasks_running = job.running();
   s.tasks_failed = job.failed();
-  s.tasks_queued = job.finished() ? 0 : s.tasks_total - s.tasks_done - s.tasks_running - s.tasks_failed;
+  // Three counts, never mixed: queued (not handed out yet), prefetched (sent, waiting in a
+  // worker's queue), running (started in a slot). A finished job has none of them.
+  const std::vector<uint64_t> prefetched = PrefetchedByNode(job, registry, job_index);
+  if (!job.finished()) {
+    for (const uint64_t n : prefetched) s.tasks_prefetched += n;
+    s.tasks_running = job.running() - std::min(job.running(), s.tasks_prefetched);
+    s.tasks_queued = s.tasks_total - s.tasks_done - s.tasks_failed - job.running();
+  }
   s.attempts = job.total_attempts();
   s.error = job.error();
   s.devices = job.devices();
@@ -68,6 +92,8 @@ wire::JobStatus ReportJob(const JobState& job, const WorkerRegistry& registry,
     n.tasks_done = job.node_done(p);
     n.attempts = job.node_attempts(p);
     n.error = job.node_error(p);
+    n.tasks_prefetched = prefetched[p];
+    n.tasks_running = job.node_running(p) - std::min(job.node_running(p), prefetched[p]);
     if (!n.error.empty()) {
       n.state = "failed";
     } else if (n.tasks_done == n.tasks_total) {
@@ -99,11 +125,18 @@ void ReportPool(const std::vector<std::unique_ptr<JobState>>& jobs,
   uint64_t slots = 0;
   uint64_t in_use = 0;
   for (const auto& [id, w] : registry.workers()) {
+    if (w.gone()) continue;
+    const uint32_t started = w.started();
+    stats.running_tasks += started;
+    stats.prefetched_tasks += w.inflight.size() - started;
     if (w.state != WorkerState::kAlive) continue;
     ++alive;
     slots += w.info.slots;
     // Held slots are not counted: the waiting gang's ranks already are.
-    in_use += std::min<uint64_t>(w.info.slots, w.inflight.size() + w.gang_ranks);
+    in_use += std::min<uint64_t>(w.info.slots, started + w.gang_ranks);
+    // Prefetched tasks wait for a slot as queued ones do: a worker holding more than its
+    // slots run is backlog the advice must see.
+    q.prefetched_tasks += w.inflight.size() - started;
   }
   stats.queued_cpu_tasks = q.cpu_tasks;
   stats.queued_gpu_tasks = q.gpu_tasks;
@@ -121,9 +154,13 @@ std::vector<wire::WorkerStatus> ReportWorkers(const WorkerRegistry& registry, in
     s.host = w.info.host;
     s.address = w.info.address;
     s.slots = w.info.slots;
-    s.running = static_cast<uint32_t>(w.inflight.size()) + w.gang_ranks;
+    s.running = w.started() + w.gang_ranks;
+    s.prefetched = w.prefetched();
+    s.tasks_done = w.tasks_done;
     s.state = std::string(WorkerStateName(w.state));
     if (w.state == WorkerState::kAlive && registry.Silent(w, now_ms)) s.state = "silent";
+    // After an outage its timeout is stretched into the future (worker_registry.cc).
+    s.heard_ms_ago = static_cast<uint64_t>(std::max<int64_t>(0, now_ms - w.last_heard_ms));
     s.gpus = w.info.gpus;
     s.labels = w.info.labels;
     s.cpus = w.info.cpus;

@@ -17,7 +17,8 @@ std::string_view WorkerStateName(WorkerState s) {
   switch (s) {
     case WorkerState::kAlive: return "alive";
     case WorkerState::kDraining: return "draining";
-    case WorkerState::kDead: return "dead";
+    case WorkerState::kDrained: return "drained";
+    case WorkerState::kLost: return "lost";
   }
   return "alive";
 }
@@ -28,6 +29,12 @@ void WorkerEntry::StartTask(const TaskKey& key, uint64_t share) {
   // A share that fits no device now was sent because no worker could ever hold it: the worker
   // fails it at once with the reason, and nothing is reserved for it here.
   if (std::optional<int> device = gpu_shares.Reserve(share)) share_of[key] = {*device, share};
+}
+
+uint32_t WorkerEntry::started() const {
+  uint32_t n = 0;
+  for (const auto& [key, task] : inflight) n += task.started ? 1 : 0;
+  return n;
 }
 
 bool WorkerEntry::EndTask(const TaskKey& key) {
@@ -74,19 +81,19 @@ void WorkerRegistry::NoteHeard(int64_t now_ms) {
     const int64_t outage = now_ms - last_heard_any_ms_;
     const int64_t extra = std::clamp<int64_t>(outage - dead_after_ms_, 0, kMaxBackoffGraceMs);
     for (auto& [id, w] : workers_) {
-      if (w.state != WorkerState::kDead) w.last_heard_ms = std::max(w.last_heard_ms, now_ms + extra);
+      if (!w.gone()) w.last_heard_ms = std::max(w.last_heard_ms, now_ms + extra);
     }
   }
   last_heard_any_ms_ = std::max(last_heard_any_ms_, now_ms);
 }
 
 bool WorkerRegistry::Silent(const WorkerEntry& w, int64_t now_ms) const {
-  return w.state != WorkerState::kDead && now_ms - w.last_heard_ms > dead_after_ms_;
+  return !w.gone() && now_ms - w.last_heard_ms > dead_after_ms_;
 }
 
 bool WorkerRegistry::Heard(const std::string& id, int64_t now_ms) {
   auto it = workers_.find(id);
-  if (it == workers_.end() || it->second.state == WorkerState::kDead) return false;
+  if (it == workers_.end() || it->second.gone()) return false;
   NoteHeard(now_ms);
   it->second.last_heard_ms = now_ms;
   return true;
@@ -99,8 +106,33 @@ void WorkerRegistry::SetDraining(const std::string& id) {
   }
 }
 
+bool WorkerRegistry::MarkDrained(const std::string& id, int64_t now_ms) {
+  auto it = workers_.find(id);
+  if (it == workers_.end() || it->second.state != WorkerState::kDraining) return false;
+  WorkerEntry& w = it->second;
+  // Anything still held here (a task sent before it said it drains, not yet arrived) means it
+  // did not finish: it stays draining, and if it leaves anyway it is lost and the task re-runs.
+  if (!w.inflight.empty() || w.gang_ranks > 0) return false;
+  w.ClearWork();  // a gang's hold on its slots, if any, is of no use now
+  w.state = WorkerState::kDrained;
+  w.left_ms = now_ms;
+  return true;
+}
+
+void WorkerRegistry::MarkLost(WorkerEntry& w, int64_t now_ms) {
+  w.ClearWork();
+  w.state = WorkerState::kLost;
+  w.left_ms = now_ms;
+  ++workers_lost_total_;
+}
+
 std::vector<std::pair<std::string, HeldTasks>> WorkerRegistry::ReapSilent(int64_t now_ms) {
   std::vector<std::pair<std::string, HeldTasks>> dead;
+  // Forgotten: its key binding too, which matters no more than after a coordinator restart
+  // (nothing is held under its id, and a worker registering under it starts afresh).
+  std::erase_if(workers_, [&](const auto& entry) {
+    return entry.second.gone() && now_ms - entry.second.left_ms > kForgetAfterMs;
+  });
   if (now_ms - last_heard_any_ms_ > dead_after_ms_ / 2) {
     // No worker at all was heard for half the timeout, while a live one beats far more often:
     // most likely the coordinator's own link is down, not every worker at once, and nobody
@@ -113,20 +145,18 @@ std::vector<std::pair<std::string, HeldTasks>> WorkerRegistry::ReapSilent(int64_
     return dead;
   }
   for (auto& [id, w] : workers_) {
-    if (w.state == WorkerState::kDead || now_ms - w.last_heard_ms <= dead_after_ms_) continue;
-    w.state = WorkerState::kDead;
+    if (w.gone() || now_ms - w.last_heard_ms <= dead_after_ms_) continue;
     dead.emplace_back(id, std::move(w.inflight));
-    w.ClearWork();
+    MarkLost(w, now_ms);
   }
   return dead;
 }
 
-HeldTasks WorkerRegistry::Remove(const std::string& id) {
+HeldTasks WorkerRegistry::Remove(const std::string& id, int64_t now_ms) {
   auto it = workers_.find(id);
-  if (it == workers_.end()) return {};
+  if (it == workers_.end() || it->second.gone()) return {};
   HeldTasks held = std::move(it->second.inflight);
-  it->second.ClearWork();
-  it->second.state = WorkerState::kDead;
+  MarkLost(it->second, now_ms);
   return held;
 }
 
@@ -137,7 +167,7 @@ WorkerEntry* WorkerRegistry::Find(const std::string& id) {
 
 size_t WorkerRegistry::alive() const {
   size_t n = 0;
-  for (const auto& [id, w] : workers_) n += w.state != WorkerState::kDead ? 1 : 0;
+  for (const auto& [id, w] : workers_) n += w.gone() ? 0 : 1;
   return n;
 }
 

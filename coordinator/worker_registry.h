@@ -26,7 +26,10 @@ struct HeldTask {
 };
 using HeldTasks = std::map<TaskKey, HeldTask>;
 
-enum class WorkerState : uint8_t { kAlive, kDraining, kDead };
+// kDrained: it finished a drain holding nothing and said goodbye (its last heartbeat);
+// kLost: it was given up on (silent past the timeout, or gone without a drain). Both are
+// listed for a while after they left (see WorkerRegistry::kForgetAfterMs), then forgotten.
+enum class WorkerState : uint8_t { kAlive, kDraining, kDrained, kLost };
 std::string_view WorkerStateName(WorkerState s);
 
 struct WorkerEntry {
@@ -38,6 +41,7 @@ struct WorkerEntry {
   std::string route;
   WorkerState state = WorkerState::kAlive;
   int64_t last_heard_ms = 0;
+  int64_t left_ms = 0;  // when it became drained or lost
   HeldTasks inflight;  // loose tasks
   uint64_t sent = 0;   // tasks sent so far: the next one's place in `inflight`
   uint64_t tasks_done = 0;
@@ -73,6 +77,11 @@ struct WorkerEntry {
     return used >= info.slots ? 0 : static_cast<uint32_t>(info.slots - used);
   }
   bool has_gpus() const { return !info.gpus.empty(); }
+  // Drained or lost: it runs nothing and is only still listed.
+  bool gone() const { return state == WorkerState::kDrained || state == WorkerState::kLost; }
+  // Held loose tasks it reported running, and those waiting unstarted in its queue.
+  uint32_t started() const;
+  uint32_t prefetched() const { return static_cast<uint32_t>(inflight.size()) - started(); }
 
   // A loose task sent to it; `share`: the GPU memory it asks for (0: none).
   void StartTask(const TaskKey& key, uint64_t share);
@@ -91,6 +100,12 @@ class WorkerRegistry {
  public:
   explicit WorkerRegistry(int64_t dead_after_ms) : dead_after_ms_(dead_after_ms) {}
 
+  // How long a drained or lost worker stays listed (so `coupler workers` shows what became of
+  // it) before it is forgotten: long enough for an operator to look, short enough that a pool
+  // of short-lived cloud workers does not grow its list for ever. Lost ones stay counted
+  // (workers_lost_total).
+  static constexpr int64_t kForgetAfterMs = 10 * 60'000;
+
   // A (re-)registration. Returns the tasks the worker held under an earlier registration
   // (a restarted worker process with the same id): they are lost.
   HeldTasks Register(const wire::RegisterWorker& info, int64_t now_ms);
@@ -98,26 +113,37 @@ class WorkerRegistry {
   bool Heard(const std::string& id, int64_t now_ms);
   void SetDraining(const std::string& id);
 
-  // Workers silent for longer than the timeout: marked dead and returned with what they held.
+  // A draining worker's heartbeat said it runs nothing: if it holds nothing here either, it
+  // has finished its drain and is leaving (its last beat), and becomes drained. True then.
+  bool MarkDrained(const std::string& id, int64_t now_ms);
+
+  // Workers silent for longer than the timeout: marked lost and returned with what they held.
   // None while no worker at all has been heard for the timeout (see worker_registry.cc).
+  // Also forgets the workers drained or lost for kForgetAfterMs.
   std::vector<std::pair<std::string, HeldTasks>> ReapSilent(int64_t now_ms);
   // Past the timeout but not given up on yet (no worker is heard: the coordinator's link).
   bool Silent(const WorkerEntry& w, int64_t now_ms) const;
-  // A worker that said goodbye or must be forgotten: returns what it held.
-  HeldTasks Remove(const std::string& id);
+  // A worker gone without a drain (it must be given up on now): marked lost, returns what it
+  // held.
+  HeldTasks Remove(const std::string& id, int64_t now_ms);
 
   WorkerEntry* Find(const std::string& id);
   const std::map<std::string, WorkerEntry>& workers() const { return workers_; }
   std::map<std::string, WorkerEntry>& mutable_workers() { return workers_; }
+  // Registered and not gone (alive or draining).
   size_t alive() const;
+  // Workers ever given up on, forgotten ones included: what the metrics count.
+  uint64_t workers_lost_total() const { return workers_lost_total_; }
 
  private:
   void NoteHeard(int64_t now_ms);
+  void MarkLost(WorkerEntry& w, int64_t now_ms);
 
   int64_t dead_after_ms_;
   std::map<std::string, WorkerEntry> workers_;
   int64_t last_heard_any_ms_ = 0;
   bool blackout_ = false;  // no worker heard for the timeout: reaping is held off
+  uint64_t workers_lost_total_ = 0;
 };
 
 }  // namespace coupler::coordinator

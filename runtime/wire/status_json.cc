@@ -10,6 +10,7 @@ void WriteJobStatus(json::Writer& w, const JobStatus& j) {
   w.BeginObject("tasks");
   w.Field("total", j.tasks_total);
   w.Field("queued", j.tasks_queued);
+  w.Field("prefetched", j.tasks_prefetched);
   w.Field("running", j.tasks_running);
   w.Field("done", j.tasks_done);
   w.Field("failed", j.tasks_failed);
@@ -39,6 +40,8 @@ void WriteJobStatus(json::Writer& w, const JobStatus& j) {
     w.Field("state", n.state);
     w.Field("tasks", n.tasks_total);
     w.Field("done", n.tasks_done);
+    w.Field("running", n.tasks_running);
+    w.Field("prefetched", n.tasks_prefetched);
     w.Field("attempts", n.attempts);
     w.Field("error", n.error);
     w.Field("ranks", n.ranks);
@@ -74,6 +77,8 @@ std::string StatusReplyJson(const StatusReply& reply) {
   w.Field("gpu_tasks", reply.coordinator.queued_gpu_tasks);
   w.Field("gang_ranks", reply.coordinator.queued_gang_ranks);
   w.EndObject();
+  w.Field("running_tasks", reply.coordinator.running_tasks);
+  w.Field("prefetched_tasks", reply.coordinator.prefetched_tasks);
   w.Field("recommended_workers", reply.coordinator.recommended_workers);
   w.Field("longest_partial_hold_ms", reply.coordinator.longest_partial_hold_ms);
   w.Field("encrypted", reply.coordinator.encrypted);
@@ -100,6 +105,9 @@ std::string WorkersJson(const std::vector<WorkerStatus>& workers) {
     w.Field("address", s.address);
     w.Field("slots", s.slots);
     w.Field("running", s.running);
+    w.Field("prefetched", s.prefetched);
+    w.Field("tasks_done", s.tasks_done);
+    w.Field("heard_ms_ago", s.heard_ms_ago);
     w.Field("state", s.state);
     w.Field("cpus", s.cpus);
     w.Field("memory_bytes", s.memory_bytes);

@@ -241,7 +241,7 @@ TEST(GangsTest, CuttingARanksHostFailsTheAttemptAndTheRetryResumesOnTheHostsLeft
   std::optional<JobView> last;
   WaitUntil(
       [&] {
-        if (!dead_after && cluster.Workers()[cut_worker].state == "dead") {
+        if (!dead_after && cluster.Workers()[cut_worker].state == "lost") {
           dead_after = Clock::now() - cut;
         }
         if (auto v = cluster.Job(job)) last = v;

@@ -18,8 +18,9 @@ namespace coupler::itest {
 
 // One entry of `coupler workers --json`.
 struct WorkerView {
-  // "alive", "draining", "dead"; "silent": past --dead-after-ms but not given up on, as no
-  // worker at all is heard (the coordinator's own link is down)
+  // "alive", "draining", "drained" (left after a drain), "lost" (given up on); "silent": past
+  // --dead-after-ms but not given up on, as no worker at all is heard (the coordinator's own
+  // link is down)
   std::string state;
   std::string host;   // the hostname it registered with: the same on every host of a bed
   uint64_t slots = 0;

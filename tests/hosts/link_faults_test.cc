@@ -3,7 +3,7 @@
 //    result it finished during the cut arrives late and is dropped, every output is there
 //    once and whole, and the worker comes back and takes work;
 //  - the coordinator's own link cut far longer than --dead-after-ms gives up on nobody (the
-//    workers show "silent", not "dead"), and when it returns the results finished meanwhile
+//    workers show "silent", not "lost"), and when it returns the results finished meanwhile
 //    are delivered: no task runs twice.
 // Every test skips without root (network namespaces need it; CI runs as root).
 #include <gtest/gtest.h>
@@ -69,7 +69,7 @@ TEST_P(LinkFaultsTest, WorkerCutOffForTwiceDeadAfterMidJobLosesNothingAndRejoins
   std::optional<Clock::duration> dead_at;
   WaitUntil(
       [&] {
-        if (cluster.Workers()["wB"].state != "dead") return false;
+        if (cluster.Workers()["wB"].state != "lost") return false;
         dead_at = Clock::now() - cut;
         return true;
       },
@@ -173,7 +173,7 @@ TEST_P(LinkFaultsTest, CoordinatorCutOffFarPastDeadAfterGivesUpOnNobodyAndRunsEa
       [&] {
         for (const auto& [id, w] : cluster.Workers()) {
           if (w.state == "silent") seen_silent.insert(id);
-          if (w.state == "dead") seen_dead.insert(id);
+          if (w.state == "lost") seen_dead.insert(id);
         }
         if (!both_silent_at && seen_silent.size() == 2) both_silent_at = Clock::now() - cut;
         return Clock::now() - cut >= hold;
@@ -190,7 +190,7 @@ TEST_P(LinkFaultsTest, CoordinatorCutOffFarPastDeadAfterGivesUpOnNobodyAndRunsEa
   WaitUntil(
       [&] {
         for (const auto& [id, w] : cluster.Workers()) {
-          if (w.state == "dead") seen_dead.insert(id);
+          if (w.state == "lost") seen_dead.insert(id);
         }
         if (auto v = cluster.Job(job)) st = v;
         return st && st->finished();

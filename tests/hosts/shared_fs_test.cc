@@ -48,7 +48,8 @@ TEST(SharedFsTest, AWorkerThatCannotSeeTheWorkdirRefusesOnceAndTheJobRunsElsewhe
   ASSERT_TRUE(WaitUntil(
       [&] {
         refused = cluster.Job(job);
-        return refused && refused->refused_hosts.count("wD") != 0 && refused->running == 0;
+        return refused && refused->refused_hosts.count("wD") != 0 && refused->running == 0 &&
+               refused->prefetched == 0;
       },
       60s, 50ms))
       << "wD never refused the job\n" << cluster.Logs();

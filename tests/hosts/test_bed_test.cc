@@ -459,9 +459,9 @@ TEST_P(WorkerLinkCutTest, WorkerCutOffPastDeadAfterIsDeclaredDeadAndRejoinsWhenR
 
   ASSERT_TRUE(bed.CutLink(b)) << bed.Logs();
   const auto cut = Clock::now();
-  const WorkerView during = cluster.WaitWorkerState("wB", "dead", 60s);
+  const WorkerView during = cluster.WaitWorkerState("wB", "lost", 60s);
   const auto declared_dead = Clock::now() - cut;
-  const bool dead = during.state == "dead";
+  const bool dead = during.state == "lost";
   const WorkerView other = cluster.Workers()["wC"];
   bool noticed = false;
   if (dead && GetParam().until_worker_notices) {

@@ -31,12 +31,15 @@ struct NodeView {
   uint64_t ranks = 0;  // tight nodes: the gang size
   std::string reason;  // why a ready node waits
   std::vector<std::string> hosts;  // tight nodes: the gang's addresses, leader first
+  uint64_t running = 0, prefetched = 0;
 };
 
 // `coupler status JOB --json`, parsed.
 struct JobView {
   std::string id, name, state, error, submitted_by;
-  uint64_t total = 0, queued = 0, running = 0, done = 0, failed = 0, attempts = 0;
+  // running: started in a worker's slot; prefetched: sent, waiting in a worker's queue.
+  uint64_t total = 0, queued = 0, running = 0, done = 0, failed = 0, attempts = 0, prefetched = 0;
+  int64_t submitted_ms = 0, finished_ms = 0;
   std::map<std::string, NodeView> nodes;
   // Workers no longer sent the job's tasks: worker id -> the reason.
   std::map<std::string, std::string> refused_hosts;
@@ -63,10 +66,20 @@ struct CoordinatorView {
   bool encrypted = false;
   uint64_t handshakes_refused = 0, registrations_refused = 0, stale_outcomes_dropped = 0;
   uint64_t replies_dropped = 0;
+  uint64_t running_tasks = 0, prefetched_tasks = 0;
+};
+
+// `coupler workers --json`, one worker.
+struct WorkerStatusView {
+  std::string state;
+  uint64_t slots = 0, running = 0, prefetched = 0, tasks_done = 0;
 };
 
 inline uint64_t U64(const rapidjson::Value& v, const char* key) {
   return v.HasMember(key) && v[key].IsUint64() ? v[key].GetUint64() : 0;
+}
+inline int64_t I64(const rapidjson::Value& v, const char* key) {
+  return v.HasMember(key) && v[key].IsInt64() ? v[key].GetInt64() : 0;
 }
 inline std::string Str(const rapidjson::Value& v, const char* key) {
   return v.HasMember(key) && v[key].IsString() ? v[key].GetString() : "";
@@ -84,16 +97,20 @@ inline std::optional<JobView> ParseJob(const rapidjson::Value& j) {
   v.total = U64(t, "total");
   v.queued = U64(t, "queued");
   v.running = U64(t, "running");
+  v.prefetched = U64(t, "prefetched");
   v.done = U64(t, "done");
   v.failed = U64(t, "failed");
   v.attempts = U64(j, "attempts");
+  v.submitted_ms = I64(j, "submitted_ms");
+  v.finished_ms = I64(j, "finished_ms");
   if (j.HasMember("refused_hosts") && j["refused_hosts"].IsArray()) {
     for (const auto& r : j["refused_hosts"].GetArray()) v.refused_hosts[Str(r, "worker")] = Str(r, "reason");
   }
   if (j.HasMember("nodes") && j["nodes"].IsArray()) {
     for (const auto& n : j["nodes"].GetArray()) {
       NodeView nv{Str(n, "state"), U64(n, "tasks"),    U64(n, "done"), U64(n, "attempts"),
-                  Str(n, "error"), U64(n, "ranks"),    Str(n, "reason"), {}};
+                  Str(n, "error"), U64(n, "ranks"),    Str(n, "reason"), {},
+                  U64(n, "running"), U64(n, "prefetched")};
       if (n.HasMember("hosts") && n["hosts"].IsArray()) {
         for (const auto& h : n["hosts"].GetArray()) {
           if (h.IsString()) nv.hosts.push_back(h.GetString());
@@ -259,16 +276,28 @@ class Cluster {
     v.registrations_refused = U64(c, "registrations_refused");
     v.stale_outcomes_dropped = U64(c, "stale_outcomes_dropped");
     v.replies_dropped = U64(c, "replies_dropped");
+    v.running_tasks = U64(c, "running_tasks");
+    v.prefetched_tasks = U64(c, "prefetched_tasks");
     return v;
   }
 
-  // `coupler workers --json`: id → (state, running tasks).
-  std::map<std::string, std::pair<std::string, uint64_t>> Workers() {
-    std::map<std::string, std::pair<std::string, uint64_t>> out;
+  // `coupler workers --json`: id → what it shows.
+  std::map<std::string, WorkerStatusView> WorkerViews() {
+    std::map<std::string, WorkerStatusView> out;
     CommandResult r = Cli({"workers", "--json"});
     rapidjson::Document d;
     if (r.exit_code != 0 || d.Parse(r.out.c_str()).HasParseError() || !d.IsArray()) return out;
-    for (const auto& w : d.GetArray()) out[Str(w, "id")] = {Str(w, "state"), U64(w, "running")};
+    for (const auto& w : d.GetArray()) {
+      out[Str(w, "id")] = {Str(w, "state"), U64(w, "slots"), U64(w, "running"),
+                           U64(w, "prefetched"), U64(w, "tasks_done")};
+    }
+    return out;
+  }
+
+  // `coupler workers --json`: id → (state, tasks it holds: running + prefetched).
+  std::map<std::string, std::pair<std::string, uint64_t>> Workers() {
+    std::map<std::string, std::pair<std::string, uint64_t>> out;
+    for (const auto& [id, w] : WorkerViews()) out[id] = {w.state, w.running + w.prefetched};
     return out;
   }
 

@@ -83,7 +83,7 @@ TEST(DurabilityTest, AFullDiskStopsDispatchAndNothingIsReportedFinishedUntilItIs
   EXPECT_EQ(refused.exit_code, 1) << refused.err;
   EXPECT_THAT(refused.err, HasSubstr("the state cannot be written"));
   // Held tasks drain; after that the job sits, unfinished, for as long as the disk is full.
-  ASSERT_TRUE(WaitUntil([&] { st = cluster.Job(job); return st && st->running == 0; }, 60s, 100ms))
+  ASSERT_TRUE(WaitUntil([&] { st = cluster.Job(job); return st && st->running == 0 && st->prefetched == 0; }, 60s, 100ms))
       << cluster.Logs();
   const uint64_t done_while_full = st->done;
   for (int i = 0; i < 10; ++i) {

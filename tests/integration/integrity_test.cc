@@ -46,7 +46,7 @@ TEST(IntegrityTest, ALateFailureFromAStoppedWorkerDoesNotFailTheRetry) {
   cluster.StartWorker("w2", 1, {"--prefetch", "1"});
   ASSERT_TRUE(cluster.WaitWorkersAlive(2)) << cluster.Logs();
   cluster.worker("w1").Signal(SIGSTOP);
-  ASSERT_TRUE(WaitUntil([&] { return WorkerIs(cluster, "w1", "dead"); }, 60s, 50ms)) << cluster.Logs();
+  ASSERT_TRUE(WaitUntil([&] { return WorkerIs(cluster, "w1", "lost"); }, 60s, 50ms)) << cluster.Logs();
   ASSERT_TRUE(WaitUntil([&] { return fs::exists(m / "a2"); }, 60s, 20ms)) << cluster.Logs();
 
   // The first attempt fails while w1 is stopped; w1 wakes and reports it, late.
@@ -114,7 +114,7 @@ TEST(IntegrityTest, AWorkerBackFromTheDeadDoesNotRunTheQueueGivenToOthers) {
   cluster.StartWorker("w2", 1, {"--prefetch", "2"});
   ASSERT_TRUE(cluster.WaitWorkersAlive(2)) << cluster.Logs();
   cluster.worker("w1").Signal(SIGSTOP);
-  ASSERT_TRUE(WaitUntil([&] { return WorkerIs(cluster, "w1", "dead"); }, 60s, 50ms)) << cluster.Logs();
+  ASSERT_TRUE(WaitUntil([&] { return WorkerIs(cluster, "w1", "lost"); }, 60s, 50ms)) << cluster.Logs();
   const auto st = cluster.WaitJobFinished(job);
   ASSERT_TRUE(st) << cluster.Logs();
   ASSERT_EQ(st->state, "succeeded") << st->error;

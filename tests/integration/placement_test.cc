@@ -120,7 +120,7 @@ TEST(PlacementTest, PlanWithWorkersShowsWhereEachNodeWouldRun) {
       [&] {
         const auto workers = cluster.Workers();
         auto it = workers.find("wa");
-        return it != workers.end() && it->second.first == "dead";
+        return it != workers.end() && it->second.first == "lost";
       },
       60s, 100ms))
       << cluster.Logs();

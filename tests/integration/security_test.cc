@@ -157,6 +157,7 @@ TEST(SecurityTest, AWorkerKeyIsNoClientKeyAndAClientKeyIsNoWorkerKey) {
   ASSERT_TRUE(job) << cluster.Logs();
   EXPECT_EQ(job->done, 0u);
   EXPECT_EQ(job->running, 0u);
+  EXPECT_EQ(job->prefetched, 0u);
   EXPECT_TRUE(cluster.Workers().empty());
 }
 

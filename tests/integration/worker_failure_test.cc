@@ -61,7 +61,7 @@ TEST(WorkerFailureTest, KilledWorkerTasksAreRerunAndEveryOutputExistsOnce) {
   // The killed worker's tasks ran again: more attempts than tasks.
   EXPECT_GT(final_status->attempts, final_status->total);
   EXPECT_GT(final_status->node("copy").attempts, static_cast<uint64_t>(kShards));
-  EXPECT_EQ(cluster.Workers()["w2"].first, "dead");
+  EXPECT_EQ(cluster.Workers()["w2"].first, "lost");
 
   // Each shard exactly once under its final name, nothing else beside it, and each a whole copy.
   std::vector<std::string> expected;
@@ -118,7 +118,7 @@ TEST(WorkerFailureTest, SigtermDrainsHeldTasksCommitsThemAndExitsZero) {
   ASSERT_TRUE(WaitUntil(
       [&] {
         after = cluster.Job(job);
-        return after && after->running == 0;
+        return after && after->running == 0 && after->prefetched == 0;
       },
       30s, 50ms))
       << cluster.Logs();

@@ -33,5 +33,21 @@ TEST(ClientTest, RefusesASpecOverTheSizeLimitBeforeSending) {
   EXPECT_EQ(id.status().message(), "spec is 70.0 MiB, over the 16 MiB limit");
 }
 
+// Nobody listens: the request is not left waiting for the full request timeout, and the error
+// names the endpoint tried.
+TEST(ClientTest, ACoordinatorThatNeverAnswersTheHandshakeIsReportedUnreachable) {
+  store::testing::TempDir dir;
+  ClientSecurity plaintext;
+  plaintext.insecure = true;
+  const std::string endpoint = "ipc://" + (dir.path() / "nobody").string();
+  auto client = Client::Connect(endpoint, std::chrono::seconds(60), plaintext);
+  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  Result<wire::StatusReply> reply = (*client)->Status();
+  ASSERT_FALSE(reply.ok());
+  EXPECT_EQ(reply.status().code(), StatusCode::kUnavailable) << reply.status().ToString();
+  EXPECT_EQ(reply.status().message(),
+            "no coordinator answered at " + endpoint + " within 3 s; is it running?");
+}
+
 }  // namespace
 }  // namespace coupler::client

@@ -315,7 +315,7 @@ TEST(GangSchedulerTest, LosingTheLeaderRequeuesTheGangAndFreesTheOtherSlots) {
   ASSERT_EQ(first.size(), 1u);
   const std::string leader = first[0].first;
   const std::string other = leader == "a" ? "b" : "a";
-  auto lost = s.RemoveWorker(leader);
+  auto lost = s.RemoveWorker(leader, 0);
   ASSERT_EQ(lost.size(), 1u);
   EXPECT_EQ(lost[0].task_id, first[0].second.task_id);
   EXPECT_EQ(s.registry().Find(other)->gang_ranks, 0u);
@@ -339,7 +339,7 @@ TEST(GangSchedulerTest, LosingAWorkerThatOnlyLentSlotsLeavesTheGangRunning) {
   auto placed = s.PlaceGangs(0);
   ASSERT_EQ(placed.size(), 1u);
   const std::string other = placed[0].first == "a" ? "b" : "a";
-  EXPECT_TRUE(s.RemoveWorker(other).empty());
+  EXPECT_TRUE(s.RemoveWorker(other, 0).empty());
   EXPECT_EQ(s.OnOutcome(placed[0].first, Outcome(placed[0].second, true)),
             OutcomeKind::kCommitted);
   EXPECT_EQ(s.registry().Find(placed[0].first)->gang_ranks, 0u);

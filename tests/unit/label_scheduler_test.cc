@@ -83,7 +83,7 @@ nodes:
   EXPECT_EQ(Node(s.Status(*s.FindJob("j1")), "gang").reason,
             "cannot be placed yet: needs 2 ranks, the 1 alive matching worker have 1 slots in all");
 
-  s.RemoveWorker("b");
+  s.RemoveWorker("b", 0);
   s.PlaceGangs(1);
   EXPECT_EQ(Node(s.Status(*s.FindJob("j1")), "gang").reason,
             "waiting for a worker with interconnect=infiniband (1 alive worker, none match)");

@@ -29,5 +29,15 @@ TEST(PoolAdviceTest, NoWorkerAliveAssumesOneSlotEachAndTheCapHolds) {
   EXPECT_EQ(RecommendWorkers({50, 0, 0}, 0, 0, 0, 10), 10u);
 }
 
+// Tasks waiting in a worker's queue are backlog, though the coordinator queues none: one worker
+// of 2 slots running 2 and holding 10 more needs 6 workers' slots.
+TEST(PoolAdviceTest, PrefetchedTasksAreWorkWaitingForSlots) {
+  QueueDepth q;
+  q.prefetched_tasks = 10;
+  EXPECT_EQ(q.total(), 10u);
+  EXPECT_EQ(RecommendWorkers(q, 2, 1, 2), 6u);
+  EXPECT_EQ(RecommendWorkers({}, 2, 1, 2), 1u) << "without the backlog, the one worker is enough";
+}
+
 }  // namespace
 }  // namespace coupler::coordinator

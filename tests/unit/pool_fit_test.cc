@@ -142,7 +142,7 @@ TEST(PoolFitTest, GpuShareOnAPoolWithoutGpusRunsOnTheCpu) {
 TEST(PoolFitTest, NoAliveWorkersPlacesNothing) {
   EXPECT_EQ(DescribeFit(FitNode(Loose("prep"), {})), "cannot place: no alive workers");
   EXPECT_EQ(DescribeFit(FitNode(Tight("train", 2), {Worker("w1", 4, {}, 0, "draining"),
-                                                   Worker("w2", 4, {}, 0, "dead")})),
+                                                   Worker("w2", 4, {}, 0, "lost")})),
             "cannot place: no alive workers (1 draining)");
 }
 

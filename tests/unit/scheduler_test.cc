@@ -217,7 +217,7 @@ TEST(SchedulerTest, TasksOnlyQueuedOnALostWorkerGoBackUncharged) {
   ASSERT_EQ(held.size(), 9u);
   // Its heartbeat said the first one runs; the 8 behind it were only queued.
   Started(s, "w1", {held[0]});
-  auto lost = s.RemoveWorker("w1");
+  auto lost = s.RemoveWorker("w1", 0);
   ASSERT_EQ(lost.size(), 1u);
   EXPECT_EQ(lost[0].task_id, held[0].task_id);
   const JobState& j = *s.FindJob("j1");
@@ -231,7 +231,7 @@ TEST(SchedulerTest, AWorkerLostBeforeReportingAnythingCostsNoAttempt) {
   s.AddJob(MakeJob("j1", "name: n\nnodes:\n  - {id: y, op: noop, params: {tasks: 4}, retries: 0}\n"));
   s.RegisterWorker(Worker("w1", 2, 2), 0);
   ASSERT_EQ(s.Assign("w1").size(), 4u);
-  EXPECT_TRUE(s.RemoveWorker("w1").empty());
+  EXPECT_TRUE(s.RemoveWorker("w1", 0).empty());
   const JobState& j = *s.FindJob("j1");
   EXPECT_EQ(j.phase(), JobPhase::kRunning);
   EXPECT_EQ(j.total_attempts(), 0u);
@@ -254,7 +254,7 @@ TEST(SchedulerTest, ACrashLoopingWorkerUsesNoAttemptsOfTasksItOnlyQueued) {
     // The queue keeps its order across the crashes: the same head goes first each time.
     EXPECT_EQ(held[0].task_id, 0u);
     for (size_t i = 1; i < held.size(); ++i) EXPECT_EQ(held[i].attempt, 0u);
-    s.RemoveWorker("w1");  // it dies with all 9, before reporting any
+    s.RemoveWorker("w1", 0);  // it dies with all 9, before reporting any
   }
   const JobState& j = *s.FindJob("j1");
   EXPECT_EQ(j.phase(), JobPhase::kRunning);
@@ -277,7 +277,7 @@ TEST(SchedulerTest, ATaskThatKillsItsWorkerBeforeAnyReportStillRunsOutOfRetries)
   for (; crashes < 20 && !j.finished(); ++crashes) {
     s.RegisterWorker(Worker("w1", 1, 0), crashes);
     ASSERT_EQ(s.Assign("w1").size(), 1u);
-    s.RemoveWorker("w1");
+    s.RemoveWorker("w1", 0);
   }
   EXPECT_EQ(j.phase(), JobPhase::kFailed);
   EXPECT_EQ(crashes, 6);  // 2 attempts, each charged at the third loss

@@ -1,5 +1,7 @@
 #include "coordinator/worker_registry.h"
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 namespace coupler::coordinator {
@@ -92,7 +94,8 @@ TEST(WorkerRegistryTest, ALoneDeadWorkerIsReapedATimeoutAfterANewOneRegisters) {
   }
   EXPECT_TRUE(r.Heard("new", 95500));
   ASSERT_EQ(r.ReapSilent(95500).size(), 1u);
-  EXPECT_EQ(r.Find("gone")->state, WorkerState::kDead);
+  EXPECT_EQ(r.Find("gone")->state, WorkerState::kLost);
+  EXPECT_EQ(r.workers_lost_total(), 1u);
 }
 
 TEST(WorkerRegistryTest, ReRegistrationReturnsTheOldIncarnationsTasks) {
@@ -108,6 +111,87 @@ TEST(WorkerRegistryTest, ReRegistrationReturnsTheOldIncarnationsTasks) {
 TEST(WorkerRegistryTest, UnknownWorkersAreNotHeard) {
   WorkerRegistry r(5000);
   EXPECT_FALSE(r.Heard("nobody", 0));
+}
+
+// A worker that finished its drain and said goodbye is drained, not lost: it is no longer
+// alive, is not counted as lost, and what it says after that is from a worker unknown.
+TEST(WorkerRegistryTest, AWorkerThatFinishedItsDrainIsDrainedNotLost) {
+  WorkerRegistry r(5000);
+  r.Register(Info("w", 2, 0), 0);
+  EXPECT_FALSE(r.MarkDrained("w", 100)) << "not draining: its idle beat is no goodbye";
+  r.SetDraining("w");
+  r.Find("w")->StartTask({0, 1}, 0);
+  EXPECT_FALSE(r.MarkDrained("w", 200)) << "it still holds a task";
+  EXPECT_TRUE(r.Find("w")->EndTask({0, 1}));
+  EXPECT_TRUE(r.MarkDrained("w", 300));
+  EXPECT_EQ(r.Find("w")->state, WorkerState::kDrained);
+  EXPECT_EQ(WorkerStateName(r.Find("w")->state), "drained");
+  EXPECT_EQ(r.alive(), 0u);
+  EXPECT_EQ(r.workers_lost_total(), 0u);
+  EXPECT_FALSE(r.Heard("w", 400));
+  // Silent from now on, as it left: never reaped as lost.
+  EXPECT_TRUE(r.ReapSilent(60'000).empty());
+  EXPECT_EQ(r.Find("w")->state, WorkerState::kDrained);
+}
+
+TEST(WorkerRegistryTest, AWorkerGoneWithoutADrainIsLostAndCounted) {
+  WorkerRegistry r(5000);
+  r.Register(Info("a", 1, 0), 0);
+  r.Register(Info("b", 1, 0), 0);
+  r.Find("a")->StartTask({0, 1}, 0);
+  EXPECT_EQ(r.Remove("a", 10).size(), 1u);
+  EXPECT_EQ(r.Find("a")->state, WorkerState::kLost);
+  EXPECT_EQ(WorkerStateName(WorkerState::kLost), "lost");
+  EXPECT_TRUE(r.Remove("a", 20).empty()) << "lost once, counted once";
+  EXPECT_EQ(r.workers_lost_total(), 1u);
+  EXPECT_EQ(r.alive(), 1u);
+}
+
+// Drained and lost workers leave the list after kForgetAfterMs, the lost ones still counted;
+// the alive ones stay however long they live.
+TEST(WorkerRegistryTest, GoneWorkersAreForgottenAfterAWhileAndTheLostStayCounted) {
+  constexpr int64_t kForget = WorkerRegistry::kForgetAfterMs;
+  WorkerRegistry r(5000);
+  r.Register(Info("quiet", 1, 0), 0);
+  r.Register(Info("leaving", 1, 0), 0);
+  r.Register(Info("chatty", 1, 0), 0);
+  r.SetDraining("leaving");
+  ASSERT_TRUE(r.MarkDrained("leaving", 1000));
+  ASSERT_TRUE(r.Heard("chatty", 5500));
+  ASSERT_EQ(r.ReapSilent(5500).size(), 1u);  // quiet
+  // Time passes with chatty beating every second; the registry is reaped at `to`.
+  int64_t now = 5500;
+  auto pass_until = [&](int64_t to) {
+    while (now < to) {
+      now = std::min(now + 1000, to);
+      ASSERT_TRUE(r.Heard("chatty", now));
+    }
+    r.ReapSilent(now);
+  };
+  pass_until(1000 + kForget);
+  EXPECT_NE(r.Find("leaving"), nullptr) << "listed for kForgetAfterMs";
+  pass_until(1000 + kForget + 1);
+  EXPECT_EQ(r.Find("leaving"), nullptr);
+  EXPECT_NE(r.Find("quiet"), nullptr) << "lost later than the other left";
+  pass_until(5500 + kForget + 1);
+  EXPECT_EQ(r.Find("quiet"), nullptr);
+  EXPECT_NE(r.Find("chatty"), nullptr);
+  EXPECT_EQ(r.workers_lost_total(), 1u);
+  // A worker forgotten may come back under its id, afresh.
+  r.Register(Info("quiet", 1, 0), now);
+  EXPECT_EQ(r.Find("quiet")->state, WorkerState::kAlive);
+}
+
+// What a worker holds splits into started (its heartbeat said so) and prefetched.
+TEST(WorkerRegistryTest, HeldTasksSplitIntoStartedAndPrefetched) {
+  WorkerRegistry r(5000);
+  r.Register(Info("w", 2, 10), 0);
+  WorkerEntry* w = r.Find("w");
+  for (uint64_t t = 0; t < 12; ++t) w->StartTask({0, t}, 0);
+  w->MarkStarted({0, 0});
+  w->MarkStarted({0, 1});
+  EXPECT_EQ(w->started(), 2u);
+  EXPECT_EQ(w->prefetched(), 10u);
 }
 
 }  // namespace
