@@ -46,6 +46,7 @@ void Coordinator::OnWorkerMessage(const std::string& route, const std::string& u
   if (const auto* beat = std::get_if<wire::Heartbeat>(&*msg)) {
     if (beat->draining) scheduler_.registry().SetDraining(worker_id);
     scheduler_.MarkStarted(worker_id, beat->running);
+    if (beat->draining) NoteDrainingBeat(worker_id);
   } else if (const auto* result = std::get_if<wire::TaskResult>(&*msg)) {
     OnResults(worker_id, *result);
     SweepLaunches();
@@ -113,6 +114,8 @@ void Coordinator::OnRegister(const std::string& route, const std::string& user,
   w->key_name = user;
   w->route = route;
   route_to_worker_[route] = reg.worker_id;
+  drain_logged_.erase(reg.worker_id);  // a new registration: its drain is yet to come
+  events_.WorkerJoined(reg.worker_id, reg.host, reg.address, reg.slots, reg.gpus.size());
   Logger("coordinator")->info("worker {} joined from {} with {} slots, {} GPUs{}", reg.worker_id,
                               reg.host, reg.slots, reg.gpus.size(),
                               user.empty() ? "" : ", key " + user);
@@ -137,10 +140,12 @@ void Coordinator::OnResults(const std::string& worker_id, const wire::TaskResult
     } else if (kind == OutcomeKind::kCommitted) {
       store_->AddCommit({o.job_id, o.task_id, o.attempt, o.output_paths, o.rows_in, o.rows_out,
                          o.device, o.kernel_ms, o.bytes_processed, worker_id});
+      events_.TaskDone(EventRef(o.job_id, o.task_id, o.attempt), worker_id);
     } else if (kind == OutcomeKind::kRetrying || kind == OutcomeKind::kFailed) {
       store_->AddAttempt({o.job_id, o.task_id, o.attempt, worker_id, "failed", o.error, WallMs()});
       Logger("coordinator")->warn("job {} task {} attempt {} failed on {}: {}", o.job_id,
                                   o.task_id, o.attempt, worker_id, o.error);
+      NoteFailure(EventRef(o.job_id, o.task_id, o.attempt), worker_id, o.error, false);
     }
   }
 }
@@ -236,6 +241,7 @@ void Coordinator::FinishAdmissions() {
     Logger("coordinator")->info("job {} ({}) submitted{}: {} tasks", reply.job_id,
                                 admitted.record.name, t.user.empty() ? "" : " by " + t.user,
                                 admitted.job->table().size());
+    events_.JobSubmitted(reply.job_id, admitted.record.name, t.user, admitted.job->table().size());
     scheduler_.AddJob(std::move(admitted.job));
     ReplyToClient(t.identity, wire::Encode(reply), t.delimiter);
   }
@@ -349,6 +355,7 @@ void Coordinator::OnCancel(const std::string& identity, const std::string& user,
   }
   const bool was_finished = job->finished();
   for (const auto& worker : scheduler_.Cancel(req.job_id)) SendToWorker(worker, wire::Encode(req));
+  if (!was_finished) events_.JobCancelled(req.job_id, user);
   PersistFinishedJobs();
   ReplyToClient(identity,
                 wire::Encode(wire::Ack{static_cast<uint16_t>(wire::MessageType::kCancelJob),
@@ -372,6 +379,7 @@ void Coordinator::OnDrain(const std::string& identity, const std::string& user,
     return;
   }
   scheduler_.registry().SetDraining(req.worker_id);
+  NoteDraining(req.worker_id, "admin");
   SendToWorker(req.worker_id, wire::Encode(req));
   ReplyToClient(identity,
                 wire::Encode(wire::Ack{static_cast<uint16_t>(wire::MessageType::kDrainWorker),
