@@ -337,7 +337,10 @@ void Coordinator::ReapSilentWorkers(int64_t now_ms) {
   }
   const std::vector<LostAttempt> lost = scheduler_.ReapSilentWorkers(now_ms);
   for (const std::string& id : silent) {
-    if (scheduler_.registry().Find(id)->state != WorkerState::kDead) continue;
+    const WorkerEntry* w = scheduler_.registry().Find(id);
+    if (w != nullptr && (w->state == WorkerState::kAlive || w->state == WorkerState::kDraining)) {
+      continue;  // not given up on yet
+    }
     auto drained = drain_logged_.find(id);
     // One that finished its drain left on purpose: its silence is its goodbye, not a loss.
     if (drained == drain_logged_.end() || drained->second != DrainLogged::kDrained) {

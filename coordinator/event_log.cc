@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <cstdio>
 #include <ctime>
 
 #include "runtime/logging.h"
@@ -36,7 +35,7 @@ EventLog::~EventLog() {
   if (!buffer_.empty()) (void)Flush();  // the failure, if any, is logged there
 }
 
-void EventLog::Begin(json::Writer& w, std::string_view event) {
+json::Writer& EventLog::Begin(std::string_view event) {
   const int64_t ms = EpochMs();
   const int64_t second = ms / 1000;
   if (second != cached_second_) {
@@ -44,161 +43,147 @@ void EventLog::Begin(json::Writer& w, std::string_view event) {
     std::tm tm{};
     gmtime_r(&t, &tm);
     char stamp[32];
-    std::strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &tm);
+    std::strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S.", &tm);
     cached_stamp_ = stamp;
     cached_second_ = second;
   }
-  char ts[48];
-  std::snprintf(ts, sizeof(ts), "%s.%03dZ", cached_stamp_.c_str(), static_cast<int>(ms % 1000));
-  w.BeginObject();
-  w.Field("ts", std::string_view(ts));
-  w.Field("ms", ms);
-  w.Field("event", event);
+  // The milliseconds by hand: snprintf would cost more than the rest of the stamp.
+  const int frac = static_cast<int>(ms % 1000);
+  char ts[40];
+  const size_t n = cached_stamp_.copy(ts, sizeof(ts) - 4);
+  ts[n] = static_cast<char>('0' + frac / 100);
+  ts[n + 1] = static_cast<char>('0' + frac / 10 % 10);
+  ts[n + 2] = static_cast<char>('0' + frac % 10);
+  ts[n + 3] = 'Z';
+  line_.Clear();
+  line_.BeginObject();
+  line_.Field("ts", std::string_view(ts, n + 4));
+  line_.Field("ms", ms);
+  line_.Field("event", event);
+  return line_;
 }
 
-void EventLog::End(const json::Writer& w) {
-  buffer_ += w.Finish();
+void EventLog::End() {
+  line_.EndObject();
+  buffer_ += line_.View();
+  buffer_ += '\n';
   if (buffer_.size() >= kFlushAtBytes) (void)Flush();  // a failure is counted and logged there
 }
 
-void EventLog::Task(json::Writer& w, const TaskEventRef& t) {
-  w.Field("job", t.job);
-  w.Field("node", t.node);
-  w.Field("task", t.task);
-  w.Field("attempt", t.attempt);
+void EventLog::Task(const TaskEventRef& t) {
+  line_.Field("job", t.job);
+  line_.Field("node", t.node);
+  line_.Field("task", t.task);
+  line_.Field("attempt", t.attempt);
 }
 
 void EventLog::JobSubmitted(std::string_view job, std::string_view name,
                             std::string_view submitted_by, uint64_t tasks) {
   if (!enabled()) return;
-  json::Writer w;
-  Begin(w, "job_submitted");
+  json::Writer& w = Begin("job_submitted");
   w.Field("job", job);
   w.Field("name", name);
   w.Field("submitted_by", submitted_by);
   w.Field("tasks", tasks);
-  w.EndObject();
-  End(w);
+  End();
 }
 
 void EventLog::JobFinished(std::string_view job, std::string_view state, std::string_view error) {
   if (!enabled()) return;
-  json::Writer w;
-  Begin(w, "job_finished");
+  json::Writer& w = Begin("job_finished");
   w.Field("job", job);
   w.Field("state", state);
   if (!error.empty()) w.Field("error", error);
-  w.EndObject();
-  End(w);
+  End();
 }
 
 void EventLog::JobCancelled(std::string_view job, std::string_view by) {
   if (!enabled()) return;
-  json::Writer w;
-  Begin(w, "job_cancelled");
+  json::Writer& w = Begin("job_cancelled");
   w.Field("job", job);
   w.Field("by", by);
-  w.EndObject();
-  End(w);
+  End();
 }
 
 void EventLog::TaskAssigned(const TaskEventRef& t, std::string_view worker) {
   if (!enabled()) return;
-  json::Writer w;
-  Begin(w, "task_assigned");
-  Task(w, t);
+  json::Writer& w = Begin("task_assigned");
+  Task(t);
   w.Field("worker", worker);
-  w.EndObject();
-  End(w);
+  End();
 }
 
 void EventLog::GangPlaced(const TaskEventRef& t, std::string_view leader,
                           const std::vector<std::string>& hosts) {
   if (!enabled()) return;
-  json::Writer w;
-  Begin(w, "gang_placed");
-  Task(w, t);
+  json::Writer& w = Begin("gang_placed");
+  Task(t);
   w.Field("worker", leader);
   w.BeginArray("hosts");
   for (const std::string& h : hosts) w.String(h);
   w.EndArray();
-  w.EndObject();
-  End(w);
+  End();
 }
 
 void EventLog::TaskDone(const TaskEventRef& t, std::string_view worker) {
   if (!enabled()) return;
-  json::Writer w;
-  Begin(w, "task_done");
-  Task(w, t);
+  json::Writer& w = Begin("task_done");
+  Task(t);
   w.Field("worker", worker);
-  w.EndObject();
-  End(w);
+  End();
 }
 
 void EventLog::TaskFailed(const TaskEventRef& t, std::string_view worker, std::string_view reason) {
   if (!enabled()) return;
-  json::Writer w;
-  Begin(w, "task_failed");
-  Task(w, t);
+  json::Writer& w = Begin("task_failed");
+  Task(t);
   w.Field("worker", worker);
   w.Field("reason", reason);
-  w.EndObject();
-  End(w);
+  End();
 }
 
 void EventLog::TaskRetried(const TaskEventRef& t, std::string_view cause, std::string_view reason) {
   if (!enabled()) return;
-  json::Writer w;
-  Begin(w, "task_retried");
-  Task(w, t);
+  json::Writer& w = Begin("task_retried");
+  Task(t);
   w.Field("cause", cause);
   w.Field("reason", reason);
-  w.EndObject();
-  End(w);
+  End();
 }
 
 void EventLog::WorkerJoined(std::string_view worker, std::string_view host,
                             std::string_view address, uint32_t slots, uint64_t gpus) {
   if (!enabled()) return;
-  json::Writer w;
-  Begin(w, "worker_joined");
+  json::Writer& w = Begin("worker_joined");
   w.Field("worker", worker);
   w.Field("host", host);
   w.Field("address", address);
   w.Field("slots", slots);
   w.Field("gpus", gpus);
-  w.EndObject();
-  End(w);
+  End();
 }
 
 void EventLog::WorkerDraining(std::string_view worker, std::string_view by) {
   if (!enabled()) return;
-  json::Writer w;
-  Begin(w, "worker_draining");
+  json::Writer& w = Begin("worker_draining");
   w.Field("worker", worker);
   w.Field("by", by);
-  w.EndObject();
-  End(w);
+  End();
 }
 
 void EventLog::WorkerDrained(std::string_view worker) {
   if (!enabled()) return;
-  json::Writer w;
-  Begin(w, "worker_drained");
+  json::Writer& w = Begin("worker_drained");
   w.Field("worker", worker);
-  w.EndObject();
-  End(w);
+  End();
 }
 
 void EventLog::WorkerLost(std::string_view worker, uint64_t tasks) {
   if (!enabled()) return;
-  json::Writer w;
-  Begin(w, "worker_lost");
+  json::Writer& w = Begin("worker_lost");
   w.Field("worker", worker);
   w.Field("tasks", tasks);
-  w.EndObject();
-  End(w);
+  End();
 }
 
 Status EventLog::Flush() {

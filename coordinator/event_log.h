@@ -79,10 +79,11 @@ class EventLog {
   uint64_t lines_dropped() const { return lines_dropped_; }
 
  private:
-  // Starts a line: its time and event name. End() appends it to the buffer.
-  void Begin(json::Writer& w, std::string_view event);
-  void End(const json::Writer& w);
-  void Task(json::Writer& w, const TaskEventRef& t);
+  // Starts a line in line_ (its time and event name) and returns it for the fields; End()
+  // closes it and appends it to the buffer.
+  json::Writer& Begin(std::string_view event);
+  void End();
+  void Task(const TaskEventRef& t);
   Status WriteBuffer();
   Status OpenFile();
   Status Rotate();
@@ -92,6 +93,7 @@ class EventLog {
   io::UniqueFd fd_;
   uint64_t file_bytes_ = 0;  // of the live file, as far as we wrote it
   std::string buffer_;       // whole lines, each ending in '\n'
+  json::Writer line_;        // reused: one allocation for every line, not one per line
   bool failing_ = false;
   uint64_t write_failures_ = 0;
   uint64_t lines_dropped_ = 0;
