@@ -413,7 +413,8 @@ void Coordinator::Dispatch() {
     Logger("coordinator")->info("job {} node {}: gang of {} ranks on {}, led by {}", spec.job_id,
                                 spec.node_id, spec.ranks, hosts, leader);
     spec.gang_token = launches_.IssueToken(spec.job_id, spec.task_id, spec.attempt);
-    events_.GangPlaced({spec.job_id, spec.node_id, spec.task_id, spec.attempt}, leader, spec.gang_hosts);
+    events_.GangPlaced({spec.job_id, spec.node_id, spec.task_id, spec.attempt}, leader,
+                       spec.gang_hosts);
     store_->AddSent({spec.job_id, {{spec.task_id, spec.attempt}}});
     wire::TaskAssignment a;
     a.tasks.push_back(std::move(spec));
@@ -425,7 +426,9 @@ void Coordinator::Dispatch() {
     std::vector<wire::TaskSpec> tasks = scheduler_.Assign(id);
     if (tasks.empty()) continue;
     RecordSent(tasks);
-    for (const auto& t : tasks) events_.TaskAssigned({t.job_id, t.node_id, t.task_id, t.attempt}, id);
+    for (const auto& t : tasks) {
+      events_.TaskAssigned({t.job_id, t.node_id, t.task_id, t.attempt}, id);
+    }
     wire::TaskAssignment a;
     a.tasks = std::move(tasks);
     SendToWorker(id, wire::Encode(a));

@@ -270,7 +270,9 @@ Status EventLog::Rotate() {
   }
   const int rc = options_.keep >= 1 ? ::rename(options_.path.c_str(), RotatedPath(1).c_str())
                                     : ::unlink(options_.path.c_str());
-  if (rc != 0 && errno != ENOENT) return io::ErrnoStatus("rotate the event log", options_.path, errno);
+  if (rc != 0 && errno != ENOENT) {
+    return io::ErrnoStatus("rotate the event log", options_.path, errno);
+  }
   file_bytes_ = 0;
   return Status::Ok();
 }

@@ -1,9 +1,11 @@
 // The coordinator's event log (STATE/events.jsonl) as an operator reads it: a task that fails
 // once and then succeeds shows every step of its story in order, with the failure's reason; a
 // drained worker shows its drain and is not reported lost; a killed one is lost, and what it
-// ran is retried for that cause.
+// ran is retried for that cause; a timed-out attempt is retried as a timeout.
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -38,7 +40,8 @@ std::vector<Event> ReadEvents(const fs::path& file) {
 }
 
 // The index of the first event at or after `from` that `match` accepts; -1 when none.
-int Find(const std::vector<Event>& events, size_t from, const std::function<bool(const Event&)>& match) {
+int Find(const std::vector<Event>& events, size_t from,
+         const std::function<bool(const Event&)>& match) {
   for (size_t i = from; i < events.size(); ++i) {
     if (match(events[i])) return static_cast<int>(i);
   }
@@ -239,6 +242,56 @@ TEST(EventLogTest, AKilledWorkerIsLostAndTheTaskItRanIsRetriedForThatCause) {
     return e.event == "task_done" && e.job == job && e.node == "hang" && e.worker == "w2";
   });
   EXPECT_GT(done, retried) << Dump(events);
+}
+
+TEST(EventLogTest, ATimedOutAttemptIsRetriedAsATimeout) {
+  Cluster cluster;
+  ASSERT_TRUE(cluster.StartCoordinator()) << cluster.Logs();
+  cluster.StartWorker("w1", 1);
+  ASSERT_TRUE(cluster.WaitWorkersAlive(1)) << cluster.Logs();
+
+  WriteSyntheticCsv(cluster.dir() / "in.csv", 20, 2);
+  const fs::path marker = cluster.dir() / "slow-once";
+  const fs::path spec = cluster.dir() / "slow.yaml";
+  // The first attempt outlives its 1 s limit; the next one is quick.
+  WriteFile(spec, "name: it-events-timeout\n"
+                  "workdir: work\n"
+                  "nodes:\n"
+                  "  - id: import\n"
+                  "    op: import_csv\n"
+                  "    inputs: [in.csv]\n"
+                  "    params: {shards: 1}\n"
+                  "  - id: slow\n"
+                  "    op: exec\n"
+                  "    inputs: [import]\n"
+                  "    retries: 2\n"
+                  "    params:\n"
+                  "      command: \"if [ -e " + marker.string() + " ]; then cp {input} {output}; "
+                  "else touch " + marker.string() + "; sleep 60; fi\"\n"
+                  "      timeout: 1\n");
+  std::string why;
+  const std::string job = cluster.Submit(spec, &why);
+  ASSERT_FALSE(job.empty()) << why << cluster.Logs();
+  const auto final_status = cluster.WaitJobFinished(job);
+  ASSERT_TRUE(final_status) << cluster.Logs();
+  ASSERT_EQ(final_status->state, "succeeded") << final_status->error << cluster.Logs();
+
+  std::vector<Event> events;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        events = ReadEvents(cluster.state() / "events.jsonl");
+        return Find(events, 0, [&](const Event& e) {
+                 return e.event == "job_finished" && e.job == job;
+               }) >= 0;
+      },
+      30s, 50ms))
+      << Dump(events) << cluster.Logs();
+  const int retried = Find(events, 0, [&](const Event& e) {
+    return e.event == "task_retried" && e.job == job && e.node == "slow" && e.attempt == 1;
+  });
+  ASSERT_GE(retried, 0) << Dump(events);
+  EXPECT_EQ(events[retried].cause, "timeout") << events[retried].line;
+  EXPECT_NE(events[retried].reason.find("timed out"), std::string::npos) << events[retried].line;
 }
 
 }  // namespace

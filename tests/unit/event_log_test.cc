@@ -152,7 +152,9 @@ TEST_F(EventLogTest, RotationKeepsEachFileUnderTheBoundAndTheNewestLines) {
   ASSERT_FALSE(tasks.empty());
   EXPECT_EQ(tasks.back(), kEvents - 1) << "the newest line is kept";
   EXPECT_GT(tasks.front(), 0u) << "the oldest lines were rotated away";
-  for (size_t i = 1; i < tasks.size(); ++i) ASSERT_EQ(tasks[i], tasks[i - 1] + 1) << "at line " << i;
+  for (size_t i = 1; i < tasks.size(); ++i) {
+    ASSERT_EQ(tasks[i], tasks[i - 1] + 1) << "at line " << i;
+  }
 }
 
 TEST_F(EventLogTest, ALineLongerThanTheBoundGetsAFileOfItsOwn) {
