@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "cli/signals.h"
 #include "coordinator/coordinator.h"
+#include "runtime/util/byte_size.h"
 #include "worker/worker.h"
 
 namespace coupler::cli {
@@ -70,6 +71,16 @@ void AddServiceCommands(CLI::App& app, CommandBody* run) {
   c->add_option("--ready-file", copts->ready_file, "write the bound endpoints here once listening");
   c->add_option("--keys", copts->keys_dir,
                 "coordinator key set (default: STATE/keys, created at first start)");
+  c->add_option_function<std::string>(
+       "--event-log-bytes",
+       [copts](const std::string& text) {
+         Result<size_t> bytes = util::ParseByteSize(text);
+         if (!bytes.ok()) throw CLI::ValidationError("--event-log-bytes", bytes.status().message());
+         copts->event_log_bytes = *bytes;
+       },
+       "size of STATE/events.jsonl before it rotates (3 old files kept), e.g. 64MiB; 0: no "
+       "event log")
+      ->default_str("64MiB");
   c->add_flag("--insecure", copts->insecure,
               "plaintext, no authentication: loopback addresses only, for trusted machines "
               "(HTTP: allows plaintext beyond loopback; the API still needs its token)");

@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -42,6 +43,7 @@ Status CheckPlaintextAllowed(const std::string& worker_endpoint,
 Coordinator::Coordinator(CoordinatorOptions options, std::unique_ptr<store::StateStore> store)
     : options_(std::move(options)),
       store_(std::move(store)),
+      events_({options_.state_dir + "/" + kEventLogFile, options_.event_log_bytes, kEventLogKeep}),
       scheduler_(options_.dead_after_ms, options_.gang_hold_timeout_ms),
       ctx_(1),
       started_(std::chrono::steady_clock::now()) {}
@@ -129,6 +131,7 @@ Status Coordinator::Resume() {
       store::JobRecord failed = rec;
       failed.state = failed_state;
       failed.error = job.status().message();
+      events_.JobFinished(rec.id, failed_state, failed.error);
       finished_.emplace(rec.id, Summary(failed));
       continue;
     }
@@ -270,7 +273,7 @@ void Coordinator::Tick() {
   const int64_t now = NowMs();
   if (now - last_reap_ms_ >= kReapEveryMs) {
     last_reap_ms_ = now;
-    RecordLost(scheduler_.ReapSilentWorkers(now));
+    ReapSilentWorkers(now);
     SweepLaunches();
   }
   if (now - last_heartbeat_ms_ >= options_.heartbeat_ms) {
@@ -288,14 +291,16 @@ void Coordinator::Tick() {
   const int64_t every = store_error_.ok() ? options_.flush_every_ms : kStoreRetryMs;
   if (now - last_flush_ms_ >= every) {
     PersistFinishedJobs();
-    if (store_->pending() > 0) FlushStore();
+    if (store_->pending() > 0 || events_.pending_bytes() > 0) FlushStore();
   }
 }
 
 void Coordinator::FlushStore() {
   last_flush_ms_ = NowMs();
-  if (store_->pending() == 0) return;
-  NoteStoreResult(store_->Flush());
+  if (store_->pending() > 0) NoteStoreResult(store_->Flush());
+  // After the state the events describe is durable; one write per flush, never one per event.
+  // A failure is the log's to report: it never holds up dispatch.
+  (void)events_.Flush();
 }
 
 void Coordinator::NoteStoreResult(const Status& s) {
@@ -343,14 +348,40 @@ void Coordinator::PersistFinishedJobs() {
                                   JobPhaseName(job->phase()), job->done(), job->table().size(),
                                   job->total_attempts(),
                                   job->error().empty() ? "" : " — " + job->error());
+      events_.JobFinished(job->id(), JobPhaseName(job->phase()), job->error());
     }
   }
 }
 
+void Coordinator::ReapSilentWorkers(int64_t now_ms) {
+  // The scheduler returns only the attempts the reaped workers held: note who may go first.
+  std::vector<std::string> silent;
+  for (const auto& [id, w] : scheduler_.registry().workers()) {
+    if (scheduler_.registry().Silent(w, now_ms)) silent.push_back(id);
+  }
+  const std::vector<LostAttempt> lost = scheduler_.ReapSilentWorkers(now_ms);
+  for (const std::string& id : silent) {
+    const WorkerEntry* w = scheduler_.registry().Find(id);
+    if (w != nullptr && (w->state == WorkerState::kAlive || w->state == WorkerState::kDraining)) {
+      continue;  // not given up on yet
+    }
+    auto drained = drain_logged_.find(id);
+    // One that finished its drain left on purpose: its silence is its goodbye, not a loss.
+    if (drained == drain_logged_.end() || drained->second != DrainLogged::kDrained) {
+      events_.WorkerLost(id, static_cast<uint64_t>(std::count_if(
+                                 lost.begin(), lost.end(),
+                                 [&](const LostAttempt& l) { return l.worker_id == id; })));
+    }
+    if (drained != drain_logged_.end()) drain_logged_.erase(drained);
+  }
+  RecordLost(lost);
+}
+
 void Coordinator::RecordLost(const std::vector<LostAttempt>& lost) {
   for (const auto& l : lost) {
-    store_->AddAttempt({l.job_id, l.task_id, l.attempt, l.worker_id, "lost",
-                        "worker " + l.worker_id + " was lost", WallMs()});
+    const std::string reason = "worker " + l.worker_id + " was lost";
+    store_->AddAttempt({l.job_id, l.task_id, l.attempt, l.worker_id, "lost", reason, WallMs()});
+    NoteFailure(EventRef(l.job_id, l.task_id, l.attempt), l.worker_id, reason, true);
     metrics_.CountRetry(RetryReason::kWorkerLost);
   }
   if (!lost.empty()) {
@@ -413,6 +444,8 @@ void Coordinator::Dispatch() {
     if (const JobState* job = scheduler_.FindJob(spec.job_id); job != nullptr && spec.attempt == 0) {
       ObserveQueueWait(*job, spec.task_id, metrics_.gang_wait);
     }
+    events_.GangPlaced({spec.job_id, spec.node_id, spec.task_id, spec.attempt}, leader,
+                       spec.gang_hosts);
     store_->AddSent({spec.job_id, {{spec.task_id, spec.attempt}}});
     wire::TaskAssignment a;
     a.tasks.push_back(std::move(spec));
@@ -424,10 +457,57 @@ void Coordinator::Dispatch() {
     std::vector<wire::TaskSpec> tasks = scheduler_.Assign(id);
     if (tasks.empty()) continue;
     RecordSent(tasks);
+    for (const auto& t : tasks) {
+      events_.TaskAssigned({t.job_id, t.node_id, t.task_id, t.attempt}, id);
+    }
     wire::TaskAssignment a;
     a.tasks = std::move(tasks);
     SendToWorker(id, wire::Encode(a));
   }
+}
+
+TaskEventRef Coordinator::EventRef(const std::string& job_id, uint64_t task, uint32_t attempt) {
+  const JobState* job = scheduler_.FindJob(job_id);
+  if (job == nullptr || task >= job->table().size()) return {job_id, "", task, attempt};
+  return {job_id, job->plan().nodes[job->table().Describe(task).plan_node].id, task, attempt};
+}
+
+void Coordinator::NoteFailure(const TaskEventRef& ref, const std::string& worker_id,
+                              const std::string& reason, bool worker_lost) {
+  events_.TaskFailed(ref, worker_id, reason);
+  const JobState* job = scheduler_.FindJob(std::string(ref.job));
+  // Whether it runs again is what the scheduler did with it: re-queued (ready) or not.
+  if (job == nullptr || ref.task >= job->table().size() ||
+      job->task_state(ref.task) != TaskState::kReady) {
+    return;
+  }
+  // The worker's words for a command past its time limit (worker/ops/subprocess.cc EndStatus):
+  // the outcome carries no typed cause.
+  const std::string_view cause = worker_lost ? "worker_lost"
+                                 : reason.find("timed out after") != std::string::npos ? "timeout"
+                                                                                      : "failed";
+  events_.TaskRetried({ref.job, ref.node, ref.task, job->attempts(ref.task)}, cause, reason);
+}
+
+void Coordinator::NoteDraining(const std::string& worker_id, std::string_view by) {
+  const WorkerEntry* w = scheduler_.registry().Find(worker_id);
+  // Drained too: a worker idle when it is told to drain is drained by its first beat.
+  if (w == nullptr || (w->state != WorkerState::kDraining && w->state != WorkerState::kDrained)) return;
+  if (drain_logged_.emplace(worker_id, DrainLogged::kDraining).second) {
+    events_.WorkerDraining(worker_id, by);
+  }
+}
+
+void Coordinator::NoteDrainingBeat(const std::string& worker_id) {
+  NoteDraining(worker_id, "worker");
+  const WorkerEntry* w = scheduler_.registry().Find(worker_id);
+  // Everything sent to it is reported (results travel before the beat on its one connection):
+  // it holds nothing, so it is leaving.
+  if (w == nullptr || !w->inflight.empty() || w->gang_ranks > 0 || w->held > 0) return;
+  DrainLogged& logged = drain_logged_[worker_id];
+  if (logged == DrainLogged::kDrained) return;
+  logged = DrainLogged::kDrained;
+  events_.WorkerDrained(worker_id);
 }
 
 void Coordinator::SendToWorker(const std::string& worker_id, const std::string& payload) {

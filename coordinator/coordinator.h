@@ -14,6 +14,7 @@
 #include <zmq.hpp>
 
 #include "coordinator/admission_queue.h"
+#include "coordinator/event_log.h"
 #include "coordinator/http/http_server.h"
 #include "coordinator/http/loop_channel.h"
 #include "coordinator/http/snapshot.h"
@@ -50,6 +51,9 @@ struct CoordinatorOptions {
   std::string http_tls_cert;
   std::string http_tls_key;
   std::string version;  // for /metrics' build info and the API's version
+  // The event log (STATE/events.jsonl, see event_log.h): bytes per file before it rotates;
+  // 0 turns it off.
+  uint64_t event_log_bytes = kDefaultEventLogBytes;
 };
 
 // The address HTTP listens on by default for a coordinator whose workers connect to
@@ -129,6 +133,8 @@ class Coordinator {
   // Records what an assignment sends (see store::SentAttempts).
   void RecordSent(const std::vector<wire::TaskSpec>& tasks);
   void Tick();
+  // Gives up on silent workers: their lost attempts, and an event for each worker.
+  void ReapSilentWorkers(int64_t now_ms);
   void RecordLost(const std::vector<LostAttempt>& lost);
   void PersistFinishedJobs();
   void FlushStore();
@@ -138,11 +144,21 @@ class Coordinator {
   // To one connection on the worker socket (a peer not registered, or refused).
   void SendToRoute(const std::string& route, const std::string& payload);
   void ReplyToClient(const std::string& identity, const std::string& payload, bool delimiter);
+  // The event log's name for a task's attempt (its node from the job's plan).
+  TaskEventRef EventRef(const std::string& job_id, uint64_t task, uint32_t attempt);
+  // A failed attempt's events: task_failed, and task_retried when the scheduler re-queued it.
+  void NoteFailure(const TaskEventRef& ref, const std::string& worker_id, const std::string& reason,
+                   bool worker_lost);
+  // A worker started draining (`by`: "admin" or "worker"); each is logged once per registration.
+  void NoteDraining(const std::string& worker_id, std::string_view by);
+  // Its heartbeat says it drains: once it holds nothing, it has drained and is leaving.
+  void NoteDrainingBeat(const std::string& worker_id);
   int64_t NowMs() const;   // monotonic, for timeouts
   static int64_t WallMs();  // Unix epoch, for records
 
   CoordinatorOptions options_;
   std::unique_ptr<store::StateStore> store_;
+  EventLog events_;
   Scheduler scheduler_;
   LaunchRelay launches_;
   zmq::context_t ctx_;
@@ -176,6 +192,9 @@ class Coordinator {
   uint64_t replies_dropped_ = 0;
   uint64_t stale_outcomes_ = 0;
   uint64_t next_job_number_ = 0;
+  // The drain events logged for each worker's current registration.
+  enum class DrainLogged : uint8_t { kDraining, kDrained };
+  std::unordered_map<std::string, DrainLogged> drain_logged_;
   // Routing id of each worker connection -> the worker id it registered.
   std::unordered_map<std::string, std::string> route_to_worker_;
   // Status requests waiting for their job to finish (long poll).

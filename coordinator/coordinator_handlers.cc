@@ -49,6 +49,7 @@ void Coordinator::OnWorkerMessage(const std::string& route, const std::string& u
       Logger("coordinator")->info("worker {} drained and left", worker_id);
     }
     OnGpuHeartbeat(scheduler_, worker_id, *beat, NowMs());
+    if (beat->draining) NoteDrainingBeat(worker_id);
   } else if (const auto* result = std::get_if<wire::TaskResult>(&*msg)) {
     OnResults(worker_id, *result);
     SweepLaunches();
@@ -116,6 +117,8 @@ void Coordinator::OnRegister(const std::string& route, const std::string& user,
   w->key_name = user;
   w->route = route;
   route_to_worker_[route] = reg.worker_id;
+  drain_logged_.erase(reg.worker_id);  // a new registration: its drain is yet to come
+  events_.WorkerJoined(reg.worker_id, reg.host, reg.address, reg.slots, reg.gpus.size());
   Logger("coordinator")->info("worker {} joined from {} with {} slots, {} GPUs{}", reg.worker_id,
                               reg.host, reg.slots, reg.gpus.size(),
                               user.empty() ? "" : ", key " + user);
@@ -145,6 +148,7 @@ void Coordinator::OnResults(const std::string& worker_id, const wire::TaskResult
       if (o.gpu_requested_but_cpu) ++metrics_.gpu_fallback_tasks;
       // A commit may finish a node and so make the nodes that read it ready.
       if (const JobState* job = scheduler_.FindJob(o.job_id)) StampReadyNodes(*job);
+      events_.TaskDone(EventRef(o.job_id, o.task_id, o.attempt), worker_id);
     } else if (kind == OutcomeKind::kRetrying || kind == OutcomeKind::kFailed) {
       store_->AddAttempt({o.job_id, o.task_id, o.attempt, worker_id, "failed", o.error, WallMs()});
       metrics_.task_duration.Observe(o.wall_ms / 1000.0);
@@ -156,6 +160,7 @@ void Coordinator::OnResults(const std::string& worker_id, const wire::TaskResult
       }
       Logger("coordinator")->warn("job {} task {} attempt {} failed on {}: {}", o.job_id,
                                   o.task_id, o.attempt, worker_id, o.error);
+      NoteFailure(EventRef(o.job_id, o.task_id, o.attempt), worker_id, o.error, false);
     }
   }
 }
@@ -296,6 +301,7 @@ void Coordinator::FinishAdmissions() {
                                 admitted.record.name, t.user.empty() ? "" : " by " + t.user,
                                 admitted.job->table().size());
     StampReadyNodes(*admitted.job);
+    events_.JobSubmitted(reply.job_id, admitted.record.name, t.user, admitted.job->table().size());
     scheduler_.AddJob(std::move(admitted.job));
     ReplyToClient(t.identity, wire::Encode(reply), t.delimiter);
     AnswerDuplicates(t.submission_id, &reply, Status::Ok());
@@ -435,6 +441,7 @@ void Coordinator::OnCancel(const std::string& identity, const std::string& user,
   }
   const bool was_finished = job->finished();
   for (const auto& worker : scheduler_.Cancel(req.job_id)) SendToWorker(worker, wire::Encode(req));
+  if (!was_finished) events_.JobCancelled(req.job_id, user);
   PersistFinishedJobs();
   ReplyToClient(identity,
                 wire::Encode(wire::Ack{static_cast<uint16_t>(wire::MessageType::kCancelJob),
@@ -458,6 +465,7 @@ void Coordinator::OnDrain(const std::string& identity, const std::string& user,
     return;
   }
   scheduler_.registry().SetDraining(req.worker_id);
+  NoteDraining(req.worker_id, "admin");
   SendToWorker(req.worker_id, wire::Encode(req));
   ReplyToClient(identity,
                 wire::Encode(wire::Ack{static_cast<uint16_t>(wire::MessageType::kDrainWorker),

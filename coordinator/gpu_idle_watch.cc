@@ -108,22 +108,27 @@ void OnGpuHeartbeat(Scheduler& scheduler, const std::string& worker_id,
 }
 
 void ReportGpus(const WorkerEntry& worker, wire::WorkerStatus& status) {
+  // A worker that left (drained or lost): its last samples are history, not its GPUs' state.
+  if (worker.gone()) {
+    status.gpu_sampling = "not sampled: the worker left";
+    return;
+  }
   status.gpu_usage = worker.gpu.samples;
   status.gpu_sampling = worker.gpu.sampling;
-  status.warning = worker.state == WorkerState::kDead ? "" : worker.gpu.warning;
+  status.warning = worker.gpu.warning;
 }
 
 void AppendGpuWarnings(const WorkerRegistry& registry, std::vector<std::string>& warnings) {
   for (const auto& [id, w] : registry.workers()) {
-    if (w.state != WorkerState::kDead && !w.gpu.warning.empty()) warnings.push_back(w.gpu.warning);
+    if (!w.gone() && !w.gpu.warning.empty()) warnings.push_back(w.gpu.warning);
   }
 }
 
 std::vector<GpuIdleState> GpuIdleStates(const WorkerRegistry& registry) {
   std::vector<GpuIdleState> out;
   for (const auto& [id, w] : registry.workers()) {
-    // A dead worker's last samples are history, not its GPUs' state.
-    if (w.state == WorkerState::kDead) continue;
+    // A gone worker's last samples are history, not its GPUs' state.
+    if (w.gone()) continue;
     out.push_back({id, w.gpu.samples, w.gpu.sampling, w.gpu.gpu_tasks, !w.gpu.warning.empty()});
   }
   return out;

@@ -56,6 +56,14 @@ class Writer {
 
   // The document, newline-terminated.
   std::string Finish() const { return std::string(buf_.GetString(), buf_.GetSize()) + "\n"; }
+  // The document so far, not terminated and not copied: valid until the next call.
+  std::string_view View() const { return {buf_.GetString(), buf_.GetSize()}; }
+  // Starts a new document in the same buffer: a writer reused for many small documents (the
+  // event log's lines) allocates once rather than per document.
+  void Clear() {
+    buf_.Clear();
+    w_.Reset(buf_);
+  }
 
  private:
   rapidjson::StringBuffer buf_;

@@ -1,0 +1,105 @@
+// EventLog: what happened to jobs, tasks and workers, one JSON object per line in the state
+// directory (events.jsonl), so an operator can answer "what happened to job X at 03:12" with
+// grep. Lines are buffered and written once per flush (the coordinator flushes with its store),
+// files rotate by size, and a failed write is counted and logged, never in dispatch's way.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "runtime/io/unique_fd.h"
+#include "runtime/status.h"
+#include "runtime/util/json_writer.h"
+
+namespace coupler::coordinator {
+
+// The live file in the state directory; rotated ones are events.jsonl.1 (newest) .. .keep.
+inline constexpr const char* kEventLogFile = "events.jsonl";
+inline constexpr uint64_t kDefaultEventLogBytes = uint64_t{64} << 20;
+inline constexpr int kEventLogKeep = 3;
+
+struct EventLogOptions {
+  std::string path;  // the live file
+  // Bound on each file: a line that would pass it goes to a fresh file. 0: no event log.
+  uint64_t max_bytes = kDefaultEventLogBytes;
+  int keep = kEventLogKeep;  // rotated files kept beside the live one
+};
+
+// A task's attempt, as every task event names it.
+struct TaskEventRef {
+  std::string_view job;
+  std::string_view node;
+  uint64_t task = 0;
+  uint32_t attempt = 0;
+};
+
+class EventLog {
+ public:
+  explicit EventLog(EventLogOptions options);
+  ~EventLog();  // writes what is still buffered
+  EventLog(const EventLog&) = delete;
+  EventLog& operator=(const EventLog&) = delete;
+
+  bool enabled() const { return options_.max_bytes > 0; }
+
+  // The events and their fields. Every line also has "ts" (UTC, ms), "ms" (Unix epoch ms) and
+  // "event"; docs/ops.md "Event log" lists them for operators.
+  void JobSubmitted(std::string_view job, std::string_view name, std::string_view submitted_by,
+                    uint64_t tasks);
+  void JobFinished(std::string_view job, std::string_view state, std::string_view error);
+  void JobCancelled(std::string_view job, std::string_view by);
+  void TaskAssigned(const TaskEventRef& t, std::string_view worker);
+  // A gang's attempt started: its leader runs it, `hosts` (leader first) lend their slots.
+  void GangPlaced(const TaskEventRef& t, std::string_view leader,
+                  const std::vector<std::string>& hosts);
+  void TaskDone(const TaskEventRef& t, std::string_view worker);
+  void TaskFailed(const TaskEventRef& t, std::string_view worker, std::string_view reason);
+  // The task is queued again for attempt t.attempt. `cause`: "failed", "timeout" or
+  // "worker_lost"; `reason`: the failure's own words.
+  void TaskRetried(const TaskEventRef& t, std::string_view cause, std::string_view reason);
+  void WorkerJoined(std::string_view worker, std::string_view host, std::string_view address,
+                    uint32_t slots, uint64_t gpus);
+  // `by`: "admin" (coupler drain) or "worker" (it was told to stop, e.g. SIGTERM).
+  void WorkerDraining(std::string_view worker, std::string_view by);
+  // It finished its drain: nothing held, leaving on its own.
+  void WorkerDrained(std::string_view worker);
+  // Given up on: silent past the timeout. `tasks`: the started attempts it took with it.
+  void WorkerLost(std::string_view worker, uint64_t tasks);
+
+  // Writes the buffered lines, rotating first when they would pass the bound. On failure the
+  // lines stay buffered for the next flush (the file is cut back to its last whole line), up
+  // to a bound past which they are dropped and counted; the first failure is logged, and the
+  // recovery.
+  Status Flush();
+
+  size_t pending_bytes() const { return buffer_.size(); }
+  uint64_t write_failures() const { return write_failures_; }
+  uint64_t lines_dropped() const { return lines_dropped_; }
+
+ private:
+  // Starts a line in line_ (its time and event name) and returns it for the fields; End()
+  // closes it and appends it to the buffer.
+  json::Writer& Begin(std::string_view event);
+  void End();
+  void Task(const TaskEventRef& t);
+  Status WriteBuffer();
+  Status OpenFile();
+  Status Rotate();
+  std::string RotatedPath(int n) const;
+
+  EventLogOptions options_;
+  io::UniqueFd fd_;
+  uint64_t file_bytes_ = 0;  // of the live file, as far as we wrote it
+  std::string buffer_;       // whole lines, each ending in '\n'
+  json::Writer line_;        // reused: one allocation for every line, not one per line
+  bool failing_ = false;
+  uint64_t write_failures_ = 0;
+  uint64_t lines_dropped_ = 0;
+  // "YYYY-MM-DDTHH:MM:SS" of the second last formatted: at 100k events a second, most share it.
+  int64_t cached_second_ = -1;
+  std::string cached_stamp_;
+};
+
+}  // namespace coupler::coordinator
