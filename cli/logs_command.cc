@@ -67,9 +67,7 @@ std::string Header(const job::TaskLogFile& f) {
          std::to_string(f.attempt) + " " + f.stream + " <==\n";
 }
 
-void Print(std::string_view text) {
-  std::fwrite(text.data(), 1, text.size(), stdout);
-}
+void Print(std::string_view text) { std::fwrite(text.data(), 1, text.size(), stdout); }
 
 std::string What(const LogsArgs& a) {
   std::string what = "job " + a.job;
@@ -94,8 +92,8 @@ int PrintOnce(const std::vector<job::TaskLogFile>& files, const LogsArgs& a) {
 
 // Prints what every matching file holds, then what is appended to them (and files that
 // appear: new tasks, a retry's attempt), until the node or job has ended.
-int Follow(client::Client& client, const wire::JobStatus& first, const std::vector<std::string>& nodes,
-           const LogsArgs& a) {
+int Follow(client::Client& client, const wire::JobStatus& first,
+           const std::vector<std::string>& nodes, const LogsArgs& a) {
   std::map<std::string, uint64_t> offsets;  // path -> where its reader is
   std::string last_header;
   bool said_waiting = false;

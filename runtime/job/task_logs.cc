@@ -165,8 +165,8 @@ std::string TaskLogDir(std::string_view workdir, std::string_view node) {
 
 std::string TaskLogFileName(uint64_t task_id, uint32_t attempt, std::string_view stream) {
   char name[64];
-  std::snprintf(name, sizeof(name), "task-%06llu.attempt-%u.", static_cast<unsigned long long>(task_id),
-                attempt);
+  std::snprintf(name, sizeof(name), "task-%06llu.attempt-%u.",
+                static_cast<unsigned long long>(task_id), attempt);
   return name + std::string(stream);
 }
 
@@ -200,7 +200,8 @@ Result<std::vector<TaskLogFile>> ListTaskLogs(const std::string& workdir,
                                               std::string_view node, std::optional<uint64_t> task,
                                               std::optional<uint32_t> attempt) {
   if (!node.empty() && std::find(nodes.begin(), nodes.end(), node) == nodes.end()) {
-    return NotFound("the job has no node '" + std::string(node) + "'; its nodes: " + JoinNodes(nodes));
+    return NotFound("the job has no node '" + std::string(node) +
+                    "'; its nodes: " + JoinNodes(nodes));
   }
   std::vector<TaskLogFile> files;
   for (const std::string& n : nodes) {
@@ -227,8 +228,8 @@ Result<std::vector<TaskLogFile>> ListTaskLogs(const std::string& workdir,
 Result<std::string> ReadLogTail(const std::string& path, size_t tail_lines, size_t max_bytes) {
   off_t size = 0;
   COUPLER_ASSIGN_OR_RETURN(io::UniqueFd fd, OpenForReading(path, size));
-  const size_t want = max_bytes == 0 ? static_cast<size_t>(size)
-                                     : std::min(static_cast<size_t>(size), max_bytes);
+  const size_t want =
+      max_bytes == 0 ? static_cast<size_t>(size) : std::min(static_cast<size_t>(size), max_bytes);
   const off_t start = size - static_cast<off_t>(want);
   COUPLER_ASSIGN_OR_RETURN(std::string text, ReadAt(fd.get(), start, want, path));
   std::string_view kept = text;
@@ -276,7 +277,8 @@ Result<LogChunk> ReadLogFrom(const std::string& path, uint64_t offset, size_t ma
     offset = dropped;
   }
   const uint64_t at = body + (offset - dropped);
-  const size_t n = static_cast<size_t>(std::min<uint64_t>(static_cast<uint64_t>(size) - at, max_bytes));
+  const size_t n =
+      static_cast<size_t>(std::min<uint64_t>(static_cast<uint64_t>(size) - at, max_bytes));
   COUPLER_ASSIGN_OR_RETURN(chunk.text, ReadAt(fd.get(), static_cast<off_t>(at), n, path));
   chunk.next_offset = offset + chunk.text.size();
   return chunk;

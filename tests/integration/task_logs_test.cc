@@ -2,15 +2,15 @@
 // TASK` shows, --follow prints lines as they come and ends with the job, a tight group's ranks
 // each have their own output, and a command printing without end leaves a log within the
 // worker's --task-log-bytes.
-#include <unistd.h>
+#include "runtime/job/task_logs.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <map>
 #include <regex>
 #include <thread>
 
-#include "runtime/job/task_logs.h"
 #include "tests/integration/coupler_cluster.h"
 
 namespace coupler::itest {
@@ -42,20 +42,23 @@ TEST(TaskLogsTest, LogsShowWhatEachShardsCommandPrinted) {
   cluster.StartWorker("w1", 2);
   ASSERT_TRUE(cluster.WaitWorkersAlive(1)) << cluster.Logs();
   std::string job;
-  const auto done = RunJob(cluster, "echo",
-                           "name: it-logs-echo\nworkdir: work\nnodes:\n" + SmallImport(cluster, 2) +
-                               "  - id: echo\n    op: exec\n    inputs: [import]\n    params:\n"
-                               "      command: \"echo hello from shard {shard}; echo a warning >&2\"\n",
-                           job);
+  const auto done =
+      RunJob(cluster, "echo",
+             "name: it-logs-echo\nworkdir: work\nnodes:\n" + SmallImport(cluster, 2) +
+                 "  - id: echo\n    op: exec\n    inputs: [import]\n    params:\n"
+                 "      command: \"echo hello from shard {shard}; echo a warning >&2\"\n",
+             job);
   ASSERT_TRUE(done) << cluster.Logs();
   ASSERT_EQ(done->state, "succeeded") << done->error << cluster.Logs();
 
   // All of the node: each task's stdout and stderr under a header naming it.
   const CommandResult all = cluster.Cli({"logs", job, "echo"});
   ASSERT_EQ(all.exit_code, 0) << all.err;
-  const std::regex block(R"(==> echo/task ([0-9]+) attempt 0 stdout <==\nhello from shard ([0-9])\n)");
+  const std::regex block(
+      R"(==> echo/task ([0-9]+) attempt 0 stdout <==\nhello from shard ([0-9])\n)");
   std::map<std::string, std::string> task_of_shard;
-  for (auto it = std::sregex_iterator(all.out.begin(), all.out.end(), block); it != std::sregex_iterator(); ++it) {
+  for (auto it = std::sregex_iterator(all.out.begin(), all.out.end(), block);
+       it != std::sregex_iterator(); ++it) {
     task_of_shard[(*it)[2]] = (*it)[1];
   }
   ASSERT_EQ(task_of_shard.size(), 2u) << all.out;
@@ -64,13 +67,17 @@ TEST(TaskLogsTest, LogsShowWhatEachShardsCommandPrinted) {
   // One task: only its own lines.
   const CommandResult one = cluster.Cli({"logs", job, "echo", task_of_shard.at("1")});
   ASSERT_EQ(one.exit_code, 0) << one.err;
-  EXPECT_EQ(one.out, "==> echo/task " + task_of_shard.at("1") + " attempt 0 stdout <==\n"
-                     "hello from shard 1\n\n==> echo/task " + task_of_shard.at("1") +
-                     " attempt 0 stderr <==\na warning\n");
+  EXPECT_EQ(one.out, "==> echo/task " + task_of_shard.at("1") +
+                         " attempt 0 stdout <==\n"
+                         "hello from shard 1\n\n==> echo/task " +
+                         task_of_shard.at("1") + " attempt 0 stderr <==\na warning\n");
   // An in-process op's attempt has a log too: its summary line.
   const CommandResult import = cluster.Cli({"logs", job, "import", "--tail", "1"});
   ASSERT_EQ(import.exit_code, 0) << import.err;
-  EXPECT_TRUE(std::regex_search(import.out, std::regex(R"(import_csv task [0-9]+ \(shard 0\) attempt 0: rows in [0-9]+, rows out [0-9]+, device cpu, .*; ok\n)")))
+  EXPECT_TRUE(std::regex_search(
+      import.out,
+      std::regex(
+          R"(import_csv task [0-9]+ \(shard 0\) attempt 0: rows in [0-9]+, rows out [0-9]+, device cpu, .*; ok\n)")))
       << import.out;
 
   // The errors a user meets.
@@ -80,7 +87,8 @@ TEST(TaskLogsTest, LogsShowWhatEachShardsCommandPrinted) {
   const CommandResult no_task = cluster.Cli({"logs", job, "echo", "999"});
   EXPECT_EQ(no_task.exit_code, 0) << no_task.err;
   EXPECT_EQ(no_task.out, "");
-  EXPECT_NE(no_task.err.find("no logs yet for job " + job + " node echo task 999"), std::string::npos)
+  EXPECT_NE(no_task.err.find("no logs yet for job " + job + " node echo task 999"),
+            std::string::npos)
       << no_task.err;
   const CommandResult no_job = cluster.Cli({"logs", "j-999999"});
   EXPECT_EQ(no_job.exit_code, 2);
@@ -98,7 +106,8 @@ TEST(TaskLogsTest, FollowPrintsLinesAsTheyComeAndEndsWithTheJob) {
   WriteFile(spec, "name: it-logs-follow\nworkdir: work\nnodes:\n" + SmallImport(cluster, 1) +
                       "  - id: ticks\n    op: exec\n    inputs: [import]\n    params:\n"
                       "      timeout: 120\n"
-                      "      command: \"echo tick 1; while [ ! -e " + go.string() +
+                      "      command: \"echo tick 1; while [ ! -e " +
+                      go.string() +
                       " ]; do sleep 0.05; done; echo tick 2; sleep 0.3; echo tick 3\"\n");
   std::string why;
   const std::string job = cluster.Submit(spec, &why);
@@ -122,8 +131,9 @@ TEST(TaskLogsTest, FollowPrintsLinesAsTheyComeAndEndsWithTheJob) {
   const CommandResult followed = cluster.Cli({"logs", job, "ticks", "--follow"}, 120s);
   release.join();
   ASSERT_EQ(followed.exit_code, 0) << followed.err;
-  EXPECT_TRUE(std::regex_match(followed.out, std::regex(
-      R"(==> ticks/task [0-9]+ attempt 0 stdout <==\ntick 1\ntick 2\ntick 3\n)")))
+  EXPECT_TRUE(std::regex_match(
+      followed.out,
+      std::regex(R"(==> ticks/task [0-9]+ attempt 0 stdout <==\ntick 1\ntick 2\ntick 3\n)")))
       << followed.out;
   const auto done = cluster.WaitJobFinished(job);
   ASSERT_TRUE(done);
@@ -136,11 +146,12 @@ TEST(TaskLogsTest, ACommandPrintingWithoutEndStaysWithinTheBound) {
   cluster.StartWorker("w1", 1, {"--task-log-bytes", "64KiB"});
   ASSERT_TRUE(cluster.WaitWorkersAlive(1)) << cluster.Logs();
   std::string job;
-  const auto done = RunJob(cluster, "flood",
-                           "name: it-logs-flood\nworkdir: work\nnodes:\n" + SmallImport(cluster, 1) +
-                               "  - id: flood\n    op: exec\n    inputs: [import]\n    retries: 0\n"
-                               "    params: {command: yes, timeout: 2}\n",
-                           job);
+  const auto done =
+      RunJob(cluster, "flood",
+             "name: it-logs-flood\nworkdir: work\nnodes:\n" + SmallImport(cluster, 1) +
+                 "  - id: flood\n    op: exec\n    inputs: [import]\n    retries: 0\n"
+                 "    params: {command: yes, timeout: 2}\n",
+             job);
   ASSERT_TRUE(done) << cluster.Logs();
   ASSERT_EQ(done->state, "failed") << cluster.Logs();
   EXPECT_NE(done->error.find("timed out after 2 s"), std::string::npos) << done->error;
@@ -158,8 +169,8 @@ TEST(TaskLogsTest, ACommandPrintingWithoutEndStaysWithinTheBound) {
 
   const CommandResult tail = cluster.Cli({"logs", job, "flood", "--tail", "3"});
   ASSERT_EQ(tail.exit_code, 0) << tail.err;
-  EXPECT_TRUE(std::regex_match(tail.out, std::regex(
-      R"(==> flood/task [0-9]+ attempt 0 stdout <==\ny\ny\ny\n)")))
+  EXPECT_TRUE(std::regex_match(
+      tail.out, std::regex(R"(==> flood/task [0-9]+ attempt 0 stdout <==\ny\ny\ny\n)")))
       << tail.out;
 }
 
@@ -177,15 +188,19 @@ TEST(TaskLogsTest, EachRankOfATightGroupHasItsOwnOutput) {
   const auto done = RunJob(
       cluster, "group",
       "name: it-logs-group\nworkdir: work\nnodes:\n"
-          "  - {id: import, op: import_csv, inputs: [" + csv.string() + "],"
+      "  - {id: import, op: import_csv, inputs: [" +
+          csv.string() +
+          "],"
           " params: {shards: 2, label_column: label}}\n"
           "  - {id: stats, op: column_stats, inputs: [import]}\n"
           "  - {id: standardize, op: standardize, inputs: [import, stats]}\n"
           "  - id: train\n    op: train\n    inputs: [standardize]\n    ranks: 2\n"
-          "    params: {config: " + (kSourceDir / "examples" / "train-digits.yaml").string() +
+          "    params: {config: " +
+          (kSourceDir / "examples" / "train-digits.yaml").string() +
           ", epochs: 1}\n"
           "  - id: program\n    op: mpi_exec\n    ranks: 2\n    params:\n"
-          "      command: \"mpirun --oversubscribe" + root +
+          "      command: \"mpirun --oversubscribe" +
+          root +
           " --timeout 60 -np {ranks} --hostfile {hostfile} --output-filename $COUPLER_RANK_LOGS"
           " sh -c 'echo rank $OMPI_COMM_WORLD_RANK says hello'\"\n",
       job, 180s);
@@ -195,18 +210,21 @@ TEST(TaskLogsTest, EachRankOfATightGroupHasItsOwnOutput) {
   // The user's own MPI program: rank 1's line in rank 1's file, both in mpirun's combined output.
   const CommandResult program = cluster.Cli({"logs", job, "program"});
   ASSERT_EQ(program.exit_code, 0) << program.err;
-  EXPECT_TRUE(std::regex_search(program.out, std::regex(
-      R"(==> program/task [0-9]+ attempt 0 rank\.1/stdout <==\nrank 1 says hello\n)")))
+  EXPECT_TRUE(std::regex_search(
+      program.out,
+      std::regex(R"(==> program/task [0-9]+ attempt 0 rank\.1/stdout <==\nrank 1 says hello\n)")))
       << program.out;
-  EXPECT_TRUE(std::regex_search(program.out, std::regex(
-      R"(==> program/task [0-9]+ attempt 0 stdout <==\n(rank [01] says hello\n){2})")))
+  EXPECT_TRUE(std::regex_search(
+      program.out,
+      std::regex(R"(==> program/task [0-9]+ attempt 0 stdout <==\n(rank [01] says hello\n){2})")))
       << program.out;
 
   // The train group: each rank's files are listed; rank 0 reports the result.
   const CommandResult train = cluster.Cli({"logs", job, "train"});
   ASSERT_EQ(train.exit_code, 0) << train.err;
-  EXPECT_TRUE(std::regex_search(train.out, std::regex(
-      R"(==> train/task [0-9]+ attempt 0 rank\.0/stdout <==\ntest_accuracy )")))
+  EXPECT_TRUE(std::regex_search(
+      train.out,
+      std::regex(R"(==> train/task [0-9]+ attempt 0 rank\.0/stdout <==\ntest_accuracy )")))
       << train.out;
   EXPECT_NE(train.out.find("attempt 0 rank.1/stdout <==\n"), std::string::npos) << train.out;
   EXPECT_NE(train.out.find("attempt 0 rank.1/stderr <==\n"), std::string::npos) << train.out;

@@ -48,7 +48,8 @@ TEST(TaskLogsTest, NamesFilesUnderTheNodesLogsFolder) {
             "/w/job/clean/logs/task-000012.attempt-0.stdout");
   EXPECT_EQ(job::TaskLogPath("/w/job", "clean", 1234567, 3, job::kStderrStream),
             "/w/job/clean/logs/task-1234567.attempt-3.stderr");
-  EXPECT_EQ(job::TaskRankLogDir("/w/job", "fit", 7, 1), "/w/job/fit/logs/task-000007.attempt-1.ranks");
+  EXPECT_EQ(job::TaskRankLogDir("/w/job", "fit", 7, 1),
+            "/w/job/fit/logs/task-000007.attempt-1.ranks");
 }
 
 std::vector<std::string> Streams(const std::vector<job::TaskLogFile>& files) {
@@ -65,8 +66,12 @@ TEST(TaskLogsTest, ListsEachTasksLatestAttemptInOrderWithRanks) {
   const std::string w = dir.path();
   for (const auto& [node, task, attempt, stream] :
        std::vector<std::tuple<std::string, uint64_t, uint32_t, std::string>>{
-           {"b", 0, 0, "stdout"}, {"a", 3, 0, "stdout"}, {"a", 3, 0, "stderr"},
-           {"a", 3, 1, "stderr"}, {"a", 3, 1, "stdout"}, {"a", 2, 0, "stdout"}}) {
+           {"b", 0, 0, "stdout"},
+           {"a", 3, 0, "stdout"},
+           {"a", 3, 0, "stderr"},
+           {"a", 3, 1, "stderr"},
+           {"a", 3, 1, "stdout"},
+           {"a", 2, 0, "stdout"}}) {
     Write(job::TaskLogPath(w, node, task, attempt, stream), "x");
   }
   const fs::path ranks = job::TaskRankLogDir(w, "a", 2, 0);
@@ -80,11 +85,12 @@ TEST(TaskLogsTest, ListsEachTasksLatestAttemptInOrderWithRanks) {
   Write(job::TaskLogPath(w, "a", 2, 0, "stdin"), "n");
 
   const std::vector<std::string> nodes = {"b", "a", "c"};  // the job's order
-  Result<std::vector<job::TaskLogFile>> all = job::ListTaskLogs(w, nodes, "", std::nullopt, std::nullopt);
+  Result<std::vector<job::TaskLogFile>> all =
+      job::ListTaskLogs(w, nodes, "", std::nullopt, std::nullopt);
   ASSERT_TRUE(all.ok()) << all.status().message();
-  EXPECT_THAT(Streams(*all),
-              ElementsAre("b 0 0 stdout", "a 2 0 stdout", "a 2 0 rank.0/stdout", "a 2 0 rank.2/stdout",
-                          "a 2 0 rank.2/stderr", "a 2 0 rank.10/stdout", "a 3 1 stdout", "a 3 1 stderr"));
+  EXPECT_THAT(Streams(*all), ElementsAre("b 0 0 stdout", "a 2 0 stdout", "a 2 0 rank.0/stdout",
+                                         "a 2 0 rank.2/stdout", "a 2 0 rank.2/stderr",
+                                         "a 2 0 rank.10/stdout", "a 3 1 stdout", "a 3 1 stderr"));
   EXPECT_EQ(all->front().path, job::TaskLogPath(w, "b", 0, 0, "stdout"));
   EXPECT_EQ(all->front().bytes, 1u);
 
@@ -173,8 +179,9 @@ TEST(TaskLogsTest, OneHugeWriteKeepsItsOwnTail) {
   const std::string kept = ReadAll(path);
   EXPECT_LE(kept.size(), 4096u);
   EXPECT_TRUE(kept.ends_with("4999\n"));
-  EXPECT_EQ(job::ParseDroppedLine(kept)->dropped + kept.size() - job::ParseDroppedLine(kept)->line_bytes,
-            6 + big.size());
+  EXPECT_EQ(
+      job::ParseDroppedLine(kept)->dropped + kept.size() - job::ParseDroppedLine(kept)->line_bytes,
+      6 + big.size());
 }
 
 TEST(TaskLogsTest, TrimsAFileAnotherProcessWrote) {
@@ -236,7 +243,8 @@ TEST(TaskLogsTest, AnInProcessOpLeavesOneSummaryLine) {
   const wire::TaskOutcome outcome = worker::RunTask(spec);
   ASSERT_TRUE(outcome.ok) << outcome.error;
   const std::string line = ReadAll(job::TaskLogPath(dir.path(), "step", 5, 2, "stdout"));
-  EXPECT_THAT(line, StartsWith("noop task 5 (shard 1) attempt 2: rows in 0, rows out 0, device cpu, "));
+  EXPECT_THAT(line,
+              StartsWith("noop task 5 (shard 1) attempt 2: rows in 0, rows out 0, device cpu, "));
   EXPECT_TRUE(line.ends_with("; ok\n")) << line;
   EXPECT_FALSE(fs::exists(job::TaskLogPath(dir.path(), "step", 5, 2, "stderr")));  // nothing there
 
