@@ -48,30 +48,6 @@ std::string Summary(const wire::TaskSpec& spec, const wire::TaskOutcome& outcome
 
 wire::TaskOutcome Run(const wire::TaskSpec& spec, const std::atomic<bool>* cancel,
                       TaskPlacement placement, const std::vector<std::string>* launcher_env,
-                      TaskAttemptLogs& logs);
-
-}  // namespace
-
-wire::TaskOutcome RunTask(const wire::TaskSpec& spec, const std::atomic<bool>* cancel,
-                          TaskPlacement placement, const std::vector<std::string>* launcher_env,
-                          size_t log_bytes) {
-  TaskAttemptLogs logs;
-  try {
-    logs = TaskAttemptLogs::Open(spec, log_bytes);
-  } catch (...) {  // bad_alloc naming the files: the task runs without logs
-  }
-  wire::TaskOutcome outcome = Run(spec, cancel, placement, launcher_env, logs);
-  try {
-    if (!logs.ran_command()) logs.Note(Summary(spec, outcome));
-  } catch (...) {  // bad_alloc building the line: the outcome matters more than its log
-  }
-  return outcome;
-}
-
-namespace {
-
-wire::TaskOutcome Run(const wire::TaskSpec& spec, const std::atomic<bool>* cancel,
-                      TaskPlacement placement, const std::vector<std::string>* launcher_env,
                       TaskAttemptLogs& logs) {
   wire::TaskOutcome outcome;
   try {
@@ -123,5 +99,21 @@ wire::TaskOutcome Run(const wire::TaskSpec& spec, const std::atomic<bool>* cance
 }
 
 }  // namespace
+
+wire::TaskOutcome RunTask(const wire::TaskSpec& spec, const std::atomic<bool>* cancel,
+                          TaskPlacement placement, const std::vector<std::string>* launcher_env,
+                          size_t log_bytes) {
+  TaskAttemptLogs logs;
+  try {
+    logs = TaskAttemptLogs::Open(spec, log_bytes);
+  } catch (...) {  // bad_alloc naming the files: the task runs without logs
+  }
+  wire::TaskOutcome outcome = Run(spec, cancel, placement, launcher_env, logs);
+  try {
+    if (!logs.ran_command()) logs.Note(Summary(spec, outcome));
+  } catch (...) {  // bad_alloc building the line: the outcome matters more than its log
+  }
+  return outcome;
+}
 
 }  // namespace coupler::worker
