@@ -23,5 +23,6 @@ void AddTrainCommand(CLI::App& app, CommandBody* run);     // train: one rank un
 void AddDoctorCommand(CLI::App& app, CommandBody* run);    // doctor: what this machine lacks
 void AddKeygenCommand(CLI::App& app, CommandBody* run);    // keygen: CURVE key pairs
 void AddGangAgentCommand(CLI::App& app, CommandBody* run); // gang-agent: mpirun's remote launcher
+void AddLogsCommand(CLI::App& app, CommandBody* run);      // logs: what a job's tasks printed
 
 }  // namespace coupler::cli

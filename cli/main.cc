@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   AddDoctorCommand(app, &run);
   AddServiceCommands(app, &run);
   AddClientCommands(app, &run);
+  AddLogsCommand(app, &run);
   AddKeygenCommand(app, &run);
   AddGangAgentCommand(app, &run);
   AddVersionCommand(app, &run);

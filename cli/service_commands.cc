@@ -118,7 +118,19 @@ void AddServiceCommands(CLI::App& app, CommandBody* run) {
                 "worker key set: NAME.key + coordinator.pub (default: $COUPLER_KEYS, then the "
                 "local keys of a coordinator of this user on this machine)");
   w->add_flag("--insecure", wopts->insecure, "plaintext, to a coordinator started --insecure");
-  w->callback([wopts, labels, run] {
+  auto log_bytes = std::make_shared<std::string>();
+  w->add_option("--task-log-bytes", *log_bytes,
+                "bound of each task log file, e.g. 8MiB (the default); the tail is kept");
+  w->callback([wopts, labels, log_bytes, run] {
+    if (!log_bytes->empty()) {
+      Result<size_t> bytes = util::ParseByteSize(*log_bytes);
+      if (!bytes.ok()) throw CLI::ValidationError("--task-log-bytes", bytes.status().message());
+      if (*bytes < worker::kMinTaskLogBytes) {
+        throw CLI::ValidationError("--task-log-bytes",
+                                   "at least " + std::to_string(worker::kMinTaskLogBytes));
+      }
+      wopts->task_log_bytes = *bytes;
+    }
     for (const auto& kv : *labels) {
       const auto eq = kv.find('=');
       if (eq == std::string::npos) throw CLI::ValidationError("--labels", "expected k=v, got " + kv);

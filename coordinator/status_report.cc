@@ -50,6 +50,7 @@ wire::JobStatus ReportJob(const JobState& job, const WorkerRegistry& registry,
   s.submitted_ms = job.submitted_ms();
   s.finished_ms = job.finished_ms();
   s.submitted_by = job.submitted_by();
+  s.workdir = job.graph().workdir;
   for (const auto& [id, refusal] : job.refused_hosts()) s.refused_hosts.push_back(refusal);
   const auto& plan = job.plan();
   std::vector<const Labels*> alive;

@@ -18,6 +18,7 @@
 #include "runtime/wire/worker_messages.h"
 #include "runtime/pool/gpu_share_ledger.h"
 #include "worker/task_device.h"
+#include "worker/task_log.h"
 #include "worker/workdir_check.h"
 
 namespace coupler::worker {
@@ -28,6 +29,7 @@ struct TaskEnvironment {
   // NAME=VALUE pairs a gang leader's mpirun gets, so the launcher hook it starts for remote
   // hosts (coupler gang-agent) reaches the coordinator as this worker does.
   std::vector<std::string> launcher_env;
+  size_t task_log_bytes = kDefaultTaskLogBytes;  // each task log file's bound
 };
 
 class TaskPool {

@@ -1,5 +1,6 @@
 #include "worker/task_runner.h"
 
+#include <cstdio>
 #include <exception>
 #include <new>
 #include <string>
@@ -33,10 +34,21 @@ Status RunGuarded(const OpEntry& op, const OpContext& context, OpReport& report)
   }
 }
 
-}  // namespace
+// The one line an in-process op's log holds.
+std::string Summary(const wire::TaskSpec& spec, const wire::TaskOutcome& outcome) {
+  char ms[32];
+  std::snprintf(ms, sizeof(ms), "%.1f", outcome.kernel_ms);
+  std::string line = spec.op + " task " + std::to_string(spec.task_id);
+  if (spec.shard_index >= 0) line += " (shard " + std::to_string(spec.shard_index) + ")";
+  line += " attempt " + std::to_string(spec.attempt) + ": rows in " +
+          std::to_string(outcome.rows_in) + ", rows out " + std::to_string(outcome.rows_out) +
+          ", device " + outcome.device + ", " + ms + " ms in kernels; ";
+  return line + (outcome.ok ? "ok" : "error: " + outcome.error);
+}
 
-wire::TaskOutcome RunTask(const wire::TaskSpec& spec, const std::atomic<bool>* cancel,
-                          TaskPlacement placement, const std::vector<std::string>* launcher_env) {
+wire::TaskOutcome Run(const wire::TaskSpec& spec, const std::atomic<bool>* cancel,
+                      TaskPlacement placement, const std::vector<std::string>* launcher_env,
+                      TaskAttemptLogs& logs) {
   wire::TaskOutcome outcome;
   try {
     outcome.job_id = spec.job_id;
@@ -51,7 +63,7 @@ wire::TaskOutcome RunTask(const wire::TaskSpec& spec, const std::atomic<bool>* c
       return outcome;
     }
     if (!op->has_cuda) placement = {};
-    const OpContext context{spec, cancel, placement, launcher_env};
+    const OpContext context{spec, cancel, placement, launcher_env, &logs};
     if (context.Cancelled()) {
       outcome.error = "cancelled";
       return outcome;
@@ -82,6 +94,24 @@ wire::TaskOutcome RunTask(const wire::TaskSpec& spec, const std::atomic<bool>* c
     outcome.ok = false;
     outcome.output_paths.clear();
     outcome.error = "out of memory";
+  }
+  return outcome;
+}
+
+}  // namespace
+
+wire::TaskOutcome RunTask(const wire::TaskSpec& spec, const std::atomic<bool>* cancel,
+                          TaskPlacement placement, const std::vector<std::string>* launcher_env,
+                          size_t log_bytes) {
+  TaskAttemptLogs logs;
+  try {
+    logs = TaskAttemptLogs::Open(spec, log_bytes);
+  } catch (...) {  // bad_alloc naming the files: the task runs without logs
+  }
+  wire::TaskOutcome outcome = Run(spec, cancel, placement, launcher_env, logs);
+  try {
+    if (!logs.ran_command()) logs.Note(Summary(spec, outcome));
+  } catch (...) {  // bad_alloc building the line: the outcome matters more than its log
   }
   return outcome;
 }

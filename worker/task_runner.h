@@ -30,6 +30,7 @@
 
 #include "runtime/wire/worker_messages.h"
 #include "worker/task_device.h"
+#include "worker/task_log.h"
 
 namespace coupler::worker {
 
@@ -44,8 +45,12 @@ namespace coupler::worker {
 // `cancel` may be flipped by another thread at any time; ops check it between steps, noop
 // while sleeping and exec every few milliseconds (killing the command's process group).
 // `launcher_env`: NAME=VALUE pairs for a gang leader's mpirun (see TaskEnvironment); null: none.
+// Every attempt of a job's task leaves logs under its node's folder (runtime/job/task_logs.h),
+// each stream within `log_bytes`: a command's output, or for an in-process op one line saying
+// what ran, the rows in and out, the device and the error.
 wire::TaskOutcome RunTask(const wire::TaskSpec& spec, const std::atomic<bool>* cancel = nullptr,
                           TaskPlacement placement = {},
-                          const std::vector<std::string>* launcher_env = nullptr);
+                          const std::vector<std::string>* launcher_env = nullptr,
+                          size_t log_bytes = kDefaultTaskLogBytes);
 
 }  // namespace coupler::worker

@@ -112,6 +112,7 @@ Result<std::unique_ptr<Worker>> Worker::Create(WorkerOptions options) {
     w->wake_.bind(wake_ep);
     TaskEnvironment env;
     env.host_address = options.advertise;
+    env.task_log_bytes = options.task_log_bytes;
     // What `coupler gang-agent`, started by a gang leader's mpirun, needs to reach the
     // coordinator as this worker does (with this worker's key).
     env.launcher_env.push_back("COUPLER_COORDINATOR=" + options.coordinator);

@@ -18,6 +18,7 @@
 #include "runtime/wire/messages.h"
 #include "worker/daemon_launcher.h"
 #include "worker/gpu_monitor.h"
+#include "worker/task_log.h"
 #include "worker/task_pool.h"
 
 namespace coupler::worker {
@@ -41,6 +42,8 @@ struct WorkerOptions {
   // local keys of a coordinator of this user on this machine; insecure: plaintext.
   std::string keys_dir;
   bool insecure = false;
+  // The bound of each task log file (stdout, stderr, a rank's): the tail is kept.
+  size_t task_log_bytes = kDefaultTaskLogBytes;
 };
 
 class Worker {

@@ -381,11 +381,13 @@ inline void WriteSyntheticCsv(const fs::path& path, int rows, int cols, unsigned
   }
 }
 
-// The files in a directory, by name.
+// The files in a directory, by name (not its folders: a node's logs/ is no stray output).
 inline std::vector<std::string> ListDir(const fs::path& dir) {
   std::vector<std::string> names;
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec)) names.push_back(e.path().filename().string());
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    if (!e.is_directory(ec)) names.push_back(e.path().filename().string());
+  }
   std::sort(names.begin(), names.end());
   return names;
 }

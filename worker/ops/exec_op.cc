@@ -43,7 +43,8 @@ Status RunExec(const OpContext& context, OpReport& report) {
   std::string line = SubstitutePlaceholders(command, {{"input", inputs},
                                                       {"output", ShellQuote(temp)},
                                                       {"shard", std::to_string(spec.shard_index)}});
-  auto result = RunOpCommand(std::move(line), timeout_s, context.cancel, report.kernel_ms);
+  auto result = RunOpCommand(std::move(line), timeout_s, context.cancel, report.kernel_ms,
+                             context.logs);
   if (!result.ok()) return result.status();
   const ShellResult& r = *result;
   const bool succeeded = r.end == ShellResult::End::kExited && r.exit_status == 0;

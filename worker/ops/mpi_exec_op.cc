@@ -18,6 +18,11 @@
 #include "worker/ops/subprocess.h"
 
 namespace coupler::worker {
+namespace {
+
+constexpr std::string_view kRankLogsVariable = "COUPLER_RANK_LOGS";
+
+}  // namespace
 
 Status RunMpiExec(const OpContext& context, OpReport& report) {
   const wire::TaskSpec& spec = context.spec;
@@ -47,10 +52,18 @@ Status RunMpiExec(const OpContext& context, OpReport& report) {
                                                       {"input", inputs},
                                                       {"output", ShellQuote(out_dir)}});
   COUPLER_ASSIGN_OR_RETURN(const std::string self, CouplerBinary());
+  std::vector<std::string> env = GangLauncherEnv(spec, context.launcher_env, self);
+  // The user's own mpirun cannot be given --output-filename (Open MPI 4.1 takes it only on the
+  // command line), so the folder for per-rank files is offered as $COUPLER_RANK_LOGS:
+  // `mpirun --output-filename "$COUPLER_RANK_LOGS" ...` lists each rank in `coupler logs`.
+  const bool rank_logs = context.logs != nullptr && !context.logs->rank_dir().empty();
+  if (rank_logs) env.push_back(std::string(kRankLogsVariable) + "=" + context.logs->rank_dir());
   LaunchErrorWatch launch_error;
   auto result = RunOpCommand(std::move(line), timeout_s, context.cancel, report.kernel_ms,
-                             GangLauncherEnv(spec, context.launcher_env, self),
+                             context.logs, std::move(env),
                              [&](int stream, std::string_view d) { launch_error.Feed(stream, d); });
+  // Bounded only once the group has ended: mpirun writes these files itself.
+  if (rank_logs) TrimLogFilesUnder(context.logs->rank_dir(), context.logs->bound());
   if (!result.ok()) return result.status();
   if (Status s = EndStatus(*result, timeout_s, "mpi_exec (" + std::to_string(ranks) + " ranks)");
       !s.ok()) {

@@ -13,6 +13,7 @@
 #include "runtime/status.h"
 #include "runtime/wire/worker_messages.h"
 #include "worker/task_device.h"
+#include "worker/task_log.h"
 
 namespace coupler::worker {
 
@@ -23,6 +24,8 @@ struct OpContext {
   TaskPlacement placement;
   // NAME=VALUE pairs for a gang leader's mpirun (worker/task_pool.h, TaskEnvironment).
   const std::vector<std::string>* launcher_env = nullptr;
+  // The attempt's stdout/stderr logs, which an op's command prints into (RunOpCommand).
+  TaskAttemptLogs* logs = nullptr;
 
   bool Cancelled() const { return cancel != nullptr && cancel->load(std::memory_order_relaxed); }
 };

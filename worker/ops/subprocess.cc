@@ -292,12 +292,20 @@ std::string OneLine(std::string_view text) {
 
 Result<ShellResult> RunOpCommand(std::string command, double timeout_s,
                                  const std::atomic<bool>* cancel, double& kernel_ms,
-                                 std::vector<std::string> env,
+                                 TaskAttemptLogs* logs, std::vector<std::string> env,
                                  std::function<void(int stream, std::string_view data)> on_output) {
   ShellCommand shell;
   shell.command = std::move(command);
   shell.env = std::move(env);
-  shell.on_output = std::move(on_output);
+  if (logs != nullptr) {
+    logs->MarkCommand();
+    shell.on_output = [logs, next = std::move(on_output)](int stream, std::string_view data) {
+      logs->Feed(stream, data);
+      if (next) next(stream, data);
+    };
+  } else {
+    shell.on_output = std::move(on_output);
+  }
   shell.timeout_s = timeout_s;
   shell.cancel = cancel;
   const auto start = std::chrono::steady_clock::now();

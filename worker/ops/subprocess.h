@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "runtime/status.h"
+#include "worker/task_log.h"
 
 namespace coupler::worker {
 
@@ -46,10 +47,11 @@ struct ShellResult {
 Result<ShellResult> RunShellCommand(const ShellCommand& command);
 
 // An op's command (exec, train, mpi_exec): RunShellCommand with the time it took added to
-// `kernel_ms`, the outcome's compute time.
+// `kernel_ms`, the outcome's compute time, and everything it prints written to the attempt's
+// logs (null: none) before `on_output` sees it.
 Result<ShellResult> RunOpCommand(
     std::string command, double timeout_s, const std::atomic<bool>* cancel, double& kernel_ms,
-    std::vector<std::string> env = {},
+    TaskAttemptLogs* logs, std::vector<std::string> env = {},
     std::function<void(int stream, std::string_view data)> on_output = {});
 
 // 'text' for /bin/sh: single quotes, with each ' written as '\''.

@@ -87,6 +87,10 @@ Status RunTrain(const OpContext& context, OpReport& report) {
   if (geteuid() == 0) cmd += " --allow-run-as-root";
   cmd += " --timeout " + std::to_string(static_cast<int64_t>(std::ceil(timeout_s + kLauncherGraceS)));
   cmd += " -np " + std::to_string(ranks);
+  // Each rank's own output in files of its own (logs/...ranks/1/rank.N/stdout), beside the
+  // combined output mpirun still prints into the task's logs.
+  const bool rank_logs = context.logs != nullptr && !context.logs->rank_dir().empty();
+  if (rank_logs) cmd += " --output-filename " + ShellQuote(context.logs->rank_dir());
   if (!GangIsLocal(spec)) {
     const std::string path = (dir / "hostfile").string();
     COUPLER_RETURN_IF_ERROR(WriteTextFile(path, GangHostfileText(spec, ranks)));
@@ -102,9 +106,12 @@ Status RunTrain(const OpContext& context, OpReport& report) {
   if (spec.attempt > 0) cmd += " --resume";
 
   LaunchErrorWatch launch_error;
-  auto result = RunOpCommand(cmd, timeout_s, context.cancel, report.kernel_ms,
+  auto result = RunOpCommand(cmd, timeout_s, context.cancel, report.kernel_ms, context.logs,
                              GangLauncherEnv(spec, context.launcher_env, self),
                              [&](int stream, std::string_view d) { launch_error.Feed(stream, d); });
+  // mpirun writes the rank files itself, unbounded while the group runs: a rank printing
+  // without end is bounded only here, when the group has ended (the node's timeout ends it).
+  if (rank_logs) TrimLogFilesUnder(context.logs->rank_dir(), context.logs->bound());
   if (!result.ok()) return result.status();
   if (Status s = EndStatus(*result, timeout_s, "mpirun (" + std::to_string(ranks) + " ranks)");
       !s.ok()) {
