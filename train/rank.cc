@@ -141,6 +141,12 @@ int RunRank(const Result<RankOptions>& parsed) {
                 std::string(PrecisionName(report->precision)).c_str(), report->micro_batch,
                 report->accumulate, report->world_size, report->peak_device_bytes,
                 report->device.c_str(), report->communicator.c_str());
+  } else {
+    // One line from each other rank too, so its own output (mpirun --output-filename, `coupler
+    // logs`) says where it ran and that it finished, not only that it stayed silent.
+    std::printf("rank %d of %d done: %lld steps on %s, %s\n", rank, report->world_size,
+                static_cast<long long>(report->steps), report->device.c_str(),
+                report->communicator.c_str());
   }
   return kRankExitOk;
 }

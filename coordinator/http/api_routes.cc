@@ -13,6 +13,7 @@
 #include "coordinator/http/metrics_text.h"
 #include "coordinator/http/page.h"
 #include "runtime/job/job_phase.h"
+#include "runtime/job/task_logs.h"
 #include "runtime/util/json_writer.h"
 #include "runtime/wire/codec.h"
 #include "runtime/wire/envelope.h"
@@ -33,6 +34,10 @@ constexpr std::chrono::milliseconds kSnapshotWait{500};
 constexpr std::chrono::milliseconds kSubmitTimeout{60'000};
 constexpr std::chrono::milliseconds kControlTimeout{10'000};
 constexpr size_t kMaxSubmissionId = 128;
+// Logs: lines per file by default, bytes per file and per reply at most.
+constexpr uint32_t kLogTailLines = 200;
+constexpr size_t kLogFileBytes = 1u << 20;
+constexpr size_t kLogReplyBytes = 16u << 20;
 constexpr const char* kCancelRoute = R"(/api/v1/jobs/([A-Za-z0-9._-]+)/cancel)";
 constexpr const char* kDrainRoute = R"(/api/v1/workers/([A-Za-z0-9._:-]+)/drain)";
 
@@ -291,6 +296,65 @@ void GetJob(const HttpContext& ctx, const Request& req, Response& res) {
   Json(res, 200, wire::JobStatusJson(*job));
 }
 
+// GET /api/v1/jobs/{id}/logs?node=&task=&attempt=&tail=: what the job's tasks printed, as
+// `coupler logs` reads it (runtime/job/task_logs.h), each file's last `tail` lines.
+void Logs(const HttpContext& ctx, const Request& req, Response& res) {
+  std::shared_ptr<const Snapshot> s;
+  const std::string id = req.matches[1];
+  const wire::JobStatus* job = FindJob(ctx, id, s);
+  if (job == nullptr) {
+    Fail(res, 404, "no job " + id);
+    return;
+  }
+  if (job->workdir.empty()) {
+    Fail(res, 404, "job " + id + " finished before the coordinator's last start: only its summary "
+                   "is kept; its logs are under its workdir's {node}/logs/");
+    return;
+  }
+  std::optional<uint64_t> task;
+  std::optional<uint32_t> attempt;
+  if (req.has_param("task")) {
+    Result<uint32_t> t = ParseCount(req, "task", 0);
+    if (!t.ok()) return Fail(res, t.status());
+    task = *t;
+  }
+  if (req.has_param("attempt")) {
+    Result<uint32_t> a = ParseCount(req, "attempt", 0);
+    if (!a.ok()) return Fail(res, a.status());
+    attempt = *a;
+  }
+  Result<uint32_t> tail = ParseCount(req, "tail", kLogTailLines);
+  if (!tail.ok()) return Fail(res, tail.status());
+  std::vector<std::string> nodes;
+  for (const wire::NodeStatus& n : job->nodes) nodes.push_back(n.id);
+  const std::string node = req.has_param("node") ? req.get_param_value("node") : "";
+  Result<std::vector<job::TaskLogFile>> files = job::ListTaskLogs(job->workdir, nodes, node, task, attempt);
+  if (!files.ok()) return Fail(res, files.status());
+  json::Writer w;
+  w.BeginObject();
+  w.Field("job_id", id);
+  w.BeginArray("logs");
+  size_t total = 0;
+  for (const job::TaskLogFile& f : *files) {
+    Result<std::string> text = job::ReadLogTail(f.path, *tail, kLogFileBytes);
+    w.BeginObject();
+    w.Field("node", f.node);
+    w.Field("task", f.task_id);
+    w.Field("attempt", f.attempt);
+    w.Field("stream", f.stream);
+    w.Field("bytes", f.bytes);
+    // A reply stays bounded whatever the job printed: past the cap, files are listed only.
+    const bool room = total < kLogReplyBytes;
+    w.Field("text", text.ok() && room ? *text : std::string());
+    if (!text.ok()) w.Field("error", text.status().message());
+    if (text.ok() && room) total += text->size();
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  Json(res, 200, w.Finish());
+}
+
 // Cancel and drain: the loop's Ack message, or its error.
 void Control(const HttpContext& ctx, const std::string& request, const std::string& id_key,
              const std::string& id, Response& res) {
@@ -407,6 +471,10 @@ void AddApiRoutes(httplib::Server& server, const HttpContext& ctx) {
   server.Get(R"(/api/v1/jobs/([A-Za-z0-9._-]+))",
              Guarded(ctx, Access::kRead, [&ctx](const Request& req, Response& res) {
                GetJob(ctx, req, res);
+             }));
+  server.Get(R"(/api/v1/jobs/([A-Za-z0-9._-]+)/logs)",
+             Guarded(ctx, Access::kRead, [&ctx](const Request& req, Response& res) {
+               Logs(ctx, req, res);
              }));
   server.Post(kCancelRoute, Guarded(ctx, Access::kChange, [&ctx](const Request& req, Response& res) {
     const std::string id = req.matches[1];

@@ -20,6 +20,8 @@ void WriteJobStatus(json::Writer& w, const JobStatus& j) {
   w.Field("submitted_ms", j.submitted_ms);
   w.Field("finished_ms", j.finished_ms);
   w.Field("submitted_by", j.submitted_by);
+  w.Field("submission_id", j.submission_id);
+  w.Field("workdir", j.workdir);
   w.BeginObject("devices");
   for (const auto& [device, n] : j.devices) w.Field(device, n);
   w.EndObject();

@@ -196,6 +196,36 @@ TEST_F(HttpApiTest, CancelAndDrainGoThroughTheLoopsOwnChecks) {
       << "the drained worker did not leave\n" << c().Logs();
 }
 
+TEST_F(HttpApiTest, TheLogsOfOneTaskShowWhatItsCommandPrinted) {
+  const std::string spec = ExecSpec(c(), "chatty", "echo shard-{shard}-says-hi && cp {input} {output}", 2);
+  HttpReply submitted = Curl(c(), {"-X", "POST", "-H", Bearer(c()), "-H", "Content-Type: application/yaml",
+                                   "--data-binary", spec, url_ + "/api/v1/jobs"});
+  ASSERT_EQ(submitted.status, 201) << submitted.body << c().Logs();
+  const std::string id = Json(submitted.body)["job_id"].GetString();
+  std::optional<JobView> job = c().WaitJobFinished(id);
+  ASSERT_TRUE(job && job->state == "succeeded") << c().Logs();
+  HttpReply all = Curl(c(), {"-H", Bearer(c()), url_ + "/api/v1/jobs/" + id + "/logs?node=run"});
+  ASSERT_EQ(all.status, 200) << all.body;
+  rapidjson::Document d = Json(all.body);
+  ASSERT_TRUE(d.IsObject() && d["logs"].IsArray()) << all.body;
+  std::map<uint64_t, std::string> stdout_of;
+  for (const auto& f : d["logs"].GetArray()) {
+    if (std::string(f["stream"].GetString()) == "stdout") stdout_of[f["task"].GetUint64()] = f["text"].GetString();
+  }
+  ASSERT_EQ(stdout_of.size(), 2u) << all.body;
+  // One task's log: its own line, not its sibling's.
+  const uint64_t first = stdout_of.begin()->first;
+  HttpReply one = Curl(c(), {"-H", Bearer(c()),
+                             url_ + "/api/v1/jobs/" + id + "/logs?node=run&task=" + std::to_string(first)});
+  ASSERT_EQ(one.status, 200) << one.body;
+  EXPECT_NE(one.body.find("shard-0-says-hi"), std::string::npos) << one.body;
+  EXPECT_EQ(one.body.find("shard-1-says-hi"), std::string::npos) << one.body;
+  EXPECT_NE(stdout_of.rbegin()->second.find("shard-1-says-hi"), std::string::npos) << all.body;
+  EXPECT_EQ(Curl(c(), {"-H", Bearer(c()), url_ + "/api/v1/jobs/" + id + "/logs?node=nope"}).status, 404);
+  EXPECT_EQ(Curl(c(), {"-H", Bearer(c()), url_ + "/api/v1/jobs/" + id + "/logs?task=x"}).status, 400);
+  EXPECT_EQ(Curl(c(), {url_ + "/api/v1/jobs/" + id + "/logs"}).status, 401);
+}
+
 TEST_F(HttpApiTest, ThePageReadsWithoutJavaScript) {
   // What a browser with scripts off gets: the tables, server-rendered.
   HttpReply login = Curl(c(), {"-D", "-", url_ + "/?token=" + c().ApiToken()});
