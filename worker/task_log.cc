@@ -145,14 +145,9 @@ TaskAttemptLogs TaskAttemptLogs::Open(const wire::TaskSpec& spec, size_t bound) 
   TaskAttemptLogs logs;
   logs.bound_ = bound;
   if (spec.workdir.empty() || spec.node_id.empty()) return logs;
-  const std::string out =
-      job::TaskLogPath(spec.workdir, spec.node_id, spec.task_id, spec.attempt, job::kStdoutStream);
-  if (Result<BoundedLog> made = BoundedLog::Create(out, bound); made.ok()) {
-    logs.out_ = std::move(*made);
-  } else {
-    Logger("worker")->warn("task {} of job {}: no log: {}", spec.task_id, spec.job_id,
-                           made.status().message());
-  }
+  logs.out_ = BoundedLog::CreateOnFirstWrite(
+      job::TaskLogPath(spec.workdir, spec.node_id, spec.task_id, spec.attempt, job::kStdoutStream),
+      bound);
   logs.err_ = BoundedLog::CreateOnFirstWrite(
       job::TaskLogPath(spec.workdir, spec.node_id, spec.task_id, spec.attempt, job::kStderrStream),
       bound);

@@ -32,6 +32,12 @@ class BoundedLog {
   static BoundedLog CreateOnFirstWrite(std::string path, size_t bound);
 
   void Append(std::string_view data);
+  // Creates the file now if it waits for its first write.
+  void Materialize() {
+    if (pending_) {
+      if (Status s = Open(); !s.ok()) Disable(s);
+    }
+  }
   // Bytes in the file now (never above the bound) and dropped so far.
   uint64_t size() const { return size_; }
   uint64_t dropped() const { return dropped_; }
@@ -59,8 +65,10 @@ Status TrimLogFile(const std::string& path, size_t bound);
 // TrimLogFile for every regular file under `dir`, recursively; a missing `dir` is fine.
 void TrimLogFilesUnder(const std::string& dir, size_t bound);
 
-// A task attempt's stdout and stderr logs: stdout always (so every attempt has a log), stderr
-// once something is printed there. Without a workdir in the spec (a task run outside a job,
+// A task attempt's stdout and stderr logs: stdout always for a command (so every command's
+// attempt has a log), for an in-process op only when it has something to say (a noop task
+// writes none: 100,000 of them would be 100,000 files); stderr once something is printed
+// there. Without a workdir in the spec (a task run outside a job,
 // as unit tests do) nothing is written.
 class TaskAttemptLogs {
  public:
@@ -72,7 +80,10 @@ class TaskAttemptLogs {
   // One line to stdout: what an in-process op did.
   void Note(std::string_view line);
   // Set by RunOpCommand: the attempt ran a command, whose output is its log.
-  void MarkCommand() { command_ = true; }
+  void MarkCommand() {
+    command_ = true;
+    out_.Materialize();
+  }
   bool ran_command() const { return command_; }
 
   size_t bound() const { return bound_; }

@@ -110,7 +110,10 @@ wire::TaskOutcome RunTask(const wire::TaskSpec& spec, const std::atomic<bool>* c
   }
   wire::TaskOutcome outcome = Run(spec, cancel, placement, launcher_env, logs);
   try {
-    if (!logs.ran_command()) logs.Note(Summary(spec, outcome));
+    // An in-process op's line, when it did something or failed: a task that wrote nothing
+    // and succeeded (noop) leaves no file, so dispatch stays free of file creation.
+    const bool worth_a_line = !outcome.ok || !outcome.output_paths.empty() || outcome.rows_in > 0;
+    if (!logs.ran_command() && worth_a_line) logs.Note(Summary(spec, outcome));
   } catch (...) {  // bad_alloc building the line: the outcome matters more than its log
   }
   return outcome;

@@ -267,22 +267,26 @@ void ListJobs(const HttpContext& ctx, const Request& req, Response& res) {
     Fail(res, 503, "the coordinator has not published its state yet");
     return;
   }
-  json::Writer w;
-  w.BeginObject();
-  w.BeginArray("jobs");
-  uint32_t n = 0;
-  uint64_t matching = 0;
-  for (const wire::JobStatus& j : s->jobs) {  // newest first
-    if (!state.empty() && j.state != state) continue;
-    ++matching;
-    if (*limit != 0 && n >= *limit) continue;
-    wire::WriteJobStatus(w, j);
-    ++n;
-  }
-  w.EndArray();
-  w.Field("total", matching);
-  w.EndObject();
-  Json(res, 200, w.Finish());
+  auto render = [&] {
+    json::Writer w;
+    w.BeginObject();
+    w.BeginArray("jobs");
+    uint32_t n = 0;
+    uint64_t matching = 0;
+    for (const wire::JobStatus& j : s->jobs) {  // newest first
+      if (!state.empty() && j.state != state) continue;
+      ++matching;
+      if (*limit != 0 && n >= *limit) continue;
+      wire::WriteJobStatus(w, j);
+      ++n;
+    }
+    w.EndArray();
+    w.Field("total", matching);
+    w.EndObject();
+    return w.Finish();
+  };
+  // The unfiltered list is what pollers ask for: rendered once per snapshot.
+  Json(res, 200, state.empty() && *limit == 0 ? s->Cached(Snapshot::kJobList, render) : render());
 }
 
 void GetJob(const HttpContext& ctx, const Request& req, Response& res) {
@@ -451,7 +455,8 @@ void AddApiRoutes(httplib::Server& server, const HttpContext& ctx) {
       Fail(res, 503, "the coordinator has not published its state yet");
       return;
     }
-    res.set_content(RenderMetrics(*s, ctx.version), "text/plain; version=0.0.4; charset=utf-8");
+    res.set_content(s->Cached(Snapshot::kMetrics, [&] { return RenderMetrics(*s, ctx.version); }),
+                    "text/plain; version=0.0.4; charset=utf-8");
   }));
   server.Get("/api/v1/version", Guarded(ctx, Access::kRead, [&ctx](const Request&, Response& res) {
     json::Writer w;

@@ -9,6 +9,11 @@ const wire::JobStatus* Snapshot::FindJob(const std::string& id) const {
   return nullptr;
 }
 
+const std::string& Snapshot::Cached(int which, const std::function<std::string()>& render) const {
+  std::call_once(rendered_once_[which], [&] { rendered_[which] = render(); });
+  return rendered_[which];
+}
+
 int64_t SnapshotBoard::WallMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -27,6 +28,16 @@ struct Snapshot {
   uint64_t workers_lost_total = 0;
   // The job with this id, or null.
   const wire::JobStatus* FindJob(const std::string& id) const;
+
+  // A rendering of this snapshot made once, by the first request that needs it, and shared
+  // by the rest (a scraper and a page polling one snapshot cost one rendering).
+  const std::string& Cached(int which, const std::function<std::string()>& render) const;
+  static constexpr int kMetrics = 0;
+  static constexpr int kJobList = 1;
+
+ private:
+  mutable std::once_flag rendered_once_[2];
+  mutable std::string rendered_[2];
 };
 
 class SnapshotBoard {

@@ -77,8 +77,8 @@ TEST(HttpStatusTest, FailureKindsMapToTheirCodes) {
   EXPECT_EQ(HttpStatusFor(StatusCode::kInternal), 500);
 }
 
-Snapshot Sample() {
-  Snapshot s;
+// A snapshot holds its renderings' once-flags, so it is filled in place, never copied.
+void FillSample(Snapshot& s) {
   s.taken_ms = 1'700'000'000'000;
   wire::JobStatus j;
   j.id = "j-000002";
@@ -119,11 +119,12 @@ Snapshot Sample() {
   s.metrics.task_duration.Observe(0.0002);
   s.metrics.task_duration.Observe(2);
   s.metrics.task_duration.Observe(1e9);
-  return s;
 }
 
 TEST(MetricsTextTest, CountsStatesHistogramsAndEscapesLabels) {
-  const std::string text = RenderMetrics(Sample(), "1.2.3");
+  Snapshot sample;
+  FillSample(sample);
+  const std::string text = RenderMetrics(sample, "1.2.3");
   EXPECT_THAT(text, HasSubstr("coupler_build_info{version=\"1.2.3\",protocol=\""));
   EXPECT_THAT(text, HasSubstr("coupler_jobs{state=\"running\"} 1\n"));
   EXPECT_THAT(text, HasSubstr("coupler_jobs{state=\"failed\"} 0\n"));
@@ -145,7 +146,9 @@ TEST(MetricsTextTest, CountsStatesHistogramsAndEscapesLabels) {
 }
 
 TEST(PageTest, EscapesWhatUsersNamedAndTellsTightFromLoose) {
-  const std::string page = RenderPage(Sample(), "", "1.2.3");
+  Snapshot sample;
+  FillSample(sample);
+  const std::string page = RenderPage(sample, "", "1.2.3");
   EXPECT_THAT(page, Not(HasSubstr("<script>alert")));
   EXPECT_THAT(page, HasSubstr("&lt;script&gt;alert(1)&lt;/script&gt;"));
   EXPECT_THAT(page, HasSubstr("data-node=\"prep\" data-kind=\"loose\""));
@@ -157,7 +160,7 @@ TEST(PageTest, EscapesWhatUsersNamedAndTellsTightFromLoose) {
   EXPECT_THAT(page, Not(HasSubstr("http://")));
   EXPECT_THAT(page, Not(HasSubstr("https://")));
   EXPECT_THAT(page, HasSubstr("<script src=\"/static/page.js\""));
-  EXPECT_THAT(RenderPageBody(Sample(), "j-404"), HasSubstr("No job j-404."));
+  EXPECT_THAT(RenderPageBody(sample, "j-404"), HasSubstr("No job j-404."));
 }
 
 }  // namespace
