@@ -23,6 +23,7 @@
 #include <zmq.hpp>
 
 #include "bench/bench_child.h"
+#include "bench/noop_jobs.h"
 #include "client/client.h"
 
 namespace {
@@ -31,23 +32,8 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 using coupler::bench::Child;
-
-std::string WriteSpec(const fs::path& dir, const std::string& name, long tasks) {
-  const fs::path p = dir / (name + ".yaml");
-  std::ofstream(p) << "name: " << name << "\nworkdir: " << (dir / "work").string()
-                   << "\nnodes:\n  - {id: n, op: noop, params: {tasks: " << tasks << "}}\n";
-  return p.string();
-}
-
-// Long-polls the job's status: the coordinator answers when the job finishes.
-coupler::wire::JobStatus WaitDone(coupler::client::Client& c, const std::string& id) {
-  for (;;) {
-    auto r = c.Status(id, std::chrono::milliseconds(5000));
-    if (r.ok() && !r->jobs.empty() && r->jobs[0].state != "queued" && r->jobs[0].state != "running") {
-      return r->jobs[0];
-    }
-  }
-}
+using coupler::bench::WaitDone;
+using coupler::bench::WriteNoopSpec;
 
 double RawZmqTasksPerSecond(long tasks) {
   zmq::context_t ctx(1);
@@ -147,7 +133,7 @@ Run Measure(const fs::path& dir, bool insecure, long tasks, long big) {
   }
 
   // 1. Throughput.
-  auto id = c.Submit(WriteSpec(dir, "throughput", tasks));
+  auto id = c.Submit(WriteNoopSpec(dir, "throughput", tasks));
   if (!id.ok()) {
     std::fprintf(stderr, "%s\n", id.status().message().c_str());
     return out;
@@ -156,7 +142,7 @@ Run Measure(const fs::path& dir, bool insecure, long tasks, long big) {
   out.tasks_per_s = double(st.tasks_done) / (double(st.finished_ms - st.submitted_ms) / 1000.0);
 
   // 2. Round trip of one-task jobs.
-  const std::string one = WriteSpec(dir, "one", 1);
+  const std::string one = WriteNoopSpec(dir, "one", 1);
   std::vector<double> rt_ms, submit_ms, status_ms;
   for (int i = 0; i < 200; ++i) {
     const auto t0 = Clock::now();
@@ -179,7 +165,7 @@ Run Measure(const fs::path& dir, bool insecure, long tasks, long big) {
 
   // 3. Memory for a big job.
   if (big > 0) {
-    auto bid = c.Submit(WriteSpec(dir, "big", big));
+    auto bid = c.Submit(WriteNoopSpec(dir, "big", big));
     if (!bid.ok()) return out;
     auto bst = WaitDone(c, *bid);
     out.big_tasks_per_s = double(bst.tasks_done) / (double(bst.finished_ms - bst.submitted_ms) / 1000.0);

@@ -17,28 +17,15 @@
 #include <vector>
 
 #include "bench/bench_child.h"
+#include "bench/noop_jobs.h"
 #include "client/client.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 using coupler::bench::Child;
-
-std::string WriteSpec(const fs::path& dir, const std::string& name, long tasks) {
-  const fs::path p = dir / (name + ".yaml");
-  std::ofstream(p) << "name: " << name << "\nworkdir: " << (dir / "work").string()
-                   << "\nnodes:\n  - {id: n, op: noop, params: {tasks: " << tasks << "}}\n";
-  return p.string();
-}
-
-coupler::wire::JobStatus WaitDone(coupler::client::Client& c, const std::string& id) {
-  for (;;) {
-    auto r = c.Status(id, std::chrono::milliseconds(5000));
-    if (r.ok() && !r->jobs.empty() && r->jobs[0].state != "queued" && r->jobs[0].state != "running") {
-      return r->jobs[0];
-    }
-  }
-}
+using coupler::bench::WaitDone;
+using coupler::bench::WriteNoopSpec;
 
 std::string ReadAll(const fs::path& p) {
   std::ifstream in(p);
@@ -121,7 +108,7 @@ int main(int argc, char** argv) {
     if (w.ok() && w->size() == 2) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  const std::string spec = WriteSpec(dir, "noop", tasks);
+  const std::string spec = WriteNoopSpec(dir, "noop", tasks);
   auto run = [&](bool hammered, long* served, double* served_per_s) {
     Hammer h;
     if (hammered) h.Start(host, http_port, token, client_threads);

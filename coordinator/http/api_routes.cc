@@ -124,6 +124,13 @@ std::shared_ptr<const Snapshot> Current(const HttpContext& ctx) {
   return ctx.board->Get(kFreshMs, kSnapshotWait);
 }
 
+// The current snapshot, or null with a 503 answered (the loop has published none yet).
+std::shared_ptr<const Snapshot> CurrentOrFail(const HttpContext& ctx, Response& res) {
+  std::shared_ptr<const Snapshot> s = Current(ctx);
+  if (!s) Fail(res, 503, "the coordinator has not published its state yet");
+  return s;
+}
+
 // The job as of the latest snapshot; one that is not in it yet (submitted since) is looked
 // for in a fresh one before it counts as unknown.
 const wire::JobStatus* FindJob(const HttpContext& ctx, const std::string& id,
@@ -133,6 +140,14 @@ const wire::JobStatus* FindJob(const HttpContext& ctx, const std::string& id,
   if (job != nullptr) return job;
   snapshot = ctx.board->Get(0, kSnapshotWait);
   return snapshot ? snapshot->FindJob(id) : nullptr;
+}
+
+// FindJob, or null with a 404 answered.
+const wire::JobStatus* FindJobOrFail(const HttpContext& ctx, const std::string& id,
+                                     std::shared_ptr<const Snapshot>& snapshot, Response& res) {
+  const wire::JobStatus* job = FindJob(ctx, id, snapshot);
+  if (job == nullptr) Fail(res, 404, "no job " + id);
+  return job;
 }
 
 bool ValidSubmissionId(std::string_view id) {
@@ -262,11 +277,8 @@ void ListJobs(const HttpContext& ctx, const Request& req, Response& res) {
     Fail(res, limit.status());
     return;
   }
-  std::shared_ptr<const Snapshot> s = Current(ctx);
-  if (!s) {
-    Fail(res, 503, "the coordinator has not published its state yet");
-    return;
-  }
+  std::shared_ptr<const Snapshot> s = CurrentOrFail(ctx, res);
+  if (!s) return;
   auto render = [&] {
     json::Writer w;
     w.BeginObject();
@@ -291,12 +303,8 @@ void ListJobs(const HttpContext& ctx, const Request& req, Response& res) {
 
 void GetJob(const HttpContext& ctx, const Request& req, Response& res) {
   std::shared_ptr<const Snapshot> s;
-  const std::string id = req.matches[1];
-  const wire::JobStatus* job = FindJob(ctx, id, s);
-  if (job == nullptr) {
-    Fail(res, 404, "no job " + id);
-    return;
-  }
+  const wire::JobStatus* job = FindJobOrFail(ctx, req.matches[1], s, res);
+  if (job == nullptr) return;
   Json(res, 200, wire::JobStatusJson(*job));
 }
 
@@ -305,11 +313,8 @@ void GetJob(const HttpContext& ctx, const Request& req, Response& res) {
 void Logs(const HttpContext& ctx, const Request& req, Response& res) {
   std::shared_ptr<const Snapshot> s;
   const std::string id = req.matches[1];
-  const wire::JobStatus* job = FindJob(ctx, id, s);
-  if (job == nullptr) {
-    Fail(res, 404, "no job " + id);
-    return;
-  }
+  const wire::JobStatus* job = FindJobOrFail(ctx, id, s, res);
+  if (job == nullptr) return;
   if (job->workdir.empty()) {
     Fail(res, 404, "job " + id + " finished before the coordinator's last start: only its summary "
                    "is kept; its logs are under its workdir's {node}/logs/");
@@ -395,11 +400,8 @@ void Page(const HttpContext& ctx, const Request& req, Response& res) {
     res.set_content(UnauthorizedPage(), "text/html; charset=utf-8");
     return;
   }
-  std::shared_ptr<const Snapshot> s = Current(ctx);
-  if (!s) {
-    Fail(res, 503, "the coordinator has not published its state yet");
-    return;
-  }
+  std::shared_ptr<const Snapshot> s = CurrentOrFail(ctx, res);
+  if (!s) return;
   const std::string job = req.has_param("job") ? req.get_param_value("job") : "";
   const bool fragment = req.has_param("fragment");
   res.set_header("Cache-Control", "no-store");
@@ -450,11 +452,8 @@ void AddApiRoutes(httplib::Server& server, const HttpContext& ctx) {
     res.set_content(std::string(PageStyle()), "text/css; charset=utf-8");
   });
   server.Get("/metrics", Guarded(ctx, Access::kRead, [&ctx](const Request&, Response& res) {
-    std::shared_ptr<const Snapshot> s = Current(ctx);
-    if (!s) {
-      Fail(res, 503, "the coordinator has not published its state yet");
-      return;
-    }
+    std::shared_ptr<const Snapshot> s = CurrentOrFail(ctx, res);
+    if (!s) return;
     res.set_content(s->Cached(Snapshot::kMetrics, [&] { return RenderMetrics(*s, ctx.version); }),
                     "text/plain; version=0.0.4; charset=utf-8");
   }));
@@ -486,11 +485,8 @@ void AddApiRoutes(httplib::Server& server, const HttpContext& ctx) {
     Control(ctx, wire::Encode(wire::CancelJob{id}), "job_id", id, res);
   }));
   server.Get("/api/v1/workers", Guarded(ctx, Access::kRead, [&ctx](const Request&, Response& res) {
-    std::shared_ptr<const Snapshot> s = Current(ctx);
-    if (!s) {
-      Fail(res, 503, "the coordinator has not published its state yet");
-      return;
-    }
+    std::shared_ptr<const Snapshot> s = CurrentOrFail(ctx, res);
+    if (!s) return;
     std::string workers = wire::WorkersJson(s->workers);
     while (!workers.empty() && workers.back() == '\n') workers.pop_back();
     Json(res, 200, "{\"workers\":" + workers + "}\n");
