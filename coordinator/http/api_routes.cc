@@ -5,6 +5,8 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <filesystem>
 #include <regex>
@@ -391,8 +393,14 @@ void Page(const HttpContext& ctx, const Request& req, Response& res) {
     }
     res.set_header("Set-Cookie", std::string(kCookie) + "=" + ctx.token +
                                      "; Path=/; HttpOnly; SameSite=Strict");
-    const std::string job = req.has_param("job") ? "?job=" + req.get_param_value("job") : "";
-    res.set_redirect("/" + job, 303);
+    // Only a job id goes back into the Location header: a decoded parameter may hold a CR LF.
+    const std::string job = req.has_param("job") ? req.get_param_value("job") : "";
+    const bool plain_id = !job.empty() && job.size() <= kMaxSubmissionId &&
+                          std::all_of(job.begin(), job.end(), [](char c) {
+                            return std::isalnum(static_cast<unsigned char>(c)) || c == '-' ||
+                                   c == '_' || c == '.';
+                          });
+    res.set_redirect(plain_id ? "/?job=" + job : "/", 303);
     return;
   }
   if (!Authorized(req, ctx, Access::kRead)) {

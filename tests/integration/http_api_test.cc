@@ -237,6 +237,14 @@ TEST_F(HttpApiTest, ThePageReadsWithoutJavaScript) {
   EXPECT_NE(page.body.find("data-worker=\"w1\""), std::string::npos) << page.body;
   EXPECT_NE(page.body.find("http-equiv=\"refresh\""), std::string::npos);
   EXPECT_EQ(page.body.find("http://"), std::string::npos) << "the page must fetch nothing from elsewhere";
+  // A job parameter that is no job id cannot split the redirect's headers, and the browser
+  // still lands on the page.
+  HttpReply split = Curl(c(), {"-D", "-", url_ + "/?token=" + c().ApiToken() + "&job=x%0d%0aX-Evil:%20yes"});
+  EXPECT_EQ(split.status, 303);
+  EXPECT_EQ(split.body.find("X-Evil"), std::string::npos) << split.body;
+  EXPECT_NE(split.body.find("Location: /\r\n"), std::string::npos) << split.body;
+  HttpReply to_job = Curl(c(), {"-D", "-", url_ + "/?token=" + c().ApiToken() + "&job=j-000007"});
+  EXPECT_NE(to_job.body.find("Location: /?job=j-000007\r\n"), std::string::npos) << to_job.body;
   EXPECT_EQ(Curl(c(), {url_ + "/"}).status, 401);
   EXPECT_EQ(Curl(c(), {url_ + "/?token=wrong"}).status, 401);
 }
