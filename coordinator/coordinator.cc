@@ -382,7 +382,6 @@ void Coordinator::RecordLost(const std::vector<LostAttempt>& lost) {
     const std::string reason = "worker " + l.worker_id + " was lost";
     store_->AddAttempt({l.job_id, l.task_id, l.attempt, l.worker_id, "lost", reason, WallMs()});
     NoteFailure(EventRef(l.job_id, l.task_id, l.attempt), l.worker_id, reason, true);
-    metrics_.CountRetry(RetryReason::kWorkerLost);
   }
   if (!lost.empty()) {
     Logger("coordinator")->warn("{} task(s) re-queued from lost worker {}", lost.size(),
@@ -394,14 +393,22 @@ void Coordinator::RecordSent(const std::vector<wire::TaskSpec>& tasks) {
   // One row per job in the message, buffered with the commits: a restart then knows every
   // attempt that was in flight (cheap enough to keep dispatch at full speed).
   store::SentAttempts batch;
+  // Looked up once per job in the message, not per task: this runs for every task sent.
   const JobState* job = nullptr;
+  const std::vector<int64_t>* stamps = nullptr;
+  const int64_t now = WallMs();
   for (const wire::TaskSpec& t : tasks) {
     if (t.job_id != batch.job_id && !batch.tasks.empty()) {
       store_->AddSent(std::move(batch));
       batch = {};
     }
-    if (job == nullptr || job->id() != t.job_id) job = scheduler_.FindJob(t.job_id);
-    if (job != nullptr && t.attempt == 0) ObserveQueueWait(*job, t.task_id, metrics_.task_queue_wait);
+    if (job == nullptr || job->id() != t.job_id) {
+      job = scheduler_.FindJob(t.job_id);
+      stamps = job != nullptr ? ReadyStamps(*job) : nullptr;
+    }
+    if (stamps != nullptr && t.attempt == 0) {
+      ObserveQueueWait(*stamps, *job, t.task_id, now, metrics_.task_queue_wait);
+    }
     batch.job_id = t.job_id;
     batch.tasks.emplace_back(t.task_id, t.attempt);
   }
@@ -442,7 +449,9 @@ void Coordinator::Dispatch() {
                                 spec.node_id, spec.ranks, hosts, leader);
     spec.gang_token = launches_.IssueToken(spec.job_id, spec.task_id, spec.attempt);
     if (const JobState* job = scheduler_.FindJob(spec.job_id); job != nullptr && spec.attempt == 0) {
-      ObserveQueueWait(*job, spec.task_id, metrics_.gang_wait);
+      if (const std::vector<int64_t>* stamps = ReadyStamps(*job)) {
+        ObserveQueueWait(*stamps, *job, spec.task_id, WallMs(), metrics_.gang_wait);
+      }
     }
     events_.GangPlaced({spec.job_id, spec.node_id, spec.task_id, spec.attempt}, leader,
                        spec.gang_hosts);
@@ -482,11 +491,13 @@ void Coordinator::NoteFailure(const TaskEventRef& ref, const std::string& worker
     return;
   }
   // The worker's words for a command past its time limit (worker/ops/subprocess.cc EndStatus):
-  // the outcome carries no typed cause.
-  const std::string_view cause = worker_lost ? "worker_lost"
-                                 : reason.find("timed out after") != std::string::npos ? "timeout"
-                                                                                      : "failed";
-  events_.TaskRetried({ref.job, ref.node, ref.task, job->attempts(ref.task)}, cause, reason);
+  // the outcome carries no typed cause. The event and the metric share the one answer.
+  const RetryReason cause = worker_lost ? RetryReason::kWorkerLost
+                            : reason.find("timed out after") != std::string::npos ? RetryReason::kTimeout
+                                                                                 : RetryReason::kFailed;
+  metrics_.CountRetry(cause);
+  events_.TaskRetried({ref.job, ref.node, ref.task, job->attempts(ref.task)}, RetryReasonName(cause),
+                      reason);
 }
 
 void Coordinator::NoteDraining(const std::string& worker_id, std::string_view by) {

@@ -92,8 +92,12 @@ class Coordinator {
   void PublishSnapshot();
   // Remembers when nodes of `job` became ready (for the queue-wait histograms).
   void StampReadyNodes(const JobState& job);
-  // The queue-wait histogram for a first attempt of `task` sent now.
-  void ObserveQueueWait(const JobState& job, uint64_t task, Histogram& histogram);
+  // When `job`'s nodes became ready (node_ready_ms_), or null before any did.
+  const std::vector<int64_t>* ReadyStamps(const JobState& job) const;
+  // Into `histogram`: how long a first attempt of `task`, sent at `now_ms`, waited since its
+  // node became ready.
+  static void ObserveQueueWait(const std::vector<int64_t>& stamps, const JobState& job,
+                               uint64_t task, int64_t now_ms, Histogram& histogram);
 
   // `route`: the connection's routing id; `user`: the name of its authenticated key.
   void OnWorkerMessage(const std::string& route, const std::string& user,
@@ -146,7 +150,8 @@ class Coordinator {
   void ReplyToClient(const std::string& identity, const std::string& payload, bool delimiter);
   // The event log's name for a task's attempt (its node from the job's plan).
   TaskEventRef EventRef(const std::string& job_id, uint64_t task, uint32_t attempt);
-  // A failed attempt's events: task_failed, and task_retried when the scheduler re-queued it.
+  // A failed attempt's events: task_failed, and task_retried when the scheduler re-queued it
+  // (counted in coupler_task_retries_total by the same cause).
   void NoteFailure(const TaskEventRef& ref, const std::string& worker_id, const std::string& reason,
                    bool worker_lost);
   // A worker started draining (`by`: "admin" or "worker"); each is logged once per registration.
@@ -225,6 +230,10 @@ class Coordinator {
   http::SnapshotBoard board_;
   std::unique_ptr<http::LoopChannel> loop_channel_;
   std::unique_ptr<http::HttpServer> http_;
+  // Every job the coordinator knows (or the one with `job_id`) as status shows it, newest
+  // first: what a status reply and an HTTP snapshot both hold.
+  std::vector<wire::JobStatus> CollectJobs(const std::string& job_id);
+  wire::CoordinatorStats CollectStats();
   // `req`: one job (its id), or the jobs in req.state (empty: any), newest first, at most
   // req.limit (0: all).
   void SendStatus(const std::string& identity, const wire::StatusRequest& req, bool delimiter);

@@ -144,20 +144,18 @@ void Coordinator::OnResults(const std::string& worker_id, const wire::TaskResult
       store_->AddCommit({o.job_id, o.task_id, o.attempt, o.output_paths, o.rows_in, o.rows_out,
                          o.device, o.kernel_ms, o.bytes_processed, worker_id});
       metrics_.task_duration.Observe(o.wall_ms / 1000.0);
-      ++metrics_.tasks_finished["done"];
+      ++metrics_.tasks_done;
       if (o.gpu_requested_but_cpu) ++metrics_.gpu_fallback_tasks;
-      // A commit may finish a node and so make the nodes that read it ready.
-      if (const JobState* job = scheduler_.FindJob(o.job_id)) StampReadyNodes(*job);
+      // The commit that finishes a node may make the nodes reading it ready.
+      if (const JobState* job = scheduler_.FindJob(o.job_id); job != nullptr && o.task_id < job->table().size()) {
+        const uint32_t node = job->table().Describe(o.task_id).plan_node;
+        if (job->node_done(node) == job->table().task_count(node)) StampReadyNodes(*job);
+      }
       events_.TaskDone(EventRef(o.job_id, o.task_id, o.attempt), worker_id);
     } else if (kind == OutcomeKind::kRetrying || kind == OutcomeKind::kFailed) {
       store_->AddAttempt({o.job_id, o.task_id, o.attempt, worker_id, "failed", o.error, WallMs()});
       metrics_.task_duration.Observe(o.wall_ms / 1000.0);
-      ++metrics_.tasks_finished["failed"];
-      if (kind == OutcomeKind::kRetrying) {
-        // The worker's words for a task it stopped at its timeout (worker/ops/subprocess.h).
-        const bool timed_out = o.error.find("timed out after") != std::string::npos;
-        metrics_.CountRetry(timed_out ? RetryReason::kTimeout : RetryReason::kFailed);
-      }
+      ++metrics_.tasks_failed;
       Logger("coordinator")->warn("job {} task {} attempt {} failed on {}: {}", o.job_id,
                                   o.task_id, o.attempt, worker_id, o.error);
       NoteFailure(EventRef(o.job_id, o.task_id, o.attempt), worker_id, o.error, false);
@@ -326,6 +324,50 @@ void Coordinator::OnStatus(const std::string& identity, const wire::StatusReques
   SendStatus(identity, req, delimiter);
 }
 
+std::vector<wire::JobStatus> Coordinator::CollectJobs(const std::string& job_id) {
+  std::vector<wire::JobStatus> jobs;
+  for (const auto& job : scheduler_.jobs()) {
+    if (!job_id.empty() && job->id() != job_id) continue;
+    jobs.push_back(scheduler_.Status(*job));
+    auto persisted = persisted_phase_.find(job->id());
+    if (job->finished() && persisted != persisted_phase_.end() && persisted->second != job->phase()) {
+      // Finished in memory, not yet on disk: it is not finished until a restart would agree.
+      jobs.back().state = std::string(JobPhaseName(persisted->second));
+      jobs.back().finished_ms = 0;
+    }
+  }
+  for (const auto& [id, summary] : finished_) {
+    if (job_id.empty() || id == job_id) jobs.push_back(summary);
+  }
+  for (wire::JobStatus& j : jobs) {
+    if (auto sid = submission_of_job_.find(j.id); sid != submission_of_job_.end()) {
+      j.submission_id = sid->second;
+    }
+  }
+  // Newest first, restored and live alike; ids (zero-padded numbers) order jobs submitted in
+  // the same millisecond.
+  std::sort(jobs.begin(), jobs.end(), [](const wire::JobStatus& a, const wire::JobStatus& b) {
+    return a.submitted_ms != b.submitted_ms ? a.submitted_ms > b.submitted_ms : a.id > b.id;
+  });
+  return jobs;
+}
+
+wire::CoordinatorStats Coordinator::CollectStats() {
+  wire::CoordinatorStats stats;
+  stats.messages_received = received_;
+  stats.messages_dropped = dropped_;
+  stats.workers_alive = static_cast<uint32_t>(scheduler_.registry().alive());
+  stats.uptime_ms = static_cast<uint64_t>(NowMs());
+  stats.handshakes_refused = zap_ ? zap_->refused() : 0;
+  stats.registrations_refused = registrations_refused_;
+  stats.stale_outcomes_dropped = stale_outcomes_;
+  stats.encrypted = server_keys_.has_value();
+  stats.store_error = store_error_.message();
+  stats.replies_dropped = replies_dropped_;
+  scheduler_.FillPoolStats(stats);
+  return stats;
+}
+
 void Coordinator::SendStatus(const std::string& identity, const wire::StatusRequest& req,
                              bool delimiter) {
   const std::string& job_id = req.job_id;
@@ -333,34 +375,10 @@ void Coordinator::SendStatus(const std::string& identity, const wire::StatusRequ
   PersistFinishedJobs();
   FlushStore();
   wire::StatusReply reply;
-  for (const auto& job : scheduler_.jobs()) {
-    if (!job_id.empty() && job->id() != job_id) continue;
-    reply.jobs.push_back(scheduler_.Status(*job));
-    auto persisted = persisted_phase_.find(job->id());
-    if (job->finished() && persisted != persisted_phase_.end() && persisted->second != job->phase()) {
-      // Finished in memory, not yet on disk: it is not finished until a restart would agree.
-      reply.jobs.back().state = std::string(JobPhaseName(persisted->second));
-      reply.jobs.back().finished_ms = 0;
-    }
-  }
-  for (const auto& [id, summary] : finished_) {
-    if (job_id.empty() || id == job_id) reply.jobs.push_back(summary);
-  }
-  for (wire::JobStatus& j : reply.jobs) {
-    if (auto sid = submission_of_job_.find(j.id); sid != submission_of_job_.end()) {
-      j.submission_id = sid->second;
-    }
-  }
+  reply.jobs = CollectJobs(job_id);
   if (job_id.empty() && !req.state.empty()) {
     std::erase_if(reply.jobs, [&](const wire::JobStatus& j) { return j.state != req.state; });
   }
-  // Newest first, restored and live alike; ids (zero-padded numbers) order jobs submitted in
-  // the same millisecond.
-  std::sort(reply.jobs.begin(), reply.jobs.end(),
-            [](const wire::JobStatus& a, const wire::JobStatus& b) {
-              return a.submitted_ms != b.submitted_ms ? a.submitted_ms > b.submitted_ms
-                                                      : a.id > b.id;
-            });
   if (job_id.empty() && req.limit > 0 && reply.jobs.size() > req.limit) reply.jobs.resize(req.limit);
   if (!job_id.empty() && reply.jobs.empty()) {
     ReplyToClient(identity,
@@ -369,17 +387,7 @@ void Coordinator::SendStatus(const std::string& identity, const wire::StatusRequ
                   delimiter);
     return;
   }
-  reply.coordinator.messages_received = received_;
-  reply.coordinator.messages_dropped = dropped_;
-  reply.coordinator.workers_alive = static_cast<uint32_t>(scheduler_.registry().alive());
-  reply.coordinator.uptime_ms = static_cast<uint64_t>(NowMs());
-  reply.coordinator.handshakes_refused = zap_ ? zap_->refused() : 0;
-  reply.coordinator.registrations_refused = registrations_refused_;
-  reply.coordinator.stale_outcomes_dropped = stale_outcomes_;
-  reply.coordinator.encrypted = server_keys_.has_value();
-  reply.coordinator.store_error = store_error_.message();
-  reply.coordinator.replies_dropped = replies_dropped_;
-  scheduler_.FillPoolStats(reply.coordinator);
+  reply.coordinator = CollectStats();
   ReplyToClient(identity, wire::Encode(reply), delimiter);
 }
 

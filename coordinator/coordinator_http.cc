@@ -53,37 +53,9 @@ Status Coordinator::StartHttp() {
 void Coordinator::PublishSnapshot() {
   auto s = std::make_shared<http::Snapshot>();
   s->taken_ms = WallMs();
-  for (const auto& job : scheduler_.jobs()) {
-    wire::JobStatus status = scheduler_.Status(*job);
-    auto persisted = persisted_phase_.find(job->id());
-    if (job->finished() && persisted != persisted_phase_.end() && persisted->second != job->phase()) {
-      // As SendStatus: not finished until a restart would agree.
-      status.state = std::string(JobPhaseName(persisted->second));
-      status.finished_ms = 0;
-    }
-    s->jobs.push_back(std::move(status));
-  }
-  for (const auto& [id, summary] : finished_) s->jobs.push_back(summary);
-  for (wire::JobStatus& j : s->jobs) {
-    if (auto sid = submission_of_job_.find(j.id); sid != submission_of_job_.end()) {
-      j.submission_id = sid->second;
-    }
-  }
-  // Newest first: ids are zero-padded numbers.
-  std::sort(s->jobs.begin(), s->jobs.end(),
-            [](const wire::JobStatus& a, const wire::JobStatus& b) { return a.id > b.id; });
+  s->jobs = CollectJobs("");
   s->workers = scheduler_.Workers(NowMs());
-  s->stats.messages_received = received_;
-  s->stats.messages_dropped = dropped_;
-  s->stats.workers_alive = static_cast<uint32_t>(scheduler_.registry().alive());
-  s->stats.uptime_ms = static_cast<uint64_t>(NowMs());
-  s->stats.handshakes_refused = zap_ ? zap_->refused() : 0;
-  s->stats.registrations_refused = registrations_refused_;
-  s->stats.stale_outcomes_dropped = stale_outcomes_;
-  s->stats.encrypted = server_keys_.has_value();
-  s->stats.store_error = store_error_.message();
-  s->stats.replies_dropped = replies_dropped_;
-  scheduler_.FillPoolStats(s->stats);
+  s->stats = CollectStats();
   s->metrics = metrics_;
   s->workers_lost_total = scheduler_.registry().workers_lost_total();
   board_.Publish(std::move(s));
@@ -99,12 +71,16 @@ void Coordinator::StampReadyNodes(const JobState& job) {
   }
 }
 
-void Coordinator::ObserveQueueWait(const JobState& job, uint64_t task, Histogram& histogram) {
+const std::vector<int64_t>* Coordinator::ReadyStamps(const JobState& job) const {
   auto it = node_ready_ms_.find(job.id());
-  if (it == node_ready_ms_.end()) return;
+  return it == node_ready_ms_.end() ? nullptr : &it->second;
+}
+
+void Coordinator::ObserveQueueWait(const std::vector<int64_t>& stamps, const JobState& job,
+                                   uint64_t task, int64_t now_ms, Histogram& histogram) {
   const uint32_t p = job.table().Describe(task).plan_node;
-  if (p >= it->second.size() || it->second[p] == 0) return;
-  histogram.Observe(static_cast<double>(std::max<int64_t>(0, WallMs() - it->second[p])) / 1000.0);
+  if (p >= stamps.size() || stamps[p] == 0) return;
+  histogram.Observe(static_cast<double>(std::max<int64_t>(0, now_ms - stamps[p])) / 1000.0);
 }
 
 }  // namespace coupler::coordinator

@@ -39,7 +39,6 @@ PoolMetrics::PoolMetrics()
   // Every label value present from the start, at 0: a rate() over a series that appears
   // mid-run misses its first increments.
   for (const char* outcome : {"succeeded", "failed", "cancelled"}) jobs_finished[outcome] = 0;
-  for (const char* outcome : {"done", "failed"}) tasks_finished[outcome] = 0;
   for (RetryReason r : {RetryReason::kFailed, RetryReason::kWorkerLost, RetryReason::kTimeout}) {
     retries[RetryReasonName(r)] = 0;
   }

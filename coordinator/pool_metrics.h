@@ -48,7 +48,9 @@ struct PoolMetrics {
   Histogram gang_wait;
   std::map<std::string, uint64_t> retries;  // by RetryReasonName
   // Task attempts that ended with an outcome: committed (done) or failed (retried or not).
-  std::map<std::string, uint64_t> tasks_finished;
+  // Plain counters: they are bumped for every task.
+  uint64_t tasks_done = 0;
+  uint64_t tasks_failed = 0;
   uint64_t workers_lost = 0;
   uint64_t gpu_fallback_tasks = 0;  // committed tasks that asked for a GPU and ran on the CPU
 

@@ -133,7 +133,7 @@ std::string RenderMetrics(const Snapshot& s, std::string_view version) {
                   tasks);
   e.LabelledCounter("coupler_tasks_finished_total", "outcome",
                     "Task attempts that ended: committed (done) or failed.",
-                    s.metrics.tasks_finished);
+                    {{"done", s.metrics.tasks_done}, {"failed", s.metrics.tasks_failed}});
   e.Histo("coupler_task_duration_seconds", "A task attempt's wall time in its worker's slot.",
           s.metrics.task_duration);
   e.Histo("coupler_task_queue_wait_seconds",
