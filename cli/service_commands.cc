@@ -68,6 +68,10 @@ void AddServiceCommands(CLI::App& app, CommandBody* run) {
   c->add_option("--gang-hold-timeout-ms", copts->gang_hold_timeout_ms,
                 "a tight node still gathering its ranks gives held slots back after this")
       ->capture_default_str();
+  c->add_option("--stop-drain-ms", copts->stop_drain_ms,
+                "on SIGTERM/SIGINT, drain the pool first (workers finish and commit what they "
+                "hold) for up to this long; 0: stop at once")
+      ->capture_default_str();
   c->add_option("--ready-file", copts->ready_file, "write the bound endpoints here once listening");
   c->add_option("--keys", copts->keys_dir,
                 "coordinator key set (default: STATE/keys, created at first start)");
@@ -105,11 +109,14 @@ void AddServiceCommands(CLI::App& app, CommandBody* run) {
   w->add_option("--coordinator", wopts->coordinator, "the coordinator's worker endpoint")
       ->capture_default_str();
   w->add_option("--id", wopts->id, "worker id (default host-pid)");
-  w->add_option("--slots", wopts->slots, "tasks run at once (default: CPUs)");
+  w->add_option("--slots", wopts->slots,
+                "tasks run at once (default: its CPUs; under Slurm, the allocation's CPUs on "
+                "its node)");
   w->add_option("--prefetch", wopts->prefetch, "extra tasks held queued (default 2 x slots + 8)");
   w->add_option("--labels", *labels, "k=v labels, e.g. interconnect=nvlink")->delimiter(',');
   w->add_option("--gpus", wopts->gpus,
-                "GPUs its tasks may use: all (default), none, or ordinals such as 0,1");
+                "GPUs its tasks may use: all (default; under Slurm, those the allocation "
+                "gave it), none, or ordinals such as 0,1");
   w->add_option("--heartbeat-ms", wopts->heartbeat_ms, "heartbeat period")->capture_default_str();
   w->add_option("--advertise", wopts->advertise,
                 "the address other hosts reach this worker at (default: the local address of "
@@ -118,10 +125,18 @@ void AddServiceCommands(CLI::App& app, CommandBody* run) {
                 "worker key set: NAME.key + coordinator.pub (default: $COUPLER_KEYS, then the "
                 "local keys of a coordinator of this user on this machine)");
   w->add_flag("--insecure", wopts->insecure, "plaintext, to a coordinator started --insecure");
+  auto launcher = std::make_shared<std::string>("auto");
+  w->add_option("--gang-launcher", *launcher,
+                "how the gangs it leads start: auto (srun --mpi=pmix inside a Slurm "
+                "allocation, else mpirun), mpirun, srun")
+      ->capture_default_str();
   auto log_bytes = std::make_shared<std::string>();
   w->add_option("--task-log-bytes", *log_bytes,
                 "bound of each task log file, e.g. 8MiB (the default); the tail is kept");
-  w->callback([wopts, labels, log_bytes, run] {
+  w->callback([wopts, labels, launcher, log_bytes, run] {
+    Result<worker::GangLauncher> chosen = worker::ParseGangLauncher(*launcher);
+    if (!chosen.ok()) throw CLI::ValidationError("--gang-launcher", chosen.status().message());
+    wopts->gang_launcher = *chosen;
     if (!log_bytes->empty()) {
       Result<size_t> bytes = util::ParseByteSize(*log_bytes);
       if (!bytes.ok()) throw CLI::ValidationError("--task-log-bytes", bytes.status().message());

@@ -220,7 +220,26 @@ Status Coordinator::Run(const std::atomic<bool>& stop) {
     }
     return false;
   };
-  while (!stop.load() && !broken) {
+  // The stop's drain ends at this time (steady clock ms); 0: not stopping yet.
+  int64_t stop_deadline_ms = 0;
+  while (!broken) {
+    if (stop.load()) {
+      if (options_.stop_drain_ms <= 0) break;
+      const int64_t now = NowMs();
+      if (stop_deadline_ms == 0) {
+        stop_deadline_ms = now + options_.stop_drain_ms;
+        log->info("stopping: draining the pool first (up to {} ms)", options_.stop_drain_ms);
+      }
+      if (DrainPoolForStop()) {
+        log->info("stopping: the pool is drained");
+        break;
+      }
+      if (now >= stop_deadline_ms) {
+        log->warn("stopping: workers still hold work after {} ms; their attempts run again at "
+                  "the next start", options_.stop_drain_ms);
+        break;
+      }
+    }
     const unsigned ready = net::PollReadable({&workers_, &clients_, &admitted_, &http_requests_},
                                              std::chrono::milliseconds(20));
     // Drain what is waiting in bounded bursts, so one busy socket cannot starve the other.
@@ -507,6 +526,22 @@ void Coordinator::NoteDraining(const std::string& worker_id, std::string_view by
   if (drain_logged_.emplace(worker_id, DrainLogged::kDraining).second) {
     events_.WorkerDraining(worker_id, by);
   }
+}
+
+bool Coordinator::DrainPoolForStop() {
+  bool left = true;
+  std::vector<std::string> to_tell;
+  for (const auto& [id, w] : scheduler_.registry().workers()) {
+    if (w.gone()) continue;
+    left = false;
+    if (w.state == WorkerState::kAlive) to_tell.push_back(id);
+  }
+  for (const std::string& id : to_tell) {
+    scheduler_.registry().SetDraining(id);
+    NoteDraining(id, "stop");
+    SendToWorker(id, wire::Encode(wire::DrainWorker{id}));
+  }
+  return left;
 }
 
 void Coordinator::NoteDrainingBeat(const std::string& worker_id) {

@@ -54,6 +54,12 @@ struct CoordinatorOptions {
   // The event log (STATE/events.jsonl, see event_log.h): bytes per file before it rotates;
   // 0 turns it off.
   uint64_t event_log_bytes = kDefaultEventLogBytes;
+  // On a stop (SIGTERM, SIGINT): 0 stops at once (a worker's results still in flight are
+  // taken by the next start, which re-runs those attempts). Above 0: the pool is drained
+  // first (every worker finishes what it holds and its results are committed) for up to this
+  // long. A batch scheduler's cancel signals coordinator and workers together; this keeps the
+  // coordinator up while the workers finish (scripts/slurm/coupler-pool.sbatch).
+  int64_t stop_drain_ms = 0;
 };
 
 // The address HTTP listens on by default for a coordinator whose workers connect to
@@ -70,7 +76,8 @@ class Coordinator {
   // Opens the state, resumes unfinished jobs, binds both sockets.
   static Result<std::unique_ptr<Coordinator>> Create(const CoordinatorOptions& options);
 
-  // Runs until `stop` becomes true; flushes the state before returning.
+  // Runs until `stop` becomes true (then drains the pool first for up to stop_drain_ms);
+  // flushes the state before returning.
   Status Run(const std::atomic<bool>& stop);
 
   const std::string& worker_endpoint() const { return worker_endpoint_; }
@@ -156,6 +163,9 @@ class Coordinator {
                    bool worker_lost);
   // A worker started draining (`by`: "admin" or "worker"); each is logged once per registration.
   void NoteDraining(const std::string& worker_id, std::string_view by);
+  // The stop's drain: tells every worker still serving to drain (once); true when none is
+  // left holding work or connected (all drained or lost).
+  bool DrainPoolForStop();
   // Its heartbeat says it drains: once it holds nothing, it has drained and is leaving.
   void NoteDrainingBeat(const std::string& worker_id);
   int64_t NowMs() const;   // monotonic, for timeouts

@@ -54,6 +54,16 @@ int LocalRank(int world_rank) {
   return world_rank;
 }
 
+// " in Slurm step JOB.STEP" when srun started the ranks (PMIx gives them rank and size), so
+// a group's log says which launcher ran it; "" under mpirun, which sets OMPI_COMM_WORLD_RANK
+// (an mpirun inside a Slurm step passes the step's own variables on to its ranks).
+std::string SlurmStep() {
+  const char* job = std::getenv("SLURM_JOB_ID");
+  const char* step = std::getenv("SLURM_STEP_ID");
+  if (job == nullptr || step == nullptr || std::getenv("OMPI_COMM_WORLD_RANK") != nullptr) return {};
+  return std::string(" in Slurm step ") + job + "." + step;
+}
+
 }  // namespace
 
 int RunRank(const Result<RankOptions>& parsed) {
@@ -101,7 +111,8 @@ int RunRank(const Result<RankOptions>& parsed) {
     cuda = std::move(*backend);
     options.backend = cuda.get();
   }
-  Logger("train")->info("rank {} trains on {}", rank, cuda ? cuda->name() : std::string("cpu"));
+  Logger("train")->info("rank {} trains on {}{}", rank, cuda ? cuda->name() : std::string("cpu"),
+                        SlurmStep());
 
   auto communicator = comm::MpiCommunicator::Create(args.collective_timeout);
   if (!communicator.ok()) return fail(communicator.status(), "cannot create the communicator");

@@ -109,7 +109,7 @@ wire::TaskOutcome TaskPool::RunPlaced(const wire::TaskSpec& task, const std::ato
   }
   const uint64_t share = task.gpu_memory_bytes;
   if (share == 0 || ledger_.empty()) {
-    return RunTask(task, cancel, placement, &env_.launcher_env, env_.task_log_bytes);
+    return RunTask(task, cancel, placement, &env_.gang, env_.task_log_bytes);
   }
   if (!ledger_.CanEverFit(share)) {
     wire::TaskOutcome outcome;
@@ -132,13 +132,13 @@ wire::TaskOutcome TaskPool::RunPlaced(const wire::TaskSpec& task, const std::ato
     });
   }
   if (!device) {  // stopping or cancelled
-    return RunTask(task, cancel, placement, &env_.launcher_env, env_.task_log_bytes);
+    return RunTask(task, cancel, placement, &env_.gang, env_.task_log_bytes);
   }
   // The thread's own device is put back afterwards for the tasks without a share.
   TaskPlacement shared{kernels::Backend::kCuda, *device};
   if (const Status used = kernels::UseCudaDevice(*device); !used.ok()) shared = {};
   wire::TaskOutcome outcome =
-      RunTask(task, cancel, shared, &env_.launcher_env, env_.task_log_bytes);
+      RunTask(task, cancel, shared, &env_.gang, env_.task_log_bytes);
   if (placement.backend == kernels::Backend::kCuda && placement.device != *device) {
     (void)kernels::UseCudaDevice(placement.device);
   }

@@ -17,6 +17,7 @@
 
 #include "runtime/wire/worker_messages.h"
 #include "runtime/pool/gpu_share_ledger.h"
+#include "worker/ops/gang_launch.h"
 #include "worker/task_device.h"
 #include "worker/task_log.h"
 #include "worker/workdir_check.h"
@@ -26,9 +27,7 @@ namespace coupler::worker {
 // What the worker tells every task beside its spec.
 struct TaskEnvironment {
   std::string host_address;  // the address the worker advertises (workdir check, gangs)
-  // NAME=VALUE pairs a gang leader's mpirun gets, so the launcher hook it starts for remote
-  // hosts (coupler gang-agent) reaches the coordinator as this worker does.
-  std::vector<std::string> launcher_env;
+  GangSetup gang;  // how the gangs it leads start (mpirun and its hook, or Slurm steps)
   size_t task_log_bytes = kDefaultTaskLogBytes;  // each task log file's bound
 };
 

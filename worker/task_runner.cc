@@ -47,7 +47,7 @@ std::string Summary(const wire::TaskSpec& spec, const wire::TaskOutcome& outcome
 }
 
 wire::TaskOutcome Run(const wire::TaskSpec& spec, const std::atomic<bool>* cancel,
-                      TaskPlacement placement, const std::vector<std::string>* launcher_env,
+                      TaskPlacement placement, const GangSetup* gang,
                       TaskAttemptLogs& logs) {
   wire::TaskOutcome outcome;
   try {
@@ -63,7 +63,7 @@ wire::TaskOutcome Run(const wire::TaskSpec& spec, const std::atomic<bool>* cance
       return outcome;
     }
     if (!op->has_cuda) placement = {};
-    const OpContext context{spec, cancel, placement, launcher_env, &logs};
+    const OpContext context{spec, cancel, placement, gang, &logs};
     if (context.Cancelled()) {
       outcome.error = "cancelled";
       return outcome;
@@ -101,14 +101,14 @@ wire::TaskOutcome Run(const wire::TaskSpec& spec, const std::atomic<bool>* cance
 }  // namespace
 
 wire::TaskOutcome RunTask(const wire::TaskSpec& spec, const std::atomic<bool>* cancel,
-                          TaskPlacement placement, const std::vector<std::string>* launcher_env,
+                          TaskPlacement placement, const GangSetup* gang,
                           size_t log_bytes) {
   TaskAttemptLogs logs;
   try {
     logs = TaskAttemptLogs::Open(spec, log_bytes);
   } catch (...) {  // bad_alloc naming the files: the task runs without logs
   }
-  wire::TaskOutcome outcome = Run(spec, cancel, placement, launcher_env, logs);
+  wire::TaskOutcome outcome = Run(spec, cancel, placement, gang, logs);
   try {
     // An in-process op's line, when it did something or failed: a task that wrote nothing
     // and succeeded (noop) leaves no file, so dispatch stays free of file creation.

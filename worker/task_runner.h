@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "runtime/wire/worker_messages.h"
+#include "worker/ops/gang_launch.h"
 #include "worker/task_device.h"
 #include "worker/task_log.h"
 
@@ -44,13 +45,13 @@ namespace coupler::worker {
 // flags a task that asked for a GPU (gpus or gpu_memory) and ran on the CPU all the same.
 // `cancel` may be flipped by another thread at any time; ops check it between steps, noop
 // while sleeping and exec every few milliseconds (killing the command's process group).
-// `launcher_env`: NAME=VALUE pairs for a gang leader's mpirun (see TaskEnvironment); null: none.
+// `gang`: how a gang leader starts its ranks (see TaskEnvironment); null: plain mpirun.
 // Every attempt of a job's task leaves logs under its node's folder (runtime/job/task_logs.h),
 // each stream within `log_bytes`: a command's output, or for an in-process op one line saying
 // what ran, the rows in and out, the device and the error.
 wire::TaskOutcome RunTask(const wire::TaskSpec& spec, const std::atomic<bool>* cancel = nullptr,
                           TaskPlacement placement = {},
-                          const std::vector<std::string>* launcher_env = nullptr,
+                          const GangSetup* gang = nullptr,
                           size_t log_bytes = kDefaultTaskLogBytes);
 
 }  // namespace coupler::worker

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cstdlib>
 
 #include <fmt/format.h>
 
@@ -45,6 +46,17 @@ int64_t Worker::NowMs() const { return SteadyMs(); }
 
 Result<std::unique_ptr<Worker>> Worker::Create(WorkerOptions options) {
   const HostInfo host = ProbeHost();
+  const std::optional<SlurmAllocation> slurm = DetectSlurm(&std::getenv);
+  if (slurm) {
+    SlurmDefaults d = ApplySlurmDefaults(*slurm, {options.slots, options.gpus, options.labels});
+    options.slots = d.slots;
+    options.gpus = std::move(d.gpus);
+    options.labels = std::move(d.labels);
+  }
+  if (options.gang_launcher == GangLauncher::kSrun && !slurm) {
+    return InvalidArgument("--gang-launcher srun: this worker runs outside a Slurm allocation "
+                           "(no SLURM_JOB_ID and SLURMD_NODENAME)");
+  }
   if (options.id.empty()) options.id = fmt::format("{}-{}", host.hostname, host.pid);
   if (options.slots == 0) options.slots = static_cast<uint32_t>(std::max(1, host.cpus));
   const bool adaptive = options.prefetch == 0;
@@ -71,6 +83,19 @@ Result<std::unique_ptr<Worker>> Worker::Create(WorkerOptions options) {
     options.advertise = *local;
   }
   w->options_.advertise = options.advertise;
+  if (slurm && options.gang_launcher != GangLauncher::kMpirun) {
+    Result<SlurmSteps> steps = ResolveSlurmSteps(*slurm, options.advertise);
+    if (steps.ok()) {
+      w->slurm_steps_ = std::move(*steps);
+      Logger("worker")->info("in Slurm job {} on node {}: {} slots, gangs start as its steps "
+                             "(srun --mpi=pmix)", slurm->job_id, slurm->node, options.slots);
+    } else if (options.gang_launcher == GangLauncher::kSrun) {
+      return steps.status().WithContext("reading the nodes of Slurm job " + slurm->job_id);
+    } else {
+      Logger("worker")->warn("in Slurm job {}, but its nodes cannot be read ({}): gangs start "
+                             "with mpirun", slurm->job_id, steps.status().message());
+    }
+  }
 
   wire::RegisterWorker& reg = w->registration_;
   reg.worker_id = options.id;
@@ -115,9 +140,12 @@ Result<std::unique_ptr<Worker>> Worker::Create(WorkerOptions options) {
     env.task_log_bytes = options.task_log_bytes;
     // What `coupler gang-agent`, started by a gang leader's mpirun, needs to reach the
     // coordinator as this worker does (with this worker's key).
-    env.launcher_env.push_back("COUPLER_COORDINATOR=" + options.coordinator);
-    if (!options.keys_dir.empty()) env.launcher_env.push_back("COUPLER_KEYS=" + options.keys_dir);
-    if (options.insecure) env.launcher_env.push_back("COUPLER_INSECURE=1");
+    env.gang.launcher_env.push_back("COUPLER_COORDINATOR=" + options.coordinator);
+    if (!options.keys_dir.empty()) {
+      env.gang.launcher_env.push_back("COUPLER_KEYS=" + options.keys_dir);
+    }
+    if (options.insecure) env.gang.launcher_env.push_back("COUPLER_INSECURE=1");
+    env.gang.slurm = w->slurm_steps_;
     w->pool_ = std::make_unique<TaskPool>(w->ctx_, wake_ep, options.slots, shares, std::move(env));
     w->daemons_ = std::make_unique<DaemonLauncher>(w->ctx_, wake_ep);
   } catch (const zmq::error_t& e) {

@@ -18,6 +18,7 @@
 #include "runtime/wire/messages.h"
 #include "worker/daemon_launcher.h"
 #include "worker/gpu_monitor.h"
+#include "worker/slurm_env.h"
 #include "worker/task_log.h"
 #include "worker/task_pool.h"
 
@@ -44,6 +45,9 @@ struct WorkerOptions {
   bool insecure = false;
   // The bound of each task log file (stdout, stderr, a rank's): the tail is kept.
   size_t task_log_bytes = kDefaultTaskLogBytes;
+  // How the gangs it leads start their ranks: auto is `srun --mpi=pmix` steps inside a Slurm
+  // allocation (SLURM_JOB_ID), mpirun outside (worker/slurm_env.h).
+  GangLauncher gang_launcher = GangLauncher::kAuto;
 };
 
 class Worker {
@@ -82,7 +86,8 @@ class Worker {
   Status refused_;  // set when the coordinator refused our registration
   std::unique_ptr<TaskPool> pool_;
   std::unique_ptr<DaemonLauncher> daemons_;
-  std::unique_ptr<GpuMonitor> gpu_monitor_;  // samples its GPUs for each heartbeat
+  std::unique_ptr<GpuMonitor> gpu_monitor_;
+  std::optional<SlurmSteps> slurm_steps_;  // set when its gangs start as Slurm steps  // samples its GPUs for each heartbeat
   // Outcomes taken from the pool that could not be queued for sending yet (the queue to the
   // coordinator was full): kept and sent first next time, never dropped.
   std::vector<wire::TaskOutcome> unsent_;

@@ -178,7 +178,7 @@ std::vector<OpDef> BuiltinOpDefs() {
                      "command; {ranks} {hostfile} {hosts} {input} {output}")),
       Timeout(),
   };
-  mpi_exec.params[0].placeholders = {"ranks", "hostfile", "hosts", "input", "output"};
+  mpi_exec.params[0].placeholders = {"ranks", "hostfile", "hosts", "launch", "input", "output"};
   ops.push_back(mpi_exec);
 
   return ops;

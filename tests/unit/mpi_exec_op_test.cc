@@ -58,7 +58,8 @@ TEST(GangLaunch, HostfileListsRemoteHostsWithTheirSlots) {
   spec.attempt = 2;
   spec.gang_token = "secret";
   EXPECT_EQ(GangHostfileText(spec, 3), "10.0.0.5 slots=2\n10.0.0.6 slots=1\n");
-  const std::vector<std::string> base = {"COUPLER_COORDINATOR=tcp://10.0.0.1:7100"};
+  GangSetup base;
+  base.launcher_env = {"COUPLER_COORDINATOR=tcp://10.0.0.1:7100"};
   const std::vector<std::string> env = GangLauncherEnv(spec, &base, "/bin/coupler");
   EXPECT_THAT(env, testing::IsSupersetOf({"COUPLER_COORDINATOR=tcp://10.0.0.1:7100",
                                           "COUPLER_GANG=j-7:4:2", "COUPLER_GANG_TOKEN=secret",

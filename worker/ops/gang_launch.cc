@@ -8,6 +8,7 @@
 #include <span>
 
 #include "runtime/io/atomic_file.h"
+#include "worker/ops/subprocess.h"
 
 namespace coupler::worker {
 namespace {
@@ -58,12 +59,11 @@ std::string GangHostList(const wire::TaskSpec& spec, uint32_t ranks) {
   return text;
 }
 
-std::vector<std::string> GangLauncherEnv(const wire::TaskSpec& spec,
-                                         const std::vector<std::string>* launcher_env,
+std::vector<std::string> GangLauncherEnv(const wire::TaskSpec& spec, const GangSetup* setup,
                                          const std::string& coupler_binary) {
   if (GangIsLocal(spec)) return {};
   std::vector<std::string> env;
-  if (launcher_env != nullptr) env = *launcher_env;
+  if (setup != nullptr) env = setup->launcher_env;
   env.push_back("COUPLER_GANG=" + spec.job_id + ":" + std::to_string(spec.task_id) + ":" +
                 std::to_string(spec.attempt));
   env.push_back("COUPLER_GANG_TOKEN=" + spec.gang_token);
@@ -75,6 +75,83 @@ std::vector<std::string> GangLauncherEnv(const wire::TaskSpec& spec,
   // worker running a daemon treats its command's end as the daemon's.
   env.push_back("OMPI_MCA_orte_leave_session_attached=1");
   return env;
+}
+
+Result<std::vector<std::pair<std::string, uint32_t>>> GangSlurmNodes(const wire::TaskSpec& spec,
+                                                                     const SlurmSteps& slurm) {
+  const auto hosts = GangHosts(spec);
+  if (hosts.size() <= 1) {
+    // All on the leader's machine (or a gang without a reservation): the leader's node.
+    return std::vector<std::pair<std::string, uint32_t>>{{slurm.node, GangRanks(spec)}};
+  }
+  std::vector<std::pair<std::string, uint32_t>> nodes;
+  for (const auto& [address, ranks] : hosts) {
+    const auto it = std::find_if(slurm.node_of_address.begin(), slurm.node_of_address.end(),
+                                 [&](const auto& entry) { return entry.first == address; });
+    if (it == slurm.node_of_address.end()) {
+      return NotFound("gang host " + address + " is no node of Slurm job " + slurm.job_id);
+    }
+    auto same = std::find_if(nodes.begin(), nodes.end(),
+                             [&](const auto& n) { return n.first == it->second; });
+    if (same != nodes.end()) {
+      same->second += ranks;
+    } else {
+      nodes.emplace_back(it->second, ranks);
+    }
+  }
+  return nodes;
+}
+
+SrunLaunch SrunGangLaunch(const std::vector<std::pair<std::string, uint32_t>>& nodes,
+                          const std::string& step_name, const std::string& hostfile_path) {
+  uint32_t ranks = 0;
+  std::string nodelist;
+  for (const auto& [node, n] : nodes) {
+    ranks += n;
+    nodelist += (nodelist.empty() ? "" : ",") + node;
+  }
+  SrunLaunch launch;
+  // --overlap: the worker's own step holds the node's CPUs (and GPUs); the coordinator has
+  // already reserved the slots, so the ranks share them rather than wait for them.
+  // --overcommit: a worker may offer more slots than Slurm gave it CPUs.
+  // --kill-on-bad-exit: one rank failing ends the step, as mpirun ends its group.
+  // --label: the ranks' lines arrive in the task's log prefixed "R: ".
+  launch.command = "srun --mpi=pmix --overlap --overcommit --kill-on-bad-exit=1 --label"
+                   " --unbuffered --job-name=" + ShellQuote(step_name) +
+                   " --nodes=" + std::to_string(nodes.size()) +
+                   " --ntasks=" + std::to_string(ranks) + " --nodelist=" + ShellQuote(nodelist);
+  if (nodes.size() == 1) {
+    launch.command += " --distribution=block";
+  } else {
+    // One line per rank naming its node: the reservation's layout, exactly.
+    launch.command += " --distribution=arbitrary";
+    for (const auto& [node, n] : nodes) {
+      for (uint32_t i = 0; i < n; ++i) launch.hostfile += node + "\n";
+    }
+    launch.env.push_back("SLURM_HOSTFILE=" + hostfile_path);
+  }
+  // The worker's own step sets these for itself; the gang's step must not inherit them.
+  launch.command = "env -u SLURM_NTASKS -u SLURM_NPROCS -u SLURM_NTASKS_PER_NODE "
+                   "-u SLURM_TASKS_PER_NODE -u SLURM_CPUS_PER_TASK -u SLURM_DISTRIBUTION "
+                   "-u SLURM_CPU_BIND " + launch.command;
+  return launch;
+}
+
+GangLauncherChoice ChooseGangLauncher(const wire::TaskSpec& spec, const GangSetup* setup) {
+  GangLauncherChoice choice;
+  if (setup == nullptr || !setup->slurm) return choice;
+  auto nodes = GangSlurmNodes(spec, *setup->slurm);
+  if (nodes.ok()) {
+    choice.srun_nodes = std::move(*nodes);
+  } else {
+    choice.note = std::string(nodes.status().message()) + ": starting the gang with mpirun";
+  }
+  return choice;
+}
+
+std::string GangStepName(const wire::TaskSpec& spec) {
+  return "coupler." + spec.job_id + "." + std::to_string(spec.task_id) + ".a" +
+         std::to_string(spec.attempt);
 }
 
 void LaunchErrorWatch::Feed(int stream, std::string_view data) {

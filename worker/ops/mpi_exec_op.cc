@@ -2,12 +2,16 @@
 // or any mpirun-launched script under coupler. The coordinator reserved the gang's slots; the
 // leader runs `command` once with {ranks} (the reserved rank count), {hostfile} (an Open MPI
 // hostfile of the reserved hosts, always written), {hosts} (the same as mpirun --host wants
-// it: ADDR:N,ADDR:N), {input} (the input datasets, shell-quoted, space-separated) and {output}
-// (the node's directory, created first) replaced. The command launches its own ranks (usually
-// `mpirun -np {ranks} --hostfile {hostfile} ...`); when the gang spans hosts it runs with
+// it: ADDR:N,ADDR:N), {launch} (a launcher command for the ranks, the program to follow:
+// `mpirun -np RANKS --hostfile F`, or inside a Slurm allocation `srun --mpi=pmix ...`, one
+// step over the reserved nodes), {input} (the input datasets, shell-quoted, space-separated)
+// and {output} (the node's directory, created first) replaced. The command launches its own
+// ranks (usually `{launch} python train.py ...`); when the gang spans hosts it runs with
 // OMPI_MCA_plm_rsh_agent pointing at `coupler gang-agent` (gang_launch.h), so Open MPI starts
 // its remote daemons through the reserved workers, without ssh. Its exit status is the node's
 // result, and a failure is retried as a whole, up to `retries`.
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <string>
@@ -46,13 +50,29 @@ Status RunMpiExec(const OpContext& context, OpReport& report) {
   }
   if (inputs.empty()) inputs = "''";
 
+  COUPLER_ASSIGN_OR_RETURN(const std::string self, CouplerBinary());
+  std::vector<std::string> env = GangLauncherEnv(spec, context.gang, self);
+  std::string launch;
+  if (command.find("{launch}") != std::string::npos) {
+    const GangLauncherChoice launcher = ChooseGangLauncher(spec, context.gang);
+    if (!launcher.note.empty() && context.logs != nullptr) context.logs->Note(launcher.note);
+    if (launcher.srun_nodes) {
+      const std::string path = (std::filesystem::path(out_dir) / "slurm-hostfile").string();
+      SrunLaunch srun = SrunGangLaunch(*launcher.srun_nodes, GangStepName(spec), path);
+      if (!srun.hostfile.empty()) COUPLER_RETURN_IF_ERROR(WriteTextFile(path, srun.hostfile));
+      launch = srun.command;
+      env.insert(env.end(), srun.env.begin(), srun.env.end());
+    } else {
+      launch = "mpirun -np " + std::to_string(ranks) + " --hostfile " + ShellQuote(hostfile);
+      if (geteuid() == 0) launch += " --allow-run-as-root";
+    }
+  }
   std::string line = SubstitutePlaceholders(command, {{"ranks", std::to_string(ranks)},
                                                       {"hostfile", ShellQuote(hostfile)},
                                                       {"hosts", GangHostList(spec, ranks)},
+                                                      {"launch", launch},
                                                       {"input", inputs},
                                                       {"output", ShellQuote(out_dir)}});
-  COUPLER_ASSIGN_OR_RETURN(const std::string self, CouplerBinary());
-  std::vector<std::string> env = GangLauncherEnv(spec, context.launcher_env, self);
   // The user's own mpirun cannot be given --output-filename (Open MPI 4.1 takes it only on the
   // command line), so the folder for per-rank files is offered as $COUPLER_RANK_LOGS:
   // `mpirun --output-filename "$COUPLER_RANK_LOGS" ...` lists each rank in `coupler logs`.

@@ -12,6 +12,7 @@
 #include "kernels/backend.h"
 #include "runtime/status.h"
 #include "runtime/wire/worker_messages.h"
+#include "worker/ops/gang_launch.h"
 #include "worker/task_device.h"
 #include "worker/task_log.h"
 
@@ -22,8 +23,8 @@ struct OpContext {
   const std::atomic<bool>* cancel = nullptr;
   // The backend RunTask chose; an op's kernels run there through RunKernel.
   TaskPlacement placement;
-  // NAME=VALUE pairs for a gang leader's mpirun (worker/task_pool.h, TaskEnvironment).
-  const std::vector<std::string>* launcher_env = nullptr;
+  // How a gang leader starts its ranks (worker/ops/gang_launch.h); null: plain mpirun.
+  const GangSetup* gang = nullptr;
   // The attempt's stdout/stderr logs, which an op's command prints into (RunOpCommand).
   TaskAttemptLogs* logs = nullptr;
 

@@ -1,6 +1,7 @@
 // train: a tight node's gang, run by its leader worker. The coordinator reserved the slots
 // (spec.gang_hosts / gang_ranks); this launches the whole group as
 //   mpirun -np RANKS [--hostfile F] <this coupler binary> train CONFIG --set ... --resume?
+// (inside a Slurm allocation: `srun --mpi=pmix ... -n RANKS <coupler> train ...`, one step)
 // and waits for it, so one rank dying or stalling ends the group and fails the task (retried
 // from the newest checkpoint). The node's directory receives weights.npy, metrics.json and
 // model.json (what evaluate needs to rebuild the network and the held-out split).
@@ -83,18 +84,38 @@ Status RunTrain(const OpContext& context, OpReport& report) {
   COUPLER_RETURN_IF_ERROR(WriteModelInfo((dir / ops::kModelInfoFile).string(), *config));
 
   COUPLER_ASSIGN_OR_RETURN(const std::string self, CouplerBinary());
-  std::string cmd = "exec mpirun --oversubscribe --bind-to none";
-  if (geteuid() == 0) cmd += " --allow-run-as-root";
-  cmd += " --timeout " + std::to_string(static_cast<int64_t>(std::ceil(timeout_s + kLauncherGraceS)));
-  cmd += " -np " + std::to_string(ranks);
-  // Each rank's own output in files of its own (logs/...ranks/1/rank.N/stdout), beside the
-  // combined output mpirun still prints into the task's logs.
-  const bool rank_logs = context.logs != nullptr && !context.logs->rank_dir().empty();
-  if (rank_logs) cmd += " --output-filename " + ShellQuote(context.logs->rank_dir());
-  if (!GangIsLocal(spec)) {
-    const std::string path = (dir / "hostfile").string();
-    COUPLER_RETURN_IF_ERROR(WriteTextFile(path, GangHostfileText(spec, ranks)));
-    cmd += " --hostfile " + ShellQuote(path);
+  const GangLauncherChoice launcher = ChooseGangLauncher(spec, context.gang);
+  if (!launcher.note.empty() && context.logs != nullptr) context.logs->Note(launcher.note);
+  std::string cmd;
+  std::vector<std::string> env;
+  bool rank_logs = false;
+  if (launcher.srun_nodes) {
+    // One Slurm step; each rank's lines reach the task's log labelled with the rank.
+    const std::string hostfile = (dir / "slurm-hostfile").string();
+    SrunLaunch srun = SrunGangLaunch(*launcher.srun_nodes, GangStepName(spec), hostfile);
+    if (!srun.hostfile.empty()) COUPLER_RETURN_IF_ERROR(WriteTextFile(hostfile, srun.hostfile));
+    cmd = "exec " + srun.command;
+    env = std::move(srun.env);
+    if (context.logs != nullptr) {
+      context.logs->Note("coupler: the group starts as Slurm step " + GangStepName(spec) +
+                         " of job " + context.gang->slurm->job_id);
+    }
+  } else {
+    cmd = "exec mpirun --oversubscribe --bind-to none";
+    if (geteuid() == 0) cmd += " --allow-run-as-root";
+    cmd += " --timeout " +
+           std::to_string(static_cast<int64_t>(std::ceil(timeout_s + kLauncherGraceS)));
+    cmd += " -np " + std::to_string(ranks);
+    // Each rank's own output in files of its own (logs/...ranks/1/rank.N/stdout), beside the
+    // combined output mpirun still prints into the task's logs.
+    rank_logs = context.logs != nullptr && !context.logs->rank_dir().empty();
+    if (rank_logs) cmd += " --output-filename " + ShellQuote(context.logs->rank_dir());
+    if (!GangIsLocal(spec)) {
+      const std::string path = (dir / "hostfile").string();
+      COUPLER_RETURN_IF_ERROR(WriteTextFile(path, GangHostfileText(spec, ranks)));
+      cmd += " --hostfile " + ShellQuote(path);
+    }
+    env = GangLauncherEnv(spec, context.gang, self);
   }
   cmd += " " + ShellQuote(self) + " train " + ShellQuote(config_path);
   for (const std::string& o : overrides) cmd += " --set " + ShellQuote(o);
@@ -107,13 +128,14 @@ Status RunTrain(const OpContext& context, OpReport& report) {
 
   LaunchErrorWatch launch_error;
   auto result = RunOpCommand(cmd, timeout_s, context.cancel, report.kernel_ms, context.logs,
-                             GangLauncherEnv(spec, context.launcher_env, self),
+                             std::move(env),
                              [&](int stream, std::string_view d) { launch_error.Feed(stream, d); });
   // mpirun writes the rank files itself, unbounded while the group runs: a rank printing
   // without end is bounded only here, when the group has ended (the node's timeout ends it).
   if (rank_logs) TrimLogFilesUnder(context.logs->rank_dir(), context.logs->bound());
   if (!result.ok()) return result.status();
-  if (Status s = EndStatus(*result, timeout_s, "mpirun (" + std::to_string(ranks) + " ranks)");
+  const std::string what = launcher.srun_nodes ? "srun" : "mpirun";
+  if (Status s = EndStatus(*result, timeout_s, what + " (" + std::to_string(ranks) + " ranks)");
       !s.ok()) {
     // A rank's own one-line error, or the launcher's word on a lost host, says more than
     // mpirun's banner around it.

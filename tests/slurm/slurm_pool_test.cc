@@ -1,0 +1,278 @@
+// scripts/slurm/ against a real Slurm: munged, slurmctld and slurmd of a one-node cluster
+// made for each test in its own temporary directory (tests/slurm/one_node_cluster.sh), jobs
+// submitted with sbatch as an operator would, the real `coupler` binary in them.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <regex>
+#include <set>
+
+#include "runtime/io/npy_reader.h"
+#include "tests/integration/coupler_cluster.h"
+
+namespace coupler::itest {
+namespace {
+
+const fs::path kClusterScript = kSourceDir / "tests" / "slurm" / "one_node_cluster.sh";
+const fs::path kPoolScript = kSourceDir / "scripts" / "slurm" / "coupler-pool.sbatch";
+const fs::path kWorkersScript = kSourceDir / "scripts" / "slurm" / "coupler-workers.sbatch";
+const fs::path kTrainScript = kSourceDir / "scripts" / "slurm" / "coupler-train.sbatch";
+
+// The processes whose command line mentions `needle` (a test's own directory): what a test
+// started and must not leave behind.
+std::vector<std::string> ProcessesMentioning(const std::string& needle) {
+  std::vector<std::string> found;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (name == std::to_string(getpid())) continue;
+    std::string cmdline = ReadFile(entry.path() / "cmdline");
+    for (char& c : cmdline) c = c == '\0' ? ' ' : c;
+    if (cmdline.find(needle) != std::string::npos) found.push_back(name + ": " + cmdline);
+  }
+  return found;
+}
+
+// "Submitted batch job 12" → "12".
+std::string SubmittedJob(const std::string& out) {
+  std::smatch m;
+  return std::regex_search(out, m, std::regex(R"(Submitted batch job ([0-9]+))")) ? m[1].str() : "";
+}
+
+class SlurmTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) {
+      GTEST_SKIP() << "needs root: slurmd starts jobs as their users (CI runs as root)";
+    }
+    for (const char* program : {"munged", "slurmctld", "slurmd", "sbatch", "srun", "scancel"}) {
+      if (FindProgram(program).empty()) {
+        // CI installs them: a missing daemon there is a broken setup, not a reason to skip.
+        if (std::getenv("CI") != nullptr) FAIL() << program << " is not installed in CI";
+        GTEST_SKIP() << program << " is not installed: COUPLER_SLURM=1 scripts/install-deps.sh";
+      }
+    }
+    cluster_dir_ = scratch_ / "slurm";
+    const CommandResult r =
+        RunToEnd({"/bin/bash", kClusterScript.string(), "start", cluster_dir_.string()},
+                 scratch_.path(), 120s);
+    started_ = true;
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    // sbatch, srun and scancel find the cluster through it; jobs inherit this environment
+    // (sbatch's default --export=ALL), the coupler binary included.
+    ::setenv("SLURM_CONF", (cluster_dir_ / "slurm.conf").c_str(), 1);
+    ::setenv("COUPLER", kCoupler.c_str(), 1);
+  }
+
+  void TearDown() override {
+    if (!started_) return;
+    const CommandResult r =
+        RunToEnd({"/bin/bash", kClusterScript.string(), "stop", cluster_dir_.string()},
+                 scratch_.path(), 120s);
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    for (const char* pid_file : {"slurmctld.pid", "slurmd.pid", "munge/munged.pid"}) {
+      EXPECT_FALSE(fs::exists(cluster_dir_ / pid_file)) << pid_file << " left behind";
+    }
+    // Nothing the test started lives on: no daemon, no job, no coupler process.
+    std::vector<std::string> left;
+    WaitUntil([&] { return (left = ProcessesMentioning(scratch_.path().string())).empty(); }, 30s);
+    EXPECT_TRUE(left.empty()) << "left running: " << testing::PrintToString(left);
+    for (const char* name : {"SLURM_CONF", "COUPLER", "COUPLER_STATE"}) {
+      ::unsetenv(name);
+    }
+  }
+
+  // A command (found on PATH: the harness executes a path) run to its end in the scratch dir.
+  CommandResult Slurm(std::vector<std::string> argv, std::chrono::seconds timeout = 60s) {
+    if (argv[0].find('/') == std::string::npos) argv[0] = FindProgram(argv[0]);
+    return RunToEnd(argv, scratch_.path(), timeout, scratch_.path());
+  }
+
+  std::string SlurmLogs() const {
+    return "\n--- slurmctld ---\n" + ReadFile(cluster_dir_ / "log" / "slurmctld.log") +
+           "\n--- slurmd ---\n" + ReadFile(cluster_dir_ / "log" / "slurmd.log");
+  }
+
+  TempDir scratch_;
+  fs::path cluster_dir_;
+  bool started_ = false;
+};
+
+// The example graph as shipped, with its workdir in this test's directory and its relative
+// paths (data, training config) made absolute.
+fs::path DigitsPipelineCopy(const fs::path& dir) {
+  std::string spec = ReadFile(kSourceDir / "examples" / "digits-pipeline.yaml");
+  auto replace = [&](const std::string& from, const std::string& to) {
+    const size_t at = spec.find(from);
+    if (at != std::string::npos) spec.replace(at, from.size(), to);
+    return at != std::string::npos;
+  };
+  EXPECT_TRUE(replace("workdir: ../coupler-work/digits-pipeline", "workdir: " + (dir / "work").string()));
+  EXPECT_TRUE(replace("../data/digits.csv", (kSourceDir / "data" / "digits.csv").string()));
+  EXPECT_TRUE(replace("config: train-digits.yaml",
+                      "config: " + (kSourceDir / "examples" / "train-digits.yaml").string()));
+  const fs::path path = dir / "digits-pipeline.yaml";
+  WriteFile(path, spec);
+  return path;
+}
+
+// The train node's task logs (stdout, then stderr) of its first attempt.
+std::string TrainLog(const fs::path& work) {
+  std::string text;
+  std::error_code ec;
+  for (const char* stream : {".attempt-0.stdout", ".attempt-0.stderr"}) {
+    for (const auto& e : fs::directory_iterator(work / "train" / "logs", ec)) {
+      if (e.path().filename().string().ends_with(stream)) text += ReadFile(e.path());
+    }
+  }
+  return text;
+}
+
+TEST_F(SlurmTest, APoolAllocationRunsTheDigitsPipelineWithItsTrainingAsASlurmStep) {
+  ASSERT_TRUE(fs::exists(kSourceDir / "data" / "digits.csv")) << "run scripts/fetch-digits.sh";
+  const fs::path spec = DigitsPipelineCopy(scratch_.path());
+  const fs::path state = scratch_ / "pool";
+  ::setenv("COUPLER_STATE", state.c_str(), 1);
+  const fs::path out = scratch_ / "pool.out";
+  const CommandResult r =
+      Slurm({"sbatch", "--wait", "--output", out.string(), kPoolScript.string(), spec.string()},
+            400s);
+  const std::string output = ReadFile(out);
+  const std::string logs = output + "\n--- coordinator ---\n" +
+                           ReadFile(state / "coordinator.log") + "\n--- workers ---\n" +
+                           ReadFile(state / "workers.log");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err << logs << SlurmLogs();
+  EXPECT_NE(output.find("succeeded: 35/35 tasks"), std::string::npos) << logs;
+  EXPECT_NE(output.find("coordinator up: workers tcp://"), std::string::npos) << logs;
+
+  // Held-out accuracy, as evaluate committed it.
+  const fs::path work = scratch_ / "work";
+  auto accuracy = io::ReadNpy((work / "evaluate" / "part-00000.npy").string());
+  ASSERT_TRUE(accuracy.ok()) << accuracy.status().ToString() << logs;
+  ASSERT_NE(accuracy->Find("accuracy"), nullptr);
+  EXPECT_GE(accuracy->Find("accuracy")->values<double>()[0], 0.95);
+
+  // The group ran as one Slurm step of the pool's job: the worker says so, every rank got
+  // its rank from PMIx (srun labels each line with it), and rank 0 names the step.
+  const std::string train = TrainLog(work);
+  EXPECT_NE(train.find("coupler: the group starts as Slurm step coupler."), std::string::npos)
+      << train;
+  EXPECT_TRUE(std::regex_search(train, std::regex(R"(0: .*rank 0 trains on cpu in Slurm step [0-9]+\.[0-9]+)")))
+      << train;
+  EXPECT_NE(train.find("1: rank 1 of 2 done"), std::string::npos) << train;
+
+  // The worker took its slots and labels from the allocation, and the end drained the pool.
+  const std::string coordinator_log = ReadFile(state / "coordinator.log");
+  EXPECT_NE(coordinator_log.find("stopping: the pool is drained"), std::string::npos) << logs;
+  EXPECT_NE(ReadFile(state / "workers.log").find("gangs start as its steps"), std::string::npos)
+      << logs;
+}
+
+TEST_F(SlurmTest, AWorkerArrayJoinsARunningCoordinatorAndAScancelledWorkerLosesNothing) {
+  ASSERT_TRUE(fs::exists(kSourceDir / "data" / "digits.csv")) << "run scripts/fetch-digits.sh";
+  Cluster pool;
+  ASSERT_TRUE(pool.StartCoordinator()) << pool.Logs();
+  // The jobs' environment only: this process's own clients keep their keys. One task at a
+  // time each, so both hold work and the cancelled one holds a running task.
+  const std::string exported = "--export=ALL,COUPLER_COORDINATOR=" + pool.endpoint() +
+                               ",COUPLER_KEYS=" + (pool.keys() / "local-worker").string() +
+                               ",COUPLER_WORKER_ARGS=--prefetch 1 --heartbeat-ms 300";
+  const CommandResult submitted = Slurm({"sbatch", "--array=1-2", exported, "--output",
+                                         (scratch_ / "worker-%A_%a.out").string(),
+                                         kWorkersScript.string()});
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.out << submitted.err << SlurmLogs();
+  const std::string array = SubmittedJob(submitted.out);
+  ASSERT_FALSE(array.empty()) << submitted.out;
+  const std::string first = "slurm-" + array + "_1";
+  const std::string second = "slurm-" + array + "_2";
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        auto w = pool.WorkerViews();
+        return w.count(first) && w[first].state == "alive" && w.count(second) &&
+               w[second].state == "alive";
+      },
+      60s))
+      << testing::PrintToString(pool.Workers()) << pool.Logs() << "\n--- workers ---\n"
+      << ReadFile(scratch_ / ("worker-" + array + "_1.out"))
+      << ReadFile(scratch_ / ("worker-" + array + "_2.out")) << SlurmLogs();
+
+  const fs::path spec = scratch_ / "naps.yaml";
+  WriteFile(spec, "name: naps\n"
+                  "workdir: " + (scratch_ / "work").string() + "\n"
+                  "nodes:\n"
+                  "  - {id: import, op: import_csv, inputs: [" +
+                      (kSourceDir / "data" / "digits.csv").string() +
+                      "], params: {shards: 12, label_column: label}}\n"
+                  "  - id: nap\n"
+                  "    op: exec\n"
+                  "    inputs: [import]\n"
+                  "    params: {command: \"sleep 1; cp {input} {output}\", timeout: 120}\n");
+  std::string why;
+  const std::string job = pool.Submit(spec, &why);
+  ASSERT_FALSE(job.empty()) << why;
+
+  // Both joined workers get work; the first is cancelled while it runs a task.
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        auto w = pool.WorkerViews();
+        return w[first].tasks_done > 0 && w[second].tasks_done > 0 && w[first].running > 0;
+      },
+      120s))
+      << testing::PrintToString(pool.Workers()) << pool.Logs();
+  const CommandResult cancelled = Slurm({"scancel", array + "_1"});
+  ASSERT_EQ(cancelled.exit_code, 0) << cancelled.err;
+
+  const auto final_status = pool.WaitJobFinished(job, 180s);
+  ASSERT_TRUE(final_status) << pool.Logs();
+  EXPECT_EQ(final_status->state, "succeeded") << final_status->error << pool.Logs();
+  EXPECT_EQ(final_status->done, 24u);
+  // Nothing it held was lost and run again: every task ran exactly once.
+  EXPECT_EQ(final_status->attempts, final_status->done) << pool.Logs();
+  // It drained (finished, reported, said goodbye) rather than vanished.
+  EXPECT_EQ(pool.WorkerViews()[first].state, "drained")
+      << testing::PrintToString(pool.Workers()) << ReadFile(scratch_ / ("worker-" + array + "_1.out"));
+  ASSERT_EQ(Slurm({"scancel", array}).exit_code, 0);
+  EXPECT_TRUE(WaitUntil([&] { return pool.WorkerViews()[second].state == "drained"; }, 60s));
+}
+
+TEST_F(SlurmTest, TrainUnderSrunMatchesTrainUnderMpirunBitForBit) {
+  ASSERT_TRUE(fs::exists(kSourceDir / "data" / "digits.csv")) << "run scripts/fetch-digits.sh";
+  const std::vector<std::string> args = {
+      (kSourceDir / "examples" / "train-digits.yaml").string(),
+      "--set", "data=" + (kSourceDir / "data" / "digits.csv").string(),
+      "--set", "epochs=3",
+      "--set", "checkpoint_every=0",
+      "--set", "checkpoint_dir=" + (scratch_ / "checkpoints").string()};
+  // The documented example: `srun --mpi=pmix coupler train CONFIG` in a 2-task allocation.
+  std::vector<std::string> srun = {"sbatch", "--wait", "--ntasks=2", "--output",
+                                   (scratch_ / "train.out").string(), kTrainScript.string()};
+  srun.insert(srun.end(), args.begin(), args.end());
+  srun.insert(srun.end(), {"--weights-out", (scratch_ / "srun.npy").string(), "--metrics-out",
+                           (scratch_ / "srun.json").string()});
+  const CommandResult s = Slurm(srun, 300s);
+  const std::string srun_out = ReadFile(scratch_ / "train.out");
+  ASSERT_EQ(s.exit_code, 0) << s.out << s.err << srun_out << SlurmLogs();
+  EXPECT_TRUE(std::regex_search(srun_out, std::regex(R"(rank 0 trains on cpu in Slurm step [0-9]+\.0)")))
+      << srun_out;
+
+  std::vector<std::string> mpirun = {COUPLER_MPIEXEC, "--allow-run-as-root", "--oversubscribe",
+                                     "-np", "2", kCoupler, "train"};
+  mpirun.insert(mpirun.end(), args.begin(), args.end());
+  mpirun.insert(mpirun.end(), {"--weights-out", (scratch_ / "mpirun.npy").string(),
+                               "--metrics-out", (scratch_ / "mpirun.json").string()});
+  const CommandResult m = Slurm(mpirun, 300s);
+  ASSERT_EQ(m.exit_code, 0) << m.out << m.err;
+  EXPECT_EQ(m.err.find("Slurm step"), std::string::npos) << m.err;
+
+  for (const char* file : {"srun.json", "mpirun.json"}) {
+    EXPECT_NE(ReadFile(scratch_ / file).find("\"world_size\":2"), std::string::npos) << file;
+  }
+  const std::string a = ReadFile(scratch_ / "srun.npy");
+  ASSERT_FALSE(a.empty());
+  EXPECT_TRUE(a == ReadFile(scratch_ / "mpirun.npy")) << "the two launches trained different weights";
+}
+
+}  // namespace
+}  // namespace coupler::itest
