@@ -388,12 +388,14 @@ function checkClient(entry, coord, get, fail, note) {
     fail(`${w.name}: the spec in ConfigMap ${cm.metadata.name} key ${file.key} is not YAML: ${e.message}`);
     return;
   }
-  // Paths are resolved where the spec is submitted, then used by the coordinator and workers:
-  // they must be absolute and on the filesystem all of them mount.
+  // Relative paths resolve from the spec's folder (the ConfigMap's, seen by this pod only);
+  // submit checks inputs exist here, the coordinator and workers then use the same paths:
+  // absolute, on the filesystem all of them mount.
   const nodeIds = new Set((spec.nodes ?? []).map((n) => n.id));
   const paths = [["workdir", spec.workdir]];
   for (const n of spec.nodes ?? []) {
     for (const i of n.inputs ?? []) if (!nodeIds.has(i)) paths.push([`node ${n.id} input`, i]);
+    if (n.op === "train" && n.params?.config !== undefined) paths.push([`node ${n.id} params.config`, n.params.config]);
   }
   entry.specPaths = [];
   for (const [what, p] of paths) {
