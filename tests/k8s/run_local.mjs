@@ -4,7 +4,7 @@
 // timestamped folder, reached through the ..data symlink, with the items' paths and modes),
 // each claim is a folder, and the coordinator, a worker and the submit Job's container are
 // started with their own command lines, where only what a cluster provides is replaced: a
-// mountPath by the folder standing for it, the Service's name by 127.0.0.1, its ports by free
+// mountPath by the folder standing for it (in arguments, env and the ConfigMap's spec), the Service's name by 127.0.0.1, its ports by free
 // ones, the downward API by a pod name and 127.0.0.1. It then asks what the kubelet would ask
 // (/healthz over HTTPS, no token) and what an operator would (the job runs to success through
 // the submit Job's command; `coupler drain POD` from the coordinator's pod stops that worker).
@@ -256,8 +256,7 @@ if (JSON.parse(health.body).status !== "ok") die(`/healthz answered ${health.bod
 log(`the probe: GET ${localHttps}/healthz without a token answers 200 ${health.body.trim()}`);
 
 // The certificate make-keys.sh made holds for a client that checks it (a port-forward).
-const tlsTable = coord.table.find((t) => t.volume?.secret?.secretName === "coupler-http-tls");
-const ca = fs.readFileSync(path.join(tlsTable.host, "tls.crt"));
+const ca = fs.readFileSync(rewritePath(coord.table, coord.parsed.flags["--http-tls"][0]));
 const verified = await get_(`https://localhost:${portMap.get(httpPort)}/healthz`, { ca });
 if (verified.status !== 200) die(`/healthz with the certificate checked against make-keys.sh's tls.crt: ${verified.body}`);
 log("the certificate verifies for https://localhost (kubectl port-forward)");
@@ -289,8 +288,7 @@ const submitRun = prepare("submit");
 const submit = runCommand("submit", submitRun.argv, submitRun.env, 150_000);
 console.log(submit.out.split("\n").map((l) => `      | ${l}`).join("\n"));
 if (submit.status !== 0) die(`the submit Job's command exited ${submit.status}`);
-const specTable = submitRun.table.find((t) => t.volume?.configMap);
-const spec = fs.readFileSync(path.join(specTable.host, "job.yaml"), "utf8");
+const spec = fs.readFileSync(rewritePath(submitRun.table, submitRun.parsed.positional[0]), "utf8");
 const workdir = /workdir:\s*(\S+)/.exec(spec)[1];
 if (!fs.existsSync(workdir)) die(`the job's workdir ${workdir} is not on the shared claim's folder`);
 log(`the submit Job's command exited 0; the job's workdir is on the shared claim (${workdir.replace(root, "$ROOT")})`);
