@@ -29,14 +29,35 @@ for p in "${PACKAGES[@]}"; do
   fi
 done
 
-if [[ ${#missing[@]} -eq 0 ]]; then
-  echo "install-deps: all ${#PACKAGES[@]} packages present"
-  exit 0
-fi
-
 SUDO=""
 if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
-echo "install-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get -o DPkg::Lock::Timeout=600 update -qq
-$SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}"
+# No early exit when all are present: the sections below still have their own checks to run.
+if [[ ${#missing[@]} -eq 0 ]]; then
+  echo "install-deps: all ${#PACKAGES[@]} packages present"
+else
+  echo "install-deps: installing ${missing[*]}"
+  $SUDO apt-get -o DPkg::Lock::Timeout=600 update -qq
+  $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# The Kubernetes manifests' test (tests/k8s, ctest label k8s): Node.js, the npm packages pinned
+# in tests/k8s/package-lock.json, and openssl for deploy/k8s/make-keys.sh. Debian's nodejs and
+# npm only where no node is on PATH (a newer one installed otherwise is kept); npm ci only when
+# node_modules is missing or older than the lock file, so a second run costs two stat calls.
+K8S_TESTS="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tests/k8s"
+k8s_missing=()
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then k8s_missing+=(nodejs npm); fi
+if ! command -v openssl >/dev/null; then k8s_missing+=(openssl); fi
+if [[ ${#k8s_missing[@]} -gt 0 ]]; then
+  echo "install-deps: installing ${k8s_missing[*]} (tests/k8s)"
+  $SUDO apt-get -o DPkg::Lock::Timeout=600 update -qq
+  $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${k8s_missing[@]}"
+fi
+if [[ ! -d "$K8S_TESTS/node_modules" || "$K8S_TESTS/package-lock.json" -nt "$K8S_TESTS/node_modules" ]]; then
+  echo "install-deps: npm ci in tests/k8s"
+  npm ci --prefix "$K8S_TESTS" --no-audit --no-fund
+  touch "$K8S_TESTS/node_modules"  # the folder's time is what the next run compares
+else
+  echo "install-deps: tests/k8s/node_modules is up to date"
+fi

@@ -1,0 +1,141 @@
+// Proves check.mjs can fail: each case below breaks one thing in a copy of the manifests (or of
+// the Secrets) the way an edit could, runs the checker on the copy and expects exit status 1
+// with the message naming the problem. The unbroken copy must pass first, so each failure is
+// the mutation's.
+//   node tests/k8s/negative.mjs --secrets FILE --source ROOT DEPLOY_DIR
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const args = process.argv.slice(2);
+let secrets = null;
+let source = null;
+let deployDir = null;
+for (let i = 0; i < args.length; ++i) {
+  if (args[i] === "--secrets") secrets = args[++i];
+  else if (args[i] === "--source") source = args[++i];
+  else deployDir = path.resolve(args[i]);
+}
+if (!secrets || !source || !deployDir) {
+  console.error("usage: node negative.mjs --secrets FILE --source ROOT DEPLOY_DIR");
+  process.exit(2);
+}
+
+// A replacement of the first `from` (which must be there: a stale case would prove nothing).
+const CASES = [
+  { name: "a containerPort that --listen does not use", file: "base/coordinator-statefulset.yaml",
+    from: "containerPort: 7100", to: "containerPort: 7200", expect: "--listen port 7100 is not a containerPort" },
+  { name: "--listen on a port the Service does not forward", file: "base/coordinator-statefulset.yaml",
+    from: "tcp://0.0.0.0:7100", to: "tcp://0.0.0.0:7300", expect: "--listen port 7300 is not a containerPort" },
+  { name: "a Service targetPort where nothing listens", file: "base/coordinator-service.yaml",
+    from: "targetPort: clients", to: "targetPort: 7102", expect: "forwards to 7102, where the coordinator does not listen" },
+  { name: "a Secret name nobody makes", file: "base/worker-deployment.yaml",
+    from: "secretName: coupler-worker-keys", to: "secretName: coupler-worker-key",
+    expect: "needs Secret coupler-worker-key, which does not exist" },
+  { name: "an item key the Secret does not have", file: "base/coordinator-statefulset.yaml",
+    from: "- key: worker.pub", to: "- key: workers.pub", expect: "takes key workers.pub of Secret coupler-coordinator-keys, which has no such key" },
+  { name: "an allow-list at the wrong path", file: "base/coordinator-statefulset.yaml",
+    from: "path: authorized/workers/worker.pub", to: "path: authorized/worker/worker.pub",
+    expect: "authorized/workers/ is empty" },
+  { name: "a probe on a route that does not exist", file: "base/coordinator-statefulset.yaml",
+    from: "path: /healthz", to: "path: /health", expect: "the coordinator's health route is /healthz" },
+  { name: "a probe on a route that needs the token", file: "base/coordinator-statefulset.yaml",
+    from: "path: /healthz", to: "path: /metrics", expect: "is not a token-free route" },
+  { name: "a plaintext probe on the HTTPS port", file: "base/coordinator-statefulset.yaml",
+    from: "scheme: HTTPS", to: "scheme: HTTP", expect: "scheme HTTP, but the coordinator serves HTTPS" },
+  { name: "HTTP beyond loopback without TLS", file: "base/coordinator-statefulset.yaml",
+    from: "            - --http-tls\n            - /etc/coupler/tls/tls.crt\n            - /etc/coupler/tls/tls.key\n", to: "",
+    expect: "coupler refuses plaintext HTTP beyond loopback" },
+  { name: "a group-readable secret key", file: "base/worker-deployment.yaml",
+    from: "defaultMode: 0400", to: "defaultMode: 0440", expect: "shows worker.key with mode 0440" },
+  { name: "a mode written in decimal (400 is 0620)", file: "base/worker-deployment.yaml",
+    from: "defaultMode: 0400", to: "defaultMode: 400", expect: "shows worker.key with mode 0620" },
+  { name: "workers dialling another name", file: "base/worker-deployment.yaml",
+    from: "tcp://coupler-coordinator:7100", to: "tcp://coupler-coord:7100", expect: "is not Service coupler-coordinator" },
+  { name: "workers dialling the clients port", file: "base/worker-deployment.yaml",
+    from: "tcp://coupler-coordinator:7100", to: "tcp://coupler-coordinator:7101", expect: "is not the Service's workers port" },
+  { name: "an env variable the container lacks", file: "base/worker-deployment.yaml",
+    from: "- $(POD_NAME)", to: "- $(POD_NAMES)", expect: "$(POD_NAMES) is not in its env" },
+  { name: "a worker id that is not the pod name", file: "base/worker-deployment.yaml",
+    from: "fieldPath: metadata.name", to: "fieldPath: spec.nodeName", expect: "not the pod name" },
+  { name: "a schema violation", file: "base/worker-deployment.yaml",
+    from: "replicas: 2", to: "replicas: two", expect: "schema: /spec/replicas must be integer" },
+  { name: "state off the claim", file: "base/coordinator-statefulset.yaml",
+    from: "- /var/lib/coupler/state", to: "- /tmp/state", expect: "is not on a PersistentVolumeClaim" },
+  { name: "the shared claim at another path in the Job", file: "submit/submit-job.yaml",
+    from: "mountPath: /shared", to: "mountPath: /data", expect: "is mounted at different paths" },
+  { name: "a relative workdir in the spec", file: "submit/example-spec.yaml",
+    from: "workdir: /shared/work/k8s-example", to: "workdir: work/k8s-example", expect: "is not an absolute path" },
+  { name: "an overlay patching a Deployment that does not exist", file: "overlays/gpu/worker-gpu.yaml",
+    from: "name: coupler-worker", to: "name: coupler-workers", expect: "patches Deployment/coupler-workers" },
+  { name: "a GPU worker without a GPU limit", file: "overlays/gpu/worker-gpu.yaml",
+    from: "          resources:\n            limits:\n              nvidia.com/gpu: 1\n", to: "",
+    expect: "--gpus all with no nvidia.com/gpu limit" },
+  { name: "a file no kustomization applies", add: "base/extra-service.yaml",
+    text: "apiVersion: v1\nkind: Service\nmetadata:\n  name: extra\nspec:\n  ports: [{port: 1}]\n", expect: "base/extra-service.yaml is in no kustomization" },
+  { name: "a worker key the coordinator does not admit", secrets: true,
+    edit: (text) => {
+      // The coordinator's allow-list gets the client's public key in place of the worker's.
+      const client = /^  client\.pub: (\S+)$/m.exec(text)[1];
+      return text.replace(/^  worker\.pub: \S+$/m, `  worker.pub: ${client}`);
+    }, expect: "its worker key is not in the coordinator's authorized/workers/" },
+];
+
+function runCheck(dir, secretsFile) {
+  const r = spawnSync(process.execPath, [path.join(here, "check.mjs"), "--secrets", secretsFile, "--source", source, dir],
+                      { encoding: "utf8", timeout: 120_000 });
+  return { status: r.status, out: `${r.stdout}${r.stderr}` };
+}
+
+const work = fs.mkdtempSync(path.join(process.env.TMPDIR || os.tmpdir(), "coupler-k8s-neg-"));
+let bad = 0;
+try {
+  const pristine = path.join(work, "pristine");
+  fs.cpSync(deployDir, pristine, { recursive: true });
+  const base = runCheck(pristine, secrets);
+  if (base.status !== 0) {
+    console.log(`FAIL  the unmodified copy does not pass, so no case below would prove anything:\n${base.out}`);
+    process.exit(1);
+  }
+  console.log("ok    the unmodified copy passes");
+  CASES.forEach((c, i) => {
+    const dir = path.join(work, `case-${i}`);
+    fs.cpSync(deployDir, dir, { recursive: true });
+    let secretsFile = secrets;
+    if (c.add) {
+      fs.writeFileSync(path.join(dir, c.add), c.text);
+    } else if (c.secrets) {
+      secretsFile = path.join(work, `case-${i}-secrets.yaml`);
+      const text = fs.readFileSync(secrets, "utf8");
+      const edited = c.edit(text);
+      if (edited === text) throw new Error(`case "${c.name}": the edit changed nothing`);
+      fs.writeFileSync(secretsFile, edited);
+    } else {
+      const file = path.join(dir, c.file);
+      const text = fs.readFileSync(file, "utf8");
+      if (!text.includes(c.from)) {
+        console.log(`FAIL  case "${c.name}": ${c.file} no longer holds ${JSON.stringify(c.from)}; update the case`);
+        ++bad;
+        return;
+      }
+      fs.writeFileSync(file, text.replace(c.from, c.to));
+    }
+    const r = runCheck(dir, secretsFile);
+    if (r.status === 1 && r.out.includes(c.expect)) {
+      console.log(`ok    ${c.name}: refused (${c.expect})`);
+    } else {
+      ++bad;
+      console.log(`FAIL  ${c.name}: expected exit 1 and "${c.expect}", got exit ${r.status}:\n${r.out}`);
+    }
+  });
+} finally {
+  fs.rmSync(work, { recursive: true, force: true });
+}
+if (bad > 0) {
+  console.log(`${bad} of ${CASES.length} broken copies were not refused as expected`);
+  process.exit(1);
+}
+console.log(`all ${CASES.length} broken copies were refused`);
