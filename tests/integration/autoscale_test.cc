@@ -4,6 +4,7 @@
 //    the pool shrinks back to --min through drains, the drained workers' processes gone;
 //  - with more work than --max, the pool is never seen above --max;
 //  - a failing --up command is reported with its stderr and backed off, not run every poll;
+//  - --once --dry-run prints the one decision and runs nothing;
 //  - bad templates and bounds are refused at start with exit 2.
 // The jobs' tasks wait on a gate file, so the recommendation holds still while the pool moves.
 #include <gmock/gmock.h>
@@ -342,6 +343,41 @@ TEST(AutoscaleTest, AFailingUpCommandIsReportedAndBackedOff) {
   EXPECT_EQ(decisions.front(), "up");
   EXPECT_EQ(cluster.Workers().size(), 1u);
   WriteFile(gate, "");
+}
+
+// For cron: one look, the decision printed, nothing run under --dry-run; exit 1 when the
+// coordinator cannot be asked.
+TEST(AutoscaleTest, OnceWithDryRunPrintsTheDecisionAndRunsNothing) {
+  Cluster cluster;
+  ASSERT_TRUE(cluster.StartCoordinator()) << cluster.Logs();
+  cluster.StartWorker("w0", 1, {"--prefetch", "1"});
+  ASSERT_TRUE(cluster.WaitWorkersAlive(1)) << cluster.Logs();
+  const fs::path gate = cluster.dir() / "gate";
+  std::string why;
+  const std::string job = cluster.Submit(WriteGatedJob(cluster, 3, gate), &why);
+  ASSERT_FALSE(job.empty()) << why << cluster.Logs();
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        const auto pool = cluster.Coordinator();
+        return pool && pool->recommended_workers == 3;
+      },
+      60s, 100ms))
+      << cluster.Logs();
+
+  const fs::path ran = cluster.dir() / "ran";
+  const CommandResult r = cluster.Cli({"autoscale", "--once", "--dry-run", "--min", "1", "--max",
+                                       "5", "--up", "touch " + ran.string() + " # {n} {target}"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("autoscale: up 2 (recommended 3, "));
+  EXPECT_THAT(r.out, HasSubstr("pool 1, max 5): would run touch " + ran.string() + " # 2 3"));
+  EXPECT_FALSE(fs::exists(ran)) << "--dry-run ran the command";
+  WriteFile(gate, "");
+
+  cluster.coordinator().Kill();
+  const CommandResult gone =
+      cluster.Cli({"autoscale", "--once", "--max", "2", "--up", "true {n}"});
+  EXPECT_EQ(gone.exit_code, 1) << gone.out << gone.err;
+  EXPECT_THAT(gone.err, HasSubstr("autoscale: "));
 }
 
 TEST(AutoscaleTest, BadTemplatesAndBoundsAreRefusedAtStart) {
