@@ -5,22 +5,20 @@
 #include <memory>
 #include <string>
 
+#include "cli/client_args.h"
 #include "cli/commands.h"
 #include "cli/job_wait.h"
 #include "cli/status_format.h"
 #include "client/client.h"
-#include "coordinator/coordinator.h"
 #include "runtime/job/job_loader.h"
 #include "runtime/job/job_phase.h"
-#include "runtime/net/endpoint.h"
 #include "runtime/wire/status_json.h"
 
 namespace coupler::cli {
 namespace {
 
-struct ClientArgs {
-  std::string coordinator = "tcp://127.0.0.1:7100";
-  std::string clients;  // the client endpoint itself; empty: derived from `coordinator`
+// The connection options, and what each command adds to them.
+struct ClientArgs : ClientConnection {
   std::string job;
   std::string worker;
   std::string state;
@@ -28,45 +26,9 @@ struct ClientArgs {
   int priority = 0;
   bool wait = false;
   bool json = false;
-  client::ClientSecurity security;
 };
 
-// The client endpoint: --clients as given, else the one a coordinator listening for workers
-// on --coordinator binds by default. Named outright rather than learned from a local file, so
-// it works from any machine and never picks up another coordinator's leftovers.
-std::string ClientEndpoint(const ClientArgs& a) {
-  return a.clients.empty() ? net::ClientEndpointFor(a.coordinator) : a.clients;
-}
-
-// How the endpoint tried came about, for an error about reaching it: a coordinator started
-// with its own --clients endpoint is not at the derived one.
-std::string EndpointHint(const ClientArgs& a) {
-  return a.clients.empty()
-             ? " (the client endpoint of a coordinator whose workers endpoint is " +
-                   a.coordinator + "; for one started with --clients ENDPOINT, pass --clients "
-                   "ENDPOINT)"
-             : " (--clients " + a.clients + ")";
-}
-
-int Fail(const ClientArgs& a, const Status& s) {
-  std::string message = s.message();
-  if (s.code() == StatusCode::kUnavailable || s.code() == StatusCode::kDeadlineExceeded) {
-    message += EndpointHint(a);
-  }
-  std::fprintf(stderr, "coupler: %s\n", message.c_str());
-  return s.code() == StatusCode::kInvalidArgument || s.code() == StatusCode::kNotFound
-             ? kExitBadInput
-             : kExitFailure;
-}
-
-Result<std::unique_ptr<client::Client>> ConnectClient(const ClientArgs& a) {
-  auto client = client::Client::Connect(ClientEndpoint(a), std::chrono::seconds(10), a.security);
-  // No keys published for that endpoint: most often nobody listens there.
-  if (client.status().code() == StatusCode::kNotFound) {
-    return Status(StatusCode::kNotFound, client.status().message() + EndpointHint(a));
-  }
-  return client;
-}
+int Fail(const ClientArgs& a, const Status& s) { return FailClient(a, s); }
 
 int64_t WallNowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -164,20 +126,8 @@ int DrainWorker(const ClientArgs& a) {
 }
 
 CLI::App* Command(CLI::App& app, const char* name, const char* help,
-                  std::shared_ptr<ClientArgs> args) {
-  CLI::App* c = app.add_subcommand(name, help);
-  c->add_option("--coordinator", args->coordinator,
-                "the coordinator's workers endpoint; clients reach it at the port + 1 "
-                "(ipc: PATH.clients) unless --clients is given")
-      ->capture_default_str();
-  c->add_option("--clients", args->clients,
-                "the coordinator's client endpoint, used as given (the one it was started "
-                "with --clients, or the clients= line of its --ready-file)");
-  c->add_option("--keys", args->security.keys_dir,
-                "client key set: NAME.key + coordinator.pub (default: $COUPLER_KEYS, then the "
-                "local keys of a coordinator of this user on this machine)");
-  c->add_flag("--insecure", args->security.insecure, "plaintext, to a coordinator started --insecure");
-  return c;
+                  const std::shared_ptr<ClientArgs>& args) {
+  return ClientCommand(app, name, help, *args);
 }
 
 }  // namespace
