@@ -17,6 +17,11 @@ PACKAGES=(
   # browser opens the live page.
   prometheus chromium chromium-driver curl
 )
+# The Slurm tests (tests/slurm, ctest label slurm) run a one-node cluster of Debian's own
+# daemons: an optional group, which CI installs (scripts/test.sh sets COUPLER_SLURM=1 there).
+if [[ "${COUPLER_SLURM:-0}" == "1" ]]; then
+  PACKAGES+=(slurm-wlm munge)
+fi
 # clang + its sanitizer/libFuzzer runtime are only needed for -DCOUPLER_FUZZ=ON.
 if [[ "${COUPLER_FUZZ:-0}" == "1" ]]; then
   PACKAGES+=(clang libclang-rt-dev)

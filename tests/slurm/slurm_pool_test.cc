@@ -1,12 +1,18 @@
 // scripts/slurm/ against a real Slurm: munged, slurmctld and slurmd of a one-node cluster
 // made for each test in its own temporary directory (tests/slurm/one_node_cluster.sh), jobs
 // submitted with sbatch as an operator would, the real `coupler` binary in them.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <unistd.h>
+
+#include <algorithm>
 
 #include <cstdlib>
 #include <regex>
 #include <set>
+
+#include <rapidjson/document.h>
 
 #include "runtime/io/npy_reader.h"
 #include "tests/integration/coupler_cluster.h"
@@ -235,6 +241,166 @@ TEST_F(SlurmTest, AWorkerArrayJoinsARunningCoordinatorAndAScancelledWorkerLosesN
       << testing::PrintToString(pool.Workers()) << ReadFile(scratch_ / ("worker-" + array + "_1.out"));
   ASSERT_EQ(Slurm({"scancel", array}).exit_code, 0);
   EXPECT_TRUE(WaitUntil([&] { return pool.WorkerViews()[second].state == "drained"; }, 60s));
+}
+
+// `coupler status JOB --json` through a pool's client endpoint and keys.
+std::optional<JobView> PoolJob(const fs::path& state, const std::string& clients,
+                               const std::string& job, const fs::path& scratch) {
+  const CommandResult r = RunToEnd({kCoupler, "status", job, "--json", "--clients", clients,
+                                    "--keys", (state / "keys" / "local-client").string()},
+                                   scratch, 30s);
+  rapidjson::Document d;
+  if (r.exit_code != 0 || d.Parse(r.out.c_str()).HasParseError()) return std::nullopt;
+  return ParseJob(d);
+}
+
+std::string ReadyLine(const fs::path& ready, const std::string& key) {
+  std::smatch m;
+  const std::string text = ReadFile(ready);
+  return std::regex_search(text, m, std::regex("(^|\n)" + key + "=([^\n]+)")) ? m[2].str() : "";
+}
+
+TEST_F(SlurmTest, ScancelOfAPoolDrainsItsWorkersAndCommitsWhatTheyHeld) {
+  ASSERT_TRUE(fs::exists(kSourceDir / "data" / "digits.csv")) << "run scripts/fetch-digits.sh";
+  const fs::path spec = scratch_ / "naps.yaml";
+  WriteFile(spec, "name: naps\n"
+                  "workdir: " + (scratch_ / "work").string() + "\n"
+                  "nodes:\n"
+                  "  - {id: import, op: import_csv, inputs: [" +
+                      (kSourceDir / "data" / "digits.csv").string() +
+                      "], params: {shards: 20, label_column: label}}\n"
+                  "  - id: nap\n"
+                  "    op: exec\n"
+                  "    inputs: [import]\n"
+                  "    params: {command: \"sleep 1; cp {input} {output}\", timeout: 120}\n");
+  const fs::path state = scratch_ / "pool";
+  const std::string exported = "--export=ALL,COUPLER_STATE=" + state.string() +
+                               ",COUPLER_WORKER_ARGS=--prefetch 1 --heartbeat-ms 300";
+  const fs::path out = scratch_ / "pool.out";
+  const CommandResult submitted =
+      Slurm({"sbatch", exported, "--output", out.string(), kPoolScript.string(), spec.string()});
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.err << SlurmLogs();
+  const std::string slurm_job = SubmittedJob(submitted.out);
+  ASSERT_TRUE(WaitUntil([&] { return fs::exists(state / "pool.env"); }, 60s))
+      << ReadFile(out) << SlurmLogs();
+  const std::string clients = ReadyLine(state / "ready", "clients");
+  ASSERT_FALSE(clients.empty()) << ReadFile(state / "ready");
+
+  // Mid-job: some naps done, some running, the rest queued.
+  std::optional<JobView> before;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        before = PoolJob(state, clients, "j-000001", scratch_.path());
+        return before && before->node("nap").done >= 2 && before->running > 0;
+      },
+      120s))
+      << ReadFile(out) << ReadFile(state / "coordinator.log");
+  ASSERT_EQ(Slurm({"scancel", slurm_job}).exit_code, 0);
+  ASSERT_TRUE(WaitUntil(
+      [&] { return Slurm({"squeue", "-h", "-j", slurm_job}).out.find(slurm_job) == std::string::npos; },
+      120s));
+  const std::string output = ReadFile(out);
+  const std::string coordinator_log = ReadFile(state / "coordinator.log");
+  EXPECT_NE(output.find("received a stop signal"), std::string::npos) << output;
+  EXPECT_NE(coordinator_log.find("stopping: the pool is drained"), std::string::npos)
+      << coordinator_log << ReadFile(state / "workers.log");
+
+  // A coordinator started on the state again finds what the drained workers finished committed:
+  // at least every nap that ran at the cancel, each attempted once, the rest still to do.
+  const int port = FreePortPair();
+  Process::Options o;
+  o.output = scratch_.path();
+  o.name = "coordinator-again";
+  Process again = Process::Spawn({kCoupler, "coordinator", "--state", state.string(), "--listen",
+                                  "tcp://127.0.0.1:" + std::to_string(port), "--ready-file",
+                                  (scratch_ / "ready-again").string(), "--http", "off"},
+                                 o);
+  ASSERT_TRUE(WaitUntil([&] { return fs::exists(scratch_ / "ready-again"); }, 30s)) << again.err();
+  const auto after = PoolJob(state, ReadyLine(scratch_ / "ready-again", "clients"), "j-000001",
+                             scratch_.path());
+  ASSERT_TRUE(after) << again.err();
+  EXPECT_GE(after->node("nap").done, before->node("nap").done + before->running);
+  EXPECT_LT(after->done, after->total) << "the cancel came too late to test anything";
+  EXPECT_EQ(after->attempts, after->done) << "a task held at the cancel was lost";
+  again.Signal(SIGTERM);
+  EXPECT_TRUE(again.WaitExit(30s));
+}
+
+// docs/autoscale.md's Slurm recipe, as written: the pool grows by job arrays of
+// coupler-workers.sbatch and shrinks by `coupler drain`, after which each Slurm job ends.
+TEST_F(SlurmTest, AutoscaleGrowsThePoolWithWorkerArraysAndDrainsThemAway) {
+  ASSERT_TRUE(fs::exists(kSourceDir / "data" / "digits.csv")) << "run scripts/fetch-digits.sh";
+  Cluster pool;
+  ASSERT_TRUE(pool.StartCoordinator()) << pool.Logs();
+  const fs::path spec = scratch_ / "naps.yaml";
+  WriteFile(spec, "name: naps\n"
+                  "workdir: " + (scratch_ / "work").string() + "\n"
+                  "nodes:\n"
+                  "  - {id: import, op: import_csv, inputs: [" +
+                      (kSourceDir / "data" / "digits.csv").string() +
+                      "], params: {shards: 8, label_column: label}}\n"
+                  "  - id: nap\n"
+                  "    op: exec\n"
+                  "    inputs: [import]\n"
+                  "    params: {command: \"sleep 1; cp {input} {output}\", timeout: 120}\n");
+  std::string why;
+  const std::string job = pool.Submit(spec, &why);
+  ASSERT_FALSE(job.empty()) << why;
+
+  const std::string client_keys = (pool.keys() / "local-client").string();
+  const std::string up = FindProgram("sbatch") + " --array=1-{n} --export=ALL,COUPLER_COORDINATOR=" +
+                         pool.endpoint() + ",COUPLER_KEYS=" + (pool.keys() / "local-worker").string() +
+                         ",COUPLER_WORKER_ARGS='--prefetch 1 --heartbeat-ms 300' --output " +
+                         (scratch_ / "worker-%A_%a.out").string() + " " + kWorkersScript.string();
+  const std::string down = kCoupler + " drain {worker} --coordinator " + pool.endpoint() +
+                           " --keys " + client_keys;
+  Process::Options o;
+  o.output = scratch_.path();
+  o.name = "autoscale";
+  o.deadline = 300s;
+  Process autoscale = Process::Spawn(
+      {kCoupler, "autoscale", "--coordinator", pool.endpoint(), "--keys", client_keys, "--min",
+       "0", "--max", "2", "--interval", "500ms", "--cooldown", "2s", "--launch-timeout", "60s",
+       "--up", up, "--down", down},
+      o);
+  ASSERT_TRUE(autoscale.started());
+
+  // Grows to 2 Slurm workers (one CPU each on this 2-CPU node), never more, and the job ends.
+  size_t most = 0;
+  std::set<std::string> seen;
+  auto sample = [&] {
+    size_t serving = 0;
+    for (const auto& [id, w] : pool.WorkerViews()) {
+      if (w.state == "alive" || w.state == "silent" || w.state == "draining") ++serving;
+      seen.insert(id);
+    }
+    most = std::max(most, serving);
+  };
+  const auto final_status = pool.WaitJobFinished(job, 240s);
+  sample();
+  ASSERT_TRUE(final_status) << autoscale.out() << autoscale.err() << pool.Logs() << SlurmLogs();
+  EXPECT_EQ(final_status->state, "succeeded") << final_status->error;
+  EXPECT_EQ(final_status->attempts, final_status->done);
+  EXPECT_THAT(autoscale.out(), testing::HasSubstr("autoscale: up 2"));
+  for (const std::string& id : seen) EXPECT_TRUE(id.starts_with("slurm-")) << id;
+
+  // Then back to 0: each worker drained, its Slurm job ended.
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        sample();
+        auto views = pool.WorkerViews();
+        const bool drained = !views.empty() && std::all_of(views.begin(), views.end(), [](auto& v) {
+          return v.second.state == "drained";
+        });
+        return drained && Slurm({"squeue", "-h"}).out.empty();
+      },
+      120s))
+      << autoscale.out() << testing::PrintToString(pool.Workers()) << Slurm({"squeue"}).out;
+  EXPECT_LE(most, 2u) << "more workers than --max";
+  EXPECT_GE(seen.size(), 2u) << autoscale.out();
+  EXPECT_THAT(autoscale.out(), testing::HasSubstr("autoscale: drain slurm-"));
+  autoscale.Signal(SIGTERM);
+  EXPECT_TRUE(autoscale.WaitExit(30s));
 }
 
 TEST_F(SlurmTest, TrainUnderSrunMatchesTrainUnderMpirunBitForBit) {
