@@ -7,6 +7,7 @@
 #include <array>
 #include <charconv>
 #include <cstdio>
+#include <filesystem>
 #include <cctype>
 #include <memory>
 
@@ -89,7 +90,14 @@ std::optional<SlurmAllocation> DetectSlurm(const EnvLookup& getenv) {
   return slurm;
 }
 
-SlurmDefaults ApplySlurmDefaults(const SlurmAllocation& slurm, SlurmDefaults given) {
+std::string DetectInterconnect() {
+  std::error_code ec;
+  std::filesystem::directory_iterator devices("/sys/class/infiniband", ec);
+  return !ec && devices != std::filesystem::directory_iterator() ? "infiniband" : "";
+}
+
+SlurmDefaults ApplySlurmDefaults(const SlurmAllocation& slurm, SlurmDefaults given,
+                                 const std::string& interconnect) {
   if (given.slots == 0) given.slots = slurm.cpus_on_node;
   if (given.gpus.empty()) {
     const uint32_t n = slurm.gpus_on_node.value_or(0);
@@ -103,6 +111,7 @@ SlurmDefaults ApplySlurmDefaults(const SlurmAllocation& slurm, SlurmDefaults giv
   if (!slurm.partition.empty()) given.labels.emplace("slurm_partition", slurm.partition);
   given.labels.emplace("slurm_node", slurm.node);
   given.labels.emplace("slurm_job", slurm.job_id);
+  if (!interconnect.empty()) given.labels.emplace("interconnect", interconnect);
   return given;
 }
 

@@ -31,18 +31,23 @@ struct SlurmAllocation {
 using EnvLookup = std::function<const char*(const char*)>;
 std::optional<SlurmAllocation> DetectSlurm(const EnvLookup& getenv);
 
+// "infiniband" when the kernel lists an InfiniBand (or RoCE) device, else "" (unknown).
+std::string DetectInterconnect();
+
 // What the worker offers, from the allocation, where the operator said nothing:
 // - slots: the allocation's CPUs on this node (`slots` 0 means unset);
 // - gpus: the GPUs Slurm gave it, as ordinals of the devices it sees (Slurm sets
 //   CUDA_VISIBLE_DEVICES to them); "none" when it gave none — GPUs on the node that the job
 //   did not ask for belong to other jobs;
-// - labels slurm_partition, slurm_node, slurm_job (set ones are kept).
+// - labels slurm_partition, slurm_node, slurm_job, and interconnect=infiniband when the
+//   node has InfiniBand devices (/sys/class/infiniband); set ones are kept.
 struct SlurmDefaults {
   uint32_t slots = 0;
   std::string gpus;
   std::map<std::string, std::string> labels;
 };
-SlurmDefaults ApplySlurmDefaults(const SlurmAllocation& slurm, SlurmDefaults given);
+SlurmDefaults ApplySlurmDefaults(const SlurmAllocation& slurm, SlurmDefaults given,
+                                 const std::string& interconnect = DetectInterconnect());
 
 // How `--gang-launcher` chooses: auto is srun inside an allocation, mpirun outside.
 enum class GangLauncher : uint8_t { kAuto, kMpirun, kSrun };

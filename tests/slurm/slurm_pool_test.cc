@@ -326,6 +326,38 @@ TEST_F(SlurmTest, ScancelOfAPoolDrainsItsWorkersAndCommitsWhatTheyHeld) {
   EXPECT_TRUE(again.WaitExit(30s));
 }
 
+// An mpi_exec node's {launch} inside an allocation is the gang's srun step: each rank gets
+// its rank and the group's size from Slurm, and its lines reach the task log labelled.
+TEST_F(SlurmTest, AnMpiExecNodesLaunchPlaceholderIsASlurmStepInsideAPool) {
+  const fs::path spec = scratch_ / "launch.yaml";
+  WriteFile(scratch_ / "small.csv", "x,y\n1,2\n3,4\n5,6\n");
+  WriteFile(spec, "name: launch\n"
+                  "workdir: " + (scratch_ / "work").string() + "\n"
+                  "nodes:\n"
+                  "  - {id: import, op: import_csv, inputs: [" + (scratch_ / "small.csv").string() +
+                      "], params: {shards: 2}}\n"
+                  "  - id: program\n"
+                  "    op: mpi_exec\n"
+                  "    inputs: [import]\n"
+                  "    ranks: 2\n"
+                  "    params:\n"
+                  "      command: \"{launch} sh -c 'echo rank $SLURM_PROCID of $SLURM_NTASKS in "
+                  "step $SLURM_JOB_ID.$SLURM_STEP_ID'\"\n");
+  const fs::path state = scratch_ / "pool";
+  const fs::path out = scratch_ / "pool.out";
+  const CommandResult r = Slurm({"sbatch", "--wait", "--export=ALL,COUPLER_STATE=" + state.string(),
+                                 "--output", out.string(), kPoolScript.string(), spec.string()},
+                                300s);
+  ASSERT_EQ(r.exit_code, 0) << ReadFile(out) << ReadFile(state / "workers.log") << SlurmLogs();
+  std::string log;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(scratch_ / "work" / "program" / "logs", ec)) {
+    if (e.path().filename().string().ends_with(".stdout")) log += ReadFile(e.path());
+  }
+  EXPECT_TRUE(std::regex_search(log, std::regex(R"(0: rank 0 of 2 in step [0-9]+\.[0-9]+)"))) << log;
+  EXPECT_TRUE(std::regex_search(log, std::regex(R"(1: rank 1 of 2 in step [0-9]+\.[0-9]+)"))) << log;
+}
+
 // docs/autoscale.md's Slurm recipe, as written: the pool grows by job arrays of
 // coupler-workers.sbatch and shrinks by `coupler drain`, after which each Slurm job ends.
 TEST_F(SlurmTest, AutoscaleGrowsThePoolWithWorkerArraysAndDrainsThemAway) {

@@ -35,13 +35,15 @@ TEST(SlurmEnvTest, AStepOffersTheAllocationsCpusAndNoGpusItWasNotGiven) {
   EXPECT_EQ(slurm->job_id, "4242");
   EXPECT_EQ(slurm->node, "gpu07");
   EXPECT_EQ(slurm->cpus_on_node, 32u);
-  const SlurmDefaults d = ApplySlurmDefaults(*slurm, {});
+  const SlurmDefaults d = ApplySlurmDefaults(*slurm, {}, "");
   EXPECT_EQ(d.slots, 32u);
   // GPUs the job did not ask for belong to other jobs on the node.
   EXPECT_EQ(d.gpus, "none");
   EXPECT_EQ(d.labels.at("slurm_partition"), "a100");
   EXPECT_EQ(d.labels.at("slurm_node"), "gpu07");
   EXPECT_EQ(d.labels.at("slurm_job"), "4242");
+  EXPECT_EQ(d.labels.count("interconnect"), 0u);  // not known: not claimed
+  EXPECT_EQ(ApplySlurmDefaults(*slurm, {}, "infiniband").labels.at("interconnect"), "infiniband");
 }
 
 TEST(SlurmEnvTest, GpusGivenBySlurmAreTheFirstVisibleOrdinals) {
@@ -55,10 +57,13 @@ TEST(SlurmEnvTest, WhatTheOperatorSaidWins) {
   auto vars = kStep;
   vars["SLURM_GPUS_ON_NODE"] = "4";
   const SlurmDefaults d =
-      ApplySlurmDefaults(*DetectSlurm(Env(vars)), {8, "0", {{"slurm_partition", "mine"}}});
+      ApplySlurmDefaults(*DetectSlurm(Env(vars)),
+                         {8, "0", {{"slurm_partition", "mine"}, {"interconnect", "nvlink"}}},
+                         "infiniband");
   EXPECT_EQ(d.slots, 8u);
   EXPECT_EQ(d.gpus, "0");
   EXPECT_EQ(d.labels.at("slurm_partition"), "mine");
+  EXPECT_EQ(d.labels.at("interconnect"), "nvlink");
 }
 
 TEST(SlurmEnvTest, AMalformedCountIsNotTrusted) {

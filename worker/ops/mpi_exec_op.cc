@@ -62,6 +62,10 @@ Status RunMpiExec(const OpContext& context, OpReport& report) {
       if (!srun.hostfile.empty()) COUPLER_RETURN_IF_ERROR(WriteTextFile(path, srun.hostfile));
       launch = srun.command;
       env.insert(env.end(), srun.env.begin(), srun.env.end());
+      if (context.logs != nullptr) {
+        context.logs->Note("coupler: {launch} starts the ranks as Slurm step " +
+                           GangStepName(spec) + " of job " + context.gang->slurm->job_id);
+      }
     } else {
       launch = "mpirun -np " + std::to_string(ranks) + " --hostfile " + ShellQuote(hostfile);
       if (geteuid() == 0) launch += " --allow-run-as-root";
