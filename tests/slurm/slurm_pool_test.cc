@@ -124,6 +124,23 @@ fs::path DigitsPipelineCopy(const fs::path& dir) {
   return path;
 }
 
+// A job of `shards` naps of a second each (exec tasks over the digits' shards), its workdir in
+// `dir`: long enough to be caught running, short enough to finish.
+fs::path NapsSpec(const fs::path& dir, int shards) {
+  const fs::path spec = dir / "naps.yaml";
+  WriteFile(spec, "name: naps\n"
+                  "workdir: " + (dir / "work").string() + "\n"
+                  "nodes:\n"
+                  "  - {id: import, op: import_csv, inputs: [" +
+                      (kSourceDir / "data" / "digits.csv").string() +
+                      "], params: {shards: " + std::to_string(shards) + ", label_column: label}}\n"
+                  "  - id: nap\n"
+                  "    op: exec\n"
+                  "    inputs: [import]\n"
+                  "    params: {command: \"sleep 1; cp {input} {output}\", timeout: 120}\n");
+  return spec;
+}
+
 // The train node's task logs (stdout, then stderr) of its first attempt.
 std::string TrainLog(const fs::path& work) {
   std::string text;
@@ -204,17 +221,7 @@ TEST_F(SlurmTest, AWorkerArrayJoinsARunningCoordinatorAndAScancelledWorkerLosesN
       << ReadFile(scratch_ / ("worker-" + array + "_1.out"))
       << ReadFile(scratch_ / ("worker-" + array + "_2.out")) << SlurmLogs();
 
-  const fs::path spec = scratch_ / "naps.yaml";
-  WriteFile(spec, "name: naps\n"
-                  "workdir: " + (scratch_ / "work").string() + "\n"
-                  "nodes:\n"
-                  "  - {id: import, op: import_csv, inputs: [" +
-                      (kSourceDir / "data" / "digits.csv").string() +
-                      "], params: {shards: 12, label_column: label}}\n"
-                  "  - id: nap\n"
-                  "    op: exec\n"
-                  "    inputs: [import]\n"
-                  "    params: {command: \"sleep 1; cp {input} {output}\", timeout: 120}\n");
+  const fs::path spec = NapsSpec(scratch_.path(), 12);
   std::string why;
   const std::string job = pool.Submit(spec, &why);
   ASSERT_FALSE(job.empty()) << why;
@@ -262,17 +269,7 @@ std::string ReadyLine(const fs::path& ready, const std::string& key) {
 
 TEST_F(SlurmTest, ScancelOfAPoolDrainsItsWorkersAndCommitsWhatTheyHeld) {
   ASSERT_TRUE(fs::exists(kSourceDir / "data" / "digits.csv")) << "run scripts/fetch-digits.sh";
-  const fs::path spec = scratch_ / "naps.yaml";
-  WriteFile(spec, "name: naps\n"
-                  "workdir: " + (scratch_ / "work").string() + "\n"
-                  "nodes:\n"
-                  "  - {id: import, op: import_csv, inputs: [" +
-                      (kSourceDir / "data" / "digits.csv").string() +
-                      "], params: {shards: 20, label_column: label}}\n"
-                  "  - id: nap\n"
-                  "    op: exec\n"
-                  "    inputs: [import]\n"
-                  "    params: {command: \"sleep 1; cp {input} {output}\", timeout: 120}\n");
+  const fs::path spec = NapsSpec(scratch_.path(), 20);
   const fs::path state = scratch_ / "pool";
   const std::string exported = "--export=ALL,COUPLER_STATE=" + state.string() +
                                ",COUPLER_WORKER_ARGS=--prefetch 1 --heartbeat-ms 300";
@@ -364,17 +361,7 @@ TEST_F(SlurmTest, AutoscaleGrowsThePoolWithWorkerArraysAndDrainsThemAway) {
   ASSERT_TRUE(fs::exists(kSourceDir / "data" / "digits.csv")) << "run scripts/fetch-digits.sh";
   Cluster pool;
   ASSERT_TRUE(pool.StartCoordinator()) << pool.Logs();
-  const fs::path spec = scratch_ / "naps.yaml";
-  WriteFile(spec, "name: naps\n"
-                  "workdir: " + (scratch_ / "work").string() + "\n"
-                  "nodes:\n"
-                  "  - {id: import, op: import_csv, inputs: [" +
-                      (kSourceDir / "data" / "digits.csv").string() +
-                      "], params: {shards: 8, label_column: label}}\n"
-                  "  - id: nap\n"
-                  "    op: exec\n"
-                  "    inputs: [import]\n"
-                  "    params: {command: \"sleep 1; cp {input} {output}\", timeout: 120}\n");
+  const fs::path spec = NapsSpec(scratch_.path(), 8);
   std::string why;
   const std::string job = pool.Submit(spec, &why);
   ASSERT_FALSE(job.empty()) << why;
