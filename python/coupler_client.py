@@ -781,11 +781,12 @@ class Client:
             s.setsockopt(zmq.CURVE_SECRETKEY, self._keys.secret.encode())
         # Watched from before it connects, so a refused key is seen, not waited out.
         self._monitor = s.get_monitor_socket(
-            zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_HANDSHAKE_FAILED_AUTH
+            zmq.EVENT_CONNECTED | zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_HANDSHAKE_FAILED_AUTH
             | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL)
         s.connect(self.endpoint)
         self._socket = s
         self._handshake_ok = False
+        self._connected = False  # a TCP/IPC connection, whether or not a handshake followed
         self._opened = time.monotonic()
 
     def _close_socket(self) -> None:
@@ -823,7 +824,9 @@ class Client:
             if not frames or len(frames[0]) < 6:
                 continue
             event, value = struct.unpack("<HI", frames[0][:6])
-            if event == zmq.EVENT_HANDSHAKE_SUCCEEDED:
+            if event == zmq.EVENT_CONNECTED:
+                self._connected = True
+            elif event == zmq.EVENT_HANDSHAKE_SUCCEEDED:
                 self._handshake_ok = True
             elif event == zmq.EVENT_HANDSHAKE_FAILED_AUTH:
                 return CouplerError.of(
@@ -859,10 +862,15 @@ class Client:
                 raise refused
             now = time.monotonic()
             if not self._handshake_ok and now >= connect_by:
+                waited = int(min(self.timeout_s, _CONNECT_TIMEOUT_S))
+                # A coordinator that cannot read the handshake (it was made for another
+                # server key) drops it without a word: say so rather than "is it running?".
+                why = ("connected, but no security handshake completed within %d s: is the "
+                       "coordinator.pub of this key set that coordinator's key?" % waited
+                       if self._connected and self._keys is not None else
+                       "no coordinator answered within %d s; is it running?" % waited)
                 self._open()  # the request must not reach a coordinator that comes up later
-                raise CouplerTimeout.of(
-                    "Unavailable", "no coordinator answered at %s within %d s; is it running?"
-                    % (self.endpoint, int(min(self.timeout_s, _CONNECT_TIMEOUT_S))))
+                raise CouplerTimeout.of("Unavailable", "%s: %s" % (self.endpoint, why))
             left = deadline - now
             if left <= 0:
                 break

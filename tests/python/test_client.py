@@ -290,7 +290,22 @@ class ClientTest(unittest.TestCase):
         with cc.Client(self.cluster.endpoint, insecure=True, timeout_s=30) as c:
             with self.assertRaises(cc.CouplerError) as e:
                 c.status()
-        self.assertIn(e.exception.code_name, ("Unavailable", "PermissionDenied"))
+        self.assertEqual(e.exception.code_name, "Unavailable")
+        self.assertIn("security handshake", str(e.exception))
+
+    def test_another_coordinators_public_key_is_named_as_the_cause(self):
+        other = os.path.join(self.cluster.dir, "other-coordinator")
+        rc = subprocess.run([COUPLER, "keygen", other, "--role", "coordinator"],
+                            capture_output=True, env=self.cluster.env, timeout=60).returncode
+        self.assertEqual(rc, 0)
+        keys = os.path.join(self.cluster.dir, "wrong-server")
+        shutil.copytree(self.cluster.client_keys, keys)
+        shutil.copy(os.path.join(other, "coordinator.pub"), keys)
+        with cc.Client(self.cluster.endpoint, keys=keys, timeout_s=30) as c:
+            with self.assertRaises(cc.CouplerTimeout) as e:
+                c.status()
+        self.assertEqual(e.exception.code_name, "Unavailable")
+        self.assertIn("coordinator.pub", str(e.exception))
 
     def test_keys_are_found_as_the_cli_finds_them(self):
         # $COUPLER_KEYS, then the coordinator's local note under $COUPLER_HOME.
@@ -325,6 +340,7 @@ class ClientTest(unittest.TestCase):
             with self.assertRaises(cc.CouplerTimeout) as e:
                 c.status()
         self.assertIn("tcp://127.0.0.1:%d" % (port + 1), str(e.exception))
+        self.assertIn("is it running?", str(e.exception))
 
 
 if __name__ == "__main__":
