@@ -145,7 +145,8 @@ TEST_F(MpiExecOpTest, AFailingGroupFailsTheTaskWithItsStderr) {
 // the attempt. Each attempt is told a port of its own that the program can bind.
 TEST_F(MpiExecOpTest, RendezvousPlaceholdersNameTheLeaderAFreshPortAndTheAttempt) {
   wire::TaskSpec spec = Spec(
-      "echo {master_addr} {master_port} {job} {node} {attempt} > {output}/attempt-{attempt}.txt"
+      "echo {master_addr} {master_port} {job} {node} {attempt} \"run-{job}-{node}\""
+      " > {output}/attempt-{attempt}.txt"
       " && python3 -c 'import socket, sys; socket.socket().bind((\"0.0.0.0\", "
       "int(sys.argv[1])))' {master_port}");
   spec.job_id = "j-000042";
@@ -157,8 +158,8 @@ TEST_F(MpiExecOpTest, RendezvousPlaceholdersNameTheLeaderAFreshPortAndTheAttempt
     const wire::TaskOutcome outcome = RunTask(spec);
     ASSERT_TRUE(outcome.ok) << outcome.error;
     std::istringstream words(ReadAll(node / ("attempt-" + std::to_string(attempt) + ".txt")));
-    std::string addr, port, job, node_id, attempt_text;
-    words >> addr >> port >> job >> node_id >> attempt_text;
+    std::string addr, port, job, node_id, attempt_text, composed;
+    words >> addr >> port >> job >> node_id >> attempt_text >> composed;
     // One host: the ranks meet on loopback.
     EXPECT_EQ(addr, "127.0.0.1");
     EXPECT_GT(std::stoi(port), 0);
@@ -167,6 +168,8 @@ TEST_F(MpiExecOpTest, RendezvousPlaceholdersNameTheLeaderAFreshPortAndTheAttempt
     EXPECT_EQ(job, "j-000042");
     EXPECT_EQ(node_id, "train");
     EXPECT_EQ(attempt_text, std::to_string(attempt));
+    // Ids need no quotes: they make one word with the text around them, even in "...".
+    EXPECT_EQ(composed, "run-j-000042-train");
   }
   EXPECT_EQ(ports.size(), 3u) << "an attempt was told an earlier attempt's port";
 }

@@ -19,12 +19,14 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
 #include <string>
 
+#include "runtime/io/unique_fd.h"
 #include "worker/ops/gang_launch.h"
 #include "worker/ops/ops.h"
 #include "worker/ops/shard_io.h"
@@ -42,6 +44,16 @@ constexpr std::string_view kRankLogsVariable = "COUPLER_RANK_LOGS";
 std::string MasterAddress(const wire::TaskSpec& spec) {
   if (spec.gang_hosts.empty() || GangIsLocal(spec)) return "127.0.0.1";
   return spec.gang_hosts.front();
+}
+
+// {job} and {node} as they are: job ids (j-000012) and node ids (letters, digits, '_', '-',
+// '.') need no quoting, and unquoted they compose into one word (`--name {job}-{node}`) and
+// read the same inside the command's own double quotes. Anything else is quoted.
+std::string NameWord(const std::string& name) {
+  const bool plain = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+  });
+  return plain ? name : ShellQuote(name);
 }
 
 // Ports this process handed out last: the kernel may give a just-closed port to the next
@@ -73,20 +85,23 @@ class RecentPorts {
 Result<uint16_t> FreeMasterPort() {
   static RecentPorts recent;
   for (int tries = 0; tries < 100; ++tries) {
-    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return Unavailable(std::string("socket: ") + std::strerror(errno));
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_ANY);
-    addr.sin_port = 0;
-    socklen_t len = sizeof(addr);
-    const bool bound = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-                       ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
-    const int error = errno;
-    ::close(fd);
-    if (!bound) return Unavailable(std::string("no free port for {master_port}: ") +
-                                   std::strerror(error));
-    if (recent.Take(ntohs(addr.sin_port))) return ntohs(addr.sin_port);
+    uint16_t port = 0;
+    {
+      const io::UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+      if (!fd.valid()) return Unavailable(std::string("socket: ") + std::strerror(errno));
+      sockaddr_in addr{};
+      addr.sin_family = AF_INET;
+      addr.sin_addr.s_addr = htonl(INADDR_ANY);
+      addr.sin_port = 0;
+      socklen_t len = sizeof(addr);
+      if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+          ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+        return Unavailable(std::string("no free port for {master_port}: ") +
+                           std::strerror(errno));
+      }
+      port = ntohs(addr.sin_port);
+    }  // closed here: the port is the program's to bind from now on
+    if (recent.Take(port)) return port;
   }
   return Unavailable("no free port for {master_port}: the kernel kept handing out recent ones");
 }
@@ -154,8 +169,8 @@ Status RunMpiExec(const OpContext& context, OpReport& report) {
                                                       {"output", ShellQuote(out_dir)},
                                                       {"master_addr", MasterAddress(spec)},
                                                       {"master_port", master_port},
-                                                      {"job", ShellQuote(spec.job_id)},
-                                                      {"node", ShellQuote(spec.node_id)},
+                                                      {"job", NameWord(spec.job_id)},
+                                                      {"node", NameWord(spec.node_id)},
                                                       {"attempt", std::to_string(spec.attempt)}});
   // The user's own mpirun cannot be given --output-filename (Open MPI 4.1 takes it only on the
   // command line), so the folder for per-rank files is offered as $COUPLER_RANK_LOGS:
