@@ -190,7 +190,7 @@ TEST_F(MpiExecOpTest, AGangOverSeveralHostsMeetsAtTheLeadersAddress) {
 TEST_F(MpiExecOpTest, LaunchGivesEachRankItsOwnLogFile) {
   if (std::getenv("SLURM_JOB_ID") != nullptr) GTEST_SKIP() << "inside Slurm {launch} is srun";
   wire::TaskSpec spec = Spec("{launch} sh -c 'echo \"rank $OMPI_COMM_WORLD_RANK says hi\"'");
-  spec.workdir = dir_->path().string();
+  spec.workdir = dir_->path();
   spec.node_id = "group";
   const wire::TaskOutcome outcome = RunTask(spec);
   ASSERT_TRUE(outcome.ok) << outcome.error;
