@@ -22,6 +22,12 @@ PACKAGES=(
 if [[ "${COUPLER_SLURM:-0}" == "1" ]]; then
   PACKAGES+=(slurm-wlm munge)
 fi
+# The Python examples' test (examples/ddp and examples/mpi4py under mpi_exec: PyTorch DDP over
+# gloo, an mpi4py allreduce) uses Debian's builds for /usr/bin/python3: an optional group,
+# which CI installs (scripts/test.sh sets COUPLER_PYTHON_EXAMPLES=1 there).
+if [[ "${COUPLER_PYTHON_EXAMPLES:-0}" == "1" ]]; then
+  PACKAGES+=(python3-torch python3-mpi4py python3-numpy)
+fi
 # clang + its sanitizer/libFuzzer runtime are only needed for -DCOUPLER_FUZZ=ON.
 if [[ "${COUPLER_FUZZ:-0}" == "1" ]]; then
   PACKAGES+=(clang libclang-rt-dev)

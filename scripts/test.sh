@@ -7,6 +7,7 @@ BUILD_DIR="${BUILD_DIR:-$ROOT/build}"
 
 # CI also installs the optional Slurm group: its tests need root, which CI has.
 if [[ "${CI:-}" == "true" ]]; then export COUPLER_SLURM="${COUPLER_SLURM:-1}"; fi
+if [[ "${CI:-}" == "true" ]]; then export COUPLER_PYTHON_EXAMPLES="${COUPLER_PYTHON_EXAMPLES:-1}"; fi
 "$ROOT/scripts/install-deps.sh"
 "$ROOT/scripts/fetch-digits.sh"
 BUILD_DIR="$BUILD_DIR" "$ROOT/scripts/build.sh" "$@"

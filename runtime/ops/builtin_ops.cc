@@ -175,10 +175,14 @@ std::vector<OpDef> BuiltinOpDefs() {
   OpDef mpi_exec = Tight("mpi_exec", "the user's own MPI program as one gang", kAny);
   mpi_exec.params = {
       Required(Param("command", ParamType::kString,
-                     "command; {ranks} {hostfile} {hosts} {input} {output}")),
+                     "command; {launch} {ranks} {hostfile} {hosts} {input} {output} "
+                     "{master_addr} {master_port} {job} {node} {attempt}")),
       Timeout(),
   };
-  mpi_exec.params[0].placeholders = {"ranks", "hostfile", "hosts", "launch", "input", "output"};
+  mpi_exec.params[0].placeholders = {"ranks",       "hostfile",    "hosts", "launch",
+                                     "input",       "output",      "master_addr",
+                                     "master_port", "job",         "node",
+                                     "attempt"};
   ops.push_back(mpi_exec);
 
   return ops;

@@ -3,8 +3,10 @@
 // result. Also the gang-launch helpers it shares with the train op.
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -12,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "runtime/io/temp_dir.h"
+#include "runtime/job/task_logs.h"
 #include "tests/unit/schema_defaults.h"
 #include "worker/ops/gang_launch.h"
 #include "worker/task_runner.h"
@@ -136,6 +139,69 @@ TEST_F(MpiExecOpTest, AFailingGroupFailsTheTaskWithItsStderr) {
   ASSERT_FALSE(outcome.ok);
   EXPECT_THAT(outcome.error, HasSubstr("mpi_exec (2 ranks) exited with status 3"));
   EXPECT_THAT(outcome.error, HasSubstr("rank 1: out of patience"));
+}
+
+// The placeholders for torch.distributed and its kind: where the ranks meet, and what names
+// the attempt. Each attempt is told a port of its own that the program can bind.
+TEST_F(MpiExecOpTest, RendezvousPlaceholdersNameTheLeaderAFreshPortAndTheAttempt) {
+  wire::TaskSpec spec = Spec(
+      "echo {master_addr} {master_port} {job} {node} {attempt} \"run-{job}-{node}\""
+      " > {output}/attempt-{attempt}.txt"
+      " && python3 -c 'import socket, sys; socket.socket().bind((\"0.0.0.0\", "
+      "int(sys.argv[1])))' {master_port}");
+  spec.job_id = "j-000042";
+  spec.node_id = "train";
+  const std::filesystem::path node = spec.output_path;
+  std::set<std::string> ports;
+  for (uint32_t attempt = 0; attempt < 3; ++attempt) {
+    spec.attempt = attempt;
+    const wire::TaskOutcome outcome = RunTask(spec);
+    ASSERT_TRUE(outcome.ok) << outcome.error;
+    std::istringstream words(ReadAll(node / ("attempt-" + std::to_string(attempt) + ".txt")));
+    std::string addr, port, job, node_id, attempt_text, composed;
+    words >> addr >> port >> job >> node_id >> attempt_text >> composed;
+    // One host: the ranks meet on loopback.
+    EXPECT_EQ(addr, "127.0.0.1");
+    EXPECT_GT(std::stoi(port), 0);
+    EXPECT_LT(std::stoi(port), 65536);
+    ports.insert(port);
+    EXPECT_EQ(job, "j-000042");
+    EXPECT_EQ(node_id, "train");
+    EXPECT_EQ(attempt_text, std::to_string(attempt));
+    // Ids need no quotes: they make one word with the text around them, even in "...".
+    EXPECT_EQ(composed, "run-j-000042-train");
+  }
+  EXPECT_EQ(ports.size(), 3u) << "an attempt was told an earlier attempt's port";
+}
+
+// A gang over several hosts meets at the leader's advertised address (the first gang host),
+// which the other hosts can reach; loopback would be each host's own.
+TEST_F(MpiExecOpTest, AGangOverSeveralHostsMeetsAtTheLeadersAddress) {
+  wire::TaskSpec spec = Spec("echo {master_addr} > {output}/addr.txt");
+  spec.gang_hosts = {"10.0.0.5", "10.0.0.6"};
+  spec.gang_ranks = {1, 1};
+  const wire::TaskOutcome outcome = RunTask(spec);
+  ASSERT_TRUE(outcome.ok) << outcome.error;
+  EXPECT_EQ(ReadAll(std::filesystem::path(spec.output_path) / "addr.txt"), "10.0.0.5\n");
+}
+
+// {launch} (mpirun outside Slurm) writes each rank's output into a file of its own under the
+// attempt's rank folder, the layout `coupler logs` lists, and mpirun still prints it all.
+TEST_F(MpiExecOpTest, LaunchGivesEachRankItsOwnLogFile) {
+  if (std::getenv("SLURM_JOB_ID") != nullptr) GTEST_SKIP() << "inside Slurm {launch} is srun";
+  wire::TaskSpec spec = Spec("{launch} sh -c 'echo \"rank $OMPI_COMM_WORLD_RANK says hi\"'");
+  spec.workdir = dir_->path();
+  spec.node_id = "group";
+  const wire::TaskOutcome outcome = RunTask(spec);
+  ASSERT_TRUE(outcome.ok) << outcome.error;
+  const std::filesystem::path ranks(
+      job::TaskRankLogDir(spec.workdir, spec.node_id, spec.task_id, spec.attempt));
+  EXPECT_EQ(ReadAll(ranks / "1" / "rank.0" / "stdout"), "rank 0 says hi\n");
+  EXPECT_EQ(ReadAll(ranks / "1" / "rank.1" / "stdout"), "rank 1 says hi\n");
+  const std::string combined =
+      ReadAll(job::TaskLogPath(spec.workdir, spec.node_id, spec.task_id, spec.attempt, "stdout"));
+  EXPECT_THAT(combined, HasSubstr("rank 0 says hi"));
+  EXPECT_THAT(combined, HasSubstr("rank 1 says hi"));
 }
 
 }  // namespace

@@ -5,17 +5,28 @@
 // it: ADDR:N,ADDR:N), {launch} (a launcher command for the ranks, the program to follow:
 // `mpirun -np RANKS --hostfile F`, or inside a Slurm allocation `srun --mpi=pmix ...`, one
 // step over the reserved nodes), {input} (the input datasets, shell-quoted, space-separated)
-// and {output} (the node's directory, created first) replaced. The command launches its own
+// and {output} (the node's directory, created first) replaced; for torch.distributed and other
+// programs that rendezvous over TCP, also {master_addr} (the leader's address), {master_port}
+// (a port free on the leader, fresh for each attempt), {job}, {node} and {attempt}. The
+// command launches its own
 // ranks (usually `{launch} python train.py ...`); when the gang spans hosts it runs with
 // OMPI_MCA_plm_rsh_agent pointing at `coupler gang-agent` (gang_launch.h), so Open MPI starts
 // its remote daemons through the reserved workers, without ssh. Its exit status is the node's
 // result, and a failure is retried as a whole, up to `retries`.
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
+#include <mutex>
 #include <string>
 
+#include "runtime/io/unique_fd.h"
 #include "worker/ops/gang_launch.h"
 #include "worker/ops/ops.h"
 #include "worker/ops/shard_io.h"
@@ -25,6 +36,75 @@ namespace coupler::worker {
 namespace {
 
 constexpr std::string_view kRankLogsVariable = "COUPLER_RANK_LOGS";
+
+// Where the ranks meet ({master_addr}): the leader runs rank 0, and gang_hosts[0] is the
+// address it advertises, which the other hosts reach it at. A gang on one host meets on
+// loopback, which needs no route and no name for the host; so does a task without a
+// reservation (a tight op forced loose), all of whose ranks run here.
+std::string MasterAddress(const wire::TaskSpec& spec) {
+  if (spec.gang_hosts.empty() || GangIsLocal(spec)) return "127.0.0.1";
+  return spec.gang_hosts.front();
+}
+
+// {job} and {node} as they are: job ids (j-000012) and node ids (letters, digits, '_', '-',
+// '.') need no quoting, and unquoted they compose into one word (`--name {job}-{node}`) and
+// read the same inside the command's own double quotes. Anything else is quoted.
+std::string NameWord(const std::string& name) {
+  const bool plain = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+  });
+  return plain ? name : ShellQuote(name);
+}
+
+// Ports this process handed out last: the kernel may give a just-closed port to the next
+// bind to port 0, so without this memory two gangs this worker leads at once, or an attempt
+// and its retry, could be told the same port.
+class RecentPorts {
+ public:
+  bool Take(uint16_t port) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (std::find(ports_.begin(), ports_.end(), port) != ports_.end()) return false;
+    ports_[next_++ % ports_.size()] = port;
+    return true;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::array<uint16_t, 64> ports_{};
+  size_t next_ = 0;
+};
+
+// {master_port}: a TCP port free on every address of the leader, found by binding port 0 and
+// closing the socket again. This leaves a race: between the close and rank 0's own bind, any
+// process on the host may take the port. It is accepted because the window is the program's
+// start-up (the kernel spreads port-0 binds over its whole ephemeral range, so a just-freed
+// port is rarely the next one given), and losing it costs one failed attempt (rank 0 cannot
+// bind), which the node's `retries` repeat with a new port. Holding the port open for the
+// program instead would need it to bind with SO_REUSEPORT too, which a user's program cannot
+// be made to do.
+Result<uint16_t> FreeMasterPort() {
+  static RecentPorts recent;
+  for (int tries = 0; tries < 100; ++tries) {
+    uint16_t port = 0;
+    {
+      const io::UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+      if (!fd.valid()) return Unavailable(std::string("socket: ") + std::strerror(errno));
+      sockaddr_in addr{};
+      addr.sin_family = AF_INET;
+      addr.sin_addr.s_addr = htonl(INADDR_ANY);
+      addr.sin_port = 0;
+      socklen_t len = sizeof(addr);
+      if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+          ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+        return Unavailable(std::string("no free port for {master_port}: ") +
+                           std::strerror(errno));
+      }
+      port = ntohs(addr.sin_port);
+    }  // closed here: the port is the program's to bind from now on
+    if (recent.Take(port)) return port;
+  }
+  return Unavailable("no free port for {master_port}: the kernel kept handing out recent ones");
+}
 
 }  // namespace
 
@@ -69,17 +149,33 @@ Status RunMpiExec(const OpContext& context, OpReport& report) {
     } else {
       launch = "mpirun -np " + std::to_string(ranks) + " --hostfile " + ShellQuote(hostfile);
       if (geteuid() == 0) launch += " --allow-run-as-root";
+      // Each rank's output in files of its own (logs/...ranks/1/rank.N/stdout, which `coupler
+      // logs` lists), beside the combined output mpirun still prints into the task's logs.
+      if (context.logs != nullptr && !context.logs->rank_dir().empty()) {
+        launch += " --output-filename " + ShellQuote(context.logs->rank_dir());
+      }
     }
+  }
+  std::string master_port;
+  if (command.find("{master_port}") != std::string::npos) {
+    COUPLER_ASSIGN_OR_RETURN(const uint16_t port, FreeMasterPort());
+    master_port = std::to_string(port);
   }
   std::string line = SubstitutePlaceholders(command, {{"ranks", std::to_string(ranks)},
                                                       {"hostfile", ShellQuote(hostfile)},
                                                       {"hosts", GangHostList(spec, ranks)},
                                                       {"launch", launch},
                                                       {"input", inputs},
-                                                      {"output", ShellQuote(out_dir)}});
+                                                      {"output", ShellQuote(out_dir)},
+                                                      {"master_addr", MasterAddress(spec)},
+                                                      {"master_port", master_port},
+                                                      {"job", NameWord(spec.job_id)},
+                                                      {"node", NameWord(spec.node_id)},
+                                                      {"attempt", std::to_string(spec.attempt)}});
   // The user's own mpirun cannot be given --output-filename (Open MPI 4.1 takes it only on the
   // command line), so the folder for per-rank files is offered as $COUPLER_RANK_LOGS:
   // `mpirun --output-filename "$COUPLER_RANK_LOGS" ...` lists each rank in `coupler logs`.
+  // {launch} passes it itself.
   const bool rank_logs = context.logs != nullptr && !context.logs->rank_dir().empty();
   if (rank_logs) env.push_back(std::string(kRankLogsVariable) + "=" + context.logs->rank_dir());
   LaunchErrorWatch launch_error;
