@@ -3,6 +3,7 @@
 // history continuing; and the pure decisions behind it (the resume split, the notices, the
 // history's lines).
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <algorithm>
 #include <atomic>
@@ -16,6 +17,7 @@
 #include "train/metrics_history.h"
 #include "train/model/checkpoint.h"
 #include "train/resume_plan.h"
+#include "train/stop_signal.h"
 
 namespace coupler::train {
 namespace {
@@ -142,6 +144,19 @@ TEST(MetricsHistoryTest, KeepsStepsUpToTheCheckpointAndDropsATornLine) {
   EXPECT_EQ(KeepStepsUpTo("garbage\n{\"step\":x,}\n", 10), "");
   EXPECT_EQ(HistoryPathFor("/out/metrics.json"), "/out/metrics.steps.jsonl");
   EXPECT_EQ(HistoryPathFor("/out/metrics"), "/out/metrics.steps.jsonl");
+}
+
+TEST(StopSignalsTest, ASignalRaisesTheFlagInsteadOfEndingTheProcess) {
+  StopSignals stop;
+  EXPECT_FALSE(stop.requested().load());
+  EXPECT_EQ(stop.signal_number(), 0);
+  ASSERT_EQ(::raise(SIGUSR1), 0);  // its default action would end this test binary
+  EXPECT_TRUE(stop.requested().load());
+  EXPECT_EQ(stop.signal_number(), SIGUSR1);
+  // The first signal gave the next one its default action back.
+  struct sigaction now {};
+  ASSERT_EQ(::sigaction(SIGINT, nullptr, &now), 0);
+  EXPECT_EQ(now.sa_handler, SIG_DFL);
 }
 
 std::vector<std::string> Lines(const std::string& path) {
