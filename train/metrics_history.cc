@@ -15,36 +15,58 @@
 namespace coupler::train {
 namespace {
 
-void AppendNumber(std::string* out, double v, const char* format) {
-  if (!std::isfinite(v)) {
-    *out += "null";
-    return;
+// Appends to a fixed buffer with std::to_chars: no allocation and no locale, since this runs
+// every step (a non-finite number becomes null, which JSON has and inf/nan are not).
+class LineBuilder {
+ public:
+  void Text(std::string_view text) {
+    std::memcpy(at_, text.data(), text.size());
+    at_ += text.size();
   }
-  char text[32];
-  std::snprintf(text, sizeof(text), format, v);
-  *out += text;
-}
+  void Int(int64_t v) { at_ = std::to_chars(at_, end_, v).ptr; }
+  void Shortest(double v) {
+    if (!std::isfinite(v)) return Text("null");
+    at_ = std::to_chars(at_, end_, v).ptr;
+  }
+  void Fixed1(double v) {
+    if (!std::isfinite(v)) return Text("null");
+    if (std::abs(v) >= 1e15) return Shortest(v);  // keeps every number under 25 characters
+    at_ = std::to_chars(at_, end_, v, std::chars_format::fixed, 1).ptr;
+  }
+  std::string_view view() const { return {buffer_, static_cast<size_t>(at_ - buffer_)}; }
+
+ private:
+  // Six keys (~90 bytes) and six numbers of at most 25 characters each.
+  char buffer_[320];
+  char* at_ = buffer_;
+  char* end_ = buffer_ + sizeof(buffer_);
+};
 
 constexpr std::string_view kStepPrefix = "{\"step\":";
 
 }  // namespace
 
-std::string FormatStepLine(const StepRecord& r) {
+void AppendStepLine(const StepRecord& r, std::string* out) {
+  LineBuilder line;
+  line.Text(kStepPrefix);
+  line.Int(r.step);
+  line.Text(",\"epoch\":");
+  line.Int(r.epoch);
+  line.Text(",\"loss\":");
+  line.Shortest(r.loss);
+  line.Text(",\"loss_scale\":");
+  line.Shortest(r.loss_scale);
+  line.Text(",\"samples_per_s\":");
+  line.Fixed1(r.samples_per_s);
+  line.Text(",\"skipped_steps\":");
+  line.Int(r.skipped_steps);
+  line.Text("}\n");
+  out->append(line.view());
+}
+
+std::string FormatStepLine(const StepRecord& record) {
   std::string line;
-  line.reserve(128);
-  line += kStepPrefix;
-  line += std::to_string(r.step);
-  line += ",\"epoch\":";
-  line += std::to_string(r.epoch);
-  line += ",\"loss\":";
-  AppendNumber(&line, r.loss, "%.9g");
-  line += ",\"loss_scale\":";
-  AppendNumber(&line, r.loss_scale, "%.9g");
-  line += ",\"samples_per_s\":";
-  AppendNumber(&line, r.samples_per_s, "%.1f");
-  line += ",\"skipped_steps\":";
-  line += std::to_string(r.skipped_steps);
-  line += "}\n";
+  AppendStepLine(record, &line);
   return line;
 }
 
@@ -99,7 +121,7 @@ MetricsHistory::~MetricsHistory() {
 }
 
 void MetricsHistory::Append(const StepRecord& record) {
-  buffer_ += FormatStepLine(record);
+  AppendStepLine(record, &buffer_);
   if (buffer_.size() >= kFlushBytes) (void)Flush();
 }
 

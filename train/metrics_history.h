@@ -27,6 +27,7 @@ struct StepRecord {
 // {"step":1,"epoch":1,"loss":2.30,"loss_scale":1,"samples_per_s":51234,"skipped_steps":0}\n;
 // a non-finite number is written as null.
 std::string FormatStepLine(const StepRecord& record);
+void AppendStepLine(const StepRecord& record, std::string* out);  // the same, without a copy
 
 // The lines of `text` whose step is at most `last_step`, in order; lines that do not parse (a
 // torn write) are dropped.
