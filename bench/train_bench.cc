@@ -3,7 +3,8 @@
 // is absent) and a wide MLP [64,1024x4,10] on synthetic rows. For each: samples/s, peak device
 // bytes, and the working set of the forward/backward pass — activations + their gradients, the
 // weights as the GEMMs read them (fp32 masters, or the 16-bit copies) and the widening
-// workspace — as a ratio of the fp32 run's.
+// workspace — as a ratio of the fp32 run's. Then the digits run with and without what every
+// step of `coupler train` records: the stop flag and the per-step history.
 //   build/bin/bench_train [digits_epochs=20] [wide_steps=24]
 // --gpu: the training step (forward, backward, AdamW) of a wide MLP [1024, 4096x4, 16] on the
 // CUDA backend, fp32 vs bf16, and their ratio; says so and exits 0 without a CUDA device.
