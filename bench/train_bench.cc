@@ -3,11 +3,13 @@
 // is absent) and a wide MLP [64,1024x4,10] on synthetic rows. For each: samples/s, peak device
 // bytes, and the working set of the forward/backward pass — activations + their gradients, the
 // weights as the GEMMs read them (fp32 masters, or the 16-bit copies) and the widening
-// workspace — as a ratio of the fp32 run's.
+// workspace — as a ratio of the fp32 run's. Then the digits run with and without what every
+// step of `coupler train` records: the stop flag and the per-step history.
 //   build/bin/bench_train [digits_epochs=20] [wide_steps=24]
 // --gpu: the training step (forward, backward, AdamW) of a wide MLP [1024, 4096x4, 16] on the
 // CUDA backend, fp32 vs bf16, and their ratio; says so and exits 0 without a CUDA device.
 //   build/bin/bench_train --gpu [steps=50]
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -84,6 +86,37 @@ void RunCase(const Case& c) {
                 Mib(report->compute_weight_bytes), Mib(report->workspace_bytes),
                 working / (1024.0 * 1024.0), fp32_working > 0 ? working / fp32_working : 0.0);
   }
+}
+
+// What `coupler train` adds to every step for a graceful stop (a flag in the step's all-reduce)
+// and the per-step history (a line formatted into a buffer): the digits run with neither, then
+// with both, alternating, best of 3 each, since a shared machine's noise exceeds the cost.
+void RunRecordingCost(const Case& c) {
+  std::printf("\n%s, micro_batch %zu: the stop flag and the per-step history (best of 3)\n",
+              c.name.c_str(), c.config.micro_batch);
+  std::printf("%-28s %12s\n", "", "samples/s");
+  const std::string history =
+      (std::filesystem::temp_directory_path() / "bench_train.steps.jsonl").string();
+  std::atomic<bool> stop{false};
+  double best[2] = {0, 0};
+  for (int round = 0; round < 3; ++round) {
+    for (int with = 0; with < 2; ++with) {
+      TrainerOptions options;
+      options.config = c.config;
+      options.progress_interval_s = 1e9;
+      if (with == 1) {
+        options.stop_requested = &stop;
+        options.metrics_history = history;
+      }
+      comm::InProcessGroup group(1);
+      auto report = RunTraining(options, c.split, TrainCommunicators::Host(group.communicator(0)));
+      if (report.ok()) best[with] = std::max(best[with], report->samples_per_s);
+    }
+  }
+  std::filesystem::remove(history);
+  std::printf("%-28s %12.0f\n%-28s %12.0f  (%+.1f%%)\n", "neither", best[0],
+              "stop flag + history", best[1],
+              best[0] > 0 ? (best[1] / best[0] - 1) * 100 : 0.0);
 }
 
 // Seconds per training step of `layers` at `rows` rows in `storage`, over `steps` timed steps
@@ -187,6 +220,8 @@ int main(int argc, char** argv) {
     digits.config.accumulate = 1;
     RunCase(digits);
   }
+  digits.config.global_batch = digits.config.micro_batch = 16;
+  RunRecordingCost(digits);
 
   Case wide;
   wide.name = "wide MLP";

@@ -24,6 +24,7 @@ struct TrainArgs {
   std::string device_memory_limit;
   double collective_timeout_s = 300;
   std::string metrics_out;
+  std::string metrics_history;
   std::string weights_out;
   std::string grad_wire = "fp32";
   std::string device = "auto";  // auto, cpu or cuda
@@ -76,6 +77,7 @@ Result<train::RankOptions> ParseRankOptions(const TrainArgs& args) {
   options.collective_timeout = std::chrono::milliseconds(
       static_cast<int64_t>(args.collective_timeout_s * 1000.0));
   options.metrics_out = args.metrics_out;
+  options.metrics_history = args.metrics_history;
   options.weights_out = args.weights_out;
   options.quiet = args.explicit_log_level;
   return options;
@@ -101,6 +103,9 @@ void AddTrainCommand(CLI::App& app, CommandBody* run) {
                   "seconds a collective may take before the group fails")
       ->capture_default_str();
   cmd->add_option("--metrics-out", args->metrics_out, "write final metrics as JSON (rank 0)");
+  cmd->add_option("--metrics-history", args->metrics_history,
+                  "write one JSON line per step here (rank 0; default: beside --metrics-out, "
+                  "as <stem>.steps.jsonl)");
   cmd->add_option("--weights-out", args->weights_out, "write final weights as .npy (rank 0)");
   cmd->add_option("--grad-wire", args->grad_wire, "gradient all-reduce format: fp32, fp16, bf16")
       ->capture_default_str();

@@ -17,6 +17,8 @@
 #include "train/comm/nccl_factory.h"
 #include "train/data/dataset.h"
 #include "train/gradient_backends.h"
+#include "train/metrics_history.h"
+#include "train/stop_signal.h"
 
 namespace coupler::train {
 namespace {
@@ -62,6 +64,36 @@ std::string SlurmStep() {
   const char* step = std::getenv("SLURM_STEP_ID");
   if (job == nullptr || step == nullptr || std::getenv("OMPI_COMM_WORLD_RANK") != nullptr) return {};
   return std::string(" in Slurm step ") + job + "." + step;
+}
+
+// A word of a command line as a shell reads it back.
+std::string ShellWord(const std::string& word) {
+  if (!word.empty() && word.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                               "0123456789_-=./,:+@%") == std::string::npos) {
+    return word;
+  }
+  std::string quoted = "'";
+  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+// Where a stopped run stopped and the command that continues it.
+void PrintStopped(const RankOptions& args, const TrainReport& report, int signal_number) {
+  std::string resume = "mpirun -np " + std::to_string(report.world_size) + " coupler train " +
+                       ShellWord(args.config_path);
+  for (const std::string& o : args.overrides) resume += " --set " + ShellWord(o);
+  resume += " --resume";
+  std::fprintf(stderr, "coupler train: stopped at step %lld/%lld (epoch %lld)%s: %s; resume with: "
+               "%s\n",
+               static_cast<long long>(report.completed_steps),
+               static_cast<long long>(report.total_steps), static_cast<long long>(report.epoch),
+               signal_number != 0 ? (" on signal " + std::to_string(signal_number)).c_str()
+                                  : " asked by another rank",
+               report.checkpoint.empty()
+                   ? "no checkpoint (checkpoint_dir is not set), a resume starts over"
+                   : ("checkpoint " + report.checkpoint).c_str(),
+               resume.c_str());
+  std::fflush(stderr);
 }
 
 }  // namespace
@@ -130,8 +162,18 @@ int RunRank(const Result<RankOptions>& parsed) {
     return fail(gradients.status(), "cannot create " + std::string(backend->what));
   }
   options.communicator_name = std::string(backend->name);
+  options.metrics_history = !args.metrics_history.empty() ? args.metrics_history
+                            : args.metrics_out.empty()    ? std::string()
+                                                          : HistoryPathFor(args.metrics_out);
+  // From here a signal stops the group at a step boundary with a checkpoint.
+  StopSignals stop;
+  options.stop_requested = &stop.requested();
   auto report = RunTraining(options, split, {**communicator, *gradients->communicator});
   if (!report.ok()) return fail(report.status(), "training failed");
+  if (report->stopped) {
+    if (rank == 0) PrintStopped(args, *report, stop.signal_number());
+    return kRankExitStopped;
+  }
 
   if (rank == 0) {
     if (!args.metrics_out.empty()) {

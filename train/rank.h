@@ -17,6 +17,11 @@ namespace coupler::train {
 inline constexpr int kRankExitOk = 0;
 inline constexpr int kRankExitFailure = 1;   // the group is aborted
 inline constexpr int kRankExitBadInput = 2;  // every rank sees the same bad input; rank 0 says it
+// Stopped on request (SIGINT, SIGTERM, SIGUSR1) at a step boundary, with a checkpoint to
+// --resume from. Not 0: the run did not finish (no metrics or weights were written). mpirun
+// itself exits 1 after a SIGINT or SIGTERM, which it turns into a kill of the job; it passes
+// this code on after a SIGUSR1, which it forwards as is.
+inline constexpr int kRankExitStopped = 3;
 
 struct RankOptions {
   std::string config_path;
@@ -26,6 +31,8 @@ struct RankOptions {
   std::string device = "auto";  // auto (a GPU when built with CUDA and one is visible), cpu, cuda
   std::chrono::milliseconds collective_timeout{300'000};
   std::string metrics_out;  // rank 0 writes the metrics JSON here when set
+  // Rank 0's per-step JSON lines; empty = beside metrics_out (HistoryPathFor), or none without it.
+  std::string metrics_history;
   std::string weights_out;  // rank 0 writes the final weights (.npy) here when set
   bool quiet = false;       // keep the library's log level; otherwise rank 0 logs at info
 };

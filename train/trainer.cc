@@ -10,6 +10,7 @@
 #include "train/memory/memory_budget.h"
 #include "runtime/util/json_writer.h"
 #include "train/memory/micro_batch_plan.h"
+#include "train/model/checkpoint.h"
 #include "train/trainer_impl.h"
 
 namespace coupler::train {
@@ -67,6 +68,7 @@ Status Trainer::BackOff(int64_t step, const Status& local_error) {
 }
 
 Status Trainer::RunStep(int64_t step) {
+  const auto step_start = Clock::now();
   const std::span<const uint32_t> order = EpochOrderFor(step / steps_per_epoch_);
   const size_t base = static_cast<size_t>(step % steps_per_epoch_) * config_.global_batch +
                       static_cast<size_t>(comm_.rank()) * per_rank_;
@@ -109,6 +111,12 @@ Status Trainer::RunStep(int64_t step) {
     }
     extras[0] = local.ok() ? 0.0f : 1.0f;
     extras[1] = static_cast<float>(loss);
+    // A signal may reach the ranks at different steps (or only one of them): the all-reduce
+    // makes one verdict, so every rank stops after the same step.
+    extras[2] = options_.stop_requested != nullptr &&
+                        options_.stop_requested->load(std::memory_order_relaxed)
+                    ? 1.0f
+                    : 0.0f;
     COUPLER_RETURN_IF_ERROR(backend_.CopyFromHost(model_->grad_tail(), extras, sizeof(extras)));
     const size_t before = comm_.allreduces();
     auto buckets = mean_in_grad_scale_ ? reducer_->AllReduceSum({&gradients, 1})
@@ -130,6 +138,7 @@ Status Trainer::RunStep(int64_t step) {
       COUPLER_RETURN_IF_ERROR(BackOff(step, local));
       continue;
     }
+    stop_agreed_ = extras[2] > 0;
     break;
   }
 
@@ -160,6 +169,19 @@ Status Trainer::RunStep(int64_t step) {
   epoch_loss_sum_ += step_loss;
   ++epoch_loss_steps_;
   Progress(step, step_loss, step + 1 == total_steps_);
+  if (history_) {
+    const double seconds = std::chrono::duration<double>(Clock::now() - step_start).count();
+    StepRecord record;
+    record.step = step + 1;
+    record.epoch = step / steps_per_epoch_ + 1;
+    record.loss = step_loss;
+    record.loss_scale = scale_before;
+    record.samples_per_s = seconds > 0 ? static_cast<double>(config_.global_batch) / seconds : 0;
+    // Applied updates are counted (and checkpointed) by the optimizer, so this holds across
+    // resumes.
+    record.skipped_steps = step + 1 - optimizer_->steps_taken();
+    history_->Append(record);
+  }
   return Status::Ok();
 }
 
@@ -232,18 +254,32 @@ Result<TrainReport> Trainer::Run() {
   }
   loop_start_ = Clock::now();
   last_progress_ = loop_start_;
+  COUPLER_RETURN_IF_ERROR(OpenHistory());
   int64_t step = first_step_;
   for (; step < total_steps_; ++step, ++loop_steps_) {
     if (options_.stop_after_steps >= 0 && loop_steps_ >= options_.stop_after_steps) break;
     COUPLER_RETURN_IF_ERROR(RunStep(step).WithContext("step " + std::to_string(step)));
-    if (config_.checkpoint_every > 0 && !config_.checkpoint_dir.empty() &&
-        (step + 1) % config_.checkpoint_every == 0) {
+    const bool periodic = config_.checkpoint_every > 0 && !config_.checkpoint_dir.empty() &&
+                          (step + 1) % config_.checkpoint_every == 0;
+    if (periodic) {
       COUPLER_RETURN_IF_ERROR(SaveCheckpoint(step + 1));
+      // The history on disk reaches at least the newest checkpoint, which a resume starts from.
+      if (history_) COUPLER_RETURN_IF_ERROR(history_->Flush());
+    }
+    // A stop asked during the last step changes nothing: the run ends normally.
+    if (stop_agreed_ && step + 1 < total_steps_) {
+      ++loop_steps_;
+      COUPLER_RETURN_IF_ERROR(StopAt(step + 1, periodic));
+      return std::move(report_);
     }
   }
+  if (history_) COUPLER_RETURN_IF_ERROR(history_->Flush());
   const double elapsed = std::chrono::duration<double>(Clock::now() - loop_start_).count();
   COUPLER_RETURN_IF_ERROR(Evaluate());
   report_.steps = loop_steps_;
+  report_.completed_steps = step;
+  report_.total_steps = total_steps_;
+  report_.epoch = step > 0 ? (step - 1) / steps_per_epoch_ + 1 : 0;
   report_.samples_per_s =
       elapsed > 0 ? static_cast<double>(loop_steps_) * config_.global_batch / elapsed : 0.0;
   report_.final_loss = epoch_loss_steps_ > 0 ? epoch_loss_sum_ / epoch_loss_steps_ : 0.0;
@@ -257,6 +293,30 @@ Result<TrainReport> Trainer::Run() {
   report_.weights.resize(model_->num_params());
   COUPLER_RETURN_IF_ERROR(model_->ParamsToHost(report_.weights.data()));
   return std::move(report_);
+}
+
+Status Trainer::StopAt(int64_t next_step, bool checkpoint_written) {
+  if (!config_.checkpoint_dir.empty()) {
+    if (!checkpoint_written) COUPLER_RETURN_IF_ERROR(SaveCheckpoint(next_step));
+    report_.checkpoint = CheckpointPath(config_.checkpoint_dir, next_step);
+  }
+  if (history_) COUPLER_RETURN_IF_ERROR(history_->Flush());
+  // Under mpirun the first rank to exit with a non-zero code gets the others killed: none may
+  // leave before rank 0's checkpoint is on disk.
+  COUPLER_RETURN_IF_ERROR(host_comm_.Barrier().WithContext("the stop's barrier"));
+  report_.stopped = true;
+  report_.completed_steps = next_step;
+  report_.total_steps = total_steps_;
+  report_.epoch = (next_step - 1) / steps_per_epoch_ + 1;
+  report_.steps = loop_steps_;
+  report_.world_size = comm_.size();
+  report_.micro_batch = micro_batch_;
+  report_.accumulate = accumulate_;
+  report_.loss_scale = scaler_.scale();
+  report_.precision = config_.precision;
+  report_.device = backend_.name();
+  report_.communicator = options_.communicator_name;
+  return Status::Ok();
 }
 
 }  // namespace internal

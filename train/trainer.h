@@ -4,6 +4,7 @@
 // code runs under mpirun and as threads in tests.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -33,6 +34,12 @@ struct TrainerOptions {
   // on host memory.
   TrainBackend* backend = nullptr;
   std::string communicator_name = "mpi";  // what the report records
+  // Raised (by a signal handler) to stop at the next step boundary: the ranks agree on it in the
+  // step's all-reduce, rank 0 checkpoints and the run returns with `stopped`. Borrowed; null =
+  // never.
+  const std::atomic<bool>* stop_requested = nullptr;
+  // Rank 0 appends one JSON line per step here (train/metrics_history.h); empty = none.
+  std::string metrics_history;
 };
 
 // The rank's communicators over one group, both borrowed (they must outlive the run).
@@ -72,6 +79,13 @@ struct TrainReport {
   std::vector<float> weights;      // final fp32 masters (the same on every rank)
   std::string device = "cpu";      // the backend's name: "cpu" or "cuda:N"
   std::string communicator = "mpi";
+  // Stopped on request at a step boundary (stop_requested): no evaluation ran, and test_accuracy
+  // and weights are not final.
+  bool stopped = false;
+  int64_t completed_steps = 0;  // optimizer steps done in the whole run (resumes included)
+  int64_t total_steps = 0;
+  int64_t epoch = 0;            // 1-based epoch of the last completed step
+  std::string checkpoint;       // the checkpoint written at the stop; "" without checkpoint_dir
 };
 
 // InvalidArgument when a communicator takes memory other than the one it is used for, or the two

@@ -18,6 +18,7 @@
 #include "train/backend/backend_bucket_math.h"
 #include "train/backend/train_backend.h"
 #include "train/memory/micro_batch_plan.h"
+#include "train/metrics_history.h"
 #include "train/model/mlp.h"
 #include "train/model/optimizer.h"
 #include "train/trainer.h"
@@ -25,9 +26,6 @@
 namespace coupler::train::internal {
 
 using Clock = std::chrono::steady_clock;
-
-// layers, optimizer, precision, global batch and ranks: what a checkpoint must match to resume.
-std::string Fingerprint(const TrainConfig& c, int world_size);
 
 // Everything one rank holds for the run; the loop methods read like the algorithm.
 class Trainer {
@@ -56,6 +54,8 @@ class Trainer {
   Status BackOff(int64_t step, const Status& local_error);
   Status Evaluate();
   Status SaveCheckpoint(int64_t next_step);
+  Status OpenHistory();
+  Status StopAt(int64_t next_step, bool checkpoint_written);
   // Rows of `split` into stage_x_/stage_y_, through host memory when the backend is a device.
   Status StageRows(const Dataset& split, std::span<const uint32_t> rows);
   void Progress(int64_t step, double loss, bool force);
@@ -88,6 +88,11 @@ class Trainer {
   int64_t steps_per_epoch_ = 0;
   int64_t total_steps_ = 0;
   int64_t first_step_ = 0;
+  // The config's split when it did not fit this rank count: on --resume the checkpoint's split
+  // replaces it, so it is an error only when there is no checkpoint.
+  Status split_error_ = Status::Ok();
+  bool stop_agreed_ = false;  // every rank learnt in this step's all-reduce that one asked to stop
+  std::optional<MetricsHistory> history_;  // rank 0's, when options_.metrics_history is set
   memory::DeviceBuffer stage_x_;
   memory::DeviceBuffer stage_y_;
   std::vector<float> host_x_;  // host staging of a device backend's micro-batches

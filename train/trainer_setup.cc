@@ -3,24 +3,10 @@
 
 #include "train/model/checkpoint.h"
 #include "train/memory/micro_batch_plan.h"
+#include "train/resume_plan.h"
 #include "train/trainer_impl.h"
 
 namespace coupler::train::internal {
-
-std::string Fingerprint(const TrainConfig& c, int world_size) {
-  std::string f = "layers=";
-  for (size_t i = 0; i < c.layers.size(); ++i) {
-    if (i > 0) f += ',';
-    f += std::to_string(c.layers[i]);
-  }
-  f += " optimizer=";
-  f += OptimizerName(c.optimizer);
-  f += " precision=";
-  f += PrecisionName(c.precision);
-  f += " global_batch=" + std::to_string(c.global_batch);
-  f += " ranks=" + std::to_string(world_size);
-  return f;
-}
 
 Status Trainer::CheckCommunicators() const {
   COUPLER_RETURN_IF_ERROR(
@@ -52,8 +38,14 @@ Status Trainer::Setup() {
                            std::to_string(data_.train.num_classes - 1));
   }
   if (config_.global_batch % world != 0) {
-    return InvalidArgument("global_batch " + std::to_string(config_.global_batch) +
-                           " is not divisible by the " + std::to_string(world) + " ranks");
+    // A resume keeps the checkpoint's global batch (the fingerprint insists), so the only way
+    // on is another rank count.
+    return InvalidArgument(
+        "global_batch " + std::to_string(config_.global_batch) + " is not divisible by the " +
+        std::to_string(world) + " ranks" +
+        (options_.resume ? "; a resumed run keeps its checkpoint's global batch: resume on " +
+                               RankCountsFor(config_.global_batch) + " ranks"
+                         : std::string()));
   }
   per_rank_ = config_.global_batch / world;
   mean_in_grad_scale_ = (world & (world - 1)) == 0 && config_.precision != ElementType::kFloat16;
@@ -86,11 +78,21 @@ Status Trainer::Setup() {
   }
   reducer_.emplace(comm_, reducer_options);
 
-  MicroBatchChoice choice;
-  COUPLER_ASSIGN_OR_RETURN(choice, ChooseMicroBatch(config_, world, budget_.limit()));
-  micro_batch_ = choice.micro_batch;
-  accumulate_ = choice.accumulate;
-  if (!choice.reason.empty() && comm_.rank() == 0) log_->info("{}", choice.reason);
+  Result<MicroBatchChoice> choice = ChooseMicroBatch(config_, world, budget_.limit());
+  if (!choice.ok()) {
+    // The config's split for another rank count: a checkpoint's split may stand in (Resume).
+    if (!options_.resume || choice.status().code() != StatusCode::kInvalidArgument) {
+      return choice.status();
+    }
+    split_error_ = choice.status();
+    return Status::Ok();
+  }
+  micro_batch_ = choice->micro_batch;
+  accumulate_ = choice->accumulate;
+  if (comm_.rank() == 0) {
+    if (!choice->reason.empty()) log_->info("{}", choice->reason);
+    if (!choice->notice.empty()) log_->warn("{}", choice->notice);
+  }
   return Status::Ok();
 }
 
@@ -102,6 +104,7 @@ Status Trainer::Resume() {
     return InvalidArgument("--resume needs checkpoint_dir in the config");
   }
   CheckpointState state;
+  std::string notice;  // rank 0's, when the run does not use the config's split
   // header: found (1), error (-1) or none (0); step; micro_batch; accumulate; clean; opt steps
   double header[7] = {0, 0, 0, 0, 0, 0, 1};
   Status local = Status::Ok();
@@ -111,13 +114,17 @@ Status Trainer::Resume() {
       local = newest.status();
     } else if (newest->has_value()) {
       state = std::move(**newest);
-      const std::string expected = Fingerprint(config_, comm_.size());
-      if (state.fingerprint != expected) {
-        local = InvalidArgument("the checkpoint in " + config_.checkpoint_dir + " was written by '" +
-                                state.fingerprint + "', this run is '" + expected + "'");
+      auto split = PlanResumeSplit(config_, comm_.size(), state.fingerprint, state.micro_batch,
+                                   state.accumulate, micro_batch_, accumulate_);
+      if (!split.ok()) {
+        local = split.status().WithContext("the checkpoint in " + config_.checkpoint_dir);
       } else if (state.params.size() != model_->num_params() ||
                  state.optimizer_state.size() != optimizer_->state_size()) {
         local = InvalidArgument("the checkpoint's tensors do not match the model");
+      } else {
+        state.micro_batch = split->micro_batch;
+        state.accumulate = split->accumulate;
+        notice = split->notice;
       }
     }
     header[0] = !local.ok() ? -1 : (state.fingerprint.empty() ? 0 : 1);
@@ -133,6 +140,7 @@ Status Trainer::Resume() {
     return comm_.rank() == 0 ? local : Aborted("rank 0 could not read the checkpoint");
   }
   if (header[0] == 0) {
+    if (!split_error_.ok()) return split_error_;
     if (comm_.rank() == 0) {
       log_->info("--resume: no checkpoint in {} yet, starting from step 0", config_.checkpoint_dir);
     }
@@ -155,6 +163,7 @@ Status Trainer::Resume() {
   optimizer_->RestoreSteps(static_cast<int64_t>(header[5]));
   COUPLER_RETURN_IF_ERROR(model_->RefreshComputeCopies());
   if (comm_.rank() == 0) {
+    if (!notice.empty()) log_->warn("{}", notice);
     log_->info("resumed from {} at step {}/{} (micro_batch {} x accumulate {})",
                CheckpointPath(config_.checkpoint_dir, first_step_), first_step_, total_steps_,
                micro_batch_, accumulate_);
@@ -177,6 +186,14 @@ Status Trainer::SaveCheckpoint(int64_t next_step) {
   COUPLER_RETURN_IF_ERROR(model_->ParamsToHost(s.params.data()));
   COUPLER_ASSIGN_OR_RETURN(s.optimizer_state, optimizer_->StateToHost());
   return WriteCheckpoint(config_.checkpoint_dir, s);
+}
+
+Status Trainer::OpenHistory() {
+  if (comm_.rank() != 0 || options_.metrics_history.empty()) return Status::Ok();
+  COUPLER_ASSIGN_OR_RETURN(auto history,
+                           MetricsHistory::Open(options_.metrics_history, first_step_));
+  history_.emplace(std::move(history));
+  return Status::Ok();
 }
 
 std::span<const uint32_t> Trainer::EpochOrderFor(int64_t epoch) {

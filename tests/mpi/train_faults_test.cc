@@ -2,7 +2,6 @@
 // a rank killed mid-run. Each must end in the documented way, never a hang.
 #include <signal.h>
 
-#include <fstream>
 #include <set>
 
 #include "tests/mpi/train_harness.h"
@@ -84,28 +83,6 @@ TEST(TrainFaultsTest, DeviceCpuIsRecordedInMetricsAndSummary) {
   const CommandResult bad = Train(1, dir, {"--set", "epochs=1", "--device", "tpu"});
   EXPECT_EQ(bad.exit_code, 2) << bad.err;
   EXPECT_NE(bad.err.find("--device must be auto, cpu or cuda"), std::string::npos) << bad.err;
-}
-
-// Ranks of the job: children of mpirun running `coupler train`, keyed by OMPI_COMM_WORLD_RANK.
-std::vector<std::pair<int, pid_t>> TrainRanks(pid_t mpirun) {
-  std::vector<std::pair<int, pid_t>> ranks;
-  for (const auto& entry : fs::directory_iterator("/proc")) {
-    const std::string name = entry.path().filename();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream stat(entry.path() / "stat");
-    std::string pid, comm, state;
-    pid_t ppid = 0;
-    stat >> pid >> comm >> state >> ppid;
-    if (ppid != mpirun) continue;
-    std::ifstream env(entry.path() / "environ", std::ios::binary);
-    std::string var;
-    while (std::getline(env, var, '\0')) {
-      if (var.rfind("OMPI_COMM_WORLD_RANK=", 0) == 0) {
-        ranks.emplace_back(std::stoi(var.substr(21)), std::stoi(name));
-      }
-    }
-  }
-  return ranks;
 }
 
 TEST(TrainFaultsTest, KilledRankEndsTheJobWithinTheDeadline) {

@@ -5,9 +5,13 @@
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
+#include <sys/types.h>
+
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runtime/io/npy_reader.h"
@@ -57,6 +61,28 @@ inline double RelativeDifference(const std::vector<float>& a, const std::vector<
     norm += static_cast<double>(b[i]) * b[i];
   }
   return std::sqrt(diff / norm);
+}
+
+// Ranks of the job: children of mpirun running `coupler train`, keyed by OMPI_COMM_WORLD_RANK.
+inline std::vector<std::pair<int, pid_t>> TrainRanks(pid_t mpirun) {
+  std::vector<std::pair<int, pid_t>> ranks;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(entry.path() / "stat");
+    std::string pid, comm, state;
+    pid_t ppid = 0;
+    stat >> pid >> comm >> state >> ppid;
+    if (ppid != mpirun) continue;
+    std::ifstream env(entry.path() / "environ", std::ios::binary);
+    std::string var;
+    while (std::getline(env, var, '\0')) {
+      if (var.rfind("OMPI_COMM_WORLD_RANK=", 0) == 0) {
+        ranks.emplace_back(std::stoi(var.substr(21)), std::stoi(name));
+      }
+    }
+  }
+  return ranks;
 }
 
 #define COUPLER_REQUIRE_DIGITS()                                                          \

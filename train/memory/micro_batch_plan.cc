@@ -41,6 +41,13 @@ Result<MicroBatchChoice> ChooseMicroBatch(const TrainConfig& config, size_t worl
                   util::FormatBytes(estimate.per_sample_bytes) + " per sample, limit " +
                   (limit_bytes == 0 ? std::string("none") : util::FormatBytes(limit_bytes)) +
                   ")";
+  if (choice.accumulate != config.accumulate) {
+    choice.notice = "micro_batch auto changed accumulate " + std::to_string(config.accumulate) +
+                    " -> " + std::to_string(choice.accumulate) + " (micro_batch " +
+                    std::to_string(choice.micro_batch) + " x accumulate " +
+                    std::to_string(choice.accumulate) + " x " + std::to_string(world_size) +
+                    " ranks = global_batch " + std::to_string(config.global_batch) + ")";
+  }
   return choice;
 }
 

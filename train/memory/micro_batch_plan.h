@@ -16,10 +16,13 @@ struct MicroBatchChoice {
   size_t micro_batch = 0;
   size_t accumulate = 0;
   std::string reason;  // a log line when the choice was computed rather than configured
+  // One line for the user when auto sizing changed the config's accumulate ("" otherwise).
+  std::string notice;
 };
 
-// Floats the trainer keeps after the gradients (its per-step verdicts: out-of-memory, loss).
-inline constexpr size_t kGradientTail = 2;
+// Floats the trainer keeps after the gradients (its per-step verdicts: out-of-memory, loss,
+// stop requested).
+inline constexpr size_t kGradientTail = 3;
 
 memory::ModelShape ShapeOf(const TrainConfig& config);
 

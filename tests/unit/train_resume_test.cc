@@ -1,0 +1,253 @@
+// Resuming as researchers do: on another rank count with the same math (the accumulation takes
+// up the change), after a stop asked for at a step boundary (bit-identical), with the per-step
+// history continuing; and the pure decisions behind it (the resume split, the notices, the
+// history's lines).
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+
+#include "runtime/io/temp_dir.h"
+#include "tests/unit/train_test_util.h"
+#include "train/memory/micro_batch_plan.h"
+#include "train/metrics_history.h"
+#include "train/model/checkpoint.h"
+#include "train/resume_plan.h"
+#include "train/stop_signal.h"
+
+namespace coupler::train {
+namespace {
+
+using testing::RelativeDifference;
+using testing::RunGroup;
+using testing::SmallConfig;
+
+TrainConfig Digits() {
+  TrainConfig c;
+  c.layers = {64, 128, 10};
+  c.global_batch = 64;
+  c.micro_batch = 16;
+  c.accumulate = 2;
+  return c;
+}
+
+TEST(ResumePlanTest, AnotherRankCountKeepsTheMicroBatchAndScalesTheAccumulation) {
+  const TrainConfig c = Digits();
+  auto plan = PlanResumeSplit(c, 1, Fingerprint(c, 2), 16, 2, 0, 0);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_EQ(plan->micro_batch, 16u);
+  EXPECT_EQ(plan->accumulate, 4u);
+  EXPECT_EQ(plan->checkpoint_ranks, 2);
+  EXPECT_EQ(plan->notice,
+            "--resume on 1 ranks from a checkpoint of 2 ranks (micro_batch 16 x accumulate 2): "
+            "micro_batch 16 x accumulate 4 keeps global_batch 64");
+  // More ranks than the micro-batch leaves room for: the micro-batch shrinks to the share.
+  plan = PlanResumeSplit(c, 8, Fingerprint(c, 2), 16, 2, 8, 1);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_EQ(plan->micro_batch, 8u);
+  EXPECT_EQ(plan->accumulate, 1u);
+  // A micro-batch that does not divide the new share: the largest one below it that does.
+  TrainConfig c96 = c;
+  c96.global_batch = 96;
+  plan = PlanResumeSplit(c96, 3, Fingerprint(c96, 2), 48, 1, 32, 1);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_EQ(plan->micro_batch, 32u);
+  EXPECT_EQ(plan->accumulate, 1u);
+}
+
+TEST(ResumePlanTest, SameRankCountKeepsTheCheckpointsSplitAndSaysSo) {
+  const TrainConfig c = Digits();
+  auto plan = PlanResumeSplit(c, 2, Fingerprint(c, 2), 16, 2, 16, 2);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan->notice, "");  // nothing changed, nothing said
+  plan = PlanResumeSplit(c, 2, Fingerprint(c, 2), 8, 4, 16, 2);  // backed off before
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan->micro_batch, 8u);
+  EXPECT_EQ(plan->accumulate, 4u);
+  EXPECT_EQ(plan->notice, "--resume keeps the checkpoint's micro_batch 8 x accumulate 4 (the "
+                          "config says micro_batch 16 x accumulate 2)");
+}
+
+TEST(ResumePlanTest, RefusesWhatChangesTheMath) {
+  const TrainConfig c = Digits();
+  auto plan = PlanResumeSplit(c, 3, Fingerprint(c, 2), 16, 2, 0, 0);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(plan.status().message().find("cannot be split over 3 ranks; resume on 1, 2, 4, 8, "
+                                         "16, 32 or 64 ranks"),
+            std::string::npos)
+      << plan.status().ToString();
+  TrainConfig other = c;
+  other.global_batch = 128;
+  plan = PlanResumeSplit(other, 2, Fingerprint(c, 2), 16, 2, 16, 4);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_NE(plan.status().message().find("global_batch=64 ranks=2'"), std::string::npos)
+      << plan.status().ToString();
+  plan = PlanResumeSplit(c, 2, "layers=64,128,10 optimizer=adamw", 16, 2, 16, 2);
+  EXPECT_FALSE(plan.ok());
+}
+
+TEST(ResumePlanTest, FingerprintNamesItsRanks) {
+  const TrainConfig c = Digits();
+  EXPECT_EQ(Fingerprint(c, 2),
+            "layers=64,128,10 optimizer=adamw precision=fp32 global_batch=64 ranks=2");
+  EXPECT_EQ(FingerprintRanks(Fingerprint(c, 12)), 12);
+  EXPECT_EQ(FingerprintRanks("layers=1 ranks=x"), std::nullopt);
+  EXPECT_EQ(FingerprintRanks("layers=1"), std::nullopt);
+}
+
+TEST(ResumePlanTest, AutoMicroBatchSaysWhenItChangesAccumulate) {
+  TrainConfig c = Digits();
+  c.micro_batch = 0;
+  c.accumulate = 2;
+  auto choice = ChooseMicroBatch(c, 2, 0);  // unlimited: the whole share in one micro-batch
+  ASSERT_TRUE(choice.ok());
+  EXPECT_EQ(choice->accumulate, 1u);
+  EXPECT_EQ(choice->notice, "micro_batch auto changed accumulate 2 -> 1 (micro_batch 32 x "
+                            "accumulate 1 x 2 ranks = global_batch 64)");
+  c.accumulate = 1;
+  choice = ChooseMicroBatch(c, 2, 0);
+  ASSERT_TRUE(choice.ok());
+  EXPECT_EQ(choice->notice, "");
+}
+
+TEST(MetricsHistoryTest, LinesAreJsonWithNullForNonFinite) {
+  StepRecord r;
+  r.step = 3;
+  r.epoch = 1;
+  r.loss = 0.5;
+  r.loss_scale = 65536;
+  r.samples_per_s = 1234.56;
+  r.skipped_steps = 1;
+  EXPECT_EQ(FormatStepLine(r), "{\"step\":3,\"epoch\":1,\"loss\":0.5,\"loss_scale\":65536,"
+                               "\"samples_per_s\":1234.6,\"skipped_steps\":1}\n");
+  r.loss = std::numeric_limits<double>::infinity();
+  EXPECT_NE(FormatStepLine(r).find("\"loss\":null,"), std::string::npos);
+}
+
+TEST(MetricsHistoryTest, KeepsStepsUpToTheCheckpointAndDropsATornLine) {
+  std::string text;
+  for (int s = 1; s <= 5; ++s) {
+    StepRecord r;
+    r.step = s;
+    text += FormatStepLine(r);
+  }
+  text += "{\"step\":6,\"epo";  // torn by a crash mid-write
+  const std::string kept = KeepStepsUpTo(text, 3);
+  EXPECT_EQ(std::count(kept.begin(), kept.end(), '\n'), 3);
+  EXPECT_NE(kept.find("{\"step\":3,"), std::string::npos);
+  EXPECT_EQ(kept.find("{\"step\":4,"), std::string::npos);
+  EXPECT_EQ(KeepStepsUpTo("garbage\n{\"step\":x,}\n", 10), "");
+  EXPECT_EQ(HistoryPathFor("/out/metrics.json"), "/out/metrics.steps.jsonl");
+  EXPECT_EQ(HistoryPathFor("/out/metrics"), "/out/metrics.steps.jsonl");
+}
+
+TEST(StopSignalsTest, ASignalRaisesTheFlagInsteadOfEndingTheProcess) {
+  StopSignals stop;
+  EXPECT_FALSE(stop.requested().load());
+  EXPECT_EQ(stop.signal_number(), 0);
+  ASSERT_EQ(::raise(SIGUSR1), 0);  // its default action would end this test binary
+  EXPECT_TRUE(stop.requested().load());
+  EXPECT_EQ(stop.signal_number(), SIGUSR1);
+  // The first signal gave the next one its default action back.
+  struct sigaction now {};
+  ASSERT_EQ(::sigaction(SIGINT, nullptr, &now), 0);
+  EXPECT_EQ(now.sa_handler, SIG_DFL);
+}
+
+std::vector<std::string> Lines(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+TEST(TrainerResumeTest, OneRankFromATwoRankCheckpointMatchesTheTwoRankRun) {
+  const Split split = SplitDataset(testing::TeacherDataset(320, 8, 3, 99), 0.25, 5);
+  auto dir = io::TempDir::Create("coupler-ckpt");
+  ASSERT_TRUE(dir.ok());
+  TrainerOptions two;
+  two.config = SmallConfig();  // 8 x 2 x 2 ranks
+  two.config.checkpoint_dir = dir->path();
+  two.config.checkpoint_every = 5;
+  auto straight = RunGroup(2, two, split);
+  ASSERT_TRUE(straight[0].ok()) << straight[0].status().ToString();
+
+  std::filesystem::remove_all(dir->path());
+  TrainerOptions interrupted = two;
+  interrupted.stop_after_steps = 12;  // last checkpoint at step 10
+  ASSERT_TRUE(RunGroup(2, interrupted, split)[0].ok());
+  TrainerOptions one = two;  // the config still says accumulate 2, which 1 rank cannot use
+  one.resume = true;
+  auto rest = RunGroup(1, one, split);
+  ASSERT_TRUE(rest[0].ok()) << rest[0].status().ToString();
+  EXPECT_EQ(rest[0]->accumulate, 4u);
+  EXPECT_EQ(rest[0]->micro_batch, 8u);
+  EXPECT_EQ(rest[0]->steps, straight[0]->steps - 10);
+  EXPECT_LT(RelativeDifference(rest[0]->weights, straight[0]->weights), 1e-6);
+  EXPECT_GT(RelativeDifference(rest[0]->weights, straight[0]->weights), 0.0)
+      << "sums in another order should differ in the last bits; identical weights suggest the "
+         "resume did not run on one rank";
+
+  // Three ranks cannot hold global_batch 32: refused, not rounded.
+  TrainerOptions three = one;
+  auto refused = RunGroup(3, three, split);
+  ASSERT_FALSE(refused[0].ok());
+  EXPECT_NE(refused[0].status().message().find("resume on 1, 2, 4, 8, 16 or 32 ranks"),
+            std::string::npos)
+      << refused[0].status().ToString();
+}
+
+TEST(TrainerResumeTest, StopRequestEndsAtAStepBoundaryAndResumesBitIdentical) {
+  const Split split = SplitDataset(testing::TeacherDataset(320, 8, 3, 99), 0.25, 5);
+  auto dir = io::TempDir::Create("coupler-ckpt");
+  ASSERT_TRUE(dir.ok());
+  TrainerOptions options;
+  options.config = SmallConfig();
+  options.config.precision = ElementType::kFloat16;
+  options.config.checkpoint_dir = dir->path() + "/ckpt";
+  options.config.checkpoint_every = 0;  // only the stop writes one
+  options.metrics_history = dir->path() + "/straight.steps.jsonl";
+  auto straight = RunGroup(2, options, split);
+  ASSERT_TRUE(straight[0].ok()) << straight[0].status().ToString();
+  ASSERT_FALSE(straight[0]->stopped);
+  const int64_t total = straight[0]->total_steps;
+  EXPECT_EQ(Lines(options.metrics_history).size(), static_cast<size_t>(total));
+
+  // Raised before the first step: every rank stops after step 1, rank 0 checkpoints.
+  std::atomic<bool> stop{true};
+  TrainerOptions first = options;
+  first.stop_requested = &stop;
+  first.metrics_history = dir->path() + "/run.steps.jsonl";
+  auto stopped = RunGroup(2, first, split);
+  for (auto& r : stopped) {
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_TRUE(r->stopped);
+    EXPECT_EQ(r->completed_steps, 1);
+  }
+  EXPECT_EQ(stopped[0]->checkpoint, CheckpointPath(options.config.checkpoint_dir, 1));
+  EXPECT_TRUE(std::filesystem::exists(stopped[0]->checkpoint));
+  EXPECT_EQ(Lines(first.metrics_history).size(), 1u);
+
+  TrainerOptions resumed = first;
+  resumed.stop_requested = nullptr;
+  resumed.resume = true;
+  auto rest = RunGroup(2, resumed, split);
+  ASSERT_TRUE(rest[0].ok()) << rest[0].status().ToString();
+  EXPECT_EQ(rest[0]->weights, straight[0]->weights);  // bit for bit
+  // The history continues: one line per step, the same steps as the straight run's.
+  const auto a = Lines(options.metrics_history);
+  const auto b = Lines(first.metrics_history);
+  ASSERT_EQ(b.size(), a.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(b[i].substr(0, b[i].find(",\"samples_per_s\"")),
+              a[i].substr(0, a[i].find(",\"samples_per_s\"")));
+  }
+}
+
+}  // namespace
+}  // namespace coupler::train

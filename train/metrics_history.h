@@ -1,0 +1,68 @@
+// The per-step metrics history beside metrics.json: one JSON line per optimizer step from rank
+// 0, buffered in memory and written in large appends (at checkpoints, at a stop and at the
+// end), so recording a step costs a format into a string, not a syscall. A resumed run first
+// drops the lines after its checkpoint (and any torn last line), then appends, so the file holds
+// exactly one line per step of the whole run.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "runtime/status.h"
+
+namespace coupler::train {
+
+struct StepRecord {
+  int64_t step = 0;   // optimizer steps completed, 1-based: the step a checkpoint is named after
+  int64_t epoch = 0;  // 1-based
+  double loss = 0;    // the global batch's mean training loss
+  double loss_scale = 1;  // the scale this step ran with
+  double samples_per_s = 0;  // global samples over this step's wall time
+  int64_t skipped_steps = 0;  // non-finite steps skipped so far in the run (resumes included)
+};
+
+// {"step":1,"epoch":1,"loss":2.30,"loss_scale":1,"samples_per_s":51234,"skipped_steps":0}\n;
+// a non-finite number is written as null.
+std::string FormatStepLine(const StepRecord& record);
+void AppendStepLine(const StepRecord& record, std::string* out);  // the same, without a copy
+
+// The lines of `text` whose step is at most `last_step`, in order; lines that do not parse (a
+// torn write) are dropped.
+std::string KeepStepsUpTo(std::string_view text, int64_t last_step);
+
+// "<dir>/<stem>.steps.jsonl" for a --metrics-out of "<dir>/<stem>.json" (or "<path>.steps.jsonl"
+// when it has no extension).
+std::string HistoryPathFor(const std::string& metrics_out);
+
+class MetricsHistory {
+ public:
+  // Opens `path` for appending after keeping its steps up to `resumed_step` (0: a new run, which
+  // starts the file afresh).
+  static Result<MetricsHistory> Open(const std::string& path, int64_t resumed_step);
+
+  MetricsHistory(MetricsHistory&&) noexcept = default;
+  MetricsHistory& operator=(MetricsHistory&&) noexcept = default;
+  ~MetricsHistory();  // flushes what is buffered, ignoring errors (Flush reports them)
+
+  void Append(const StepRecord& record);
+  Status Flush();
+  const std::string& path() const { return path_; }
+
+ private:
+  struct Closer {
+    void operator()(std::FILE* f) const { std::fclose(f); }
+  };
+  MetricsHistory(std::string path, std::unique_ptr<std::FILE, Closer> file)
+      : path_(std::move(path)), file_(std::move(file)) {}
+
+  // Past this the buffer is written out even between checkpoints.
+  static constexpr size_t kFlushBytes = 256 * 1024;
+  std::string path_;
+  std::unique_ptr<std::FILE, Closer> file_;
+  std::string buffer_;
+};
+
+}  // namespace coupler::train

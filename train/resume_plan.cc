@@ -1,0 +1,112 @@
+#include "train/resume_plan.h"
+
+#include <algorithm>
+#include <charconv>
+#include <vector>
+
+namespace coupler::train {
+namespace {
+
+constexpr std::string_view kRanksField = " ranks=";
+
+std::string_view WithoutRanks(std::string_view fingerprint) {
+  const size_t at = fingerprint.rfind(kRanksField);
+  return at == std::string_view::npos ? fingerprint : fingerprint.substr(0, at);
+}
+
+std::string Split(size_t micro_batch, size_t accumulate) {
+  return "micro_batch " + std::to_string(micro_batch) + " x accumulate " +
+         std::to_string(accumulate);
+}
+
+}  // namespace
+
+std::string Fingerprint(const TrainConfig& c, int world_size) {
+  std::string f = "layers=";
+  for (size_t i = 0; i < c.layers.size(); ++i) {
+    if (i > 0) f += ',';
+    f += std::to_string(c.layers[i]);
+  }
+  f += " optimizer=";
+  f += OptimizerName(c.optimizer);
+  f += " precision=";
+  f += PrecisionName(c.precision);
+  f += " global_batch=" + std::to_string(c.global_batch);
+  f += std::string(kRanksField) + std::to_string(world_size);
+  return f;
+}
+
+std::optional<int> FingerprintRanks(std::string_view fingerprint) {
+  const size_t at = fingerprint.rfind(kRanksField);
+  if (at == std::string_view::npos) return std::nullopt;
+  const std::string_view digits = fingerprint.substr(at + kRanksField.size());
+  int ranks = 0;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), ranks);
+  if (ec != std::errc() || end != digits.data() + digits.size() || ranks < 1) return std::nullopt;
+  return ranks;
+}
+
+std::string RankCountsFor(size_t global_batch) {
+  std::vector<size_t> counts;
+  for (size_t n = 1; n <= global_batch; ++n) {
+    if (global_batch % n == 0) counts.push_back(n);
+  }
+  std::string text;
+  for (size_t i = 0; i < counts.size(); ++i) {
+    if (i > 0) text += i + 1 == counts.size() ? " or " : ", ";
+    text += std::to_string(counts[i]);
+  }
+  return text;
+}
+
+Result<ResumeSplit> PlanResumeSplit(const TrainConfig& config, int world_size,
+                                    std::string_view checkpoint_fingerprint,
+                                    size_t checkpoint_micro_batch, size_t checkpoint_accumulate,
+                                    size_t configured_micro_batch, size_t configured_accumulate) {
+  const std::string expected = Fingerprint(config, world_size);
+  const std::optional<int> ranks = FingerprintRanks(checkpoint_fingerprint);
+  if (!ranks || WithoutRanks(checkpoint_fingerprint) != WithoutRanks(expected)) {
+    return InvalidArgument("the checkpoint was written by '" + std::string(checkpoint_fingerprint) +
+                           "', this run is '" + expected + "'");
+  }
+  if (checkpoint_micro_batch == 0 || checkpoint_accumulate == 0) {
+    return InvalidArgument("the checkpoint records micro_batch " +
+                           std::to_string(checkpoint_micro_batch) + " x accumulate " +
+                           std::to_string(checkpoint_accumulate));
+  }
+  const size_t world = static_cast<size_t>(world_size);
+  if (config.global_batch % world != 0) {
+    return InvalidArgument("the checkpoint's global_batch " + std::to_string(config.global_batch) +
+                           " (written by " + std::to_string(*ranks) + " ranks) cannot be split " +
+                           "over " + std::to_string(world_size) + " ranks; resume on " +
+                           RankCountsFor(config.global_batch) + " ranks");
+  }
+  ResumeSplit plan;
+  plan.checkpoint_ranks = *ranks;
+  const size_t per_rank = config.global_batch / world;
+  if (*ranks == world_size) {
+    plan.micro_batch = checkpoint_micro_batch;
+    plan.accumulate = checkpoint_accumulate;
+    if (plan.micro_batch != configured_micro_batch || plan.accumulate != configured_accumulate) {
+      plan.notice = "--resume keeps the checkpoint's " + Split(plan.micro_batch, plan.accumulate) +
+                    (configured_micro_batch == 0
+                         ? std::string(" (the config's split does not fit these ranks)")
+                         : " (the config says " +
+                               Split(configured_micro_batch, configured_accumulate) + ")");
+    }
+    return plan;
+  }
+  // Another rank count: keep the micro-batch (what fit the device) where it divides the new
+  // share, else the largest micro-batch below it that does.
+  plan.micro_batch = std::min(checkpoint_micro_batch, per_rank);
+  while (per_rank % plan.micro_batch != 0) --plan.micro_batch;
+  plan.accumulate = per_rank / plan.micro_batch;
+  plan.notice = "--resume on " + std::to_string(world_size) + " ranks from a checkpoint of " +
+                std::to_string(*ranks) + " ranks (" +
+                Split(checkpoint_micro_batch, checkpoint_accumulate) + "): " +
+                Split(plan.micro_batch, plan.accumulate) + " keeps global_batch " +
+                std::to_string(config.global_batch);
+  return plan;
+}
+
+}  // namespace coupler::train
