@@ -79,7 +79,10 @@ std::string ShellWord(const std::string& word) {
 
 // Where a stopped run stopped and the command that continues it.
 void PrintStopped(const RankOptions& args, const TrainReport& report, int signal_number) {
-  std::string resume = "mpirun -np " + std::to_string(report.world_size) + " coupler train " +
+  // The launcher that started this group starts its continuation: srun sets SLURM_STEP_ID and
+  // no OMPI_COMM_WORLD_RANK (see SlurmStep).
+  const std::string launcher = SlurmStep().empty() ? "mpirun -np " : "srun --mpi=pmix -n ";
+  std::string resume = launcher + std::to_string(report.world_size) + " coupler train " +
                        ShellWord(args.config_path);
   for (const std::string& o : args.overrides) resume += " --set " + ShellWord(o);
   resume += " --resume";

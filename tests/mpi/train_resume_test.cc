@@ -78,9 +78,9 @@ TEST(TrainResumeTest, TwoRankCheckpointResumesOnOneRankWithTheSameMath) {
 // The straight run every interrupted one must match, and how they are launched.
 class TrainStopTest : public ::testing::Test {
  protected:
-  // 60 epochs (1,320 steps) so a signal sent after the first checkpoint lands mid-run even on
-  // a fast machine.
-  const std::vector<std::string> common_ = {"--set", "epochs=60", "--set", "precision=fp16",
+  // 600 epochs (13,200 steps, about 10 s here) so a signal sent after the first checkpoint
+  // lands mid-run even on a fast machine, with mpirun's own delays (below) added.
+  const std::vector<std::string> common_ = {"--set", "epochs=600", "--set", "precision=fp16",
                                             "--set", "checkpoint_every=100"};
 
   itest::Process Launch(const std::string& name, const std::vector<std::string>& mpirun_extra,
@@ -122,9 +122,9 @@ class TrainStopTest : public ::testing::Test {
     const auto b = ReadWeights(dir_ / "resumed.npy");
     ASSERT_FALSE(a.empty());
     EXPECT_TRUE(a == b) << "relative difference " << RelativeDifference(a, b);
-    // One line per step 1..1320 across the stop and the resume, as the straight run has.
+    // One line per step 1..13200 across the stop and the resume, as the straight run has.
     const auto lines = Lines(history);
-    ASSERT_EQ(lines.size(), 1320u);
+    ASSERT_EQ(lines.size(), 13200u);
     for (size_t i = 0; i < lines.size(); ++i) {
       ASSERT_EQ(lines[i].rfind("{\"step\":" + std::to_string(i + 1) + ",", 0), 0u)
           << "line " << i << ": " << lines[i];
@@ -142,9 +142,11 @@ class TrainStopTest : public ::testing::Test {
 
 TEST_F(TrainStopTest, CtrlCOnMpirunCheckpointsAndResumesBitIdentical) {
   COUPLER_REQUIRE_DIGITS();
-  // mpirun waits odls_base_sigkill_timeout (1 s), sends the ranks SIGTERM, and SIGKILLs them
-  // as long again later: the digits checkpoint is written well within that.
-  itest::Process job = Launch("ctrl-c", {}, {"--metrics-out", (dir_ / "run.json").string()});
+  // mpirun waits odls_base_sigkill_timeout, sends the ranks SIGTERM, and SIGKILLs them as long
+  // again later. 3 s (the default is 1) leaves a loaded machine ample time to finish the step
+  // and write the checkpoint; the run is long enough not to end inside the first 3 s.
+  itest::Process job = Launch("ctrl-c", {"--mca", "odls_base_sigkill_timeout", "3"},
+                              {"--metrics-out", (dir_ / "run.json").string()});
   ASSERT_TRUE(job.started());
   WaitForFirstCheckpoint(job);
   job.Signal(SIGINT);
@@ -154,10 +156,10 @@ TEST_F(TrainStopTest, CtrlCOnMpirunCheckpointsAndResumesBitIdentical) {
   const std::string err = job.err();
   const size_t at = err.find("coupler train: stopped at step ");
   ASSERT_NE(at, std::string::npos) << err;
-  EXPECT_NE(err.find("/1320 (epoch ", at), std::string::npos) << err;
+  EXPECT_NE(err.find("/13200 (epoch ", at), std::string::npos) << err;
   EXPECT_NE(err.find(") on signal 15:", at), std::string::npos) << err;  // mpirun's SIGTERM
   EXPECT_NE(err.find("resume with: mpirun -np 2 coupler train " + Config().string() + " --set " +
-                         "checkpoint_dir=" + (dir_ / "ckpt").string() + " --set epochs=60",
+                         "checkpoint_dir=" + (dir_ / "ckpt").string() + " --set epochs=600",
                      at),
             std::string::npos)
       << err;
@@ -165,7 +167,7 @@ TEST_F(TrainStopTest, CtrlCOnMpirunCheckpointsAndResumesBitIdentical) {
   // The checkpoint it names is the step it stopped at.
   const int64_t step = std::stoll(err.substr(at + std::string("coupler train: stopped at step ").size()));
   EXPECT_GT(step, 100);
-  EXPECT_LT(step, 1320);
+  EXPECT_LT(step, 13200);
   char name[32];
   std::snprintf(name, sizeof(name), "ckpt-%010lld.bin", static_cast<long long>(step));
   EXPECT_NE(err.find("checkpoint " + (dir_ / "ckpt" / name).string()), std::string::npos) << err;
