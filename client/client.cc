@@ -51,7 +51,16 @@ Result<wire::Message> Client::Call(const std::string& request, std::chrono::mill
     if (!monitor_.succeeded() && std::chrono::steady_clock::now() >= connect_by) {
       const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
           std::min(timeout_, kConnectTimeout));
+      const int cut = monitor_.cut_short();
       (void)Open();  // the request must not reach a coordinator that comes up later
+      if (cut > 0) {
+        // Something listens there and ends every handshake: not a coordinator that is down.
+        return Unavailable("the security handshake with the coordinator at " + endpoint_ +
+                           " was cut short " + std::to_string(cut) + " time(s) in " +
+                           std::to_string(waited.count() / 1000) +
+                           " s: it does not run with the same --insecure setting, or it is "
+                           "not the coordinator whose coordinator.pub this key set holds");
+      }
       return Unavailable("no coordinator answered at " + endpoint_ + " within " +
                          std::to_string(waited.count() / 1000) + " s; is it running?");
     }

@@ -59,7 +59,8 @@ std::optional<Status> HandshakeMonitor::Poll() {
                           "(docs/security.md)");
       case ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL:
         // A connection cut mid-handshake (the coordinator restarting): libzmq retries, and so
-        // do we. Only a refusal or a wrong key is final.
+        // do we. Only a refusal or a wrong key is final; the caller weighs the count.
+        ++cut_short_;
         break;
       case ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL:
         return Unavailable("the security handshake with " + peer_ +

@@ -28,6 +28,10 @@ class HandshakeMonitor {
   std::optional<Status> Poll();
   // True once a handshake has succeeded.
   bool succeeded() const { return succeeded_; }
+  // Handshakes the peer cut short. One is a restart; every attempt cut, and none succeeding,
+  // is a peer that ends each handshake, as a CURVE server does with a plaintext client when
+  // libzmq sees the close before the mismatch (which one it sees is a race).
+  int cut_short() const { return cut_short_; }
   zmq::socket_t* socket() { return attached_ ? &pair_ : nullptr; }
 
  private:
@@ -35,6 +39,7 @@ class HandshakeMonitor {
   std::string peer_;
   bool attached_ = false;
   bool succeeded_ = false;
+  int cut_short_ = 0;
 };
 
 }  // namespace coupler::net
