@@ -86,7 +86,7 @@ class CouplerTimeout(CouplerError, TimeoutError):
 # The wire format (docs/protocol.md)
 
 MAGIC = b"CPLR"
-PROTOCOL_VERSION = 9
+PROTOCOL_VERSION = 10
 HEADER_SIZE = 12
 DEFAULT_MAX_PAYLOAD_BYTES = 64 << 20
 MAX_SPEC_BYTES = 16 << 20
@@ -170,6 +170,7 @@ RECORDS: Dict[str, Fields] = {
         ("gpus", "u32"), ("gang_hosts", "[str]"), ("gang_ranks", "[u32]"),
         ("gang_token", "str"), ("workdir", "str"), ("workdir_token", "str"),
     ],
+    "ParamEntry": [("key", "str"), ("value", "str")],
     "TaskOutcome": [
         ("job_id", "str"), ("task_id", "u64"), ("attempt", "u32"), ("ok", "bool"),
         ("error", "str"), ("output_paths", "[str]"), ("rows_in", "u64"), ("rows_out", "u64"),
@@ -214,8 +215,10 @@ RECORDS: Dict[str, Fields] = {
 ENUMS: Dict[str, Dict[int, str]] = {"TaskKind": {0: "map", 1: "reduce", 2: "gang"}}
 
 # Variants: an i32 index, then the alternative's value. ParamValue decodes to the plain Python
-# value (bool, int, float, str, list of str); encoding picks the alternative by Python type.
-VARIANTS: Dict[str, List[str]] = {"ParamValue": ["bool", "i64", "f64", "str", "[str]"]}
+# value (bool, int, float, str, list of str, list of {"key", "value"} entries); encoding picks
+# the alternative by Python type.
+VARIANTS: Dict[str, List[str]] = {
+    "ParamValue": ["bool", "i64", "f64", "str", "[str]", "[ParamEntry]"]}
 
 _SCALARS = {
     "bool": "<?", "u8": "<B", "u16": "<H", "u32": "<I", "u64": "<Q",
@@ -243,7 +246,11 @@ def _param_alternative(value: Any) -> int:
         return 3
     if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
         return 4
-    raise TypeError("a ParamValue is a bool, int, float, str or list of str, not %r" % (value,))
+    if isinstance(value, (list, tuple)) and all(
+            isinstance(v, dict) and set(v) == {"key", "value"} for v in value):
+        return 5
+    raise TypeError("a ParamValue is a bool, int, float, str, list of str or list of "
+                    "{key, value} entries, not %r" % (value,))
 
 
 def _write(out: bytearray, type_: str, value: Any) -> None:

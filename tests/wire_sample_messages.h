@@ -51,7 +51,8 @@ inline std::vector<Message> SampleMessages() {
                  {"eps", 1.5},
                  {"header", true},
                  {"mode", std::string("z")},
-                 {"tasks", int64_t{3}}};
+                 {"tasks", int64_t{3}},
+                 {"types", job::ParamMap{{"x", "float64"}, {"city", "string"}}}};
   task.timeout_ms = 60000;
   task.gpu_memory_bytes = 4ull << 30;
   TaskSpec gang;

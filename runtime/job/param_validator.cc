@@ -118,6 +118,33 @@ class ParamChecker {
         }
         return ParamValue(std::move(out));
       }
+      case ParamType::kStringMap: {
+        if (v.kind != RawValue::Kind::kMap) return mistyped();
+        ParamMap out;
+        for (const RawEntry& entry : v.entries) {
+          const RawValue& value = entry.value;
+          if (entry.key.empty() || entry.key == "?") {
+            Error(s.name, v, "every key must be a name");
+            return std::nullopt;
+          }
+          if (value.kind != RawValue::Kind::kScalar || value.text.empty()) {
+            Error(s.name, value, "'" + entry.key + "': expected a string, got " + Describe(value));
+            return std::nullopt;
+          }
+          for (const ParamEntry& seen : out) {
+            if (seen.key == entry.key) {
+              Error(s.name, value, "'" + entry.key + "' is given twice");
+              return std::nullopt;
+            }
+          }
+          out.push_back({entry.key, value.text});
+        }
+        if (out.empty()) {
+          Error(s.name, v, "empty mapping: omit the parameter instead");
+          return std::nullopt;
+        }
+        return ParamValue(std::move(out));
+      }
     }
     return std::nullopt;
   }
@@ -240,6 +267,11 @@ std::string ParamToString(const ParamValue& v) {
       std::string out;
       for (const auto& s : l) out += (out.empty() ? "" : ",") + s;
       return out;
+    }
+    std::string operator()(const ParamMap& m) const {
+      std::string out;
+      for (const auto& [key, value] : m) out += (out.empty() ? "{" : ", ") + key + ": " + value;
+      return out.empty() ? "{}" : out + "}";
     }
   };
   return std::visit(Visitor{}, v);

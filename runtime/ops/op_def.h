@@ -18,6 +18,7 @@ enum class ParamType {
   kStringList,
   kIntOrAuto,  // an int, or the word "auto"
   kPath,       // a string naming an existing file, relative to the spec
+  kStringMap,  // a mapping of names to strings, in the spec's order
 };
 std::string_view ParamTypeName(ParamType t);
 

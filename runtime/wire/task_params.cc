@@ -4,7 +4,8 @@ namespace coupler::wire {
 
 std::string_view TaskParams::TypeName(const ParamValue& value) {
   constexpr std::string_view kNames[] = {"a bool", "an int", "a float", "a string",
-                                         "a string list"};
+                                         "a string list",
+                                         "a string map"};
   static_assert(std::size(kNames) == std::variant_size_v<ParamValue>);
   return kNames[value.index()];
 }

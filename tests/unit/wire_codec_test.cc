@@ -86,13 +86,13 @@ TEST(WireCodecTest, LargeBatchRoundTrips) {
   EXPECT_EQ(std::get<TaskAssignment>(*decoded), batch);
 }
 
-// The envelope, byte for byte: magic, version 8, type 20 (CancelJob), length 11, then cereal's
+// The envelope, byte for byte: magic, version 10, type 20 (CancelJob), length 11, then cereal's
 // u64 size prefix and the string.
 TEST(WireCodecTest, EnvelopeLayoutIsLittleEndianAndFixed) {
   const std::string bytes = Encode(CancelJob{"j-9"});
   ASSERT_EQ(bytes.size(), kHeaderSize + 11);
   EXPECT_EQ(Hex(bytes),
-            "43504c52"  "0900"  "1400"  "0b000000"
+            "43504c52"  "0a00"  "1400"  "0b000000"
             "0300000000000000"  "6a2d39");
 }
 

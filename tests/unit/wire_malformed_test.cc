@@ -94,7 +94,7 @@ std::vector<MalformedCase> MalformedCases() {
       {"bool_not_0_or_1", Raw(MessageType::kSubmitReply, Le(0, 8) + "\x02" + Le(0, 8)),
        "not 0 or 1"},
       {"task_kind_3", OneTask(3, 0, ""), "task kind 3 is not 0, 1 or 2"},
-      {"param_variant_index_5", OneTask(0, 1, Le(1, 8) + "k" + Le(5, 4) + Le(0, 8)), "variant"},
+      {"param_variant_index_6", OneTask(0, 1, Le(1, 8) + "k" + Le(6, 4) + Le(0, 8)), "variant"},
       {"param_variant_index_negative", OneTask(0, 1, Le(1, 8) + "k" + Le(0xffffffff, 4) + Le(0, 8)),
        "variant"},
   };
