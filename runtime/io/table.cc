@@ -30,6 +30,13 @@ void Column::Resize(size_t rows) {
   std::visit([rows](auto& v) { v.resize(rows); }, values_);
 }
 
+void Column::set_dictionary(std::shared_ptr<const Dictionary> dictionary) {
+  COUPLER_CHECK(dictionary == nullptr || dtype_ == ElementType::kInt32)
+      << "column '" << name_ << "' of " << ElementTypeName(dtype_)
+      << " given a dictionary: categorical codes are int32";
+  dictionary_ = std::move(dictionary);
+}
+
 Status Table::AddColumn(Column column) {
   if (column.name().empty()) return InvalidArgument("a column needs a non-empty name");
   if (Find(column.name()) != nullptr) {

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -71,6 +72,15 @@ class Column {
   // New rows are zero.
   void Resize(size_t rows);
 
+  // A categorical column (a CSV's string column) is int32 codes into its dictionary; -1 is a
+  // missing value. Shared, since ops that keep or filter rows keep the codes and so the
+  // dictionary; nullptr for every other column.
+  using Dictionary = std::vector<std::string>;
+  const std::shared_ptr<const Dictionary>& dictionary() const { return dictionary_; }
+  bool categorical() const { return dictionary_ != nullptr; }
+  // Only an int32 column has a dictionary (checked).
+  void set_dictionary(std::shared_ptr<const Dictionary> dictionary);
+
  private:
   using Storage = std::variant<std::vector<float>, std::vector<int32_t>, std::vector<uint16_t>,
                                std::vector<double>>;
@@ -78,6 +88,7 @@ class Column {
   std::string name_;
   ElementType dtype_;
   Storage values_;
+  std::shared_ptr<const Dictionary> dictionary_;
 };
 
 class Table {
