@@ -26,7 +26,7 @@ fi
 # gloo, an mpi4py allreduce) uses Debian's builds for /usr/bin/python3: an optional group,
 # which CI installs (scripts/test.sh sets COUPLER_PYTHON_EXAMPLES=1 there).
 if [[ "${COUPLER_PYTHON_EXAMPLES:-0}" == "1" ]]; then
-  PACKAGES+=(python3-torch python3-mpi4py python3-numpy)
+  PACKAGES+=(python3-torch python3-mpi4py python3-numpy python3-pandas)
 fi
 # clang + its sanitizer/libFuzzer runtime are only needed for -DCOUPLER_FUZZ=ON.
 if [[ "${COUPLER_FUZZ:-0}" == "1" ]]; then

@@ -82,4 +82,30 @@ std::string_view ContextName(PlaceholderUse::Context context) {
   return "unquoted";
 }
 
+std::string ShellQuote(std::string_view text) {
+  std::string out = "'";
+  for (const char c : text) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  out += '\'';
+  return out;
+}
+
+std::string SubstituteSpecDir(std::string_view command, std::string_view spec_dir) {
+  std::string out;
+  size_t copied = 0;
+  for (const PlaceholderUse& use : FindPlaceholders(command)) {
+    if (use.name != kSpecDirPlaceholder) continue;
+    out.append(command.substr(copied, use.offset - copied));
+    out += ShellQuote(spec_dir);
+    copied = use.offset + use.name.size() + 2;
+  }
+  out.append(command.substr(copied));
+  return out;
+}
+
 }  // namespace coupler::job

@@ -29,4 +29,15 @@ std::vector<PlaceholderUse> FindPlaceholders(std::string_view command);
 // "inside double quotes", "right after a backslash", ... for messages.
 std::string_view ContextName(PlaceholderUse::Context context);
 
+// 'text' for /bin/sh: single quotes, with each ' written as '\''.
+std::string ShellQuote(std::string_view text);
+
+// The placeholder the validator itself replaces: the folder holding the spec, known where the
+// spec is read and nowhere else (a worker sees only resolved paths), so a command can name a
+// script kept beside the spec.
+inline constexpr std::string_view kSpecDirPlaceholder = "spec_dir";
+
+// `command` with every {spec_dir} replaced by `spec_dir`, shell-quoted.
+std::string SubstituteSpecDir(std::string_view command, std::string_view spec_dir);
+
 }  // namespace coupler::job

@@ -86,6 +86,10 @@ class ParamChecker {
           return std::nullopt;
         }
         if (!s.placeholders.empty() && !CheckPlaceholders(s, v)) return std::nullopt;
+        if (std::find(s.placeholders.begin(), s.placeholders.end(), kSpecDirPlaceholder) !=
+            s.placeholders.end()) {
+          return ParamValue(SubstituteSpecDir(v.text, env_.base_dir.empty() ? "." : env_.base_dir));
+        }
         if (s.type == ParamType::kPath) {
           std::string abs = ResolvePath(env_.base_dir, v.text);
           if (env_.probe && env_.probe(abs).kind != PathInfo::Kind::kFile) {

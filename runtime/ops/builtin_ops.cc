@@ -155,10 +155,11 @@ std::vector<OpDef> BuiltinOpDefs() {
 
   OpDef exec = Loose("exec", "run a command per shard", Expansion::kPerShard);
   exec.params = {
-      Required(Param("command", ParamType::kString, "shell command; {input} {output} {shard}")),
+      Required(Param("command", ParamType::kString,
+                     "shell command; {input} {output} {shard} {spec_dir}")),
       Timeout(),
   };
-  exec.params[0].placeholders = {"input", "output", "shard"};
+  exec.params[0].placeholders = {"input", "output", "shard", "spec_dir"};
   ops.push_back(exec);
 
   OpDef train = Tight("train", "data-parallel MLP training, one rank per GPU", 1);
@@ -176,13 +177,13 @@ std::vector<OpDef> BuiltinOpDefs() {
   mpi_exec.params = {
       Required(Param("command", ParamType::kString,
                      "command; {launch} {ranks} {hostfile} {hosts} {input} {output} "
-                     "{master_addr} {master_port} {job} {node} {attempt}")),
+                     "{master_addr} {master_port} {job} {node} {attempt} {spec_dir}")),
       Timeout(),
   };
   mpi_exec.params[0].placeholders = {"ranks",       "hostfile",    "hosts", "launch",
                                      "input",       "output",      "master_addr",
                                      "master_port", "job",         "node",
-                                     "attempt"};
+                                     "attempt",     "spec_dir"};
   ops.push_back(mpi_exec);
 
   return ops;

@@ -60,5 +60,12 @@ TEST(CommandPlaceholdersTest, ReadsMegabytesOfPlaceholderLikeText) {
   EXPECT_EQ(FindPlaceholders(std::string(1 << 20, '{') + "{input}").size(), 1u);
 }
 
+TEST(SubstituteSpecDirTest, ReplacesOnlySpecDirAndQuotesTheFolder) {
+  EXPECT_EQ(SubstituteSpecDir("sh {spec_dir}/a.sh {input} {spec_dir}", "/s p/it's"),
+            "sh '/s p/it'\\''s'/a.sh {input} '/s p/it'\\''s'");
+  EXPECT_EQ(SubstituteSpecDir("no placeholder {{}}", "/x"), "no placeholder {{}}");
+  EXPECT_EQ(ShellQuote("a'b"), "'a'\\''b'");
+}
+
 }  // namespace
 }  // namespace coupler::job

@@ -86,7 +86,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadSpec{"BadChoice", "name: j\nnodes:\n  - {id: a, op: cast, inputs: [/data/shards], params: {dtype: float8}}\n",
                 "field 'params.dtype': must be one of float16, bfloat16, got 'float8'"},
         BadSpec{"BadPlaceholder", "name: j\nnodes:\n  - {id: a, op: exec, inputs: [/data/shards], params: {command: 'cp {inptu} {output}'}}\n",
-                "unknown placeholder {inptu}; known: {input}, {output}, {shard}; did you mean 'input'?"},
+                "unknown placeholder {inptu}; known: {input}, {output}, {shard}, {spec_dir}; did you mean 'input'?"},
         BadSpec{"PlaceholderInDoubleQuotes", "name: j\nnodes:\n  - {id: a, op: exec, inputs: [/data/shards], params: {command: 'cat \"{input}\" > {output}'}}\n",
                 "job.yaml:3:65: error: node 'a': field 'params.command': placeholder {input} is inside double quotes, which undoes the shell quoting coupler gives its value (a file name could then run commands); drop the quotes: coupler quotes the value of {input} itself"},
         BadSpec{"PlaceholderInSingleQuotes", "name: j\nnodes:\n  - {id: a, op: exec, inputs: [/data/shards], params: {command: \"sh -c 'cp {input} {output}'\"}}\n",
@@ -136,6 +136,21 @@ TEST(ValidatorTest, AcceptsUnquotedPlaceholdersBesideQuotedText) {
       "name: j\nnodes:\n  - id: a\n    op: exec\n    inputs: [/data/shards]\n    params:\n"
       "      command: sh -c 'cp \"$0\" \"$1\"' {input} {output} && echo \"shard {{}}\" {shard}\n");
   EXPECT_TRUE(j.ok()) << Errors(j);
+}
+
+// {spec_dir} is the validator's to fill: the worker never learns where the spec was.
+TEST(ValidatorTest, ReplacesSpecDirWithTheSpecsFolderShellQuoted) {
+  LoadedJob j = Load(
+      "name: j\nnodes:\n  - id: a\n    op: exec\n    inputs: [/data/shards]\n    params:\n"
+      "      command: /usr/bin/python3 {spec_dir}/step.py {input} {output}\n");
+  ASSERT_TRUE(j.ok()) << Errors(j);
+  EXPECT_EQ(std::get<std::string>(j.graph->nodes[0].params.at("command")),
+            "/usr/bin/python3 '/specs'/step.py {input} {output}");
+  LoadedJob quoted = Load(
+      "name: j\nnodes:\n  - id: a\n    op: exec\n    inputs: [/data/shards]\n    params:\n"
+      "      command: \"python3 '{spec_dir}/x.py' {input} {output}\"\n");
+  EXPECT_FALSE(quoted.ok());
+  EXPECT_THAT(Errors(quoted), HasSubstr("{spec_dir}"));
 }
 
 TEST(ValidatorTest, PrintsTheWholeCycle) {

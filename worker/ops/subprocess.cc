@@ -140,19 +140,6 @@ Result<process::ChildProcess> Spawn(const std::string& command,
 
 }  // namespace
 
-std::string ShellQuote(std::string_view text) {
-  std::string out = "'";
-  for (const char c : text) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
-  }
-  out += '\'';
-  return out;
-}
-
 Result<ShellResult> RunShellCommand(const ShellCommand& command) {
   Pipe out, err, lifeline, report;
   COUPLER_RETURN_IF_ERROR(MakePipe(out, "(stdout)"));

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "runtime/job/command_placeholders.h"
 #include "runtime/status.h"
 #include "worker/task_log.h"
 
@@ -54,8 +55,8 @@ Result<ShellResult> RunOpCommand(
     TaskAttemptLogs* logs, std::vector<std::string> env = {},
     std::function<void(int stream, std::string_view data)> on_output = {});
 
-// 'text' for /bin/sh: single quotes, with each ' written as '\''.
-std::string ShellQuote(std::string_view text);
+// Shared with the validator, which substitutes {spec_dir} itself.
+using job::ShellQuote;
 
 // How a command that did not succeed ended, as one line: DeadlineExceeded "timed out after T s",
 // Aborted "<what> killed by signal N (name)", Cancelled, InvalidArgument "<what> exited with

@@ -1,0 +1,133 @@
+"""coupler against pandas and Dask on one pipeline, in one run: bench/pipeline/README.md.
+
+    /usr/bin/python3 bench/pipeline/compare.py [--rows 10000000] [--dir /tmp/pipeline-bench]
+                                                [--shards 16] [--skip pandas,dask]
+
+Generates the CSV once (build/bin/bench_csv_gen, seeded), reads it once so every tool starts
+from the page cache, then runs coupler (`coupler run --workers 2`), pandas (one process) and
+Dask distributed (2 single-thread workers). Prints each stage's seconds, the totals and the
+ratios, and checks that the three kept the same number of rows.
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+STAGES = ["parse", "stats", "standardize", "filter", "derive", "write"]
+# coupler's nodes per stage; a node's shards are its output, so "write" is inside each node.
+NODES = {"import": "parse", "stats": "stats", "standardize": "standardize",
+         "filter": "filter", "derive": "derive"}
+
+
+def run_coupler(csv, work, shards):
+    spec_text = open(os.path.join(HERE, "pipeline.yaml")).read()
+    spec_text = (spec_text.replace("WORKDIR", os.path.join(work, "coupler-out"))
+                 .replace("[CSV]", "[" + csv + "]").replace("SHARDS", str(shards)))
+    spec = os.path.join(work, "pipeline.yaml")
+    with open(spec, "w") as f:
+        f.write(spec_text)
+    state = os.path.join(work, "coupler-state")
+    shutil.rmtree(state, ignore_errors=True)
+    shutil.rmtree(os.path.join(work, "coupler-out"), ignore_errors=True)
+    t = time.perf_counter()
+    subprocess.run([os.path.join(ROOT, "build", "bin", "coupler"), "run", spec, "--workers", "2",
+                    "--state", state], check=True, stdout=subprocess.DEVNULL)
+    total = time.perf_counter() - t
+    first, last, rows = {}, {}, 0
+    with open(os.path.join(state, "events.jsonl")) as f:
+        for line in f:
+            event = json.loads(line)
+            node = event.get("node")
+            if node not in NODES:
+                continue
+            if event["event"] == "task_assigned":
+                first[node] = min(first.get(node, event["ms"]), event["ms"])
+            elif event["event"] == "task_done":
+                last[node] = max(last.get(node, 0), event["ms"])
+    stages = {}
+    previous_end = None
+    for node, stage in NODES.items():
+        # A node starts when its inputs are done (its first task may be sent earlier, to wait
+        # prefetched in a worker), so its time is from the later of the two to its last task.
+        start = first[node] if previous_end is None else max(first[node], previous_end)
+        stages[stage] = (last[node] - start) / 1000.0
+        previous_end = last[node]
+    rows = count_rows(os.path.join(work, "coupler-out"))
+    return {"tool": "coupler", "stages": stages, "rows": rows, "total": total}
+
+
+def count_rows(out_dir):
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+    import numpy as np
+    rows = 0
+    for root, _, files in os.walk(out_dir):
+        if os.path.basename(root) != "derive":
+            continue
+        for name in files:
+            if name.endswith(".npy"):
+                rows += np.load(os.path.join(root, name), mmap_mode="r").shape[0]
+    return rows
+
+
+def run_python(script, csv, work, extra=()):
+    out = os.path.join(work, os.path.basename(script).split("_")[0] + "-out")
+    shutil.rmtree(out, ignore_errors=True)
+    t = time.perf_counter()
+    result = subprocess.run([sys.executable, os.path.join(HERE, script), csv, out, *extra],
+                            check=True, capture_output=True, text=True)
+    total = time.perf_counter() - t
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    report["total"] = total
+    return report
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rows", type=int, default=10_000_000)
+    parser.add_argument("--dir", default="/tmp/pipeline-bench")
+    parser.add_argument("--shards", type=int, default=16)
+    parser.add_argument("--skip", default="")
+    args = parser.parse_args()
+    os.makedirs(args.dir, exist_ok=True)
+    csv = os.path.join(args.dir, "rows-%d.csv" % args.rows)
+    if not os.path.exists(csv):
+        subprocess.run([os.path.join(ROOT, "build", "bin", "bench_csv_gen"), str(args.rows), csv],
+                       check=True)
+    with open(csv, "rb") as f:  # into the page cache, for every tool alike
+        while f.read(1 << 24):
+            pass
+    with open("/proc/loadavg") as f:
+        print("loadavg before:", f.read().strip())
+    print("csv: %s (%d rows, %.0f MB)" % (csv, args.rows, os.path.getsize(csv) / 1e6))
+    skip = set(filter(None, args.skip.split(",")))
+    reports = [run_coupler(csv, args.dir, args.shards)]
+    if "pandas" not in skip:
+        reports.append(run_python("pandas_pipeline.py", csv, args.dir))
+    if "dask" not in skip:
+        reports.append(run_python("dask_pipeline.py", csv, args.dir, [str(args.shards)]))
+
+    print()
+    print("| stage | " + " | ".join(r["tool"] for r in reports) + " |")
+    print("|---|" + "---:|" * len(reports))
+    for stage in STAGES:
+        cells = ["%.2f s" % r["stages"][stage] if stage in r["stages"] else "(in each node)"
+                 for r in reports]
+        print("| %s | %s |" % (stage, " | ".join(cells)))
+    print("| **whole run** (process start to exit) | %s |"
+          % " | ".join("**%.2f s**" % r["total"] for r in reports))
+    print("| rows kept | %s |" % " | ".join(str(r["rows"]) for r in reports))
+    base = reports[0]["total"]
+    for r in reports[1:]:
+        print("%s / coupler: %.1fx" % (r["tool"], r["total"] / base))
+    if len({r["rows"] for r in reports}) != 1:
+        print("ROWS DIFFER between tools", file=sys.stderr)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
