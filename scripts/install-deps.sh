@@ -28,6 +28,11 @@ fi
 if [[ "${COUPLER_PYTHON_EXAMPLES:-0}" == "1" ]]; then
   PACKAGES+=(python3-torch python3-mpi4py python3-numpy python3-pandas)
 fi
+# The pipeline comparison (bench/pipeline/compare.py) runs pandas and Dask distributed beside
+# coupler: an optional group, for benchmarks only.
+if [[ "${COUPLER_BENCH_PYTHON:-0}" == "1" ]]; then
+  PACKAGES+=(python3-pandas python3-distributed python3-numpy)
+fi
 # clang + its sanitizer/libFuzzer runtime are only needed for -DCOUPLER_FUZZ=ON.
 if [[ "${COUPLER_FUZZ:-0}" == "1" ]]; then
   PACKAGES+=(clang libclang-rt-dev)
