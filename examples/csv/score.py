@@ -14,7 +14,7 @@ import numpy as np
 def read_shard(path):
     """A shard's records and its dictionaries ({column: [names]}; none without categoricals)."""
     records = np.load(path)
-    sidecar = path[:-len(".npy")] + ".dict.json"
+    sidecar = path + ".dict.json"  # part-00003.npy.dict.json
     dictionaries = {}
     if os.path.exists(sidecar):
         with open(sidecar, encoding="utf-8") as f:
