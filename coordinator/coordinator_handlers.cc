@@ -151,7 +151,8 @@ void Coordinator::OnResults(const std::string& worker_id, const wire::TaskResult
         const uint32_t node = job->table().Describe(o.task_id).plan_node;
         if (job->node_done(node) == job->table().task_count(node)) StampReadyNodes(*job);
       }
-      events_.TaskDone(EventRef(o.job_id, o.task_id, o.attempt), worker_id);
+      events_.TaskDone(EventRef(o.job_id, o.task_id, o.attempt), worker_id,
+                       {o.wall_ms, o.kernel_ms, o.bytes_processed});
     } else if (kind == OutcomeKind::kRetrying || kind == OutcomeKind::kFailed) {
       store_->AddAttempt({o.job_id, o.task_id, o.attempt, worker_id, "failed", o.error, WallMs()});
       metrics_.task_duration.Observe(o.wall_ms / 1000.0);

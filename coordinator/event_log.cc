@@ -125,11 +125,14 @@ void EventLog::GangPlaced(const TaskEventRef& t, std::string_view leader,
   End();
 }
 
-void EventLog::TaskDone(const TaskEventRef& t, std::string_view worker) {
+void EventLog::TaskDone(const TaskEventRef& t, std::string_view worker, const TaskCost& cost) {
   if (!enabled()) return;
   json::Writer& w = Begin("task_done");
   Task(t);
   w.Field("worker", worker);
+  w.Field("wall_ms", cost.wall_ms);
+  w.Field("kernel_ms", cost.kernel_ms);
+  w.Field("bytes", cost.bytes);
   End();
 }
 

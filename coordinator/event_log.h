@@ -54,7 +54,14 @@ class EventLog {
   // A gang's attempt started: its leader runs it, `hosts` (leader first) lend their slots.
   void GangPlaced(const TaskEventRef& t, std::string_view leader,
                   const std::vector<std::string>& hosts);
-  void TaskDone(const TaskEventRef& t, std::string_view worker);
+  // What the attempt cost, as its outcome reported it: wall time in the slot, compute time
+  // inside it (the rest is reading, writing and starting), and the bytes it processed.
+  struct TaskCost {
+    double wall_ms = 0;
+    double kernel_ms = 0;
+    uint64_t bytes = 0;
+  };
+  void TaskDone(const TaskEventRef& t, std::string_view worker, const TaskCost& cost);
   void TaskFailed(const TaskEventRef& t, std::string_view worker, std::string_view reason);
   // The task is queued again for attempt t.attempt. `cause`: "failed", "timeout" or
   // "worker_lost"; `reason`: the failure's own words.

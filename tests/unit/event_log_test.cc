@@ -65,12 +65,13 @@ TEST_F(EventLogTest, EveryLineIsOneJsonObjectWithItsTimeAndFields) {
     log.TaskRetried({"j-000003", "norm", 12, 1}, "failed", "exit 1");
     log.GangPlaced({"j-000003", "train", 40, 0}, "w-1", {"10.0.0.1", "10.0.0.2"});
     log.WorkerJoined("w-2", "node7", "10.0.0.2", 4, 1);
+    log.TaskDone({"j-000003", "norm", 12, 1}, "w-1", {12.5, 7.25, 4096});
     log.JobFinished("j-000003", "succeeded", "");
     ASSERT_TRUE(log.Flush().ok());
     EXPECT_EQ(log.pending_bytes(), 0u);
   }
   const std::vector<std::string> lines = Lines(Path());
-  ASSERT_EQ(lines.size(), 7u);
+  ASSERT_EQ(lines.size(), 8u);
   const std::regex ts(R"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z)");
   std::vector<std::string> events;
   for (const std::string& line : lines) {
@@ -86,7 +87,7 @@ TEST_F(EventLogTest, EveryLineIsOneJsonObjectWithItsTimeAndFields) {
   }
   EXPECT_EQ(events, (std::vector<std::string>{"job_submitted", "task_assigned", "task_failed",
                                                "task_retried", "gang_placed", "worker_joined",
-                                               "job_finished"}));
+                                               "task_done", "job_finished"}));
   rapidjson::Document failed = Parse(lines[2]);
   EXPECT_STREQ(failed["job"].GetString(), "j-000003");
   EXPECT_STREQ(failed["node"].GetString(), "norm");
@@ -105,7 +106,11 @@ TEST_F(EventLogTest, EveryLineIsOneJsonObjectWithItsTimeAndFields) {
   EXPECT_EQ(joined["slots"].GetUint(), 4u);
   EXPECT_EQ(joined["gpus"].GetUint(), 1u);
   EXPECT_STREQ(Parse(lines[0])["submitted_by"].GetString(), "alice");
-  EXPECT_FALSE(Parse(lines[6]).HasMember("error")) << "a success has no error field";
+  rapidjson::Document done = Parse(lines[6]);
+  EXPECT_EQ(done["wall_ms"].GetDouble(), 12.5);
+  EXPECT_EQ(done["kernel_ms"].GetDouble(), 7.25);
+  EXPECT_EQ(done["bytes"].GetUint64(), 4096u);
+  EXPECT_FALSE(Parse(lines[7]).HasMember("error")) << "a success has no error field";
   struct stat st {};
   ASSERT_EQ(::stat(Path().c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u) << "the log names jobs and users: owner only";
