@@ -1,13 +1,17 @@
 // exec: any shell command per shard. {input}, {output} and {shard} are replaced (shell-quoted);
 // {output} is a temporary name beside output_path, renamed over it when the command succeeds,
-// so a command that dies half-way never leaves a partial output behind.
+// so a command that dies half-way never leaves a partial output behind. A command that exits 0
+// without writing {output} succeeds, and leaves a note saying so beside the missing file
+// (missing_shard.h), which the tasks reading it quote.
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 
 #include "runtime/io/atomic_file.h"
 #include "worker/ops/gang_launch.h"
+#include "worker/ops/missing_shard.h"
 #include "worker/ops/ops.h"
 #include "worker/ops/subprocess.h"
 
@@ -31,7 +35,15 @@ Status RunExec(const OpContext& context, OpReport& report) {
   std::string inputs;
   for (const std::string& path : spec.input_paths) {
     inputs += (inputs.empty() ? "" : " ") + ShellQuote(path);
-    if (const int64_t size = FileSize(path); size > 0) report.bytes_read += static_cast<uint64_t>(size);
+    if (const int64_t size = FileSize(path); size > 0) {
+      report.bytes_read += static_cast<uint64_t>(size);
+    } else if (size < 0 && ::access(path.c_str(), F_OK) != 0) {
+      // An upstream exec that wrote nothing for this shard left a note saying why: say it here
+      // rather than let the command fail on a bare "No such file". A folder input (a dataset
+      // directory) is no regular file but exists, so it gets this far only when absent.
+      const Status missing = ExplainMissingInput(path, NotFound(path + ": no such file"));
+      if (missing.code() == StatusCode::kInvalidData) return missing;
+    }
   }
   if (inputs.empty()) inputs = "''";
   std::string temp;
@@ -55,8 +67,14 @@ Status RunExec(const OpContext& context, OpReport& report) {
   if (!temp.empty()) {
     if (const int64_t size = FileSize(temp); size >= 0) {
       COUPLER_RETURN_IF_ERROR(io::RenameOver(temp, spec.output_path));
+      ClearMissingShardNote(spec.output_path);  // an earlier attempt's, if any
       report.output_paths.push_back(spec.output_path);
       report.bytes_written += static_cast<uint64_t>(size);
+    } else {
+      // Not a failure: a command may have nothing to say for a shard. The readers are told.
+      COUPLER_RETURN_IF_ERROR(NoteMissingShard(
+          spec.output_path, spec.node_id, spec.shard_index,
+          "its exec task exited 0 without writing {output} (command: " + command + ")"));
     }
   }
   return Status::Ok();
