@@ -33,16 +33,18 @@ Status RunExec(const OpContext& context, OpReport& report) {
   if (spec.timeout_ms > 0) timeout_s = std::min(timeout_s, static_cast<double>(spec.timeout_ms) / 1e3);
 
   std::string inputs;
+  // An input an upstream exec succeeded without writing, with its note's why (missing_shard.h).
+  // The command still runs (it may expect gaps); if it fails, that is the error to report,
+  // not the bare "No such file" it printed. A folder input (a dataset directory) is no regular
+  // file but exists, so only an absent path is looked into.
+  Status missing_input;
   for (const std::string& path : spec.input_paths) {
     inputs += (inputs.empty() ? "" : " ") + ShellQuote(path);
     if (const int64_t size = FileSize(path); size > 0) {
       report.bytes_read += static_cast<uint64_t>(size);
-    } else if (size < 0 && ::access(path.c_str(), F_OK) != 0) {
-      // An upstream exec that wrote nothing for this shard left a note saying why: say it here
-      // rather than let the command fail on a bare "No such file". A folder input (a dataset
-      // directory) is no regular file but exists, so it gets this far only when absent.
-      const Status missing = ExplainMissingInput(path, NotFound(path + ": no such file"));
-      if (missing.code() == StatusCode::kInvalidData) return missing;
+    } else if (size < 0 && missing_input.ok() && ::access(path.c_str(), F_OK) != 0) {
+      Status explained = ExplainMissingInput(path, NotFound(path + ": no such file"));
+      if (explained.code() == StatusCode::kInvalidData) missing_input = std::move(explained);
     }
   }
   if (inputs.empty()) inputs = "''";
@@ -62,7 +64,11 @@ Status RunExec(const OpContext& context, OpReport& report) {
   const bool succeeded = r.end == ShellResult::End::kExited && r.exit_status == 0;
   if (!succeeded) {
     if (!temp.empty()) io::RemoveQuietly(temp);
-    return EndStatus(r, timeout_s, "command");
+    const Status ended = EndStatus(r, timeout_s, "command");
+    if (missing_input.ok() || r.end != ShellResult::End::kExited) return ended;
+    // Not retried: the input will be as missing next time.
+    return Status(StatusCode::kInvalidData,
+                  missing_input.message() + " (then the " + ended.message() + ")");
   }
   if (!temp.empty()) {
     if (const int64_t size = FileSize(temp); size >= 0) {
