@@ -330,6 +330,8 @@ TEST_F(TaskRunnerTest, ExecPublishesItsOutputAtomically) {
   auto nothing = Run(Spec("exec", {}, Path("out/none.npy"), {{"command", "true"}}));
   EXPECT_TRUE(nothing.ok) << nothing.error;
   EXPECT_THAT(nothing.output_paths, IsEmpty());
+  EXPECT_FALSE(std::filesystem::exists(Path("out/none.npy")));
+  std::filesystem::remove(Path("out/none.npy.missing"));  // its note (see the missing-shard test)
 
   // A command that writes its output and then fails publishes nothing, not even a temp file.
   auto half = Run(Spec("exec", {}, Path("out/half.npy"), {{"command", "echo x > {output}; exit 1"}}));
