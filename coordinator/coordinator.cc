@@ -46,7 +46,9 @@ Coordinator::Coordinator(CoordinatorOptions options, std::unique_ptr<store::Stat
       events_({options_.state_dir + "/" + kEventLogFile, options_.event_log_bytes, kEventLogKeep}),
       scheduler_(options_.dead_after_ms, options_.gang_hold_timeout_ms),
       ctx_(1),
-      started_(std::chrono::steady_clock::now()) {}
+      started_(std::chrono::steady_clock::now()) {
+  scheduler_.SetRetryPolicy(kDefaultRetryPolicy, [this] { return NowMs(); });
+}
 
 Result<std::unique_ptr<Coordinator>> Coordinator::Create(const CoordinatorOptions& options) {
   if (options.state_dir.empty()) return InvalidArgument("the coordinator needs --state DIR");
@@ -400,7 +402,8 @@ void Coordinator::RecordLost(const std::vector<LostAttempt>& lost) {
   for (const auto& l : lost) {
     const std::string reason = "worker " + l.worker_id + " was lost";
     store_->AddAttempt({l.job_id, l.task_id, l.attempt, l.worker_id, "lost", reason, WallMs()});
-    NoteFailure(EventRef(l.job_id, l.task_id, l.attempt), l.worker_id, reason, true);
+    NoteFailure(EventRef(l.job_id, l.task_id, l.attempt), l.worker_id, reason,
+                RetryReason::kWorkerLost);
   }
   if (!lost.empty()) {
     Logger("coordinator")->warn("{} task(s) re-queued from lost worker {}", lost.size(),
@@ -479,6 +482,7 @@ void Coordinator::Dispatch() {
     a.tasks.push_back(std::move(spec));
     SendToWorker(leader, wire::Encode(a));
   }
+  scheduler_.ReleaseDueRetries();  // back-offs that ended: their tasks may go out now
   if (!scheduler_.HasDispatchableWork()) return;
   for (const auto& [id, w] : scheduler_.registry().workers()) {
     if (w.credit() == 0) continue;
@@ -501,19 +505,15 @@ TaskEventRef Coordinator::EventRef(const std::string& job_id, uint64_t task, uin
 }
 
 void Coordinator::NoteFailure(const TaskEventRef& ref, const std::string& worker_id,
-                              const std::string& reason, bool worker_lost) {
-  events_.TaskFailed(ref, worker_id, reason);
+                              const std::string& reason, RetryReason cause) {
+  events_.TaskFailed(ref, worker_id, reason, RetryReasonName(cause));
+  metrics_.CountFailure(cause);
   const JobState* job = scheduler_.FindJob(std::string(ref.job));
   // Whether it runs again is what the scheduler did with it: re-queued (ready) or not.
   if (job == nullptr || ref.task >= job->table().size() ||
       job->task_state(ref.task) != TaskState::kReady) {
     return;
   }
-  // The worker's words for a command past its time limit (worker/ops/subprocess.cc EndStatus):
-  // the outcome carries no typed cause. The event and the metric share the one answer.
-  const RetryReason cause = worker_lost ? RetryReason::kWorkerLost
-                            : reason.find("timed out after") != std::string::npos ? RetryReason::kTimeout
-                                                                                 : RetryReason::kFailed;
   metrics_.CountRetry(cause);
   events_.TaskRetried({ref.job, ref.node, ref.task, job->attempts(ref.task)}, RetryReasonName(cause),
                       reason);

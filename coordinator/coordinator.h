@@ -157,10 +157,10 @@ class Coordinator {
   void ReplyToClient(const std::string& identity, const std::string& payload, bool delimiter);
   // The event log's name for a task's attempt (its node from the job's plan).
   TaskEventRef EventRef(const std::string& job_id, uint64_t task, uint32_t attempt);
-  // A failed attempt's events: task_failed, and task_retried when the scheduler re-queued it
-  // (counted in coupler_task_retries_total by the same cause).
+  // A failed attempt's events: task_failed with its cause (coupler_task_failures_total), and
+  // task_retried when the scheduler re-queued it (coupler_task_retries_total, same cause).
   void NoteFailure(const TaskEventRef& ref, const std::string& worker_id, const std::string& reason,
-                   bool worker_lost);
+                   RetryReason cause);
   // A worker started draining (`by`: "admin" or "worker"); each is logged once per registration.
   void NoteDraining(const std::string& worker_id, std::string_view by);
   // The stop's drain: tells every worker still serving to drain (once); true when none is

@@ -159,7 +159,8 @@ void Coordinator::OnResults(const std::string& worker_id, const wire::TaskResult
       ++metrics_.tasks_failed;
       Logger("coordinator")->warn("job {} task {} attempt {} failed on {}: {}", o.job_id,
                                   o.task_id, o.attempt, worker_id, o.error);
-      NoteFailure(EventRef(o.job_id, o.task_id, o.attempt), worker_id, o.error, false);
+      NoteFailure(EventRef(o.job_id, o.task_id, o.attempt), worker_id, o.error,
+                  FailureCause(o.error_code));
     }
   }
 }

@@ -136,11 +136,13 @@ void EventLog::TaskDone(const TaskEventRef& t, std::string_view worker, const Ta
   End();
 }
 
-void EventLog::TaskFailed(const TaskEventRef& t, std::string_view worker, std::string_view reason) {
+void EventLog::TaskFailed(const TaskEventRef& t, std::string_view worker, std::string_view reason,
+                          std::string_view cause) {
   if (!enabled()) return;
   json::Writer& w = Begin("task_failed");
   Task(t);
   w.Field("worker", worker);
+  if (!cause.empty()) w.Field("cause", cause);
   w.Field("reason", reason);
   End();
 }

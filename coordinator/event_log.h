@@ -62,7 +62,10 @@ class EventLog {
     uint64_t bytes = 0;
   };
   void TaskDone(const TaskEventRef& t, std::string_view worker, const TaskCost& cost);
-  void TaskFailed(const TaskEventRef& t, std::string_view worker, std::string_view reason);
+  // `cause` (when given): the failure's kind, as RetryReasonName names it; "invalid_data" is
+  // the one that is never retried.
+  void TaskFailed(const TaskEventRef& t, std::string_view worker, std::string_view reason,
+                  std::string_view cause = {});
   // The task is queued again for attempt t.attempt. `cause`: "failed", "timeout" or
   // "worker_lost"; `reason`: the failure's own words.
   void TaskRetried(const TaskEventRef& t, std::string_view cause, std::string_view reason);

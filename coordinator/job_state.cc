@@ -113,25 +113,50 @@ std::optional<uint64_t> JobState::TakeReady(const Taker& taker) {
   // Constrained nodes first: few workers can take them, and this one can.
   for (auto& [p, queue] : ready_by_node_) {
     if (queue.empty() || !Admits(p, taker)) continue;
-    while (!queue.empty()) {
-      const uint64_t t = queue.front();
-      queue.pop_front();
-      if (state_[t] != static_cast<uint8_t>(TaskState::kReady)) continue;  // stale entry
-      MarkRunning(t);
-      return t;
-    }
+    if (std::optional<uint64_t> t = TakeFrom(queue, taker)) return t;
   }
   for (auto* queue : {taker.has_gpus ? &ready_gpu_ : nullptr, &ready_}) {
     if (queue == nullptr) continue;
-    while (!queue->empty()) {
-      const uint64_t t = queue->front();
-      queue->pop_front();
-      if (state_[t] != static_cast<uint8_t>(TaskState::kReady)) continue;  // stale entry
-      MarkRunning(t);
-      return t;
-    }
+    if (std::optional<uint64_t> t = TakeFrom(*queue, taker)) return t;
   }
   return std::nullopt;
+}
+
+std::optional<uint64_t> JobState::TakeFrom(std::deque<uint64_t>& queue, const Taker& taker) {
+  // Only retried tasks are ever passed over, and they sit at the front: this scan is short.
+  std::vector<uint64_t> passed;
+  std::optional<uint64_t> taken;
+  while (!queue.empty()) {
+    const uint64_t t = queue.front();
+    queue.pop_front();
+    if (state_[t] != static_cast<uint8_t>(TaskState::kReady)) continue;  // stale entry
+    if (PrefersElsewhere(t, taker)) {
+      passed.push_back(t);
+      continue;
+    }
+    taken = t;
+    break;
+  }
+  for (auto it = passed.rbegin(); it != passed.rend(); ++it) queue.push_front(*it);
+  if (taken) MarkRunning(*taken);
+  return taken;
+}
+
+bool JobState::PrefersElsewhere(uint64_t t, const Taker& taker) const {
+  if (taker.worker_id == nullptr || !taker.elsewhere) return false;
+  auto it = tried_on_.find(t);
+  if (it == tried_on_.end()) return false;
+  const std::vector<std::string>& tried = it->second;
+  if (std::find(tried.begin(), tried.end(), *taker.worker_id) == tried.end()) return false;
+  // It failed here: another worker that has not failed it takes it if one can now; else it
+  // runs here after all (the only worker that may run it must not leave it waiting forever).
+  return taker.elsewhere(*this, table_.Describe(t).plan_node, tried);
+}
+
+const std::vector<std::string>& JobState::tried_on(uint64_t t) const {
+  static const std::vector<std::string> kNone;
+  auto it = tried_on_.find(t);
+  return it == tried_on_.end() ? kNone : it->second;
 }
 
 void JobState::MarkRunning(uint64_t t) {
@@ -188,6 +213,7 @@ bool JobState::Complete(uint64_t t) {
   const size_t p = ref.plan_node;
   if (state_[t] == static_cast<uint8_t>(TaskState::kRunning)) EndRunning(p);
   state_[t] = static_cast<uint8_t>(TaskState::kDone);
+  tried_on_.erase(t);
   ++done_;
   ++node_done_[p];
   const plan::PlanNode& pn = plan_.nodes[p];
@@ -220,7 +246,7 @@ void JobState::NodeFinished(size_t p) {
   }
 }
 
-void JobState::Fail(uint64_t t, const std::string& error) {
+void JobState::Fail(uint64_t t, const FailedAttempt& failure) {
   if (finished() || state_[t] == static_cast<uint8_t>(TaskState::kDone) ||
       state_[t] == static_cast<uint8_t>(TaskState::kFailed)) {
     return;
@@ -229,8 +255,20 @@ void JobState::Fail(uint64_t t, const std::string& error) {
   const TaskRef ref = table_.Describe(t);
   const size_t p = ref.plan_node;
   EndRunning(p);
-  if (attempts_[t] < MaxAttempts(p)) {
-    ReadyAgain(t);
+  if (!failure.worker_id.empty()) {
+    std::vector<std::string>& tried = tried_on_[t];
+    if (std::find(tried.begin(), tried.end(), failure.worker_id) == tried.end()) {
+      tried.push_back(failure.worker_id);
+    }
+  }
+  if (failure.retryable && attempts_[t] < MaxAttempts(p)) {
+    if (failure.retry_at_ms > 0) {
+      // Ready, but in no queue until its back-off ends: nothing polls it meanwhile.
+      state_[t] = static_cast<uint8_t>(TaskState::kReady);
+      backing_off_.emplace(failure.retry_at_ms, t);
+    } else {
+      ReadyAgain(t);
+    }
     return;
   }
   state_[t] = static_cast<uint8_t>(TaskState::kFailed);
@@ -239,11 +277,28 @@ void JobState::Fail(uint64_t t, const std::string& error) {
       ref.kind == TaskKind::kMap ? fmt::format("task {} (shard {})", t, ref.shard)
                                  : fmt::format("task {} ({})", t,
                                                ref.kind == TaskKind::kReduce ? "reduce" : "gang");
-  node_error_[p] = fmt::format("{} failed after {} attempt{}: {}", what, attempts_[t],
-                               attempts_[t] == 1 ? "" : "s", error);
+  // Said when retries were left: a user who wrote `retries: 3` sees why there was one attempt.
+  const bool cut_short = !failure.retryable && attempts_[t] < MaxAttempts(p);
+  node_error_[p] = fmt::format("{} failed after {} attempt{}{}: {}", what, attempts_[t],
+                               attempts_[t] == 1 ? "" : "s",
+                               cut_short ? " (not retried: the same input fails the same way)" : "",
+                               failure.error);
   error_ = fmt::format("node '{}': {}", plan_.nodes[p].id, node_error_[p]);
   phase_ = JobPhase::kFailed;
   ForgetRunning();
+}
+
+void JobState::ReleaseDueRetries(int64_t now_ms) {
+  if (finished()) return;
+  // Earliest due first; each goes to the front of its queue, so release the latest first to
+  // leave the earliest at the very front.
+  const auto end = backing_off_.upper_bound(now_ms);
+  std::vector<uint64_t> due;
+  for (auto it = backing_off_.begin(); it != end; ++it) due.push_back(it->second);
+  backing_off_.erase(backing_off_.begin(), end);
+  for (auto it = due.rbegin(); it != due.rend(); ++it) {
+    if (state_[*it] == static_cast<uint8_t>(TaskState::kReady)) ReadyAgain(*it);
+  }
 }
 
 void JobState::ReadyAgain(uint64_t t) {
@@ -293,6 +348,7 @@ void JobState::Cancel() {
   ready_gpu_.clear();
   ready_by_node_.clear();
   ready_gangs_.clear();
+  backing_off_.clear();
   ForgetRunning();
 }
 

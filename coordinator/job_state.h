@@ -27,12 +27,31 @@ enum class TaskState : uint8_t { kBlocked, kReady, kRunning, kDone, kFailed, kCa
 using job::JobPhase;
 using job::JobPhaseName;
 
+class JobState;
+
 // A worker asking for loose tasks, as the job's queues see it.
 struct Taker {
   bool has_gpus = false;
   const Labels* labels = nullptr;  // the worker's; null: none (not copied: Assign is hot)
   // Whether a task asking for a GPU share of `bytes` may go to this worker now; unset: yes.
   std::function<bool(uint64_t bytes)> share_fits;
+  // The asking worker's id, and whether another worker than those in `tried` could take a
+  // task of the plan node now: a task that failed on this worker is left for such a one.
+  // Unset: a task goes wherever it is asked for.
+  const std::string* worker_id = nullptr;
+  std::function<bool(const JobState& job, size_t plan_node, const std::vector<std::string>& tried)>
+      elsewhere;
+};
+
+// An attempt that ended without a result: failed (its outcome) or lost with its worker.
+struct FailedAttempt {
+  std::string error;      // for people: the node's and the job's error when the task fails
+  std::string worker_id;  // where it ran: its retry prefers another worker
+  // False: the error would come back on any attempt (InvalidData), so the task fails now,
+  // whatever `retries:` allows.
+  bool retryable = true;
+  // When its retry may start (the scheduler's clock, ms); 0 or in the past: at once.
+  int64_t retry_at_ms = 0;
 };
 
 class JobState {
@@ -88,13 +107,22 @@ class JobState {
   std::pair<uint64_t, uint64_t> ReadyLooseByHardware() const;
   // Does the plan node have tasks ready (not running) now?
   bool node_has_ready(size_t plan_node) const;
+  // May the taker run the node's tasks (labels, GPUs, share room)?
+  bool Admits(size_t plan_node, const Taker& taker) const;
 
   // Outcome of a running (or, for late duplicates, any) attempt. Returns false when the
   // result was dropped: the task was already done, or the job has finished.
   bool Complete(uint64_t task);
-  // An attempt that failed (ok=false) or was lost with its worker: re-queue while attempts
-  // remain, else fail the task and the job with `error`.
-  void Fail(uint64_t task, const std::string& error);
+  // An attempt that failed (ok=false) or was lost with its worker: re-queued while attempts
+  // remain and the error is retryable (at failure.retry_at_ms, see ReleaseDueRetries), else
+  // the task and the job fail with its error.
+  void Fail(uint64_t task, const FailedAttempt& failure);
+  // Tasks whose back-off has ended by `now_ms` go back to the front of their queues.
+  void ReleaseDueRetries(int64_t now_ms);
+  // Retries waiting out their back-off (their state is kReady, they are in no queue yet).
+  size_t backing_off() const { return backing_off_.size(); }
+  // The workers a task's failed or lost attempts ran on, oldest first.
+  const std::vector<std::string>& tried_on(uint64_t task) const;
   // A running attempt that never started (it was only queued on a worker that was lost): back
   // to the front of its queue, its attempt not charged against `retries`.
   void Requeue(uint64_t task);
@@ -158,8 +186,10 @@ class JobState {
   void MarkRunning(uint64_t task);
   // Back to its ready queue after a failed or never-started attempt.
   void ReadyAgain(uint64_t task);
-  // May the taker run the node's tasks (labels, GPUs, share room)?
-  bool Admits(size_t plan_node, const Taker& taker) const;
+  // Pops the first ready task of `queue` the taker should run and marks it running; tasks
+  // that failed on this worker and can run on another are passed over and keep their places.
+  std::optional<uint64_t> TakeFrom(std::deque<uint64_t>& queue, const Taker& taker);
+  bool PrefersElsewhere(uint64_t task, const Taker& taker) const;
   // Where a ready loose task of the node waits; `reduce`: its reduce task (never on a GPU).
   std::deque<uint64_t>& LooseQueue(size_t plan_node, bool reduce);
   void Release(size_t plan_node);
@@ -208,6 +238,11 @@ class JobState {
   std::map<std::string, wire::HostRefusal> refused_hosts_;
   std::map<uint64_t, std::vector<std::string>> gang_hosts_;
   uint64_t total_attempts_ = 0;
+  // Retries waiting out their back-off, by the time they may start. Not persisted: after a
+  // coordinator restart they are ready at once.
+  std::multimap<int64_t, uint64_t> backing_off_;
+  // Per task with failed attempts: the workers they ran on (see Taker::elsewhere).
+  std::map<uint64_t, std::vector<std::string>> tried_on_;
 };
 
 }  // namespace coupler::coordinator

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "runtime/status.h"
+
 namespace coupler::coordinator {
 namespace {
 
@@ -30,8 +32,17 @@ const char* RetryReasonName(RetryReason reason) {
     case RetryReason::kFailed: return "failed";
     case RetryReason::kWorkerLost: return "worker_lost";
     case RetryReason::kTimeout: return "timeout";
+    case RetryReason::kInvalidData: return "invalid_data";
   }
   return "failed";
+}
+
+RetryReason FailureCause(uint16_t error_code) {
+  switch (static_cast<StatusCode>(error_code)) {
+    case StatusCode::kInvalidData: return RetryReason::kInvalidData;
+    case StatusCode::kDeadlineExceeded: return RetryReason::kTimeout;
+    default: return RetryReason::kFailed;
+  }
 }
 
 PoolMetrics::PoolMetrics()
@@ -41,7 +52,9 @@ PoolMetrics::PoolMetrics()
   for (const char* outcome : {"succeeded", "failed", "cancelled"}) jobs_finished[outcome] = 0;
   for (RetryReason r : {RetryReason::kFailed, RetryReason::kWorkerLost, RetryReason::kTimeout}) {
     retries[RetryReasonName(r)] = 0;
+    failures[RetryReasonName(r)] = 0;
   }
+  failures[RetryReasonName(RetryReason::kInvalidData)] = 0;
 }
 
 }  // namespace coupler::coordinator

@@ -30,10 +30,14 @@ class Histogram {
   uint64_t count_ = 0;
 };
 
-// Why an attempt is run again: its task failed, its worker was lost, or it ran past its
-// timeout. The label values of coupler_task_retries_total.
-enum class RetryReason { kFailed, kWorkerLost, kTimeout };
+// Why an attempt ended without a result: its task failed, its worker was lost, it ran past its
+// timeout, or its input or params are wrong (InvalidData, never retried: the task fails after
+// that one attempt). The label values of coupler_task_failures_total, and of
+// coupler_task_retries_total for the first three.
+enum class RetryReason { kFailed, kWorkerLost, kTimeout, kInvalidData };
 const char* RetryReasonName(RetryReason reason);
+// A failed outcome's cause, from its TaskOutcome.error_code.
+RetryReason FailureCause(uint16_t error_code);
 
 struct PoolMetrics {
   PoolMetrics();
@@ -46,7 +50,8 @@ struct PoolMetrics {
   Histogram task_queue_wait;
   // A gang's wait from its node becoming ready to all its ranks being placed.
   Histogram gang_wait;
-  std::map<std::string, uint64_t> retries;  // by RetryReasonName
+  std::map<std::string, uint64_t> retries;   // by RetryReasonName
+  std::map<std::string, uint64_t> failures;  // failed or lost attempts, retried or not, by cause
   // Task attempts that ended with an outcome: committed (done) or failed (retried or not).
   // Plain counters: they are bumped for every task.
   uint64_t tasks_done = 0;
@@ -55,6 +60,7 @@ struct PoolMetrics {
   uint64_t gpu_fallback_tasks = 0;  // committed tasks that asked for a GPU and ran on the CPU
 
   void CountRetry(RetryReason reason) { ++retries[RetryReasonName(reason)]; }
+  void CountFailure(RetryReason reason) { ++failures[RetryReasonName(reason)]; }
 };
 
 }  // namespace coupler::coordinator

@@ -6,6 +6,36 @@
 
 namespace coupler::coordinator {
 
+int64_t Scheduler::RetryAt(uint32_t failures) const {
+  const int64_t delay = RetryDelayMs(retry_, failures);
+  return delay > 0 && clock_ ? clock_() + delay : 0;
+}
+
+void Scheduler::ReleaseDueRetries() {
+  if (!clock_) return;
+  const int64_t now = clock_();
+  for (const auto& job : jobs_) {
+    if (job->backing_off() > 0) job->ReleaseDueRetries(now);
+  }
+}
+
+bool Scheduler::OtherWorkerCanRun(const JobState& job, size_t plan_node,
+                                  const std::vector<std::string>& tried) const {
+  for (const auto& [id, entry] : registry_.workers()) {
+    const WorkerEntry& w = entry;
+    if (w.state != WorkerState::kAlive || w.credit() == 0 || job.Refuses(id) ||
+        std::find(tried.begin(), tried.end(), id) != tried.end()) {
+      continue;
+    }
+    Taker other;
+    other.has_gpus = w.has_gpus();
+    other.labels = &w.info.labels;
+    other.share_fits = [this, &w](uint64_t bytes) { return ShareFits(w, bytes); };
+    if (job.Admits(plan_node, other)) return true;
+  }
+  return false;
+}
+
 void Scheduler::AddJob(std::unique_ptr<JobState> job) {
   job_index_[job->id()] = static_cast<uint32_t>(jobs_.size());
   jobs_.push_back(std::move(job));
@@ -52,7 +82,9 @@ std::vector<LostAttempt> Scheduler::LoseTasks(const std::string& worker_id, Held
       return;
     }
     lost.push_back({job.id(), key.second, job.attempts(key.second) - 1u, worker_id});
-    job.Fail(key.second, why);
+    // A lost worker may have been the task's fault or the host's: retried, after its back-off,
+    // and on another worker when there is one.
+    job.Fail(key.second, {why, worker_id, true, RetryAt(job.attempts(key.second))});
   };
   for (const TaskKey& key : gangs) {
     EndGang(key);
@@ -104,6 +136,7 @@ std::vector<LostAttempt> Scheduler::RemoveWorker(const std::string& id, int64_t 
 }
 
 std::vector<std::pair<std::string, wire::TaskSpec>> Scheduler::PlaceGangs(int64_t now_ms) {
+  ReleaseDueRetries();
   std::vector<GangRequest> waiting;
   for (size_t i = 0; i < jobs_.size(); ++i) {
     const JobState& job = *jobs_[i];
@@ -137,8 +170,15 @@ std::vector<wire::TaskSpec> Scheduler::Assign(const std::string& worker_id) {
   uint32_t credit = w->credit();
   if (credit == 0) return out;
 
-  Taker taker{w->has_gpus(), &w->info.labels, {}};
+  ReleaseDueRetries();
+  Taker taker;
+  taker.has_gpus = w->has_gpus();
+  taker.labels = &w->info.labels;
   taker.share_fits = [this, w](uint64_t bytes) { return ShareFits(*w, bytes); };
+  taker.worker_id = &w->info.worker_id;
+  taker.elsewhere = [this](const JobState& job, size_t p, const std::vector<std::string>& tried) {
+    return OtherWorkerCanRun(job, p, tried);
+  };
   // The highest priority among jobs with ready work this worker may run (a job waiting for
   // other labels must not hold back the rest); round robin among those jobs.
   int best = INT32_MIN;
@@ -259,7 +299,8 @@ OutcomeKind Scheduler::OnOutcome(const std::string& worker_id, const wire::TaskO
     return OutcomeKind::kCommitted;
   }
   if (job.task_state(o.task_id) != TaskState::kRunning) return OutcomeKind::kDropped;
-  job.Fail(o.task_id, o.error);
+  job.Fail(o.task_id,
+           {o.error, worker_id, MayRetry(o.error_code), RetryAt(job.attempts(o.task_id))});
   return job.phase() == JobPhase::kFailed ? OutcomeKind::kFailed : OutcomeKind::kRetrying;
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -15,6 +16,7 @@
 
 #include "coordinator/placement/gang_reservations.h"
 #include "coordinator/job_state.h"
+#include "coordinator/retry_policy.h"
 #include "coordinator/worker_registry.h"
 #include "runtime/wire/client_messages.h"
 
@@ -43,6 +45,16 @@ class Scheduler {
   // A gang's partial hold on slots is given back after gang_hold_timeout_ms.
   explicit Scheduler(int64_t worker_timeout_ms, int64_t gang_hold_timeout_ms = 30'000)
       : registry_(worker_timeout_ms), gangs_(gang_hold_timeout_ms) {}
+
+  // Failed attempts' back-off (retry_policy.h), timed by `clock` (ms, the event loop's steady
+  // clock; a test's fake). Until set, retries start at once.
+  void SetRetryPolicy(RetryPolicy policy, std::function<int64_t()> clock) {
+    retry_ = policy;
+    clock_ = std::move(clock);
+  }
+  // Retries whose back-off has ended go back to their queues. Assign does it too; the event
+  // loop calls it before asking HasDispatchableWork.
+  void ReleaseDueRetries();
 
   void AddJob(std::unique_ptr<JobState> job);
   JobState* FindJob(const std::string& id);
@@ -102,6 +114,12 @@ class Scheduler {
   bool ShareFits(const WorkerEntry& w, uint64_t bytes) const;
   // Frees every slot of a running gang's attempt.
   void EndGang(const TaskKey& key);
+  // When the retry of a task that has failed `failures` times may start (0: at once).
+  int64_t RetryAt(uint32_t failures) const;
+  // Is there a worker other than `tried` that could take a task of the node now (alive, not
+  // draining, not refused by the job, its labels and GPUs fit, a free credit)?
+  bool OtherWorkerCanRun(const JobState& job, size_t plan_node,
+                         const std::vector<std::string>& tried) const;
 
   struct RunningGang {
     uint32_t attempt = 0;
@@ -109,6 +127,8 @@ class Scheduler {
   };
 
   WorkerRegistry registry_;
+  RetryPolicy retry_;
+  std::function<int64_t()> clock_;
   std::vector<std::unique_ptr<JobState>> jobs_;
   std::unordered_map<std::string, uint32_t> job_index_;
   size_t rr_cursor_ = 0;  // round robin between jobs of equal priority

@@ -176,6 +176,7 @@ RECORDS: Dict[str, Fields] = {
         ("error", "str"), ("output_paths", "[str]"), ("rows_in", "u64"), ("rows_out", "u64"),
         ("device", "str"), ("gpu_requested_but_cpu", "bool"), ("kernel_ms", "f64"),
         ("bytes_processed", "u64"), ("host_refused", "bool"), ("wall_ms", "f64"),
+        ("error_code", "u16"),
     ],
     "NodeStatus": [
         ("id", "str"), ("state", "str"), ("tasks_total", "u64"), ("tasks_done", "u64"),

@@ -16,6 +16,7 @@ std::string_view StatusCodeName(StatusCode code) {
     case StatusCode::kAborted: return "Aborted";
     case StatusCode::kPermissionDenied: return "PermissionDenied";
     case StatusCode::kCancelled: return "Cancelled";
+    case StatusCode::kInvalidData: return "InvalidData";
     case StatusCode::kInternal: return "Internal";
   }
   return "Unknown";

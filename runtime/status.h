@@ -27,6 +27,14 @@ enum class StatusCode {
   // Stopped because someone asked (a cancelled job's task): an outcome of its own, neither a
   // failure to retry nor one to report.
   kCancelled,
+  // The task's own input or parameters are wrong and will be as wrong on the next attempt: a
+  // CSV field that does not parse, a column the shard lacks or holds in another type, a param
+  // value out of range, an input an upstream task explained it never wrote. The coordinator
+  // fails such a task after its one attempt, whatever `retries:` says. Ops keep returning
+  // InvalidArgument for these; the worker's task runner reports them as InvalidData
+  // (worker/task_runner.cc). Everything else a task fails with (I/O errors, a full disk, a
+  // timeout, a lost worker, a command exiting non-zero) may go away and is retried.
+  kInvalidData,
 };
 
 std::string_view StatusCodeName(StatusCode code);
@@ -67,6 +75,7 @@ inline Status Aborted(std::string m) { return {StatusCode::kAborted, std::move(m
 inline Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
 inline Status PermissionDenied(std::string m) { return {StatusCode::kPermissionDenied, std::move(m)}; }
 inline Status Cancelled(std::string m = "cancelled") { return {StatusCode::kCancelled, std::move(m)}; }
+inline Status InvalidData(std::string m) { return {StatusCode::kInvalidData, std::move(m)}; }
 
 // A value or the Status that explains why there is none.
 template <typename T>

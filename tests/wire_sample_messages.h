@@ -87,6 +87,7 @@ inline std::vector<Message> SampleMessages() {
   outcome.bytes_processed = 123456;
   outcome.host_refused = true;
   outcome.wall_ms = 3.5;
+  outcome.error_code = 10;  // StatusCode::kInvalidData
   TaskResult result;
   result.worker_id = "w-1";
   result.outcomes = {outcome};

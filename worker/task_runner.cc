@@ -20,6 +20,16 @@ std::string OneLine(std::string text) {
   return text;
 }
 
+// The outcome's code: what the coordinator's retry decision reads. An op says InvalidArgument
+// when its input or params are wrong (a field that does not parse, a column the shard lacks or
+// holds in another type, a param out of range): the next attempt would read the same bytes
+// and fail the same way, so it travels as InvalidData, which is not retried. I/O errors keep
+// their own codes (NotFound, Internal, ResourceExhausted...), a command's failure is Aborted
+// or DeadlineExceeded: those may go away on a retry, on this worker or another.
+StatusCode OutcomeCode(StatusCode code) {
+  return code == StatusCode::kInvalidArgument ? StatusCode::kInvalidData : code;
+}
+
 Status RunGuarded(const OpEntry& op, const OpContext& context, OpReport& report) noexcept {
   // Ops report through Status; an exception here is a library throwing (bad_alloc from a huge
   // shard, a std::filesystem error) and must not take the worker down.
@@ -59,13 +69,16 @@ wire::TaskOutcome Run(const wire::TaskSpec& spec, const std::atomic<bool>* cance
 
     const OpEntry* op = FindOp(spec.op);
     if (op == nullptr) {
+      // Retryable: a worker of an older build may lack an op that another worker has.
       outcome.error = OneLine("unknown op '" + spec.op + "'");
+      outcome.error_code = static_cast<uint16_t>(StatusCode::kUnavailable);
       return outcome;
     }
     if (!op->has_cuda) placement = {};
     const OpContext context{spec, cancel, placement, gang, &logs};
     if (context.Cancelled()) {
       outcome.error = "cancelled";
+      outcome.error_code = static_cast<uint16_t>(StatusCode::kCancelled);
       return outcome;
     }
     OpReport report;
@@ -87,13 +100,16 @@ wire::TaskOutcome Run(const wire::TaskSpec& spec, const std::atomic<bool>* cance
       outcome.output_paths = std::move(report.output_paths);
     } else if (status.code() == StatusCode::kCancelled) {
       outcome.error = "cancelled";
+      outcome.error_code = static_cast<uint16_t>(StatusCode::kCancelled);
     } else {
       outcome.error = OneLine(spec.op + ": " + status.message());
+      outcome.error_code = static_cast<uint16_t>(OutcomeCode(status.code()));
     }
   } catch (...) {  // only bad_alloc while copying strings can land here
     outcome.ok = false;
     outcome.output_paths.clear();
     outcome.error = "out of memory";
+    outcome.error_code = static_cast<uint16_t>(StatusCode::kResourceExhausted);
   }
   return outcome;
 }

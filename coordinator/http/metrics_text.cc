@@ -141,6 +141,10 @@ std::string RenderMetrics(const Snapshot& s, std::string_view version) {
           s.metrics.task_queue_wait);
   e.LabelledCounter("coupler_task_retries_total", "reason",
                     "Task attempts run again, by why the one before ended.", s.metrics.retries);
+  e.LabelledCounter("coupler_task_failures_total", "cause",
+                    "Task attempts that failed or were lost, retried or not, by cause "
+                    "(invalid_data: never retried).",
+                    s.metrics.failures);
 
   auto workers = Zeroed({"alive", "draining", "silent", "drained", "lost"});
   auto slots = Zeroed({"busy", "free"});

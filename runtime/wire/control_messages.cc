@@ -23,6 +23,7 @@ Status StatusFromError(const Error& error) {
     case StatusCode::kInternal:
     case StatusCode::kPermissionDenied:
     case StatusCode::kCancelled:
+    case StatusCode::kInvalidData:
       return Status(code, error.message);
     case StatusCode::kOk:
       break;

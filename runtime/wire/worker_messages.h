@@ -190,11 +190,15 @@ struct TaskOutcome {
   // The attempt's wall time in its slot, start to outcome (kernel_ms is compute time only):
   // what the coordinator's task-duration histogram measures.
   double wall_ms = 0;
+  // The failure's StatusCode (runtime/status.h); 0 when ok. kInvalidData: the task's input or
+  // params are wrong and a retry would fail the same way, so the coordinator does not retry it.
+  // Any other code (or 0 on a failure) may be transient: retried with back-off, elsewhere.
+  uint16_t error_code = 0;
 
   template <class Archive>
   void serialize(Archive& ar) {
     ar(job_id, task_id, attempt, ok, error, output_paths, rows_in, rows_out, device,
-       gpu_requested_but_cpu, kernel_ms, bytes_processed, host_refused, wall_ms);
+       gpu_requested_but_cpu, kernel_ms, bytes_processed, host_refused, wall_ms, error_code);
   }
   friend bool operator==(const TaskOutcome&, const TaskOutcome&) = default;
 };

@@ -19,6 +19,7 @@
 #include <gtest/gtest.h>
 
 #include "runtime/io/npy_reader.h"
+#include "runtime/io/output_layout.h"
 #include "runtime/io/temp_dir.h"
 #include "tests/unit/schema_defaults.h"
 
@@ -193,7 +194,8 @@ TEST_F(TaskRunnerTest, ErrorsNameTheOpTheFileAndTheProblem) {
   EXPECT_FALSE(std::filesystem::exists(Path("o.npy")));
 
   auto missing = Run(Spec("clip", {Path("nope.npy")}, Path("o.npy"), {{"min", 0.0}, {"max", 1.0}}));
-  EXPECT_THAT(missing.error, HasSubstr("clip: open " + Path("nope.npy")));
+  EXPECT_THAT(missing.error, HasSubstr("clip: input " + Path("nope.npy") + " is missing: open " +
+                                       Path("nope.npy")));
 
   auto no_stats = Run(Spec("standardize", {Path("x.npy")}, Path("o.npy")));
   EXPECT_THAT(no_stats.error, HasSubstr("expected input_paths [data shard, stats file], got 1"));
@@ -223,6 +225,77 @@ TEST_F(TaskRunnerTest, ErrorsNameTheOpTheFileAndTheProblem) {
   auto unknown = Run(Spec("frobnicate", {}, ""));
   EXPECT_FALSE(unknown.ok);
   EXPECT_EQ(unknown.error, "unknown op 'frobnicate'");
+}
+
+uint16_t Code(StatusCode code) { return static_cast<uint16_t>(code); }
+
+TEST_F(TaskRunnerTest, WrongDataIsReportedAsInvalidDataAndTransientFailuresKeepTheirCodes) {
+  std::ofstream(Path("nan.csv")) << "a,b\n1,2\n3,abc\n";
+  auto csv = Run(Spec("import_csv", {Path("nan.csv")}, Path("o.npy")));
+  EXPECT_FALSE(csv.ok);
+  EXPECT_THAT(csv.error, HasSubstr("import_csv: " + Path("nan.csv") + ": line 3"));
+  EXPECT_EQ(csv.error_code, Code(StatusCode::kInvalidData)) << csv.error;
+
+  std::ofstream(Path("ok.csv")) << "a,b\n1,2\n";
+  ASSERT_TRUE(Run(Spec("import_csv", {Path("ok.csv")}, Path("ok.npy"))).ok);
+  auto no_column = Run(Spec("clip", {Path("ok.npy")}, Path("c.npy"),
+                            {{"min", 0.0}, {"max", 1.0}, {"columns", std::vector<std::string>{"z"}}}));
+  EXPECT_EQ(no_column.error_code, Code(StatusCode::kInvalidData)) << no_column.error;
+  auto bad_param = Run(Spec("cast", {Path("ok.npy")}, Path("h.npy"), {{"dtype", std::string("int7")}}));
+  EXPECT_EQ(bad_param.error_code, Code(StatusCode::kInvalidData)) << bad_param.error;
+
+  // A command's failure may be the program's flakiness: retryable, as is a missing file that
+  // nothing explains and an op this worker lacks.
+  auto exited = Run(Spec("exec", {}, "", {{"command", "exit 3"}}));
+  EXPECT_EQ(exited.error_code, Code(StatusCode::kAborted)) << exited.error;
+  auto slept = Run(Spec("exec", {}, "", {{"command", "sleep 30"}, {"timeout", 0.1}}));
+  EXPECT_EQ(slept.error_code, Code(StatusCode::kDeadlineExceeded)) << slept.error;
+  auto missing = Run(Spec("clip", {Path("nope.npy")}, Path("o.npy"), {{"min", 0.0}, {"max", 1.0}}));
+  EXPECT_EQ(missing.error_code, Code(StatusCode::kNotFound)) << missing.error;
+  auto unknown = Run(Spec("frobnicate", {}, ""));
+  EXPECT_EQ(unknown.error_code, Code(StatusCode::kUnavailable));
+  EXPECT_EQ(Run(Spec("noop", {}, "", {{"tasks", int64_t{1}}})).error_code, 0u);
+}
+
+TEST_F(TaskRunnerTest, AShardAnExecDidNotWriteIsNamedWithWhyByItsReaders) {
+  std::ofstream(Path("ok.csv")) << "a,b\n1,2\n";
+  ASSERT_TRUE(Run(Spec("import_csv", {Path("ok.csv")}, Path("ok.npy"))).ok);
+  const std::string part = io::ShardPath(Path("work"), "clean", 1);
+  // Exit 0 without writing {output}: the exec task succeeds and says what it did not write.
+  wire::TaskSpec exec = Spec("exec", {Path("ok.npy")}, part,
+                             {{"command", std::string("[ {shard} = 1 ] || cp {input} {output}")}}, 1, 2);
+  exec.node_id = "clean";
+  const wire::TaskOutcome nothing = Run(exec);
+  ASSERT_TRUE(nothing.ok) << nothing.error;
+  EXPECT_THAT(nothing.output_paths, IsEmpty());
+  EXPECT_FALSE(std::filesystem::exists(part));
+
+  const std::string expected = "input shard 1 of node 'clean' (" + part +
+                               ") is missing: its exec task exited 0 without writing {output} "
+                               "(command: [ {shard} = 1 ] || cp {input} {output})";
+  auto clip = Run(Spec("clip", {part}, Path("c.npy"), {{"min", 0.0}, {"max", 1.0}}));
+  EXPECT_FALSE(clip.ok);
+  EXPECT_EQ(clip.error, "clip: " + expected);
+  EXPECT_EQ(clip.error_code, Code(StatusCode::kInvalidData)) << "no retry can find it";
+  // A command reading it fails with the note's why; one that expects gaps runs as it likes.
+  auto downstream_exec = Run(Spec("exec", {part}, Path("d.npy"), {{"command", std::string("cp {input} {output}")}}));
+  EXPECT_TRUE(Run(Spec("exec", {part}, Path("g.npy"),
+                       {{"command", std::string("[ -e {input} ] || cp " + Path("ok.npy") + " {output}")}}))
+                  .ok);
+  EXPECT_THAT(downstream_exec.error, HasSubstr("exec: " + expected + " (then the command exited with status 1: "));
+  EXPECT_EQ(downstream_exec.error_code, Code(StatusCode::kInvalidData));
+
+  // A later attempt that writes it clears the note; a missing shard nothing explains still
+  // names its node and shard, and stays retryable.
+  exec.params = WithSchemaDefaults("exec", {{"command", std::string("cp {input} {output}")}});
+  ASSERT_TRUE(Run(exec).ok);
+  EXPECT_TRUE(std::filesystem::exists(part));
+  EXPECT_TRUE(Run(Spec("clip", {part}, Path("c.npy"), {{"min", 0.0}, {"max", 1.0}})).ok);
+  std::filesystem::remove(part);
+  auto unexplained = Run(Spec("clip", {part}, Path("c.npy"), {{"min", 0.0}, {"max", 1.0}}));
+  EXPECT_THAT(unexplained.error,
+              HasSubstr("clip: input shard 1 of node 'clean' (" + part + ") is missing: open "));
+  EXPECT_EQ(unexplained.error_code, Code(StatusCode::kNotFound));
 }
 
 TEST_F(TaskRunnerTest, NoopDoesNothingAndHonoursCancel) {
@@ -257,6 +330,8 @@ TEST_F(TaskRunnerTest, ExecPublishesItsOutputAtomically) {
   auto nothing = Run(Spec("exec", {}, Path("out/none.npy"), {{"command", "true"}}));
   EXPECT_TRUE(nothing.ok) << nothing.error;
   EXPECT_THAT(nothing.output_paths, IsEmpty());
+  EXPECT_FALSE(std::filesystem::exists(Path("out/none.npy")));
+  std::filesystem::remove(Path("out/none.npy.missing"));  // its note (see the missing-shard test)
 
   // A command that writes its output and then fails publishes nothing, not even a temp file.
   auto half = Run(Spec("exec", {}, Path("out/half.npy"), {{"command", "echo x > {output}; exit 1"}}));

@@ -15,6 +15,7 @@
 #include "kernels/train_kernels.h"
 #include "runtime/io/npy_reader.h"
 #include "runtime/io/output_layout.h"
+#include "runtime/io/unique_fd.h"
 #include "runtime/job/validator.h"
 #include "runtime/ops/train_model.h"
 #include "runtime/precision/half.h"
@@ -79,7 +80,7 @@ Result<std::optional<std::vector<uint32_t>>> HeldOutRows(const std::string& shar
       files.push_back(it->path().string());
     }
   }
-  if (ec) return InvalidArgument(dir.string() + ": cannot list the directory: " + ec.message());
+  if (ec) return io::ErrnoStatus("list the directory", dir.string(), ec.value());  // EIO: retried
   std::sort(files.begin(), files.end());
   size_t total = 0;
   size_t first = 0;

@@ -120,7 +120,7 @@ Status RunMpiExec(const OpContext& context, OpReport& report) {
 
   std::error_code ec;
   std::filesystem::create_directories(out_dir, ec);
-  if (ec) return InvalidArgument(out_dir + ": cannot create the node directory: " + ec.message());
+  if (ec) return io::ErrnoStatus("create the node directory", out_dir, ec.value());  // ENOSPC: retried
   const std::string hostfile = (std::filesystem::path(out_dir) / "hostfile").string();
   COUPLER_RETURN_IF_ERROR(WriteTextFile(hostfile, GangHostfileText(spec, ranks)));
 

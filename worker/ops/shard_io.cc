@@ -2,6 +2,7 @@
 
 #include "runtime/io/npy_reader.h"
 #include "runtime/io/npy_writer.h"
+#include "worker/ops/missing_shard.h"
 
 namespace coupler::worker {
 
@@ -9,6 +10,7 @@ Result<io::Table> ReadShard(std::string_view path, OpReport& report) {
   uint64_t bytes = 0;
   auto table = io::ReadNpy(path, &bytes);
   if (table.ok()) report.bytes_read += bytes;
+  if (!table.ok()) return ExplainMissingInput(path, table.status());  // which shard, and why
   return table;
 }
 

@@ -315,7 +315,9 @@ Status EndStatus(const ShellResult& r, double timeout_s, std::string_view what) 
                      strsignal(r.signal) + "): " + tail);
     case ShellResult::End::kExited: break;
   }
-  return InvalidArgument(std::string(what) + " exited with status " +
+  // Aborted, not InvalidArgument: the user's program may be flaky (a race, a resource another
+  // host has), so a non-zero exit is retried like any other transient failure.
+  return Aborted(std::string(what) + " exited with status " +
                          std::to_string(r.exit_status) + ": " + tail);
 }
 

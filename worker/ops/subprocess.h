@@ -59,8 +59,9 @@ Result<ShellResult> RunOpCommand(
 using job::ShellQuote;
 
 // How a command that did not succeed ended, as one line: DeadlineExceeded "timed out after T s",
-// Aborted "<what> killed by signal N (name)", Cancelled, InvalidArgument "<what> exited with
-// status N", each followed by stderr's last lines joined with " | ". Ok for a clean exit 0.
+// Aborted "<what> killed by signal N (name)", Cancelled, Aborted "<what> exited with status N"
+// (retryable: a user's program may be flaky), each followed by stderr's last lines joined with
+// " | ". Ok for a clean exit 0.
 Status EndStatus(const ShellResult& result, double timeout_s, std::string_view what);
 
 }  // namespace coupler::worker

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "runtime/io/atomic_file.h"
+#include "runtime/io/unique_fd.h"
 #include "runtime/job/param_validator.h"
 #include "runtime/ops/train_keys.h"
 #include "runtime/ops/train_model.h"
@@ -80,7 +81,7 @@ Status RunTrain(const OpContext& context, OpReport& report) {
   if (!config.ok()) return config.status();
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (ec) return InvalidArgument(out_dir + ": cannot create the node directory: " + ec.message());
+  if (ec) return io::ErrnoStatus("create the node directory", out_dir, ec.value());  // ENOSPC: retried
   COUPLER_RETURN_IF_ERROR(WriteModelInfo((dir / ops::kModelInfoFile).string(), *config));
 
   COUPLER_ASSIGN_OR_RETURN(const std::string self, CouplerBinary());
