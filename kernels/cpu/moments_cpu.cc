@@ -1,8 +1,10 @@
 // Moments over fixed blocks: each block gets an exact two-pass mean and M2 (cheap, the block is
 // in cache), then blocks merge with Chan's formula. Sixteen independent accumulators per pass
 // let the compiler vectorize without reassociating a single sum (which it may not do for FP).
-// NaN is a missing value (pandas' skipna): it adds nothing to count, sum or squares, by selects
-// rather than branches so the loops stay vectorized.
+// NaN is a missing value (pandas' skipna): it adds nothing to count, sum or squares. A block is
+// first summed as if complete (the fast loops); only when its mean or M2 comes out NaN, which a
+// NaN in it guarantees, is it summed again with selects that leave missing values out, so
+// complete columns keep their speed.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -18,16 +20,16 @@ namespace {
 
 constexpr size_t kMomentsBlock = 2048;
 
-template <typename T>
+template <bool kSkipMissing, typename T>
 bool Present(T v) {
-  if constexpr (std::is_floating_point_v<T>) {
+  if constexpr (kSkipMissing && std::is_floating_point_v<T>) {
     return v == v;  // false for NaN only
   } else {
     return true;
   }
 }
 
-template <typename T>
+template <bool kSkipMissing, typename T>
 ColumnMoments BlockMoments(const T* x, size_t n) {
   double sum[kCpuBlock] = {};
   double present[kCpuBlock] = {};
@@ -43,7 +45,7 @@ ColumnMoments BlockMoments(const T* x, size_t n) {
   for (; i + kCpuBlock <= n; i += kCpuBlock) {
     for (size_t j = 0; j < kCpuBlock; ++j) {
       const T v = x[i + j];
-      const bool p = Present(v);
+      const bool p = Present<kSkipMissing>(v);
       sum[j] += p ? static_cast<double>(v) : 0.0;
       present[j] += p ? 1.0 : 0.0;
       lo[j] = v < lo[j] ? v : lo[j];  // NaN compares false: min and max skip it
@@ -52,7 +54,7 @@ ColumnMoments BlockMoments(const T* x, size_t n) {
   }
   for (size_t j = 0; i < n; ++i, ++j) {
     const T v = x[i];
-    const bool p = Present(v);
+    const bool p = Present<kSkipMissing>(v);
     sum[j] += p ? static_cast<double>(v) : 0.0;
     present[j] += p ? 1.0 : 0.0;
     lo[j] = v < lo[j] ? v : lo[j];
@@ -77,13 +79,13 @@ ColumnMoments BlockMoments(const T* x, size_t n) {
   for (; i + kCpuBlock <= n; i += kCpuBlock) {
     for (size_t j = 0; j < kCpuBlock; ++j) {
       const T v = x[i + j];
-      const double d = Present(v) ? static_cast<double>(v) - mean : 0.0;
+      const double d = Present<kSkipMissing>(v) ? static_cast<double>(v) - mean : 0.0;
       squares[j] += d * d;
     }
   }
   for (size_t j = 0; i < n; ++i, ++j) {
     const T v = x[i];
-    const double d = Present(v) ? static_cast<double>(v) - mean : 0.0;
+    const double d = Present<kSkipMissing>(v) ? static_cast<double>(v) - mean : 0.0;
     squares[j] += d * d;
   }
   for (size_t j = 0; j < kCpuBlock; ++j) m.m2 += squares[j];
@@ -94,7 +96,14 @@ template <typename T>
 ColumnMoments Moments(const T* in, size_t n) {
   ColumnMoments total;
   for (size_t start = 0; start < n; start += kMomentsBlock) {
-    total = MergeMoments(total, BlockMoments(in + start, std::min(kMomentsBlock, n - start)));
+    const size_t count = std::min(kMomentsBlock, n - start);
+    ColumnMoments block = BlockMoments<false>(in + start, count);
+    if constexpr (std::is_floating_point_v<T>) {
+      if (block.mean != block.mean || block.m2 != block.m2) {
+        block = BlockMoments<true>(in + start, count);
+      }
+    }
+    total = MergeMoments(total, block);
   }
   return total;
 }
