@@ -93,30 +93,26 @@ class Reader {
   Result<std::vector<NamedDictionary>> Document() {
     std::vector<NamedDictionary> out;
     COUPLER_RETURN_IF_ERROR(Expect('{'));
-    if (!Peek('}')) {
-      while (true) {
-        NamedDictionary entry;
-        COUPLER_ASSIGN_OR_RETURN(entry.first, String());
-        for (const NamedDictionary& seen : out) {
-          if (seen.first == entry.first) return Error("column '" + entry.first + "' given twice");
-        }
-        COUPLER_RETURN_IF_ERROR(Expect(':'));
-        COUPLER_RETURN_IF_ERROR(Expect('['));
-        if (!Peek(']')) {
-          while (true) {
-            COUPLER_ASSIGN_OR_RETURN(std::string value, String());
-            entry.second.push_back(std::move(value));
-            if (Peek(',')) continue;
-            break;
-          }
-        }
-        COUPLER_RETURN_IF_ERROR(Expect(']'));
-        out.push_back(std::move(entry));
-        if (Peek(',')) continue;
-        break;
+    bool more = !Peek('}');
+    while (more) {
+      NamedDictionary entry;
+      COUPLER_ASSIGN_OR_RETURN(entry.first, String());
+      for (const NamedDictionary& seen : out) {
+        if (seen.first == entry.first) return Error("column '" + entry.first + "' given twice");
       }
+      COUPLER_RETURN_IF_ERROR(Expect(':'));
+      COUPLER_RETURN_IF_ERROR(Expect('['));
+      bool items = !Peek(']');
+      while (items) {
+        COUPLER_ASSIGN_OR_RETURN(std::string value, String());
+        entry.second.push_back(std::move(value));
+        items = Peek(',');
+        if (!items) COUPLER_RETURN_IF_ERROR(Expect(']'));
+      }
+      out.push_back(std::move(entry));
+      more = Peek(',');
+      if (!more) COUPLER_RETURN_IF_ERROR(Expect('}'));
     }
-    COUPLER_RETURN_IF_ERROR(Expect('}'));
     SkipSpace();
     if (pos_ != s_.size()) return Error("text after the object");
     return out;

@@ -78,6 +78,9 @@ TEST(DictionaryFileTest, DecodeAcceptsOtherWritersAndRefusesNonsense) {
   ASSERT_TRUE(other.ok()) << other.status().ToString();
   EXPECT_THAT((*other)[0].second, ElementsAre("x", "\xC3\xA9\xF0\x9F\x98\x80/"));
   EXPECT_TRUE((*other)[1].second.empty());
+  auto none = io::DecodeDictionaries(" {} ");
+  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  EXPECT_TRUE(none->empty());
   for (const char* bad : {"", "[]", "{\"a\": [1]}", "{\"a\": [\"x\"]", "{\"a\": [\"x\"]} x",
                           "{\"a\": [], \"a\": []}", "{\"a\": [\"\\ud800\"]}", "{\"a\": [\"\\q\"]}"}) {
     EXPECT_FALSE(io::DecodeDictionaries(bad).ok()) << bad;
@@ -110,6 +113,19 @@ TEST(ShardDictionaryTest, WriteShardAndReadShardKeepTheDictionary) {
   auto again = ReadShard(next, report);
   ASSERT_TRUE(again.ok());
   EXPECT_THAT(*again->Find("city")->dictionary(), ElementsAre("Paris", "Lyon"));
+}
+
+// A shard whose rows hold only missing strings: an empty dictionary, still categorical.
+TEST(ShardDictionaryTest, AnEmptyDictionaryRoundTrips) {
+  auto dir = io::TempDir::Create();
+  ASSERT_TRUE(dir.ok());
+  const std::string path = dir->File("part-00003.npy");
+  OpReport report;
+  ASSERT_TRUE(WriteShard(path, CategoricalTable({}, {-1, -1}), report).ok());
+  auto back = ReadShard(path, report);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  ASSERT_TRUE(back->Find("city")->categorical());
+  EXPECT_TRUE(back->Find("city")->dictionary()->empty());
 }
 
 TEST(ShardDictionaryTest, RewritingWithoutCategoricalsRemovesTheSidecar) {
