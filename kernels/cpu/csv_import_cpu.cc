@@ -204,19 +204,24 @@ class RangeParser {
   std::vector<FieldSink> sinks_;  // per field of the file
 };
 
-std::string FieldErrorText(FieldError e, std::string_view column, ElementType dtype) {
+std::string FieldErrorText(FieldError e, std::string_view column, ElementType dtype,
+                           bool hints) {
   const std::string col(column);
   switch (e) {
     case FieldError::kOutOfRange:
-      return std::string("is out of ") + std::string(ElementTypeName(dtype)) +
-             " range (set dtypes: {" + col + ": float64} for a wider type)";
+      return std::string("is out of ") + std::string(ElementTypeName(dtype)) + " range" +
+             (hints ? " (set dtypes: {" + col + ": float64} for a wider type)" : "");
     case FieldError::kNotInteger: return "is not an int32 label";
     case FieldError::kMissingInt:
-      return "is a missing value, which an int32 column cannot hold (drop those rows first, or "
-             "if it is not the label_column, set dtypes: {" + col + ": float32})";
+      return "is a missing value, which an int32 column cannot hold" +
+             std::string(hints ? " (drop those rows first, or if it is not the label_column, "
+                                 "set dtypes: {" + col + ": float32})"
+                               : "");
     default:
-      return "is not a number (the column's type was taken from the file's first lines; if it "
-             "holds text, set dtypes: {" + col + ": string})";
+      return "is not a number" +
+             std::string(hints ? " (the column's type was taken from the file's first lines; "
+                                 "if it holds text, set dtypes: {" + col + ": string})"
+                               : "");
   }
 }
 
@@ -248,6 +253,11 @@ Result<std::vector<std::string>> CsvColumnNames(std::string_view text,
   return names;
 }
 
+namespace {
+Result<io::Table> ParseRange(std::string_view text, CsvRange range, const io::CsvLayout& layout,
+                             const CsvOptions& options, bool hints);
+}  // namespace
+
 Result<io::Table> ParseCsvRange(std::string_view text, CsvRange range,
                                 const std::vector<std::string>& names, const CsvOptions& options) {
   io::CsvLayout layout;
@@ -258,11 +268,15 @@ Result<io::Table> ParseCsvRange(std::string_view text, CsvRange range,
     layout.schema.columns.push_back(
         {names[i], label ? ElementType::kInt32 : ElementType::kFloat32, false});
   }
-  return ParseCsvRange(text, range, layout, options);
+  return ParseRange(text, range, layout, options, /*hints=*/false);
 }
 
-Result<io::Table> ParseCsvRange(std::string_view text, CsvRange range,
-                                const io::CsvLayout& layout, const CsvOptions& options) {
+namespace {
+
+// `hints`: errors suggest dtypes (a layout InferCsvLayout typed); the all-numeric reader's
+// callers have no dtypes to set.
+Result<io::Table> ParseRange(std::string_view text, CsvRange range, const io::CsvLayout& layout,
+                             const CsvOptions& options, bool hints) {
   const size_t columns = layout.header.size();
   if (columns == 0) return InvalidArgument("no columns");
   range.end = std::min(range.end, text.size());
@@ -282,7 +296,7 @@ Result<io::Table> ParseCsvRange(std::string_view text, CsvRange range,
     return line_error(line_begin, ", column '" + layout.header[c] + "' (field " +
                                       std::to_string(c + 1) + "): '" +
                                       std::string(field.substr(0, 40)) + "' " +
-                                      FieldErrorText(e, layout.header[c], dtype));
+                                      FieldErrorText(e, layout.header[c], dtype, hints));
   };
   auto count_error = [&](size_t line_begin, size_t found) {
     return line_error(line_begin, ": expected " + std::to_string(columns) + " fields, found " +
@@ -355,6 +369,13 @@ Result<io::Table> ParseCsvRange(std::string_view text, CsvRange range,
     line_begin = next;
   }
   return parser.Finish();
+}
+
+}  // namespace
+
+Result<io::Table> ParseCsvRange(std::string_view text, CsvRange range,
+                                const io::CsvLayout& layout, const CsvOptions& options) {
+  return ParseRange(text, range, layout, options, /*hints=*/true);
 }
 
 }  // namespace coupler::kernels

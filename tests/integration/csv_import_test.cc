@@ -148,7 +148,7 @@ TEST(CsvImportRunTest, StringsAndGapsSurviveImportStatsAndStandardize) {
   EXPECT_EQ(scaled_city, want_city);
 }
 
-// A bad value past the part of the file the types come from fails the run at once with the
+// A bad value past the part of the file the types come from fails the run with the
 // line, the column and the hint.
 TEST(CsvImportRunTest, TextInANumericColumnFailsWithLineColumnAndHint) {
   TempDir scratch;
