@@ -24,9 +24,10 @@ struct ColumnMoments {
   friend bool operator==(const ColumnMoments&, const ColumnMoments&) = default;
 };
 
-// NaN values count and make mean and M2 NaN (a data fault shows up downstream instead of being
-// hidden); min and max skip NaN. kCuda sums in another order: count, min and max equal the CPU's,
-// mean and M2 agree to rounding. Unavailable for kCuda in a CPU-only build or without a device.
+// NaN is a missing value and is skipped, as pandas does: count is the values present, and mean,
+// M2, min and max are over them (a column with nothing present gives the empty moments above).
+// Infinities are values: they count, and make mean and M2 inf or NaN. kCuda sums in another
+// order: count, min and max equal the CPU's, mean and M2 agree to rounding. Unavailable for kCuda in a CPU-only build or without a device.
 Result<ColumnMoments> ComputeMoments(std::span<const float> column, Backend backend);
 Result<ColumnMoments> ComputeMoments(std::span<const int32_t> column, Backend backend);
 

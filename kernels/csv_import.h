@@ -1,6 +1,9 @@
 // import_csv's kernel: split a CSV text into N byte ranges that together hold every line exactly
-// once (each task finds its own boundaries, no coordination), and parse one range into float32
-// columns (the label column as int32). Works on the whole file's text, typically an mmap.
+// once (each task finds its own boundaries, no coordination), and parse one range into the
+// columns InferCsvLayout (runtime/io/csv_schema.h) chose: float32/float64 with NaN for missing
+// values, int32 (the label column), and strings as categorical int32 codes (-1 = missing) with
+// the range's own dictionary (first-seen order). Works on the whole file's text, typically an
+// mmap; the dialect (quotes, NA tokens, number spellings) is runtime/io/csv_dialect.h's.
 #pragma once
 
 #include <cstddef>
@@ -8,15 +11,14 @@
 #include <string_view>
 #include <vector>
 
+#include "runtime/io/csv_dialect.h"
+#include "runtime/io/csv_schema.h"
 #include "runtime/io/table.h"
 #include "runtime/status.h"
 
 namespace coupler::kernels {
 
-struct CsvOptions {
-  bool header = true;        // the first line names the columns; else c0, c1, ...
-  std::string label_column;  // parsed as int32; empty: none
-};
+using io::CsvOptions;
 
 struct CsvRange {
   size_t begin = 0;  // the first byte of the first line
@@ -26,17 +28,23 @@ struct CsvRange {
 // Task `index` of `count` takes the index-th of `count` equal byte ranges, moved forward to line
 // boundaries: it starts after the first newline at or after its start offset (task 0 at the
 // first data line) and ends after the first newline at or after its end offset. Adjacent tasks
-// therefore meet exactly; a line longer than a range leaves some tasks empty.
+// therefore meet exactly; a line longer than a range leaves some tasks empty. Newlines inside
+// quotes are not data here: the parser refuses a quoted field that spans lines.
 CsvRange CsvTaskRange(std::string_view text, bool header, size_t index, size_t count);
 
-// The column names: the header line's fields (trimmed, quotes removed), or c0..cN-1 for the N
-// fields of the first line. InvalidArgument for an empty text, an empty or duplicate name, or
-// a label_column that is not a column.
+// The column names (io::CsvHeaderNames), and InvalidArgument for a label_column that is not one.
 Result<std::vector<std::string>> CsvColumnNames(std::string_view text, const CsvOptions& options);
 
-// Parses the lines in text[range]. Empty lines (and a '\r' before '\n') are skipped. A line with
-// the wrong number of fields or a field that is not a number is InvalidArgument naming the
-// 1-based line number within `text` and the column.
+// Parses the lines in text[range] into `layout`'s columns (in its order; other fields are
+// skipped unparsed). Empty lines (and a '\r' before '\n') are skipped. InvalidArgument naming
+// the 1-based line number within `text` (and the column) for a line with the wrong number of
+// fields, a field that is not a number in a numeric column (with the dtypes hint), a missing
+// value in an int32 column, or a quoted field still open at the end of its line.
+Result<io::Table> ParseCsvRange(std::string_view text, CsvRange range,
+                                const io::CsvLayout& layout, const CsvOptions& options);
+
+// All-numeric files (the training program's CSV reader): every column float32 and the label
+// column int32, no type inference; `names` are CsvColumnNames(text, options).
 Result<io::Table> ParseCsvRange(std::string_view text, CsvRange range,
                                 const std::vector<std::string>& names, const CsvOptions& options);
 

@@ -10,7 +10,8 @@
 
 namespace coupler::kernels {
 
-// `out` has in's length and is either `in` itself or does not overlap it. stddev == 0 (a
+// `out` has in's length and is either `in` itself or does not overlap it. A missing value (NaN)
+// stays NaN, as in pandas; the stats it is given skipped it. stddev == 0 (a
 // constant column) gives 0 everywhere: the column carries no information, and a division would
 // give NaN or inf. Both backends give bit-identical results, up to NaN payloads (GPUs return a
 // canonical NaN). Unavailable for kCuda in a CPU-only build or without a device,

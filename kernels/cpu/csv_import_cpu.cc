@@ -1,122 +1,227 @@
-// The CSV kernel: one pass over a byte range, fields parsed in place with std::from_chars (no
-// copies, no locale), values appended to per-column vectors that become the Table's columns.
+// The CSV kernel: one pass over a byte range. A line without a quote (the usual case) is split
+// in place and its numbers parsed with std::from_chars (no copies, no locale); only a line that
+// holds a '"' goes through the RFC 4180 splitter, which copies its fields. Values are appended
+// to per-column vectors that become the Table's columns.
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <memory>
+#include <string>
 #include <system_error>
+#include <unordered_map>
 
 #include "kernels/csv_import.h"
 
 namespace coupler::kernels {
 namespace {
 
-constexpr std::string_view kUtf8Bom = "\xEF\xBB\xBF";
-constexpr size_t kNone = static_cast<size_t>(-1);
+constexpr size_t kSkipped = static_cast<size_t>(-1);
 
-// Excel writes a byte-order mark; it is not part of the first name.
-size_t TextStart(std::string_view text) { return text.starts_with(kUtf8Bom) ? kUtf8Bom.size() : 0; }
+enum class Sink : uint8_t { kSkip, kFloat32, kFloat64, kInt32, kString };
 
-// One past the first '\n' at or after `from`; the text's end when there is none.
-size_t AfterNewline(std::string_view text, size_t from) {
-  if (from >= text.size()) return text.size();
-  const void* nl = std::memchr(text.data() + from, '\n', text.size() - from);
-  return nl == nullptr ? text.size() : static_cast<size_t>(static_cast<const char*>(nl) - text.data()) + 1;
-}
+enum class FieldError : uint8_t { kOk, kNotNumber, kOutOfRange, kNotInteger, kMissingInt };
+
+// Lookups by string_view, so a field already in the dictionary costs no allocation.
+struct ViewHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+
+struct StringColumn {
+  std::unordered_map<std::string, int32_t, ViewHash, std::equal_to<>> codes;
+  std::shared_ptr<io::Column::Dictionary> dictionary = std::make_shared<io::Column::Dictionary>();
+  bool used = false;  // the column is a string column
+};
+
+struct FieldSink {
+  Sink sink = Sink::kSkip;
+  size_t out = kSkipped;  // the output column
+  std::vector<float>* f32 = nullptr;
+  std::vector<double>* f64 = nullptr;
+  std::vector<int32_t>* i32 = nullptr;
+  StringColumn* strings = nullptr;
+};
 
 size_t FirstDataByte(std::string_view text, bool header) {
-  return header ? AfterNewline(text, TextStart(text)) : TextStart(text);
+  const size_t start = io::CsvTextStart(text);
+  return header ? io::CsvAfterNewline(text, start) : start;
 }
 
-// The line starting at `begin`, without its '\n' or '\r\n'.
-std::string_view LineAt(std::string_view text, size_t begin, size_t limit) {
-  const size_t end = std::min(AfterNewline(text, begin), limit);
-  std::string_view line = text.substr(begin, end - begin);
-  if (line.ends_with('\n')) line.remove_suffix(1);
-  if (line.ends_with('\r')) line.remove_suffix(1);
-  return line;
-}
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  if (s.size() >= 2 && s.front() == '"' && s.back() == '"') s = s.substr(1, s.size() - 2);
-  return s;
-}
-
-// Only computed for an error message, so the happy path never counts lines.
-size_t LineNumber(std::string_view text, size_t offset) {
-  size_t line = 1;
-  const char* p = text.data();
-  const char* const end = p + std::min(offset, text.size());
-  while (p < end) {
-    const void* nl = std::memchr(p, '\n', static_cast<size_t>(end - p));
-    if (nl == nullptr) break;
-    ++line;
-    p = static_cast<const char*>(nl) + 1;
+// True when some NA token is itself a number ("-999"): then every numeric field is checked
+// against the tokens before it is parsed, which the fast path otherwise skips. Tokens that read
+// as NaN ("nan", "NaN", the default ones) need no such check: parsed, they are NaN anyway.
+bool NaTokensLookNumeric(const std::vector<std::string>& na_values) {
+  for (const std::string& na : na_values) {
+    double v = 0;
+    if (io::ParseCsvDouble(na, v) == io::CsvNumber::kOk && !std::isnan(v)) return true;
   }
-  return line;
+  return false;
 }
 
-enum class ParseError { kOk, kEmpty, kNotNumber, kOutOfRange, kNotInteger };
-
-// For a number too far out of range even for a double: true when it is tiny (a negative
-// exponent, or no exponent and a zero integer part), false when it is huge.
-bool TinyMagnitude(std::string_view number) {
-  const size_t e = number.find_first_of("eE");
-  if (e != std::string_view::npos) return e + 1 < number.size() && number[e + 1] == '-';
-  const size_t first = number.find_first_not_of("-0");
-  return first == std::string_view::npos || number[first] == '.';
+FieldError FromNumber(io::CsvNumber n) {
+  switch (n) {
+    case io::CsvNumber::kOk: return FieldError::kOk;
+    case io::CsvNumber::kOutOfRange: return FieldError::kOutOfRange;
+    case io::CsvNumber::kNotInteger: return FieldError::kNotInteger;
+    case io::CsvNumber::kEmpty:
+    case io::CsvNumber::kNotNumber: break;
+  }
+  return FieldError::kNotNumber;
 }
 
-ParseError ParseFloat(std::string_view field, float& out) {
-  const auto fast = std::from_chars(field.data(), field.data() + field.size(), out);
-  if (fast.ec == std::errc() && fast.ptr == field.data() + field.size()) return ParseError::kOk;
-  // The slow path: surrounding blanks or quotes, a leading '+', range errors.
-  std::string_view s = Trim(field);
-  if (s.starts_with('+')) s.remove_prefix(1);
-  if (s.empty()) return ParseError::kEmpty;
-  const char* const end = s.data() + s.size();
-  const auto [ptr, ec] = std::from_chars(s.data(), end, out);
-  if (ptr != end) return ParseError::kNotNumber;
-  if (ec == std::errc::result_out_of_range) {
-    // Underflow is not an error: the value rounds to a float32 subnormal or zero.
-    double wide = 0;
-    if (std::from_chars(s.data(), end, wide).ec == std::errc()) {
-      if (std::fabs(wide) > std::numeric_limits<float>::max()) return ParseError::kOutOfRange;
-      out = static_cast<float>(wide);
-      return ParseError::kOk;
+class RangeParser {
+ public:
+  RangeParser(const io::CsvLayout& layout, const CsvOptions& options)
+      : options_(options), na_first_(NaTokensLookNumeric(options.na_values)) {
+    for (const io::ColumnSchema& c : layout.schema.columns) outputs_.emplace_back(c.name, c.dtype);
+    strings_.resize(layout.schema.columns.size());
+    sinks_.resize(layout.header.size());
+    for (size_t o = 0; o < layout.fields.size(); ++o) {
+      const io::ColumnSchema& c = layout.schema.columns[o];
+      FieldSink& s = sinks_[layout.fields[o]];
+      s.out = o;
+      if (c.categorical) {
+        s.sink = Sink::kString;
+        s.i32 = &outputs_[o].Vector<int32_t>();
+        s.strings = &strings_[o];
+        s.strings->used = true;
+      } else if (c.dtype == ElementType::kInt32) {
+        s.sink = Sink::kInt32;
+        s.i32 = &outputs_[o].Vector<int32_t>();
+      } else if (c.dtype == ElementType::kFloat64) {
+        s.sink = Sink::kFloat64;
+        s.f64 = &outputs_[o].Vector<double>();
+      } else {
+        s.sink = Sink::kFloat32;
+        s.f32 = &outputs_[o].Vector<float>();
+      }
     }
-    if (!TinyMagnitude(s)) return ParseError::kOutOfRange;
-    out = s.starts_with('-') ? -0.0f : 0.0f;
-    return ParseError::kOk;
   }
-  return ec == std::errc() ? ParseError::kOk : ParseError::kNotNumber;
-}
 
-ParseError ParseLabel(std::string_view field, int32_t& out) {
-  auto [ptr, ec] = std::from_chars(field.data(), field.data() + field.size(), out);
-  if (ec == std::errc() && ptr == field.data() + field.size()) return ParseError::kOk;
-  // Labels exported by tools that write every number as a float ("3.0") are still integers.
-  float value = 0;
-  if (const ParseError e = ParseFloat(field, value); e != ParseError::kOk) return e;
-  if (value != std::trunc(value) || !(std::fabs(value) < 2147483648.0f)) {
-    return ParseError::kNotInteger;
+  void Reserve(size_t rows) {
+    for (FieldSink& s : sinks_) {
+      if (s.f32 != nullptr) s.f32->reserve(rows);
+      if (s.f64 != nullptr) s.f64->reserve(rows);
+      if (s.i32 != nullptr) s.i32->reserve(rows);
+    }
   }
-  out = static_cast<int32_t>(value);
-  return ParseError::kOk;
-}
 
-std::vector<std::string_view> SplitFields(std::string_view line) {
-  std::vector<std::string_view> fields;
-  size_t start = 0;
-  while (true) {
-    const size_t comma = line.find(',', start);
-    fields.push_back(line.substr(start, comma == std::string_view::npos ? comma : comma - start));
-    if (comma == std::string_view::npos) return fields;
-    start = comma + 1;
+  size_t fields() const { return sinks_.size(); }
+  bool na_first() const { return na_first_; }
+  const FieldSink& sink(size_t field) const { return sinks_[field]; }
+
+  // Appends one field's value to its column.
+  // Not inlined: the caller's loop stays small, and this is the slow path there.
+  [[gnu::noinline]] FieldError Store(size_t field, std::string_view text) {
+    FieldSink& s = sinks_[field];
+    switch (s.sink) {
+      case Sink::kSkip: return FieldError::kOk;
+      case Sink::kFloat32: {
+        float v = 0;
+        if (!na_first_) {
+          const auto r = std::from_chars(text.data(), text.data() + text.size(), v);
+          if (r.ec == std::errc() && r.ptr == text.data() + text.size()) {
+            s.f32->push_back(v);
+            return FieldError::kOk;
+          }
+        }
+        if (io::IsCsvMissing(text, options_.na_values)) {
+          s.f32->push_back(std::numeric_limits<float>::quiet_NaN());
+          return FieldError::kOk;
+        }
+        const FieldError e = FromNumber(io::ParseCsvFloat(text, v));
+        s.f32->push_back(v);
+        return e;
+      }
+      case Sink::kFloat64: {
+        double v = 0;
+        if (!na_first_) {
+          const auto r = std::from_chars(text.data(), text.data() + text.size(), v);
+          if (r.ec == std::errc() && r.ptr == text.data() + text.size()) {
+            s.f64->push_back(v);
+            return FieldError::kOk;
+          }
+        }
+        if (io::IsCsvMissing(text, options_.na_values)) {
+          s.f64->push_back(std::numeric_limits<double>::quiet_NaN());
+          return FieldError::kOk;
+        }
+        const FieldError e = FromNumber(io::ParseCsvDouble(text, v));
+        s.f64->push_back(v);
+        return e;
+      }
+      case Sink::kInt32: {
+        int32_t v = 0;
+        if (!na_first_) {
+          const auto r = std::from_chars(text.data(), text.data() + text.size(), v);
+          if (r.ec == std::errc() && r.ptr == text.data() + text.size()) {
+            s.i32->push_back(v);
+            return FieldError::kOk;
+          }
+        }
+        if (io::IsCsvMissing(text, options_.na_values)) return FieldError::kMissingInt;
+        const FieldError e = FromNumber(io::ParseCsvInt32(text, v));
+        s.i32->push_back(v);
+        return e;
+      }
+      case Sink::kString: {
+        if (io::IsCsvMissing(text, options_.na_values)) {
+          s.i32->push_back(-1);
+          return FieldError::kOk;
+        }
+        StringColumn& c = *s.strings;
+        auto it = c.codes.find(text);
+        if (it == c.codes.end()) {
+          const auto code = static_cast<int32_t>(c.dictionary->size());
+          c.dictionary->emplace_back(text);
+          it = c.codes.emplace(std::string(text), code).first;
+        }
+        s.i32->push_back(it->second);
+        return FieldError::kOk;
+      }
+    }
+    return FieldError::kOk;
+  }
+
+  Result<io::Table> Finish() {
+    io::Table table;
+    // A range with no string in a string column still marks it categorical: an empty dictionary.
+    for (size_t o = 0; o < outputs_.size(); ++o) {
+      if (strings_[o].used) outputs_[o].set_dictionary(std::move(strings_[o].dictionary));
+    }
+    for (io::Column& c : outputs_) COUPLER_RETURN_IF_ERROR(table.AddColumn(std::move(c)));
+    return table;
+  }
+
+ private:
+  const CsvOptions& options_;
+  const bool na_first_;
+  std::vector<io::Column> outputs_;
+  std::vector<StringColumn> strings_;
+  std::vector<FieldSink> sinks_;  // per field of the file
+};
+
+std::string FieldErrorText(FieldError e, std::string_view column, ElementType dtype,
+                           bool hints) {
+  const std::string col(column);
+  switch (e) {
+    case FieldError::kOutOfRange:
+      return std::string("is out of ") + std::string(ElementTypeName(dtype)) + " range" +
+             (hints ? " (set dtypes: {" + col + ": float64} for a wider type)" : "");
+    case FieldError::kNotInteger: return "is not an int32 label";
+    case FieldError::kMissingInt:
+      return "is a missing value, which an int32 column cannot hold" +
+             std::string(hints ? " (drop those rows first, or if it is not the label_column, "
+                                 "set dtypes: {" + col + ": float32})"
+                               : "");
+    default:
+      return "is not a number" +
+             std::string(hints ? " (the column's type was taken from the file's first lines; "
+                                 "if it holds text, set dtypes: {" + col + ": string})"
+                               : "");
   }
 }
 
@@ -128,32 +233,16 @@ CsvRange CsvTaskRange(std::string_view text, bool header, size_t index, size_t c
   // index * size / count without overflowing for big files.
   auto offset = [size, count](size_t i) { return size / count * i + size % count * i / count; };
   const size_t first = FirstDataByte(text, header);
-  const size_t begin = index == 0 ? first : std::max(AfterNewline(text, offset(index)), first);
-  const size_t end = index + 1 == count ? size : AfterNewline(text, offset(index + 1));
+  const size_t begin =
+      index == 0 ? first : std::max(io::CsvAfterNewline(text, offset(index)), first);
+  const size_t end = index + 1 == count ? size : io::CsvAfterNewline(text, offset(index + 1));
   return {begin, std::max(begin, end)};
 }
 
 Result<std::vector<std::string>> CsvColumnNames(std::string_view text,
                                                 const CsvOptions& options) {
-  const size_t start = TextStart(text);
-  if (start >= text.size()) return InvalidArgument("the file is empty");
-  const std::vector<std::string_view> fields = SplitFields(LineAt(text, start, text.size()));
-  std::vector<std::string> names;
-  for (size_t i = 0; i < fields.size(); ++i) {
-    if (!options.header) {
-      names.push_back("c" + std::to_string(i));
-      continue;
-    }
-    std::string name(Trim(fields[i]));
-    if (name.empty()) {
-      return InvalidArgument("line 1: column " + std::to_string(i + 1) +
-                             " has an empty name in the header");
-    }
-    if (std::find(names.begin(), names.end(), name) != names.end()) {
-      return InvalidArgument("line 1: duplicate column name '" + name + "' in the header");
-    }
-    names.push_back(std::move(name));
-  }
+  COUPLER_ASSIGN_OR_RETURN(std::vector<std::string> names,
+                           io::CsvHeaderNames(text, options.header));
   if (!options.label_column.empty() &&
       std::find(names.begin(), names.end(), options.label_column) == names.end()) {
     std::string list;
@@ -164,85 +253,129 @@ Result<std::vector<std::string>> CsvColumnNames(std::string_view text,
   return names;
 }
 
+namespace {
+Result<io::Table> ParseRange(std::string_view text, CsvRange range, const io::CsvLayout& layout,
+                             const CsvOptions& options, bool hints);
+}  // namespace
+
 Result<io::Table> ParseCsvRange(std::string_view text, CsvRange range,
                                 const std::vector<std::string>& names, const CsvOptions& options) {
-  const size_t columns = names.size();
+  io::CsvLayout layout;
+  layout.header = names;
+  for (size_t i = 0; i < names.size(); ++i) {
+    layout.fields.push_back(i);
+    const bool label = names[i] == options.label_column;
+    layout.schema.columns.push_back(
+        {names[i], label ? ElementType::kInt32 : ElementType::kFloat32, false});
+  }
+  return ParseRange(text, range, layout, options, /*hints=*/false);
+}
+
+namespace {
+
+// `hints`: errors suggest dtypes (a layout InferCsvLayout typed); the all-numeric reader's
+// callers have no dtypes to set.
+Result<io::Table> ParseRange(std::string_view text, CsvRange range, const io::CsvLayout& layout,
+                             const CsvOptions& options, bool hints) {
+  const size_t columns = layout.header.size();
   if (columns == 0) return InvalidArgument("no columns");
   range.end = std::min(range.end, text.size());
-  const size_t label = options.label_column.empty()
-                           ? kNone
-                           : static_cast<size_t>(std::find(names.begin(), names.end(),
-                                                           options.label_column) -
-                                                 names.begin());
-  std::vector<std::vector<float>> floats(columns);
-  std::vector<int32_t> labels;
+  RangeParser parser(layout, options);
   if (range.begin < range.end) {
     // Reserving from the first line's length avoids most regrowth on uniform files.
-    const size_t first = LineAt(text, range.begin, range.end).size() + 1;
-    const size_t estimate = (range.end - range.begin) / first + 16;
-    for (size_t c = 0; c < columns; ++c) {
-      if (c == label) {
-        labels.reserve(estimate);
-      } else {
-        floats[c].reserve(estimate);
-      }
-    }
+    const size_t first = io::CsvLineAt(text, range.begin, range.end).size() + 1;
+    parser.Reserve((range.end - range.begin) / first + 16);
   }
 
-  auto error = [&](size_t line_begin, const std::string& what) {
-    return InvalidArgument("line " + std::to_string(LineNumber(text, line_begin)) + what);
+  auto line_error = [&](size_t line_begin, const std::string& what) {
+    return InvalidArgument("line " + std::to_string(io::CsvLineNumber(text, line_begin)) + what);
+  };
+  auto field_error = [&](size_t line_begin, size_t c, std::string_view field, FieldError e) {
+    const io::ColumnSchema* schema = layout.schema.Find(layout.header[c]);
+    const ElementType dtype = schema != nullptr ? schema->dtype : ElementType::kFloat32;
+    return line_error(line_begin, ", column '" + layout.header[c] + "' (field " +
+                                      std::to_string(c + 1) + "): '" +
+                                      std::string(field.substr(0, 40)) + "' " +
+                                      FieldErrorText(e, layout.header[c], dtype, hints));
+  };
+  auto count_error = [&](size_t line_begin, size_t found) {
+    return line_error(line_begin, ": expected " + std::to_string(columns) + " fields, found " +
+                                      std::to_string(found));
   };
 
+  // The fast path: one memchr for the line end and one for a quote, then the fields split in
+  // place; float32 and int32 fields that std::from_chars reads whole are appended right here,
+  // everything else (missing values, blanks, strings, errors) goes through Store.
+  const bool na_first = parser.na_first();
+  const char* const base = text.data();
+  std::vector<std::string> quoted;
   for (size_t line_begin = range.begin; line_begin < range.end;) {
-    const size_t next = std::min(AfterNewline(text, line_begin), range.end);
-    const std::string_view line = LineAt(text, line_begin, range.end);
-    if (line.empty()) {
+    const char* const start = base + line_begin;
+    const auto* nl = static_cast<const char*>(std::memchr(start, '\n', range.end - line_begin));
+    const char* line_end = nl != nullptr ? nl : base + range.end;
+    const size_t next = nl != nullptr ? static_cast<size_t>(nl - base) + 1 : range.end;
+    if (line_end > start && line_end[-1] == '\r') --line_end;
+    if (line_end == start) {
       line_begin = next;
       continue;
     }
-    const char* p = line.data();
-    const char* const line_end = p + line.size();
-    for (size_t c = 0; c < columns; ++c) {
-      const char* q = p;
-      while (q < line_end && *q != ',') ++q;
-      if ((q == line_end) != (c + 1 == columns)) {
-        return error(line_begin, ": expected " + std::to_string(columns) + " fields, found " +
-                                     std::to_string(SplitFields(line).size()));
-      }
-      const std::string_view field(p, static_cast<size_t>(q - p));
-      ParseError status;
-      if (c == label) {
-        int32_t v = 0;
-        status = ParseLabel(field, v);
-        labels.push_back(v);
-      } else {
-        float v = 0;
-        status = ParseFloat(field, v);
-        floats[c].push_back(v);
-      }
-      if (status != ParseError::kOk) {
-        const std::string where = ", column '" + names[c] + "' (field " + std::to_string(c + 1) +
-                                  "): '" + std::string(field.substr(0, 40)) + "' ";
-        switch (status) {
-          case ParseError::kOutOfRange: return error(line_begin, where + "is out of float32 range");
-          case ParseError::kNotInteger: return error(line_begin, where + "is not an int32 label");
-          case ParseError::kEmpty:
-            return error(line_begin, where + "is empty (missing values are not supported)");
-          default: return error(line_begin, where + "is not a number");
+    const std::string_view line(start, static_cast<size_t>(line_end - start));
+    if (std::memchr(start, '"', line.size()) == nullptr) {
+      const char* p = start;
+      for (size_t c = 0; c < columns; ++c) {
+        const char* q = p;
+        while (q < line_end && *q != ',') ++q;
+        if ((q == line_end) != (c + 1 == columns)) {
+          const auto commas = static_cast<size_t>(std::count(line.begin(), line.end(), ','));
+          return count_error(line_begin, commas + 1);
         }
+        const FieldSink& sink = parser.sink(c);
+        if (sink.sink == Sink::kFloat32 && !na_first) {
+          float v = 0;
+          const auto r = std::from_chars(p, q, v);
+          if (r.ec == std::errc() && r.ptr == q) {
+            sink.f32->push_back(v);
+            p = q + 1;
+            continue;
+          }
+        } else if (sink.sink == Sink::kInt32 && !na_first) {
+          int32_t v = 0;
+          const auto r = std::from_chars(p, q, v);
+          if (r.ec == std::errc() && r.ptr == q) {
+            sink.i32->push_back(v);
+            p = q + 1;
+            continue;
+          }
+        }
+        if (sink.sink != Sink::kSkip) {
+          const std::string_view field(p, static_cast<size_t>(q - p));
+          const FieldError e = parser.Store(c, field);
+          if (e != FieldError::kOk) return field_error(line_begin, c, field, e);
+        }
+        p = q + 1;
       }
-      p = q + 1;
+    } else {
+      size_t open = 0;
+      if (!io::SplitCsvLine(line, quoted, &open).ok()) {
+        return InvalidArgument(io::CsvQuotedNewlineMessage(
+            io::CsvLineNumber(text, line_begin), open < columns ? layout.header[open] : "", open));
+      }
+      if (quoted.size() != columns) return count_error(line_begin, quoted.size());
+      for (size_t c = 0; c < columns; ++c) {
+        const FieldError e = parser.Store(c, quoted[c]);
+        if (e != FieldError::kOk) return field_error(line_begin, c, quoted[c], e);
+      }
     }
     line_begin = next;
   }
+  return parser.Finish();
+}
 
-  io::Table table;
-  for (size_t c = 0; c < columns; ++c) {
-    io::Column column = c == label ? io::Column::Int32(names[c], std::move(labels))
-                                   : io::Column::Float32(names[c], std::move(floats[c]));
-    COUPLER_RETURN_IF_ERROR(table.AddColumn(std::move(column)));
-  }
-  return table;
+}  // namespace
+
+Result<io::Table> ParseCsvRange(std::string_view text, CsvRange range,
+                                const io::CsvLayout& layout, const CsvOptions& options) {
+  return ParseRange(text, range, layout, options, /*hints=*/true);
 }
 
 }  // namespace coupler::kernels

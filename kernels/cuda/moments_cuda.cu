@@ -4,7 +4,8 @@
 // with Chan's formula, the same scheme as the CPU twin (moments_cpu.cc) with other block
 // boundaries. The per-block partials go back to the host and merge there with MergeMoments.
 // So the sums are reassociated: mean and M2 match the CPU to rounding (tests allow relative
-// 1e-9), count, min and max exactly.
+// 1e-9), count, min and max exactly. NaN is a missing value, skipped as on the CPU: it adds
+// nothing to the count, the sum or the squares.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -82,13 +83,25 @@ __device__ T HighestIdentity() {
 }
 
 template <typename T>
+__device__ bool Present(T v) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return v == v;  // false for NaN only
+  } else {
+    return true;
+  }
+}
+
+template <typename T>
 __global__ void MomentsKernel(const T* __restrict__ x, size_t n, Partial* __restrict__ partials) {
   using SumReduce = cub::BlockReduce<double, kThreadsPerBlock>;
   using ValueReduce = cub::BlockReduce<T, kThreadsPerBlock>;
+  using CountReduce = cub::BlockReduce<unsigned int, kThreadsPerBlock>;
   __shared__ typename SumReduce::TempStorage sum_storage;
+  __shared__ typename CountReduce::TempStorage count_storage;
   __shared__ typename ValueReduce::TempStorage lo_storage;
   __shared__ typename ValueReduce::TempStorage hi_storage;
   __shared__ double tile_mean;
+  __shared__ unsigned int tile_present;
 
   // Meaningful in thread 0 only, like every BlockReduce result.
   Partial running{0, 0.0, 0.0, static_cast<double>(HighestIdentity<T>()),
@@ -98,35 +111,43 @@ __global__ void MomentsKernel(const T* __restrict__ x, size_t n, Partial* __rest
     const size_t start = tile * kTile;
     const size_t count = n - start < kTile ? n - start : kTile;
     double sum = 0;
+    unsigned int present = 0;
     T lo = HighestIdentity<T>();
     T hi = LowestIdentity<T>();
     for (int k = 0; k < kItemsPerThread; ++k) {
       const size_t i = threadIdx.x + static_cast<size_t>(k) * kThreadsPerBlock;
       if (i < count) {
         const T v = x[start + i];
-        sum += static_cast<double>(v);
+        const bool p = Present(v);
+        sum += p ? static_cast<double>(v) : 0.0;
+        present += p ? 1u : 0u;
         lo = v < lo ? v : lo;
         hi = v > hi ? v : hi;
       }
     }
     const double tile_sum = SumReduce(sum_storage).Sum(sum);
+    const unsigned int tile_count = CountReduce(count_storage).Sum(present);
     const T tile_lo = ValueReduce(lo_storage).Reduce(lo, MinOp());
     const T tile_hi = ValueReduce(hi_storage).Reduce(hi, MaxOp());
-    if (threadIdx.x == 0) tile_mean = tile_sum / static_cast<double>(count);
-    __syncthreads();  // tile_mean published; sum_storage free to reuse
+    if (threadIdx.x == 0) {
+      tile_present = tile_count;
+      tile_mean = tile_count == 0 ? 0.0 : tile_sum / static_cast<double>(tile_count);
+    }
+    __syncthreads();  // tile_mean and tile_present published; sum_storage free to reuse
 
     const double mean = tile_mean;
     double squares = 0;
     for (int k = 0; k < kItemsPerThread; ++k) {
       const size_t i = threadIdx.x + static_cast<size_t>(k) * kThreadsPerBlock;
       if (i < count) {
-        const double d = static_cast<double>(x[start + i]) - mean;
+        const T v = x[start + i];
+        const double d = Present(v) ? static_cast<double>(v) - mean : 0.0;
         squares += d * d;
       }
     }
     const double tile_m2 = SumReduce(sum_storage).Sum(squares);
-    if (threadIdx.x == 0) {
-      const Partial this_tile{count, mean, tile_m2, static_cast<double>(tile_lo),
+    if (threadIdx.x == 0 && tile_present > 0) {
+      const Partial this_tile{tile_present, mean, tile_m2, static_cast<double>(tile_lo),
                               static_cast<double>(tile_hi)};
       running = Merge(running, this_tile);
     }

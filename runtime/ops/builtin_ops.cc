@@ -88,6 +88,12 @@ std::vector<OpDef> BuiltinOpDefs() {
             1, 1'000'000),
       Default(Param("header", ParamType::kBool, "the first line names the columns"), true),
       Param("label_column", ParamType::kString, "column stored as int32 labels"),
+      Columns("columns to keep, in this order (default: every column, in file order)"),
+      Param("dtypes", ParamType::kStringMap,
+            "forced column types: float32, float64, int32 or string (default: from the first "
+            "lines, float32 or string)"),
+      Param("na_values", ParamType::kStringList,
+            "fields read as missing besides the empty one (default: NA, nan, NaN, N/A, null)"),
   };
   ops.push_back(import_csv);
 

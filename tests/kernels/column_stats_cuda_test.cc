@@ -97,8 +97,8 @@ TEST(ColumnStatsCudaTest, CrossesAChunkSeam) {
   ExpectMatches(*cpu, *gpu);
 }
 
-// Every float class: NaN makes mean and M2 NaN on both twins; min and max skip NaN and still
-// match exactly (infinities included).
+// Every float class: NaN is a missing value both twins skip (count, min and max match exactly,
+// infinities included).
 TEST(ColumnStatsCudaTest, EveryFloatClassMatchesCpu) {
   if (!HaveCudaDevice()) GTEST_SKIP() << "no CUDA device";
   for (size_t n : kSizes) {
@@ -118,15 +118,38 @@ TEST(ColumnStatsCudaTest, EveryFloatClassMatchesCpu) {
   }
 }
 
-TEST(ColumnStatsCudaTest, AllNanColumnKeepsEmptyMinMax) {
+TEST(ColumnStatsCudaTest, AllNanColumnIsTheEmptyColumn) {
   if (!HaveCudaDevice()) GTEST_SKIP() << "no CUDA device";
   const std::vector<float> column(5000, std::numeric_limits<float>::quiet_NaN());
   auto gpu = Moments(column, Backend::kCuda);
   ASSERT_TRUE(gpu.ok()) << gpu.status().ToString();
-  EXPECT_EQ(gpu->count, 5000u);
-  EXPECT_TRUE(std::isnan(gpu->mean));
-  EXPECT_EQ(gpu->min, std::numeric_limits<double>::infinity());
-  EXPECT_EQ(gpu->max, -std::numeric_limits<double>::infinity());
+  EXPECT_EQ(*gpu, ColumnMoments{});
+  auto cpu = Moments(column, Backend::kCpu);
+  ASSERT_TRUE(cpu.ok());
+  EXPECT_EQ(*cpu, *gpu);
+}
+
+// Finite values with gaps (1% and 50% missing, and whole tiles missing): both twins skip the
+// same values, so count, min and max match exactly and mean and M2 to rounding.
+TEST(ColumnStatsCudaTest, MissingValuesAreSkippedLikeTheCpu) {
+  if (!HaveCudaDevice()) GTEST_SKIP() << "no CUDA device";
+  for (size_t n : kSizes) {
+    for (const uint64_t every : {uint64_t{100}, uint64_t{2}}) {
+      SCOPED_TRACE(std::to_string(n) + " every " + std::to_string(every));
+      SplitMix64 rng(900 + n + every);
+      std::vector<float> column(n);
+      for (size_t i = 0; i < n; ++i) {
+        const bool gap = rng.Next() % every == 0 || (i >= 8192 && i < 3 * 8192);
+        column[i] = gap ? std::numeric_limits<float>::quiet_NaN()
+                        : static_cast<float>(static_cast<double>(rng.Next() % 100000) / 7.0);
+      }
+      auto cpu = Moments(column, Backend::kCpu);
+      auto gpu = Moments(column, Backend::kCuda);
+      ASSERT_TRUE(cpu.ok() && gpu.ok()) << gpu.status().ToString();
+      EXPECT_FALSE(std::isnan(cpu->mean) || std::isnan(gpu->mean));
+      ExpectMatches(*cpu, *gpu);
+    }
+  }
 }
 
 TEST(ColumnStatsCudaTest, Int32ColumnsMatchCpu) {

@@ -3,6 +3,7 @@
 #include "kernels/standardize.h"
 
 #include <cmath>
+#include <limits>
 #include <span>
 #include <vector>
 
@@ -78,6 +79,25 @@ TEST(StandardizeCudaTest, FiniteColumnsMatchCpuExactly) {
   COUPLER_ASSERT_OK(Standardize(in, gpu, 1.0e5, 1.7320508, Backend::kCuda));
   for (float v : gpu) ASSERT_FALSE(std::isnan(v));
   EXPECT_TRUE(SameBits<float>(cpu, gpu));
+}
+
+// Missing values (NaN) stay missing on the device, exactly where they were, and the values
+// around them match the CPU bit for bit.
+TEST(StandardizeCudaTest, MissingValuesStayMissingLikeTheCpu) {
+  if (!HaveCudaDevice()) GTEST_SKIP() << "no CUDA device";
+  for (size_t n : kSizes) {
+    SCOPED_TRACE(n);
+    SplitMix64 rng(500 + n);
+    std::vector<float> in(n);
+    for (float& v : in) v = rng.Uniform(-50.0f, 50.0f);
+    for (size_t i = 3; i < n; i += 17) in[i] = std::numeric_limits<float>::quiet_NaN();
+    std::vector<float> cpu(n);
+    std::vector<float> gpu(n);
+    COUPLER_ASSERT_OK(Standardize(in, cpu, 0.5, 2.0, Backend::kCpu));
+    COUPLER_ASSERT_OK(Standardize(in, gpu, 0.5, 2.0, Backend::kCuda));
+    for (size_t i = 0; i < n; ++i) ASSERT_EQ(std::isnan(in[i]), std::isnan(gpu[i])) << i;
+    EXPECT_TRUE(SameBits<float>(CanonicalNans(cpu), CanonicalNans(gpu)));
+  }
 }
 
 TEST(StandardizeCudaTest, InPlaceMatchesCpu) {

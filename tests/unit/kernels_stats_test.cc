@@ -99,15 +99,74 @@ TEST(KernelsStatsTest, EmptyColumnsAreTheIdentityOfMerge) {
   EXPECT_DOUBLE_EQ(PopulationStddev(*m), std::sqrt(2.0 / 3.0));
 }
 
-// Decision: NaN counts and poisons mean/M2 (a data fault must show), min/max skip it.
-TEST(KernelsStatsTest, NanPoisonsMeanButNotMinMax) {
-  const std::vector<float> data = {1, NAN, 3};
+// Decision (pandas' skipna): NaN is a missing value. count is the values present; mean, M2,
+// min and max are over them. {1, NaN, 3, NaN, 8}: count 3, mean 4, M2 = 9 + 1 + 16 = 26, so
+// the population variance (ddof 0, what standardize divides by) is 26/3 and pandas' var()
+// (ddof 1) is 26/2 = 13.
+TEST(KernelsStatsTest, MissingValuesAreSkippedAsPandasDoes) {
+  const std::vector<float> data = {1, NAN, 3, NAN, 8};
   auto m = ComputeMoments(data, Backend::kCpu);
   ASSERT_TRUE(m.ok());
   EXPECT_EQ(m->count, 3u);
-  EXPECT_TRUE(std::isnan(m->mean));
+  EXPECT_DOUBLE_EQ(m->mean, 4.0);
+  EXPECT_DOUBLE_EQ(m->m2, 26.0);
+  EXPECT_DOUBLE_EQ(m->m2 / static_cast<double>(m->count - 1), 13.0);  // pandas' var()
+  EXPECT_DOUBLE_EQ(PopulationStddev(*m), std::sqrt(26.0 / 3.0));
   EXPECT_EQ(m->min, 1.0);
-  EXPECT_EQ(m->max, 3.0);
+  EXPECT_EQ(m->max, 8.0);
+}
+
+// Missing values spread over many blocks (and a block with nothing present) give what one pass
+// over the present values gives, and merging shards' partials still equals one pass.
+TEST(KernelsStatsTest, MissingValuesAcrossBlocksAndShardsEqualThePresentValues) {
+  std::vector<float> data = Gaussianish(20'000, 5.0f, 2.0f, 11);
+  std::vector<float> present;
+  for (size_t i = 0; i < data.size(); ++i) {
+    if (i % 7 == 3 || (i >= 4096 && i < 6144)) data[i] = NAN;  // [4096, 6144): one whole block
+    if (!std::isnan(data[i])) present.push_back(data[i]);
+  }
+  auto all = ComputeMoments(data, Backend::kCpu);
+  ASSERT_TRUE(all.ok());
+  const ColumnMoments want = Reference(present);
+  EXPECT_EQ(all->count, want.count);
+  EXPECT_NEAR(all->mean, want.mean, 1e-12 * std::fabs(want.mean));
+  EXPECT_NEAR(all->m2, want.m2, 1e-9 * want.m2);
+  EXPECT_EQ(all->min, want.min);
+  EXPECT_EQ(all->max, want.max);
+  auto a = ComputeMoments(std::span<const float>(data).first(5000), Backend::kCpu);
+  auto b = ComputeMoments(std::span<const float>(data).subspan(5000), Backend::kCpu);
+  ASSERT_TRUE(a.ok() && b.ok());
+  const ColumnMoments merged = MergeMoments(*a, *b);
+  EXPECT_EQ(merged.count, want.count);
+  EXPECT_NEAR(merged.mean, want.mean, 1e-12 * std::fabs(want.mean));
+  EXPECT_NEAR(merged.m2, want.m2, 1e-9 * want.m2);
+}
+
+TEST(KernelsStatsTest, AColumnWithNothingPresentIsTheEmptyColumn) {
+  const std::vector<float> data(3000, NAN);
+  auto m = ComputeMoments(data, Backend::kCpu);
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(*m, ColumnMoments{});
+}
+
+// A missing value stays missing; the others use the stats of the present ones.
+TEST(KernelsStandardizeTest, MissingValuesStayMissing) {
+  const std::vector<float> data = {1, NAN, 3, NAN, 8};
+  auto m = ComputeMoments(data, Backend::kCpu);
+  ASSERT_TRUE(m.ok());
+  std::vector<float> out(data.size());
+  const double stddev = PopulationStddev(*m);
+  COUPLER_ASSERT_OK(Standardize(data, out, m->mean, stddev, Backend::kCpu));
+  EXPECT_FLOAT_EQ(out[0], static_cast<float>(-3.0 / stddev));
+  EXPECT_TRUE(std::isnan(out[1]));
+  EXPECT_FLOAT_EQ(out[2], static_cast<float>(-1.0 / stddev));
+  EXPECT_TRUE(std::isnan(out[3]));
+  EXPECT_FLOAT_EQ(out[4], static_cast<float>(4.0 / stddev));
+  // Constant present values: 0 where present, NaN where missing.
+  std::vector<float> constant = {2, NAN, 2};
+  COUPLER_ASSERT_OK(Standardize(constant, constant, 2.0, 0.0, Backend::kCpu));
+  EXPECT_EQ(constant[0], 0.0f);
+  EXPECT_TRUE(std::isnan(constant[1]));
 }
 
 TEST(KernelsStandardizeTest, GivesMeanZeroAndStddevOne) {

@@ -17,12 +17,17 @@ Status RunMap(const OpContext& context, OpReport& report) {
   const std::vector<std::string> names = columns.value_or(std::vector<std::string>{});
 
   // Named columns may be float32 or int32; by default every float32 column is summarized.
+  // Categorical columns (a CSV's strings as int32 codes) are not numbers: never summarized.
   std::vector<size_t> selected;
   if (names.empty()) {
     COUPLER_ASSIGN_OR_RETURN(selected, SelectColumns(table, {}, ElementType::kFloat32));
   } else {
     for (const std::string& name : names) {
       const io::Column* column = table.Find(name);
+      if (column != nullptr && column->categorical()) {
+        return InvalidArgument(input + ": column '" + name +
+                               "' is categorical (string codes), not a number to summarize");
+      }
       const bool is_int = column != nullptr && column->dtype() == ElementType::kInt32;
       auto one = SelectColumns(table, {name}, is_int ? ElementType::kInt32 : ElementType::kFloat32);
       if (!one.ok()) return one.status().WithContext(input);

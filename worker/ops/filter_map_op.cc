@@ -16,7 +16,9 @@ Status CompactColumn(io::Column& column, std::span<const uint8_t> keep, size_t k
                            }));
   COUPLER_CHECK(n == kept) << "compact kept " << n << " rows, filter_map " << kept;
   out.resize(kept);
+  auto dictionary = column.dictionary();  // kept rows keep their codes, so their strings
   column = io::Column(column.name(), std::move(out), column.dtype());
+  column.set_dictionary(std::move(dictionary));
   return Status::Ok();
 }
 

@@ -1,6 +1,7 @@
 // import_csv: task i of N parses the i-th byte range of one CSV file (kernels/csv_import.h)
-// into one .npy shard. The file is mapped, so a task touches only its range's pages (plus the
-// header line).
+// into one .npy shard (and its string columns' dictionaries beside it). The file is mapped, so a
+// task touches only its range's pages plus the first 64 KiB, from which every task decides the
+// same column types (runtime/io/csv_schema.h).
 #include "kernels/csv_import.h"
 #include "runtime/io/mapped_file.h"
 #include "worker/ops/ops.h"
@@ -18,6 +19,15 @@ Status RunImportCsv(const OpContext& context, OpReport& report) {
   COUPLER_ASSIGN_OR_RETURN(const std::optional<std::string> label_column,
                            params.Optional<std::string>("label_column"));
   if (label_column) options.label_column = *label_column;
+  COUPLER_ASSIGN_OR_RETURN(const std::optional<std::vector<std::string>> columns,
+                           params.Optional<std::vector<std::string>>("columns"));
+  if (columns) options.columns = *columns;
+  COUPLER_ASSIGN_OR_RETURN(const std::optional<job::ParamMap> dtypes,
+                           params.Optional<job::ParamMap>("dtypes"));
+  if (dtypes) options.dtypes = *dtypes;
+  COUPLER_ASSIGN_OR_RETURN(const std::optional<std::vector<std::string>> na_values,
+                           params.Optional<std::vector<std::string>>("na_values"));
+  if (na_values) options.na_values = *na_values;
   // The node's task count, as the coordinator planned it from the `shards` param.
   const int64_t shards = spec.shards;
   if (shards < 1 || spec.shard_index < 0 || spec.shard_index >= shards) {
@@ -27,8 +37,8 @@ Status RunImportCsv(const OpContext& context, OpReport& report) {
 
   COUPLER_ASSIGN_OR_RETURN(const io::MappedFile file, io::MappedFile::Open(csv_path));
   const std::string_view text = file.text();
-  auto names = kernels::CsvColumnNames(text, options);
-  if (!names.ok()) return names.status().WithContext(csv_path);
+  auto layout = io::InferCsvLayout(text.substr(0, io::kCsvSchemaSampleBytes), options);
+  if (!layout.ok()) return layout.status().WithContext(csv_path);
   const kernels::CsvRange range =
       kernels::CsvTaskRange(text, options.header, static_cast<size_t>(spec.shard_index),
                             static_cast<size_t>(shards));
@@ -37,7 +47,7 @@ Status RunImportCsv(const OpContext& context, OpReport& report) {
 
   auto table = [&] {
     KernelTimer timer(report.kernel_ms);
-    return kernels::ParseCsvRange(text, range, *names, options);
+    return kernels::ParseCsvRange(text, range, *layout, options);
   }();
   if (!table.ok()) return table.status().WithContext(csv_path);
   report.bytes_read += range.end - range.begin;

@@ -17,7 +17,9 @@ namespace coupler::worker {
 
 Result<io::Table> ReadShard(std::string_view path, OpReport& report);
 
-// Atomic write; records the path in output_paths and the file size in bytes_written.
+// Atomic write; records the path in output_paths and the file size in bytes_written. A table
+// with categorical columns also gets its dictionaries beside it (io::DictionarySidecarPath),
+// one without has none (an old sidecar is removed); ReadShard reads them back.
 Status WriteShard(std::string_view path, const io::Table& table, OpReport& report);
 
 // input_paths[index], or InvalidArgument saying how many inputs the op expects.
