@@ -49,7 +49,7 @@ struct Columns {
   }
 };
 
-std::vector<uint8_t> Run(const expr::Program& p, const Columns& c, size_t n, Backend backend,
+std::vector<uint8_t> Evaluate(const expr::Program& p, const Columns& c, size_t n, Backend backend,
                          Status* status) {
   std::vector<uint8_t> out(n * ResultBytes(p.result), 0xA5);
   *status = EvaluateExpression(p, c.Inputs(p), n, out.data(), backend);
@@ -94,9 +94,9 @@ TEST(ExpressionCudaTest, MatchesTheCpuAcrossTheChunkSeam) {
     expr::ExprResult<expr::Program> p = expr::Compile(text, c.Schema());
     ASSERT_TRUE(p.ok()) << text << ": " << p.error().Describe(text);
     Status s;
-    const std::vector<uint8_t> cpu = Run(*p, c, n, Backend::kCpu, &s);
+    const std::vector<uint8_t> cpu = Evaluate(*p, c, n, Backend::kCpu, &s);
     COUPLER_ASSERT_OK(s);
-    const std::vector<uint8_t> gpu = Run(*p, c, n, Backend::kCuda, &s);
+    const std::vector<uint8_t> gpu = Evaluate(*p, c, n, Backend::kCuda, &s);
     COUPLER_ASSERT_OK(s);
     const bool loose = text.find("log") != std::string::npos;
     switch (p->result) {
@@ -113,7 +113,7 @@ TEST(ExpressionCudaTest, UnavailableWithoutADevice) {
   expr::ExprResult<expr::Program> p = expr::Compile("x > 0", c.Schema());
   ASSERT_TRUE(p.ok());
   Status s;
-  const std::vector<uint8_t> out = Run(*p, c, 10, Backend::kCuda, &s);
+  const std::vector<uint8_t> out = Evaluate(*p, c, 10, Backend::kCuda, &s);
   EXPECT_EQ(s.code(), StatusCode::kUnavailable) << s.ToString();
   EXPECT_EQ(out, std::vector<uint8_t>(10, 0xA5));  // untouched
 }

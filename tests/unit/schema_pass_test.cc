@@ -116,7 +116,7 @@ TEST(SchemaPassTest, DeriveEntriesSeeEarlierOnesAndSelectRenames) {
       "    params:\n"
       "      columns: {q: \"p + 1\", p: \"x0\"}\n"));
   EXPECT_THAT(testing::Errors(order),
-              HasSubstr("spec.yaml:9:21: error: node 'more': field 'params.columns.q': unknown "
+              HasSubstr("spec.yaml:10:20: error: node 'more': field 'params.columns.q': unknown "
                         "column 'p' at 1:1"));
 }
 
