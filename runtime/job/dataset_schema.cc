@@ -1,5 +1,6 @@
 #include "runtime/job/dataset_schema.h"
 
+#include <charconv>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -46,6 +47,19 @@ std::vector<std::string> SplitHeader(std::string_view line) {
   return out;
 }
 
+constexpr int kSampleLines = 200;
+
+bool LooksNumericOrMissing(std::string_view field) {
+  field = Trim(field);
+  if (field.empty() || field == "NA" || field == "nan" || field == "NaN" || field == "null") {
+    return true;
+  }
+  double value = 0;
+  if (field.front() == '+') field.remove_prefix(1);
+  const auto [end, ec] = std::from_chars(field.data(), field.data() + field.size(), value);
+  return ec == std::errc() && end == field.data() + field.size();
+}
+
 }  // namespace
 
 std::optional<io::TableSchema> SchemaFromCsvPrefix(std::string_view prefix, bool header,
@@ -56,11 +70,26 @@ std::optional<io::TableSchema> SchemaFromCsvPrefix(std::string_view prefix, bool
   const std::string_view line = prefix.substr(0, newline);
   if (Trim(line).empty()) return std::nullopt;
   std::vector<std::string> names = SplitHeader(line);
+  // A column whose values in the first lines are not all numbers (or missing) is a string
+  // column, which import_csv keeps as a categorical: so `city == "Paris"` is not refused.
+  std::vector<bool> text(names.size(), false);
+  size_t at = header ? (newline == std::string_view::npos ? prefix.size() : newline + 1) : 0;
+  for (int lines = 0; lines < kSampleLines && at < prefix.size(); ++lines) {
+    const size_t end = prefix.find('\n', at);
+    if (end == std::string_view::npos) break;  // a cut line proves nothing
+    const std::vector<std::string> fields = SplitHeader(prefix.substr(at, end - at));
+    for (size_t i = 0; i < fields.size() && i < text.size(); ++i) {
+      if (!text[i] && !LooksNumericOrMissing(fields[i])) text[i] = true;
+    }
+    at = end + 1;
+  }
   io::TableSchema schema;
   for (size_t i = 0; i < names.size(); ++i) {
     io::ColumnSchema column;
     column.name = header ? names[i] : "c" + std::to_string(i);
-    column.dtype = column.name == label_column ? ElementType::kInt32 : ElementType::kFloat32;
+    column.dtype = column.name == label_column || text[i] ? ElementType::kInt32
+                                                          : ElementType::kFloat32;
+    column.categorical = text[i] && column.name != label_column;
     schema.columns.push_back(std::move(column));
   }
   return schema;

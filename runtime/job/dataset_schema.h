@@ -15,7 +15,7 @@ namespace coupler::job {
 std::optional<io::TableSchema> CsvHeaderSchema(const NodeSpec& import_node);
 
 // From the file's first bytes: the header's names (c0, c1, ... without a header), label_column
-// int32 and every other column float32.
+// int32, a column with text among its first 200 values categorical, every other float32.
 std::optional<io::TableSchema> SchemaFromCsvPrefix(std::string_view prefix, bool header,
                                                    std::string_view label_column);
 

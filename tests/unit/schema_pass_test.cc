@@ -185,6 +185,13 @@ TEST(SchemaPassTest, CsvHeaderGivesNamesWithTheLabelAsInt32) {
   ASSERT_TRUE(bare.has_value());
   EXPECT_EQ(bare->columns[1].name, "c1");
   EXPECT_FALSE(SchemaFromCsvPrefix("", true, "").has_value());
+  // Text among the first values: a categorical; numbers and missing values: float32.
+  auto mixed = SchemaFromCsvPrefix("x,city,y\n1,,NA\n2,Paris,3e2\n", true, "");
+  ASSERT_TRUE(mixed.has_value());
+  EXPECT_FALSE(mixed->columns[0].categorical);
+  EXPECT_TRUE(mixed->columns[1].categorical);
+  EXPECT_EQ(mixed->columns[1].dtype, ElementType::kInt32);
+  EXPECT_FALSE(mixed->columns[2].categorical);
 }
 
 }  // namespace
