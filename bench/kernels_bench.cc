@@ -11,6 +11,7 @@
 #include "bench/kernels_on_device.h"
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <optional>
@@ -23,6 +24,7 @@
 #include "kernels/column_stats.h"
 #include "kernels/csv_import.h"
 #include "kernels/device.h"
+#include "kernels/expression.h"
 #include "kernels/filter_map.h"
 #include "kernels/standardize.h"
 #include "worker/task_runner.h"
@@ -108,6 +110,91 @@ void BM_FilterMapCompact(benchmark::State& state) {
   SetBytes(state, kRows * sizeof(float));
 }
 BENCHMARK(BM_FilterMapCompact)->Unit(benchmark::kMicrosecond);
+
+// The expression engine (kernels/expression.h) on two float32 columns a, b.
+expr::Program CompileOrDie(const std::string& text) {
+  io::TableSchema schema;
+  schema.columns = {{"a", ElementType::kFloat32, false}, {"b", ElementType::kFloat32, false}};
+  expr::ExprResult<expr::Program> p = expr::Compile(text, schema);
+  if (!p.ok()) std::abort();
+  return std::move(p.value());
+}
+
+// filter's condition pass: a keep flag per row.
+void BM_ExpressionFilter(benchmark::State& state) {
+  const std::vector<float> a = Column(3);
+  const std::vector<float> b = Column(4);
+  const expr::Program program = CompileOrDie("a * b > 0 and not isnan(a)");
+  const kernels::ExpressionInput in[] = {{a.data(), ElementType::kFloat32, nullptr},
+                                         {b.data(), ElementType::kFloat32, nullptr}};
+  std::vector<uint8_t> keep(kRows, 1);
+  for (auto _ : state) {
+    Check(state, kernels::EvaluateExpression(program, in, kRows, keep.data(), kernels::Backend::kCpu));
+    benchmark::ClobberMemory();
+  }
+  SetBytes(state, 2 * kRows * sizeof(float));
+}
+BENCHMARK(BM_ExpressionFilter)->Unit(benchmark::kMicrosecond);
+
+// derive's column pass.
+void BM_ExpressionDerive(benchmark::State& state) {
+  const std::vector<float> a = Column(3);
+  const std::vector<float> b = Column(4);
+  const expr::Program program = CompileOrDie("a * b + 1");
+  const kernels::ExpressionInput in[] = {{a.data(), ElementType::kFloat32, nullptr},
+                                         {b.data(), ElementType::kFloat32, nullptr}};
+  std::vector<float> out(kRows, 1.0f);
+  for (auto _ : state) {
+    Check(state, kernels::EvaluateExpression(program, in, kRows, out.data(), kernels::Backend::kCpu));
+    benchmark::ClobberMemory();
+  }
+  SetBytes(state, 2 * kRows * sizeof(float));
+}
+BENCHMARK(BM_ExpressionDerive)->Unit(benchmark::kMicrosecond);
+
+// The filter_map op's kernel work on a two-column shard, as its runner did it (one fused
+// FilterMap pass, then both columns compacted) ...
+void BM_FilterMapOpFused(benchmark::State& state) {
+  const std::vector<float> a = Column(3);
+  const std::vector<float> b = Column(4);
+  std::vector<uint8_t> keep(kRows, 1);
+  std::vector<float> value(kRows, 1.0f), ka(kRows), kb(kRows);
+  for (auto _ : state) {
+    auto n = kernels::FilterMap(a, b, 0.0, keep, value, kernels::Backend::kCpu);
+    if (!n.ok()) state.SkipWithError(n.status().ToString().c_str());
+    Check(state, kernels::Compact<float>(a, keep, ka, kernels::Backend::kCpu).status());
+    Check(state, kernels::Compact<float>(b, keep, kb, kernels::Backend::kCpu).status());
+    benchmark::ClobberMemory();
+  }
+  SetBytes(state, 2 * kRows * sizeof(float));
+}
+BENCHMARK(BM_FilterMapOpFused)->Unit(benchmark::kMicrosecond);
+
+// ... and as it does now on the expression engine: the condition a * b > t, both columns
+// compacted, then sqrt(a * b) over the kept rows.
+void BM_FilterMapOpExpression(benchmark::State& state) {
+  const std::vector<float> a = Column(3);
+  const std::vector<float> b = Column(4);
+  const expr::Program cond = CompileOrDie("a * b > 0");
+  const expr::Program root = CompileOrDie("sqrt(a * b)");
+  const kernels::ExpressionInput in[] = {{a.data(), ElementType::kFloat32, nullptr},
+                                         {b.data(), ElementType::kFloat32, nullptr}};
+  std::vector<uint8_t> keep(kRows, 1);
+  std::vector<float> value(kRows, 1.0f), ka(kRows), kb(kRows);
+  for (auto _ : state) {
+    Check(state, kernels::EvaluateExpression(cond, in, kRows, keep.data(), kernels::Backend::kCpu));
+    auto n = kernels::Compact<float>(a, keep, ka, kernels::Backend::kCpu);
+    Check(state, n.status());
+    Check(state, kernels::Compact<float>(b, keep, kb, kernels::Backend::kCpu).status());
+    const kernels::ExpressionInput kept[] = {{ka.data(), ElementType::kFloat32, nullptr},
+                                             {kb.data(), ElementType::kFloat32, nullptr}};
+    Check(state, kernels::EvaluateExpression(root, kept, n.ok() ? *n : 0, value.data(),
+                                             kernels::Backend::kCpu));
+    benchmark::ClobberMemory();
+  }
+  SetBytes(state, 2 * kRows * sizeof(float));
+}
+BENCHMARK(BM_FilterMapOpExpression)->Unit(benchmark::kMicrosecond);
 
 void BM_Clip(benchmark::State& state) {
   const std::vector<float> in = Column(6);

@@ -7,6 +7,7 @@
 #include <map>
 #include <sstream>
 
+#include "runtime/job/dataset_schema.h"
 #include "runtime/job/job_loader.h"
 #include "runtime/job/job_phase.h"
 #include "runtime/job/validator.h"
@@ -92,6 +93,9 @@ Result<job::JobGraph> LoadSpec(const std::string& text, const std::string& spec_
     (*probes)[path] = info;
     return info;
   };
+  // The CSV's header, so a misspelt column in an expression is refused at submission. Not on
+  // restore (RestoreJob): an admitted job must not fail because its CSV changed since.
+  env.dataset_schema = job::CsvHeaderSchema;
   env.cwd = cwd;
   const std::string base_dir = fs::path(spec_path).parent_path().lexically_normal().string();
   job::LoadedJob loaded = job::LoadJobText(text, spec_path, base_dir, env);

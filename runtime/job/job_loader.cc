@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "runtime/job/dataset_schema.h"
 #include "runtime/job/job_parser.h"
 #include "runtime/job/spec_limits.h"
 
@@ -67,6 +68,7 @@ LoadedJob LoadJobFile(const std::string& path) {
   fs::path abs = fs::absolute(path, ec);
   ValidationEnv env;
   env.probe = ProbePath;
+  env.dataset_schema = CsvHeaderSchema;
   return LoadJobText(text, path, abs.parent_path().lexically_normal().string(), env);
 }
 

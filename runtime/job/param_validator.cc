@@ -251,6 +251,16 @@ void ValidateParams(NodeSpec& node, const ops::OpDef& op, const ValidationEnv& e
     }
   }
   // Cross-parameter rules.
+  if (op.name == "select") {
+    const bool keep = node.raw_params.count("keep") != 0, drop = node.raw_params.count("drop") != 0;
+    if (keep && drop) {
+      diags.Add(node.PosOf("params.drop"), node.id, "params.drop",
+                "give keep or drop, not both (keep lists every column that stays)");
+    } else if (!keep && !drop && node.raw_params.count("rename") == 0) {
+      diags.Add(node.PosOf("params"), node.id, "params",
+                "select needs keep, drop or rename");
+    }
+  }
   auto lo = node.params.find("min");
   auto hi = node.params.find("max");
   if (op.name == "clip" && lo != node.params.end() && hi != node.params.end() &&

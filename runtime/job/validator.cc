@@ -7,6 +7,7 @@
 
 #include "runtime/io/output_layout.h"
 #include "runtime/job/param_validator.h"
+#include "runtime/job/schema_pass.h"
 #include "runtime/job/scalars.h"
 
 namespace coupler::job {
@@ -293,6 +294,8 @@ std::string ResolvePath(const std::string& base_dir, const std::string& path) {
 
 void ValidateJob(JobGraph& graph, const ValidationEnv& env, Diagnostics& diags) {
   GraphValidator(graph, env, diags).Run();
+  // Column checks need typed params and an acyclic graph with resolved inputs.
+  if (diags.empty()) CheckColumnSchemas(graph, env, diags);
 }
 
 }  // namespace coupler::job

@@ -3,9 +3,11 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "runtime/job/diagnostics.h"
+#include "runtime/io/column_schema.h"
 #include "runtime/job/job_graph.h"
 #include "runtime/ops/op_registry.h"
 
@@ -23,6 +25,10 @@ struct ValidationEnv {
   std::function<PathInfo(const std::string& abs_path)> probe;
   std::string base_dir;  // relative paths resolve against this (the spec file's directory)
   std::string cwd;       // the default workdir ./coupler-work/<name> resolves here; empty: ours
+  // The columns an import_csv node will produce, read from its CSV (CsvHeaderSchema in
+  // runtime/job/dataset_schema.h). Null, or nullopt for a node: unknown, and the expressions
+  // downstream are checked when the tasks run instead. Injected like `probe`.
+  std::function<std::optional<io::TableSchema>(const NodeSpec& import_node)> dataset_schema;
 };
 
 // The filesystem probe used by LoadJob.

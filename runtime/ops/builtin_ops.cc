@@ -120,6 +120,28 @@ std::vector<OpDef> BuiltinOpDefs() {
   };
   ops.push_back(filter_map);
 
+  OpDef filter = Loose("filter", "keep the rows where an expression holds", Expansion::kPerShard);
+  filter.params = {Required(Param(
+      "where", ParamType::kString,
+      "boolean expression over the columns, e.g. \"x0 > 0 and city == 'Paris'\" "
+      "(docs/expressions.md)"))};
+  ops.push_back(filter);
+
+  OpDef select = Loose("select", "keep, drop or rename columns", Expansion::kPerShard);
+  select.params = {
+      Param("keep", ParamType::kStringList, "columns to keep, in this order"),
+      Param("drop", ParamType::kStringList, "columns to drop (not with keep)"),
+      Param("rename", ParamType::kStringMap, "old: new names, applied after keep/drop"),
+  };
+  ops.push_back(select);
+
+  OpDef derive = Loose("derive", "add or replace columns computed by expressions",
+                       Expansion::kPerShard);
+  derive.params = {Required(Param(
+      "columns", ParamType::kStringMap,
+      "name: numeric expression, in order (a later one may read an earlier one)"))};
+  ops.push_back(derive);
+
   OpDef clip = Loose("clip", "clamp columns into [min, max]", Expansion::kPerShard);
   clip.params = {
       Required(Param("min", ParamType::kFloat, "lower bound")),

@@ -1,39 +1,17 @@
 // filter_map: value = a * b (float32); keep the rows with value > threshold, carry every other
-// column of those rows through, and append `out` = sqrt(value).
+// column of those rows through, and append `out` = sqrt(value). Built from the expression
+// engine: a filter program `a * b > t`, then a derive program `sqrt(a * b)` over the kept rows,
+// with t the float32 that FloatThresholdFor gives (the double threshold honoured exactly).
 #include "kernels/filter_map.h"
+#include "worker/ops/expression_columns.h"
 #include "worker/ops/ops.h"
 #include "worker/ops/shard_io.h"
 
 namespace coupler::worker {
 namespace {
 
-template <typename T>
-Status CompactColumn(io::Column& column, std::span<const uint8_t> keep, size_t kept,
-                     OpReport& report) {
-  std::vector<T> out(column.size());
-  COUPLER_ASSIGN_OR_RETURN(const size_t n, RunKernel(report, [&](kernels::Backend backend) {
-                             return kernels::Compact<T>(column.values<T>(), keep, out, backend);
-                           }));
-  COUPLER_CHECK(n == kept) << "compact kept " << n << " rows, filter_map " << kept;
-  out.resize(kept);
-  auto dictionary = column.dictionary();  // kept rows keep their codes, so their strings
-  column = io::Column(column.name(), std::move(out), column.dtype());
-  column.set_dictionary(std::move(dictionary));
-  return Status::Ok();
-}
-
-Status CompactAny(io::Column& column, std::span<const uint8_t> keep, size_t kept,
-                  OpReport& report) {
-  switch (column.dtype()) {
-    case ElementType::kFloat32: return CompactColumn<float>(column, keep, kept, report);
-    case ElementType::kInt32: return CompactColumn<int32_t>(column, keep, kept, report);
-    case ElementType::kFloat16:
-    case ElementType::kBFloat16: return CompactColumn<uint16_t>(column, keep, kept, report);
-    case ElementType::kFloat64: return CompactColumn<double>(column, keep, kept, report);
-    case ElementType::kInt64: break;
-  }
-  return Internal("unknown dtype");
-}
+// A column name as the expression language reads it, whatever it holds.
+std::string Quoted(const std::string& name) { return "`" + name + "`"; }
 
 }  // namespace
 
@@ -52,25 +30,31 @@ Status RunFilterMap(const OpContext& context, OpReport& report) {
     return InvalidArgument(input + ": already has a column '" + out_name +
                            "'; choose another name with the `out` param");
   }
+  if (a_name.find('`') != std::string::npos || b_name.find('`') != std::string::npos) {
+    return InvalidArgument(input + ": filter_map cannot name a column holding '`'");
+  }
   if (context.Cancelled()) return Cancelled();
 
-  const size_t rows = table.rows();
-  std::vector<uint8_t> keep(rows);
-  std::vector<float> value(rows);
-  size_t kept = 0;
-  {
-    KernelTimer timer(report.kernel_ms);
-    const std::span<const float> a = table.column((*factors)[0]).values<float>();
-    const std::span<const float> b = table.column((*factors)[1]).values<float>();
-    COUPLER_ASSIGN_OR_RETURN(kept, RunKernel(report, [&](kernels::Backend backend) {
-                               return kernels::FilterMap(a, b, threshold, keep, value, backend);
-                             }));
-    for (size_t c = 0; c < table.num_columns(); ++c) {
-      COUPLER_RETURN_IF_ERROR(CompactAny(table.column(c), keep, kept, report));
-    }
+  const std::string product = Quoted(a_name) + " * " + Quoted(b_name);
+  COUPLER_ASSIGN_OR_RETURN(expr::Program keep_program,
+                           CompileForShard("filter_map", product + " > 0", table,
+                                           expr::Expect::kBoolean));
+  // The literal's one constant becomes the exact float32 threshold (a literal in the text
+  // would round to nearest, and could not spell inf or NaN).
+  for (expr::Instruction& ins : keep_program.code) {
+    if (ins.op == expr::OpCode::kConst) ins.value = kernels::FloatThresholdFor(threshold);
   }
-  value.resize(kept);
-  COUPLER_RETURN_IF_ERROR(table.AddColumn(io::Column::Float32(out_name, std::move(value))));
+  COUPLER_ASSIGN_OR_RETURN(expr::Program root_program,
+                           CompileForShard("filter_map", "sqrt(" + product + ")", table,
+                                           expr::Expect::kNumber));
+
+  const size_t rows = table.rows();
+  COUPLER_ASSIGN_OR_RETURN(const std::vector<uint8_t> keep,
+                           EvaluateCondition(keep_program, table, report));
+  COUPLER_ASSIGN_OR_RETURN(const size_t kept, KeepRows(table, keep, report));
+  COUPLER_ASSIGN_OR_RETURN(io::Column value,
+                           EvaluateColumn(root_program, table, out_name, report));
+  COUPLER_RETURN_IF_ERROR(table.AddColumn(std::move(value)));
   report.rows_in = rows;
   report.rows_out = kept;
   return WriteShard(output, table, report);
