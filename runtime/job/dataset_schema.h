@@ -3,20 +3,16 @@
 #pragma once
 
 #include <optional>
-#include <string_view>
 
 #include "runtime/io/column_schema.h"
 #include "runtime/job/job_graph.h"
 
 namespace coupler::job {
 
-// Reads the start of the node's CSV. nullopt when the file cannot be read or has no first line
-// (the import task reports that itself).
+// Reads the start of the node's CSV and decides its columns as every import task will
+// (io::InferCsvSchema with the node's header, label_column, columns, dtypes and na_values).
+// nullopt when the file cannot be read or the inference refuses it: the import task then
+// reports the problem itself, with its line and column.
 std::optional<io::TableSchema> CsvHeaderSchema(const NodeSpec& import_node);
-
-// From the file's first bytes: the header's names (c0, c1, ... without a header), label_column
-// int32, a column with text among its first 200 values categorical, every other float32.
-std::optional<io::TableSchema> SchemaFromCsvPrefix(std::string_view prefix, bool header,
-                                                   std::string_view label_column);
 
 }  // namespace coupler::job

@@ -5,6 +5,9 @@
 
 #include <string>
 
+#include <cstdio>
+#include <fstream>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -174,24 +177,44 @@ TEST(SchemaPassTest, TypeErrorsAndCastTypesReachTheDiagnostics) {
   EXPECT_THAT(testing::Errors(cast), HasSubstr("column 'x0' is float16"));
 }
 
-TEST(SchemaPassTest, CsvHeaderGivesNamesWithTheLabelAsInt32) {
-  auto s = SchemaFromCsvPrefix("x0, \"a,b\" ,label\r\n1,2,3\n", true, "label");
+// The plan reads a CSV's columns the way its import tasks will: io::InferCsvSchema with the
+// node's own params.
+TEST(SchemaPassTest, CsvHeaderSchemaInfersTypesWithTheNodesParams) {
+  const std::string path = ::testing::TempDir() + "schema_pass_test.csv";
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << "x0, \"a,b\" ,city,label\r\n1,2,Paris,3\n,NA,\"New York, NY\",4\n";
+  }
+  NodeSpec node;
+  node.id = "import";
+  node.op = "import_csv";
+  InputRef input;
+  input.kind = InputRef::Kind::kFile;
+  input.path = path;
+  node.resolved_inputs.push_back(input);
+  node.params["header"] = true;
+  node.params["label_column"] = std::string("label");
+  auto s = CsvHeaderSchema(node);
   ASSERT_TRUE(s.has_value());
-  ASSERT_EQ(s->columns.size(), 3u);
+  ASSERT_EQ(s->columns.size(), 4u);
   EXPECT_EQ(s->columns[1].name, "a,b");
-  EXPECT_EQ(s->columns[2].dtype, ElementType::kInt32);
   EXPECT_EQ(s->columns[0].dtype, ElementType::kFloat32);
-  auto bare = SchemaFromCsvPrefix("1,2\n", false, "");
-  ASSERT_TRUE(bare.has_value());
-  EXPECT_EQ(bare->columns[1].name, "c1");
-  EXPECT_FALSE(SchemaFromCsvPrefix("", true, "").has_value());
-  // Text among the first values: a categorical; numbers and missing values: float32.
-  auto mixed = SchemaFromCsvPrefix("x,city,y\n1,,NA\n2,Paris,3e2\n", true, "");
-  ASSERT_TRUE(mixed.has_value());
-  EXPECT_FALSE(mixed->columns[0].categorical);
-  EXPECT_TRUE(mixed->columns[1].categorical);
-  EXPECT_EQ(mixed->columns[1].dtype, ElementType::kInt32);
-  EXPECT_FALSE(mixed->columns[2].categorical);
+  EXPECT_TRUE(s->columns[2].categorical);
+  EXPECT_EQ(s->columns[3].dtype, ElementType::kInt32);
+  EXPECT_FALSE(s->columns[3].categorical);
+  node.params["dtypes"] = ParamMap{{"x0", "float64"}};
+  node.params["columns"] = std::vector<std::string>{"label", "x0"};
+  s = CsvHeaderSchema(node);
+  ASSERT_TRUE(s.has_value());
+  ASSERT_EQ(s->columns.size(), 2u);
+  EXPECT_EQ(s->columns[0].name, "label");
+  EXPECT_EQ(s->columns[1].dtype, ElementType::kFloat64);
+  // A params problem is the import task's to report (with its line and column): unknown here.
+  node.params["columns"] = std::vector<std::string>{"nope"};
+  EXPECT_FALSE(CsvHeaderSchema(node).has_value());
+  node.resolved_inputs[0].path = path + ".absent";
+  EXPECT_FALSE(CsvHeaderSchema(node).has_value());
+  std::remove(path.c_str());
 }
 
 }  // namespace
