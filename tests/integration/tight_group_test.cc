@@ -116,7 +116,7 @@ TEST(TightGroupTest, KillingOneRankRetriesTheGroupFromItsCheckpointAndTheJobSucc
   ASSERT_FALSE(job.empty()) << why << cluster.Logs();
 
   // Both ranks run and rank 0 has written a checkpoint: kill one rank's process.
-  const fs::path checkpoints = cluster.dir() / "work" / "train" / "checkpoints";
+  const fs::path checkpoints = cluster.dir() / "work" / "latest" / "train" / "checkpoints";
   std::vector<pid_t> ranks;
   ASSERT_TRUE(WaitUntil(
       [&] {
@@ -137,7 +137,7 @@ TEST(TightGroupTest, KillingOneRankRetriesTheGroupFromItsCheckpointAndTheJobSucc
 
   // The retry continued from a checkpoint: it ran fewer steps than the whole schedule.
   rapidjson::Document metrics;
-  const std::string text = ReadFile(cluster.dir() / "work" / "train" / "metrics.json");
+  const std::string text = ReadFile(cluster.dir() / "work" / "latest" / "train" / "metrics.json");
   ASSERT_FALSE(metrics.Parse(text.c_str()).HasParseError()) << text;
   ASSERT_TRUE(metrics.HasMember("steps") && metrics["steps"].IsNumber()) << text;
   const double steps = metrics["steps"].GetDouble();
