@@ -314,19 +314,19 @@ void JobState::Retry() {
     unreported_losses_[t] = 0;
   }
   const size_t n = plan_.nodes.size();
-  auto finished = [&](size_t p) { return node_done_[p] == table_.task_count(p); };
+  auto node_complete = [&](size_t p) { return node_done_[p] == table_.task_count(p); };
   for (size_t p = 0; p < n; ++p) {
-    if (!finished(p)) node_error_[p].clear();
+    if (!node_complete(p)) node_error_[p].clear();
     std::vector<uint32_t> deps = table_.deps(p);
     std::sort(deps.begin(), deps.end());
     deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
     deps_left_[p] = static_cast<uint32_t>(std::count_if(deps.begin(), deps.end(),
-                                                        [&](uint32_t d) { return !finished(d); }));
+                                                        [&](uint32_t d) { return !node_complete(d); }));
   }
   phase_ = done_ == table_.size() ? JobPhase::kSucceeded : JobPhase::kRunning;
   finished_ms_ = 0;
   for (size_t p = 0; p < n; ++p) {
-    if (deps_left_[p] != 0 || finished(p)) continue;
+    if (deps_left_[p] != 0 || node_complete(p)) continue;
     Release(p);
     const plan::PlanNode& pn = plan_.nodes[p];
     const uint64_t reduce = table_.first_task(p) + table_.task_count(p) - 1;

@@ -202,9 +202,9 @@ Status LinkNodeOutputs(const std::string& from_node_dir, const std::string& to_n
   if (fs::weakly_canonical(from_node_dir, ec) == fs::weakly_canonical(to_node_dir, ec)) {
     return Status::Ok();
   }
-  for (const auto& [rel, bytes] : files) {
-    const fs::path from = fs::path(from_node_dir) / rel;
-    const fs::path to = fs::path(to_node_dir) / rel;
+  for (const auto& file : files) {
+    const fs::path from = fs::path(from_node_dir) / file.first;
+    const fs::path to = fs::path(to_node_dir) / file.first;
     fs::create_directories(to.parent_path(), ec);
     // Beside the target first, then renamed over it: a reader never sees a partial file.
     const std::string tmp = io::TempPathFor(to.string());
