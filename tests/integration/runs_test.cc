@@ -21,7 +21,7 @@ struct RunView {
   std::map<std::string, bool> reused;
 };
 
-std::optional<RunView> Run(Cluster& c, const std::string& id) {
+std::optional<RunView> RunOf(Cluster& c, const std::string& id) {
   CommandResult r = c.Cli({"status", id, "--json"});
   if (r.exit_code != 0) return std::nullopt;
   rapidjson::Document d;
@@ -49,7 +49,7 @@ std::optional<RunView> SubmitAndWait(Cluster& c, const fs::path& spec, bool reus
   if (r.exit_code != 0 || id.empty()) return std::nullopt;
   if (id_out != nullptr) *id_out = id;
   if (!c.WaitJobFinished(id, 120s)) return std::nullopt;
-  return Run(c, id);
+  return RunOf(c, id);
 }
 
 struct FileId {
@@ -95,7 +95,7 @@ TEST(RunsTest, TwoConcurrentRunsOfOneSpecWriteDisjointOutputs) {
   }, 60s)) << c.Logs();
   WriteFile(gate, "");
   ASSERT_TRUE(c.WaitJobFinished(a, 120s) && c.WaitJobFinished(b, 120s)) << c.Logs();
-  auto ra = Run(c, a), rb = Run(c, b);
+  auto ra = RunOf(c, a), rb = RunOf(c, b);
   ASSERT_TRUE(ra && rb);
   EXPECT_EQ(ra->state, "succeeded");
   EXPECT_EQ(rb->state, "succeeded");
@@ -135,7 +135,7 @@ TEST(RunsTest, APinnedRunDirIsOneRunsAtATime) {
   EXPECT_NE(second.err.find("in use by running job " + first), std::string::npos) << second.err;
   WriteFile(gate, "");
   ASSERT_TRUE(c.WaitJobFinished(first, 120s)) << c.Logs();
-  auto r = Run(c, first);
+  auto r = RunOf(c, first);
   ASSERT_TRUE(r);
   EXPECT_EQ(r->state, "succeeded");
   EXPECT_EQ(r->workdir, (c.dir() / "work" / "fixed").string());
@@ -252,7 +252,7 @@ TEST(RunsTest, RetryRunsOnlyTheFailedNodeAndItsDownstreamAndSurvivesARestart) {
   c.coordinator().Kill();
   ASSERT_TRUE(c.RestartCoordinator()) << c.Logs();
   ASSERT_TRUE(c.WaitWorkersAlive(2)) << c.Logs();
-  auto restored = Run(c, id);
+  auto restored = RunOf(c, id);
   ASSERT_TRUE(restored);
   EXPECT_EQ(restored->state, "failed");
   WriteFile(marker, "");
@@ -260,7 +260,7 @@ TEST(RunsTest, RetryRunsOnlyTheFailedNodeAndItsDownstreamAndSurvivesARestart) {
   ASSERT_EQ(retry.exit_code, 0) << retry.out << retry.err << c.Logs();
   EXPECT_NE(retry.out.find("retrying " + id), std::string::npos) << retry.out;
   ASSERT_TRUE(c.WaitJobFinished(id, 120s)) << c.Logs();
-  auto done = Run(c, id);
+  auto done = RunOf(c, id);
   ASSERT_TRUE(done);
   EXPECT_EQ(done->state, "succeeded") << c.Logs();
   EXPECT_EQ(done->workdir, failed->workdir);
@@ -310,7 +310,7 @@ TEST(RunsTest, RetryIsRefusedForARunningJobAndRunsACancelledOneToItsEnd) {
   // Cancelled: it may be retried, and runs to its end.
   CommandResult retry = c.Cli({"retry", id, "--wait"});
   EXPECT_EQ(retry.exit_code, 0) << retry.out << retry.err << c.Logs();
-  auto r = Run(c, id);
+  auto r = RunOf(c, id);
   ASSERT_TRUE(r);
   EXPECT_EQ(r->state, "succeeded");
   EXPECT_TRUE(fs::exists(fs::path(r->workdir) / "wait" / PartName(0)));
