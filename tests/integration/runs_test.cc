@@ -285,6 +285,56 @@ TEST(RunsTest, RetryRunsOnlyTheFailedNodeAndItsDownstreamAndSurvivesARestart) {
   EXPECT_NE(unknown.err.find("no job j-999999"), std::string::npos) << unknown.err;
 }
 
+// A coordinator restarted after the retry was accepted and before its tasks ran: the retried
+// tasks keep their fresh attempt budget (without it, the first failure after the restart would
+// count the attempts before the retry and fail the job).
+TEST(RunsTest, ARestartMidRetryKeepsTheFreshAttemptBudget) {
+  Cluster c;
+  StartPool(c);
+  WriteSyntheticCsv(c.dir() / "in.csv", 30, 2);
+  const fs::path count = c.dir() / "count";
+  const fs::path spec = c.dir() / "job.yaml";
+  // The command's runs 1-4 fail, the 5th succeeds; three attempts per budget (retries: 2).
+  WriteFile(spec, "name: it-budget\nworkdir: work\nnodes:\n"
+                  "  - {id: import, op: import_csv, inputs: [in.csv], params: {shards: 1}}\n"
+                  "  - id: mid\n    op: exec\n    inputs: [import]\n    retries: 2\n"
+                  "    params: {command: \"n=$(cat " + count.string() + " 2>/dev/null || echo 0); "
+                  "echo $((n+1)) > " + count.string() + "; [ $n -ge 4 ] && cp {input} {output}\"}\n");
+  std::string id;
+  auto failed = SubmitAndWait(c, spec, false, &id);
+  ASSERT_TRUE(failed) << c.Logs();
+  ASSERT_EQ(failed->state, "failed") << c.Logs();
+  ASSERT_EQ(failed->node_attempts["mid"], 3u);
+  // No live worker while the retry is accepted and stored, then the coordinator dies. (An
+  // attempt sent to a worker not yet declared dead counts after the restart, as every attempt
+  // in flight at a crash does: the budget of three allows for it.)
+  c.worker("w1").Kill();
+  c.worker("w2").Kill();
+  ASSERT_TRUE(WaitUntil([&] {
+    for (const auto& [wid, w] : c.Workers()) {
+      if (w.first == "alive") return false;
+    }
+    return true;
+  }, 60s)) << c.Cli({"workers"}).out << c.Logs();
+  CommandResult retry = c.Cli({"retry", id});
+  ASSERT_EQ(retry.exit_code, 0) << retry.out << retry.err << c.Logs();
+  c.coordinator().Kill();
+  ASSERT_TRUE(c.RestartCoordinator()) << c.Logs();
+  auto resumed = RunOf(c, id);
+  ASSERT_TRUE(resumed);
+  EXPECT_TRUE(resumed->state == "queued" || resumed->state == "running") << resumed->state;
+  c.StartWorker("w1", 2);
+  c.StartWorker("w2", 2);
+  ASSERT_TRUE(c.WaitJobFinished(id, 120s)) << c.Logs();
+  auto done = RunOf(c, id);
+  ASSERT_TRUE(done);
+  EXPECT_EQ(done->state, "succeeded") << c.Logs();
+  EXPECT_GE(done->node_attempts["mid"], 5u);
+  EXPECT_LE(done->node_attempts["mid"], 6u);
+  EXPECT_EQ(done->node_attempts["import"], 1u);
+  EXPECT_EQ(ReadFile(count), "5\n");
+}
+
 TEST(RunsTest, RetryIsRefusedForARunningJobAndRunsACancelledOneToItsEnd) {
   Cluster c;
   StartPool(c);
