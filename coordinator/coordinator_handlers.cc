@@ -551,6 +551,11 @@ void Coordinator::OnRetry(const std::string& identity, const std::string& user,
     restored = std::move(*rebuilt);
     job = restored.get();
   }
+  if (const std::string busy = RunDirHolder(job->graph()); !busy.empty()) {
+    return refuse(InvalidArgument("job " + req.job_id + "'s run_dir '" + job->graph().run_dir +
+                                  "' (" + job->graph().workdir + ") is in use by running job " +
+                                  busy + ": retry it once that one has finished"));
+  }
   job->Retry();
   store::JobRecord updated = *rec;
   updated.extra = ExtraAfterRetry(rec->extra, *job);
