@@ -232,7 +232,7 @@ TEST(TightGroupTest, TwoGangsAndALooseStreamOnThreeSingleSlotWorkersFinish) {
     EXPECT_EQ(done->node(id).ranks, 2u) << id;
     EXPECT_EQ(done->node(id).done, 1u) << id;
     EXPECT_EQ(done->node(id).attempts, 1u) << id;
-    EXPECT_EQ(ReadFile(cluster.dir() / "work" / id / "done.txt"), std::string(id) + "\n");
+    EXPECT_EQ(ReadFile(cluster.dir() / "work" / "latest" / id / "done.txt"), std::string(id) + "\n");
   }
   EXPECT_EQ(done->node("stream").done, 40u);
   EXPECT_EQ(done->attempts, done->total) << "a task was lost or re-run";
