@@ -1,4 +1,4 @@
-// `coupler submit | status | cancel | workers | drain`: thin clients of a running coordinator.
+// `coupler submit | status | cancel | retry | workers | drain`: thin clients of a running coordinator.
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -26,6 +26,7 @@ struct ClientArgs : ClientConnection {
   int priority = 0;
   bool wait = false;
   bool json = false;
+  bool reuse = false;
 };
 
 int Fail(const ClientArgs& a, const Status& s) { return FailClient(a, s); }
@@ -34,6 +35,21 @@ int64_t WallNowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
+}
+
+// --wait: progress until the job ends, then the summary (or, with --json, the status).
+int WaitAndSummarize(const ClientArgs& a, client::Client& client, const std::string& id,
+                     std::chrono::steady_clock::time_point start) {
+  WaitOutcome outcome = WaitForJob(client, id);
+  if (outcome.final_status) {
+    // The same ending as `coupler run`'s, or the status document for a script.
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::fputs((a.json ? wire::JobStatusJson(*outcome.final_status)
+                       : JobSummaryText(*outcome.final_status, wall))
+                   .c_str(),
+               stdout);
+  }
+  return outcome.exit_code;
 }
 
 int Submit(const ClientArgs& a) {
@@ -46,23 +62,25 @@ int Submit(const ClientArgs& a) {
   auto client = ConnectClient(a);
   if (!client.ok()) return Fail(a, client.status());
   const auto start = std::chrono::steady_clock::now();
-  Result<std::string> id = (*client)->Submit(a.job, a.priority);
+  Result<std::string> id = (*client)->Submit(a.job, a.priority, a.reuse);
   if (!id.ok()) return Fail(a, id.status());
   if (!a.wait) {
     std::printf("%s\n", id->c_str());
     return kExitOk;
   }
   std::fprintf(stderr, "submitted %s\n", id->c_str());
-  WaitOutcome outcome = WaitForJob(**client, *id);
-  if (outcome.final_status) {
-    // The same ending as `coupler run`'s, or the status document for a script.
-    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::fputs((a.json ? wire::JobStatusJson(*outcome.final_status)
-                       : JobSummaryText(*outcome.final_status, wall))
-                   .c_str(),
-               stdout);
-  }
-  return outcome.exit_code;
+  return WaitAndSummarize(a, **client, *id, start);
+}
+
+int RetryJob(const ClientArgs& a) {
+  auto client = ConnectClient(a);
+  if (!client.ok()) return Fail(a, client.status());
+  const auto start = std::chrono::steady_clock::now();
+  Result<std::string> r = (*client)->Retry(a.job);
+  if (!r.ok()) return Fail(a, r.status());
+  std::fprintf(a.wait ? stderr : stdout, "%s\n", r->c_str());
+  if (!a.wait) return kExitOk;
+  return WaitAndSummarize(a, **client, a.job, start);
 }
 
 int ShowStatus(const ClientArgs& a) {
@@ -141,6 +159,9 @@ void AddClientCommands(CLI::App& app, CommandBody* run) {
               "show progress, wait, print a summary (as `coupler run` does); exit 1 if the job "
               "fails");
   s->add_flag("--json", submit->json, "with --wait: print the final status as JSON instead");
+  s->add_flag("--reuse", submit->reuse,
+              "nodes whose op, params and inputs are unchanged since a succeeded run keep its "
+              "outputs instead of running (see docs/runs.md)");
   s->callback([submit, run] { *run = [submit] { return Submit(*submit); }; });
 
   auto status = std::make_shared<ClientArgs>();
@@ -157,6 +178,16 @@ void AddClientCommands(CLI::App& app, CommandBody* run) {
   CLI::App* c = Command(app, "cancel", "Cancel a job: queued tasks stop, running ones are abandoned", cancel);
   c->add_option("job", cancel->job, "job id")->required();
   c->callback([cancel, run] { *run = [cancel] { return CancelJob(*cancel); }; });
+
+  auto retry = std::make_shared<ClientArgs>();
+  CLI::App* r = Command(app, "retry",
+                        "Re-run a failed or cancelled job's failed nodes and what depends on "
+                        "them, in place (same id, same run directory)",
+                        retry);
+  r->add_option("job", retry->job, "job id")->required();
+  r->add_flag("--wait", retry->wait, "show progress, wait, print a summary; exit 1 if it fails");
+  r->add_flag("--json", retry->json, "with --wait: print the final status as JSON instead");
+  r->callback([retry, run] { *run = [retry] { return RetryJob(*retry); }; });
 
   auto workers = std::make_shared<ClientArgs>();
   CLI::App* w = Command(app, "workers", "List the worker pool", workers);

@@ -35,6 +35,7 @@ struct RunArgs {
   int slots = 1;
   std::string state;
   bool keep_state = false;
+  bool reuse = false;
   std::string log_level = "warn";
 };
 
@@ -74,11 +75,12 @@ void StopAll(std::vector<ChildProcess>& workers, ChildProcess& coordinator) {
   if (!coordinator.WaitFor(std::chrono::seconds(10))) coordinator.Signal(SIGKILL);
 }
 
-// The accuracy each evaluate node wrote (its reduce output: correct, total, accuracy).
-void PrintAccuracy(const job::JobGraph& graph) {
+// The accuracy each evaluate node wrote (its reduce output: correct, total, accuracy) in the
+// job's run directory, as the coordinator reported it.
+void PrintAccuracy(const job::JobGraph& graph, const std::string& run_dir) {
   for (const auto& node : graph.nodes) {
     if (node.op != "evaluate") continue;
-    const std::string path = io::ShardPath(graph.workdir, node.id, 0);
+    const std::string path = io::ShardPath(run_dir, node.id, 0);
     Result<io::Table> table = io::ReadNpy(path);
     const io::Column* accuracy = table.ok() ? table->Find("accuracy") : nullptr;
     const io::Column* correct = table.ok() ? table->Find("correct") : nullptr;
@@ -147,7 +149,7 @@ int Run(const RunArgs& a) {
       auto client =
           client::Client::Connect(endpoint + ".clients", std::chrono::seconds(10), security);
       const auto start = std::chrono::steady_clock::now();
-      Result<std::string> id = client.ok() ? (*client)->Submit(a.job) : Result<std::string>(client.status());
+      Result<std::string> id = client.ok() ? (*client)->Submit(a.job, 0, a.reuse) : Result<std::string>(client.status());
       if (!id.ok()) {
         std::fprintf(stderr, "coupler: %s\n", id.status().message().c_str());
         code = id.status().code() == StatusCode::kInvalidArgument ? kExitBadInput : kExitFailure;
@@ -158,7 +160,9 @@ int Run(const RunArgs& a) {
         const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         if (outcome.final_status) std::fputs(JobSummaryText(*outcome.final_status, wall).c_str(), stdout);
         code = outcome.exit_code;
-        if (code == 0) PrintAccuracy(*local.graph);
+        if (code == 0 && outcome.final_status) {
+          PrintAccuracy(*local.graph, outcome.final_status->workdir);
+        }
       }
     }
     StopAll(workers, *coordinator);
@@ -184,6 +188,9 @@ void AddRunCommand(CLI::App& app, CommandBody* run) {
   c->add_option("--slots", args->slots, "tasks each worker runs at once")->capture_default_str();
   c->add_option("--state", args->state, "state directory (default: a temporary one)");
   c->add_flag("--keep-state", args->keep_state, "keep the temporary state directory");
+  c->add_flag("--reuse", args->reuse,
+              "nodes whose op, params and inputs are unchanged since a succeeded run keep its "
+              "outputs instead of running (see docs/runs.md)");
   c->add_option("--child-log-level", args->log_level, "log level of the started processes")
       ->capture_default_str();
   c->callback([args, run] { *run = [args] { return Run(*args); }; });

@@ -87,6 +87,7 @@ std::string JobStatusText(const wire::JobStatus& j, int64_t now_ms) {
                      j.finished_ms > 0 || j.submitted_ms <= 0 ? "" : " so far");
   if (!j.submitted_by.empty()) out += "  submitted by: " + j.submitted_by + "\n";
   if (!j.error.empty()) out += "  error: " + j.error + "\n";
+  if (!j.workdir.empty()) out += "  run dir: " + j.workdir + "\n";
   if (!j.devices.empty()) {
     std::string devices;
     for (const auto& [device, n] : j.devices) {
@@ -110,6 +111,7 @@ std::string JobStatusText(const wire::JobStatus& j, int64_t now_ms) {
       for (const auto& h : n.hosts) hosts += (hosts.empty() ? "" : ",") + h;
       note += " on " + hosts;
     }
+    if (n.reused) note += "  reused from " + n.reused_from;
     if (!n.reason.empty()) note += "  " + n.reason;
     if (!n.error.empty()) note += "  " + n.error;
     std::string load;
@@ -166,10 +168,13 @@ std::string JobSummaryText(const wire::JobStatus& j, double wall_s) {
   }
   for (const auto& n : j.nodes) {
     const std::string group = n.ranks > 0 ? fmt::format(" (group of {} ranks)", n.ranks) : "";
-    out += fmt::format("  {:<20} {:<9} {}/{} tasks{}, {} attempts{}{}\n", n.id, n.state,
-                       n.tasks_done, n.tasks_total, group, n.attempts,
+    const std::string reused = n.reused ? "  reused from " + n.reused_from : "";
+    out += fmt::format("  {:<20} {:<9} {}/{} tasks{}, {} attempts{}{}{}\n", n.id, n.state,
+                       n.tasks_done, n.tasks_total, group, n.attempts, reused,
                        n.error.empty() ? "" : "  ", n.error);
   }
+  // Where this run's files are: its own run directory, {node}/part-NNNNN.npy inside.
+  if (!j.workdir.empty()) out += fmt::format("outputs: {}\n", j.workdir);
   return out;
 }
 

@@ -87,7 +87,7 @@ Result<wire::Message> Client::Call(const std::string& request, std::chrono::mill
   return msg;
 }
 
-Result<std::string> Client::Submit(const std::string& spec_path, int priority) {
+Result<std::string> Client::Submit(const std::string& spec_path, int priority, bool reuse) {
   std::ifstream in(spec_path, std::ios::binary);
   if (!in) return NotFound("cannot read the spec file " + spec_path);
   std::error_code ec;
@@ -100,6 +100,7 @@ Result<std::string> Client::Submit(const std::string& spec_path, int priority) {
   req.spec_text = text.str();
   req.spec_path = std::filesystem::absolute(spec_path, ec).lexically_normal().string();
   req.priority = priority;
+  req.reuse = reuse;
   req.client_id = "cli-" + std::to_string(getpid());
   req.cwd = std::filesystem::current_path(ec).string();
   COUPLER_ASSIGN_OR_RETURN(wire::Message msg, Call(wire::Encode(req)));
@@ -136,6 +137,13 @@ Result<std::string> Client::Cancel(const std::string& job_id) {
   COUPLER_ASSIGN_OR_RETURN(wire::Message msg, Call(wire::Encode(wire::CancelJob{job_id})));
   const auto* ack = std::get_if<wire::Ack>(&msg);
   if (ack == nullptr) return Internal("unexpected reply to cancel");
+  return ack->message;
+}
+
+Result<std::string> Client::Retry(const std::string& job_id) {
+  COUPLER_ASSIGN_OR_RETURN(wire::Message msg, Call(wire::Encode(wire::RetryJob{job_id})));
+  const auto* ack = std::get_if<wire::Ack>(&msg);
+  if (ack == nullptr) return Internal("unexpected reply to retry");
   return ack->message;
 }
 

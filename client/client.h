@@ -37,7 +37,8 @@ class Client {
                                                  const ClientSecurity& security = {});
 
   // Submits the spec at `spec_path` (read here; relative inputs resolve against its folder).
-  Result<std::string> Submit(const std::string& spec_path, int priority = 0);
+  // `reuse`: nodes unchanged since a succeeded run keep its outputs (`--reuse`).
+  Result<std::string> Submit(const std::string& spec_path, int priority = 0, bool reuse = false);
   // With `wait` > 0 (and a job id), the reply comes when the job finishes or `wait` passes.
   Result<wire::StatusReply> Status(const std::string& job_id = "",
                                    std::chrono::milliseconds wait = std::chrono::milliseconds(0));
@@ -45,6 +46,8 @@ class Client {
   // coordinator filters, so a long history does not travel.
   Result<wire::StatusReply> Jobs(const std::string& state, uint32_t limit);
   Result<std::string> Cancel(const std::string& job_id);
+  // Runs a failed or cancelled job's failed tasks and what depends on them again, in place.
+  Result<std::string> Retry(const std::string& job_id);
   Result<std::vector<wire::WorkerStatus>> Workers();
   Result<std::string> Drain(const std::string& worker_id);
 

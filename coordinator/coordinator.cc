@@ -101,6 +101,7 @@ wire::JobStatus Summary(const store::JobRecord& rec) {
   s.submitted_ms = rec.submitted_ms;
   s.finished_ms = rec.finished_ms;
   s.submitted_by = rec.submitted_by;
+  s.workdir = RunDirOf(rec);  // its files stay where they were: `coupler logs` still reads them
   return s;
 }
 

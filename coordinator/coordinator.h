@@ -125,6 +125,12 @@ class Coordinator {
   void OnStatus(const std::string& identity, const wire::StatusRequest& req, bool delimiter);
   void OnCancel(const std::string& identity, const std::string& user, const wire::CancelJob& req,
                 bool delimiter);
+  // The unfinished job holding the pinned run directory `graph` asks for; "" if none.
+  std::string RunDirHolder(const job::JobGraph& graph) const;
+  void OnRetry(const std::string& identity, const std::string& user, const wire::RetryJob& req,
+               bool delimiter);
+  // A node of `job` finished by running: its outputs become reusable (reuse_index.h).
+  void RecordReusable(const JobState& job, uint32_t plan_node);
   void OnDrain(const std::string& identity, const std::string& user,
                const wire::DrainWorker& req, bool delimiter);
   // May the client key `user` act on a job submitted by `owner` (empty owner: admins only)?

@@ -6,6 +6,9 @@
 #include "coordinator/coordinator.h"
 #include "coordinator/gpu_idle_watch.h"
 #include "coordinator/job_intake.h"
+#include "coordinator/reuse_index.h"
+#include "runtime/io/atomic_file.h"
+#include "runtime/job/workdir_marker.h"
 #include "runtime/logging.h"
 #include "runtime/wire/codec.h"
 #include "runtime/wire/control_messages.h"
@@ -149,7 +152,10 @@ void Coordinator::OnResults(const std::string& worker_id, const wire::TaskResult
       // The commit that finishes a node may make the nodes reading it ready.
       if (const JobState* job = scheduler_.FindJob(o.job_id); job != nullptr && o.task_id < job->table().size()) {
         const uint32_t node = job->table().Describe(o.task_id).plan_node;
-        if (job->node_done(node) == job->table().task_count(node)) StampReadyNodes(*job);
+        if (job->node_done(node) == job->table().task_count(node)) {
+          StampReadyNodes(*job);
+          RecordReusable(*job, node);
+        }
       }
       events_.TaskDone(EventRef(o.job_id, o.task_id, o.attempt), worker_id,
                        {o.wall_ms, o.kernel_ms, o.bytes_processed});
@@ -184,6 +190,8 @@ void Coordinator::OnClientMessage(const std::string& identity, const std::string
     OnStatus(identity, *status, delimiter);
   } else if (const auto* cancel = std::get_if<wire::CancelJob>(&*msg)) {
     OnCancel(identity, user, *cancel, delimiter);
+  } else if (const auto* retry = std::get_if<wire::RetryJob>(&*msg)) {
+    OnRetry(identity, user, *retry, delimiter);
   } else if (const auto* drain = std::get_if<wire::DrainWorker>(&*msg)) {
     OnDrain(identity, user, *drain, delimiter);
   } else if (std::holds_alternative<wire::WorkersRequest>(*msg)) {
@@ -278,6 +286,20 @@ void Coordinator::FinishAdmissions() {
       continue;
     }
     AdmittedJob& admitted = *d.admitted;
+    if (const std::string busy = RunDirHolder(admitted.job->graph()); !busy.empty()) {
+      // A pinned run directory is one run's at a time: two would overwrite each other's files.
+      wire::SubmitReply reply;
+      reply.ok = false;
+      reply.error = fmt::format(
+          "{}: run_dir '{}' ({}) is in use by running job {}: wait for it or cancel it, or drop "
+          "run_dir so that each run gets its own directory",
+          admitted.job->graph().source_file, admitted.job->graph().run_dir,
+          admitted.job->graph().workdir, busy);
+      io::RemoveQuietly(job::WorkdirMarkerPath(admitted.job->graph().workdir, admitted.record.id));
+      ReplyToClient(t.identity, wire::Encode(reply), t.delimiter);
+      AnswerDuplicates(t.submission_id, &reply, Status::Ok());
+      continue;
+    }
     admitted.record.submission_id = t.submission_id;
     Status stored = store_error_.ok() ? store_->PutJob(admitted.record) : store_error_;
     NoteStoreResult(stored);
@@ -456,6 +478,109 @@ void Coordinator::OnCancel(const std::string& identity, const std::string& user,
   ReplyToClient(identity,
                 wire::Encode(wire::Ack{static_cast<uint16_t>(wire::MessageType::kCancelJob),
                                        was_finished ? "job already finished" : "cancelled"}),
+                delimiter);
+}
+
+std::string Coordinator::RunDirHolder(const job::JobGraph& graph) const {
+  if (graph.run_dir.empty()) return "";  // runs/{job_id}: never another job's
+  for (const auto& other : scheduler_.jobs()) {
+    if (!other->finished() && other->graph().workdir == graph.workdir) return other->id();
+  }
+  return "";
+}
+
+void Coordinator::RecordReusable(const JobState& job, uint32_t plan_node) {
+  const std::string& key = job.node_key(plan_node);
+  if (key.empty() || job.node_reused(plan_node) || job.graph().workdir_root.empty()) return;
+  Status s = RecordNodeOutputs(job.graph().workdir_root, key, job.graph().workdir, job.id(),
+                               job.plan().nodes[plan_node].id);
+  if (!s.ok()) {
+    // Only a later --reuse loses: it runs the node again.
+    Logger("coordinator")->warn("job {} node {}: not recorded for reuse: {}", job.id(),
+                                job.plan().nodes[plan_node].id, s.message());
+  }
+}
+
+void Coordinator::OnRetry(const std::string& identity, const std::string& user,
+                          const wire::RetryJob& req, bool delimiter) {
+  auto refuse = [&](const Status& why) {
+    ReplyError(identity, why, wire::MessageType::kRetryJob, delimiter);
+  };
+  PersistFinishedJobs();  // what it says about the job's state is what the store holds
+  JobState* job = scheduler_.FindJob(req.job_id);
+  auto summary = finished_.find(req.job_id);
+  if (job == nullptr && summary == finished_.end()) return refuse(NotFound("no job " + req.job_id));
+  const std::string& owner = job != nullptr ? job->submitted_by() : summary->second.submitted_by;
+  if (!MayControl(user, owner)) {
+    Logger("coordinator")->warn("refused to retry job {} for key '{}': it is not the submitter "
+                                "nor an admin", req.job_id, user);
+    return refuse(PermissionDenied("job " + req.job_id + " was submitted by '" + owner +
+                                   "': only its submitter or an admin key (authorized/admins/) "
+                                   "may retry it"));
+  }
+  const std::string state = job != nullptr ? std::string(JobPhaseName(job->phase()))
+                                           : summary->second.state;
+  const std::optional<JobPhase> phase = job::ParseJobPhase(state);
+  if (!phase || !job::IsFinished(*phase)) {
+    return refuse(InvalidArgument("job " + req.job_id + " is " + state +
+                                  ": only a failed or cancelled job can be retried (cancel it "
+                                  "first, or wait for it)"));
+  }
+  if (*phase == JobPhase::kSucceeded) {
+    return refuse(InvalidArgument("job " + req.job_id +
+                                  " succeeded: nothing to retry (submit the spec again; --reuse "
+                                  "skips the nodes that did not change)"));
+  }
+  if (job != nullptr && persisted_phase_[req.job_id] != job->phase()) {
+    return refuse(Unavailable("job " + req.job_id + "'s end is not on disk yet: try again"));
+  }
+  Result<std::vector<store::JobRecord>> records = store_->LoadJobs();
+  if (!records.ok()) return refuse(records.status().WithContext("cannot retry"));
+  auto rec = std::find_if(records->begin(), records->end(),
+                          [&](const store::JobRecord& r) { return r.id == req.job_id; });
+  if (rec == records->end()) return refuse(Internal("job " + req.job_id + " is not in the store"));
+  std::unique_ptr<JobState> restored;
+  if (job == nullptr) {
+    // Finished before this coordinator started: rebuilt from the store as a restart would.
+    auto commits = store_->LoadCommits(rec->id);
+    auto attempts = store_->LoadAttempts(rec->id);
+    auto sent = store_->LoadSent(rec->id);
+    if (!commits.ok() || !attempts.ok() || !sent.ok()) {
+      return refuse(Internal("cannot read job " + rec->id + "'s tasks from the store"));
+    }
+    Result<std::unique_ptr<JobState>> rebuilt = RestoreJob(*rec, *commits, *attempts, *sent);
+    if (!rebuilt.ok()) return refuse(rebuilt.status().WithContext("cannot retry"));
+    restored = std::move(*rebuilt);
+    job = restored.get();
+  }
+  if (const std::string busy = RunDirHolder(job->graph()); !busy.empty()) {
+    return refuse(InvalidArgument("job " + req.job_id + "'s run_dir '" + job->graph().run_dir +
+                                  "' (" + job->graph().workdir + ") is in use by running job " +
+                                  busy + ": retry it once that one has finished"));
+  }
+  job->Retry();
+  store::JobRecord updated = *rec;
+  updated.extra = ExtraAfterRetry(rec->extra, *job);
+  updated.state = std::string(JobPhaseName(job->phase()));
+  updated.error.clear();
+  updated.finished_ms = 0;
+  if (Status s = store_->PutJob(updated); !s.ok()) {
+    NoteStoreResult(s);
+    return refuse(s.WithContext("cannot retry: the state cannot be written"));
+  }
+  persisted_phase_[req.job_id] = job->phase();
+  const uint64_t left = job->table().size() - job->done();
+  if (restored != nullptr) {
+    finished_.erase(req.job_id);
+    scheduler_.AddJob(std::move(restored));
+  }
+  StampReadyNodes(*job);
+  Logger("coordinator")->info("job {} retried{}: {} of {} tasks to run again", req.job_id,
+                              user.empty() ? "" : " by " + user, left, job->table().size());
+  ReplyToClient(identity,
+                wire::Encode(wire::Ack{static_cast<uint16_t>(wire::MessageType::kRetryJob),
+                                       fmt::format("retrying {}: {} of {} tasks to run",
+                                                   req.job_id, left, job->table().size())}),
                 delimiter);
 }
 

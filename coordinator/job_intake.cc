@@ -7,8 +7,12 @@
 #include <map>
 #include <sstream>
 
+#include "coordinator/node_keys.h"
+#include "coordinator/reuse_index.h"
 #include "runtime/job/dataset_schema.h"
 #include "runtime/job/job_loader.h"
+#include "runtime/job/run_dir.h"
+#include "runtime/logging.h"
 #include "runtime/job/job_phase.h"
 #include "runtime/job/validator.h"
 #include "runtime/job/workdir_marker.h"
@@ -25,12 +29,31 @@ namespace fs = std::filesystem;
 // or lost shards meanwhile, or inputs cleaned up, must not change which task is which.
 using ProbeRecord = std::map<std::string, job::PathInfo>;
 
+// What the run directory and reuse add to JobRecord::extra: "root\t<spec workdir>" (workdir
+// is then the run directory), "key\t<plan node>\t<key>", "reused\t<plan node>\t<run dir>",
+// and after a `coupler retry` "base\t<task>\t<attempts>" (JobState::attempt_base).
+struct RunExtra {
+  std::string root;
+  std::vector<std::string> keys;
+  std::map<size_t, std::string> reused;
+  std::map<uint64_t, uint32_t> bases;
+};
+
 // JobRecord::extra: "workdir\t<dir>", "marker\t<token>" (workdir_marker.h), one
-// "dataset\t<dir>\t<file>\t<file>..." per dataset, and one "probe\t<path>\t<kind>\t<shards>"
-// per path validation looked at.
+// "dataset\t<dir>\t<file>\t<file>..." per dataset, one "probe\t<path>\t<kind>\t<shards>"
+// per path validation looked at, and RunExtra's lines.
 std::string EncodeExtra(const std::string& workdir, const std::string& marker,
-                        const DatasetListing& datasets, const ProbeRecord& probes) {
+                        const DatasetListing& datasets, const ProbeRecord& probes,
+                        const RunExtra& run) {
   std::string out = "workdir\t" + workdir + "\n";
+  if (!run.root.empty()) out += "root\t" + run.root + "\n";
+  for (size_t p = 0; p < run.keys.size(); ++p) {
+    out += "key\t" + std::to_string(p) + "\t" + run.keys[p] + "\n";
+  }
+  for (const auto& [p, from] : run.reused) out += "reused\t" + std::to_string(p) + "\t" + from + "\n";
+  for (const auto& [t, n] : run.bases) {
+    out += "base\t" + std::to_string(t) + "\t" + std::to_string(n) + "\n";
+  }
   out += "marker\t" + marker + "\n";
   for (const auto& [dir, files] : datasets) {
     out += "dataset\t" + dir;
@@ -45,7 +68,7 @@ std::string EncodeExtra(const std::string& workdir, const std::string& marker,
 }
 
 void DecodeExtra(const std::string& extra, std::string& workdir, std::string& marker,
-                 DatasetListing& datasets, ProbeRecord& probes) {
+                 DatasetListing& datasets, ProbeRecord& probes, RunExtra& run) {
   std::istringstream in(extra);
   for (std::string line; std::getline(in, line);) {
     std::vector<std::string> fields;
@@ -53,6 +76,21 @@ void DecodeExtra(const std::string& extra, std::string& workdir, std::string& ma
     for (std::string f; std::getline(ls, f, '\t');) fields.push_back(f);
     if (fields.size() >= 2 && fields[0] == "workdir") workdir = fields[1];
     if (fields.size() >= 2 && fields[0] == "marker") marker = fields[1];
+    if (fields.size() >= 2 && fields[0] == "root") run.root = fields[1];
+    if (fields.size() == 3 && fields[0] == "key") {
+      const size_t p = std::strtoull(fields[1].c_str(), nullptr, 10);
+      if (p < 1'000'000) {
+        if (run.keys.size() <= p) run.keys.resize(p + 1);
+        run.keys[p] = fields[2];
+      }
+    }
+    if (fields.size() == 3 && fields[0] == "reused") {
+      run.reused[std::strtoull(fields[1].c_str(), nullptr, 10)] = fields[2];
+    }
+    if (fields.size() == 3 && fields[0] == "base") {
+      run.bases[std::strtoull(fields[1].c_str(), nullptr, 10)] =
+          static_cast<uint32_t>(std::strtoul(fields[2].c_str(), nullptr, 10));
+    }
     if (fields.size() >= 2 && fields[0] == "dataset") {
       datasets[fields[1]] = std::vector<std::string>(fields.begin() + 2, fields.end());
     }
@@ -121,8 +159,36 @@ Result<AdmittedJob> AdmitJob(const wire::SubmitJob& submit, const std::string& j
   if (submit.priority != 0) graph.priority = submit.priority;
   COUPLER_ASSIGN_OR_RETURN(plan::Plan plan, plan::PlanJob(graph));
   DatasetListing datasets = ListDatasets(graph);
+  // Each submission its own run directory (unless the spec pins one), so two runs of one spec
+  // never write into each other's outputs.
+  RunExtra run;
+  run.root = graph.workdir_root;
+  COUPLER_ASSIGN_OR_RETURN(graph.workdir, job::ClaimRunDir(graph, job_id));
   const std::string marker = util::RandomToken();
   COUPLER_RETURN_IF_ERROR(job::WriteWorkdirMarker(graph.workdir, job_id, marker));
+  // Every run's node keys are kept, reused or not, so a later run can reuse this one's outputs.
+  FileHashCache hashes = FileHashCache::Load(run.root);
+  COUPLER_ASSIGN_OR_RETURN(
+      run.keys, NodeKeys(graph, plan, datasets,
+                         [&hashes](const std::string& path) { return hashes.Hash(path); }));
+  if (Status s = hashes.Save(); !s.ok()) {
+    Logger("coordinator")->warn("job {}: the file hash cache: {}", job_id, s.message());
+  }
+  const ReuseIndex index = ReuseIndex::Load(run.root);
+  for (size_t p = 0; p < plan.nodes.size(); ++p) {
+    const job::NodeSpec& node = graph.nodes[plan.nodes[p].node_index];
+    if (!node.reuse.value_or(graph.reuse || submit.reuse)) continue;
+    std::optional<NodeOutputs> earlier = index.FindIntact(run.keys[p]);
+    if (!earlier) continue;
+    // Linked, not referenced: this run's folder is complete on its own, whatever becomes of
+    // the earlier run.
+    COUPLER_RETURN_IF_ERROR(LinkNodeOutputs(io::NodeDir(earlier->run_dir, earlier->node),
+                                            io::NodeDir(graph.workdir, node.id), earlier->files));
+    run.reused[p] = earlier->run_dir;
+  }
+  if (Status s = job::PointLatestAt(run.root, graph.workdir); !s.ok()) {
+    Logger("coordinator")->warn("job {}: {}", job_id, s.message());
+  }
 
   AdmittedJob out;
   out.record.id = job_id;
@@ -133,12 +199,14 @@ Result<AdmittedJob> AdmitJob(const wire::SubmitJob& submit, const std::string& j
   out.record.priority = graph.priority;
   out.record.state = std::string(job::JobPhaseName(job::JobPhase::kQueued));
   out.record.submitted_ms = now_ms;
-  out.record.extra = EncodeExtra(graph.workdir, marker, datasets, probes);
+  out.record.extra = EncodeExtra(graph.workdir, marker, datasets, probes, run);
   out.record.submitted_by = submitted_by;
   out.job = std::make_unique<JobState>(job_id, std::move(graph), std::move(plan), std::move(datasets));
   out.job->set_times(now_ms, 0);
   out.job->set_submitted_by(submitted_by);
   out.job->set_workdir_token(marker);
+  out.job->set_node_keys(run.keys);
+  for (const auto& [p, from] : run.reused) out.job->MarkReused(p, from);
   return out;
 }
 
@@ -150,7 +218,8 @@ Result<std::unique_ptr<JobState>> RestoreJob(
   std::string marker;
   DatasetListing datasets;
   ProbeRecord probes;
-  DecodeExtra(record.extra, workdir, marker, datasets, probes);
+  RunExtra run;
+  DecodeExtra(record.extra, workdir, marker, datasets, probes, run);
   job::ValidationEnv env;
   if (probes.empty()) {
     env.probe = job::ProbePath;  // a job admitted before probes were recorded
@@ -165,7 +234,8 @@ Result<std::unique_ptr<JobState>> RestoreJob(
     return InvalidArgument("job " + record.id + " no longer validates: " + loaded.diags.ToString());
   }
   job::JobGraph graph = std::move(*loaded.graph);
-  if (!workdir.empty()) graph.workdir = workdir;
+  if (!workdir.empty()) graph.workdir = workdir;  // the run directory chosen at admission
+  if (!run.root.empty()) graph.workdir_root = run.root;
   graph.priority = record.priority;
   COUPLER_ASSIGN_OR_RETURN(plan::Plan plan, plan::PlanJob(graph));
   auto job = std::make_unique<JobState>(record.id, std::move(graph), std::move(plan), std::move(datasets));
@@ -189,6 +259,10 @@ Result<std::unique_ptr<JobState>> RestoreJob(
     (void)job::WriteWorkdirMarker(job->graph().workdir, record.id, marker);
     job->set_workdir_token(marker);
   }
+  job->set_node_keys(run.keys);
+  for (const auto& [p, from] : run.reused) {
+    if (p < job->plan().nodes.size()) job->MarkReused(p, from);
+  }
   for (const auto& c : commits) {
     if (c.task_id >= job->table().size()) continue;
     job->RestoreDone(c.task_id, std::max(c.attempt + 1, attempts_of[c.task_id]));
@@ -198,7 +272,33 @@ Result<std::unique_ptr<JobState>> RestoreJob(
   for (const auto& [task, n] : attempts_of) {
     if (task < job->table().size()) job->RestoreAttempts(task, n);
   }
+  for (const auto& [task, base] : run.bases) {
+    if (task < job->table().size()) job->RestoreAttemptBase(task, base);
+  }
   return job;
+}
+
+std::string RunDirOf(const store::JobRecord& record) {
+  std::string workdir, marker;
+  DatasetListing datasets;
+  ProbeRecord probes;
+  RunExtra run;
+  DecodeExtra(record.extra, workdir, marker, datasets, probes, run);
+  return workdir;
+}
+
+std::string ExtraAfterRetry(const std::string& extra, const JobState& job) {
+  std::string out;
+  std::istringstream in(extra);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.starts_with("base\t")) out += line + "\n";
+  }
+  for (uint64_t t = 0; t < job.table().size(); ++t) {
+    if (job.attempt_base(t) > 0) {
+      out += "base\t" + std::to_string(t) + "\t" + std::to_string(job.attempt_base(t)) + "\n";
+    }
+  }
+  return out;
 }
 
 }  // namespace coupler::coordinator

@@ -32,4 +32,12 @@ Result<std::unique_ptr<JobState>> RestoreJob(
     const std::vector<store::AttemptRecord>& attempts,
     const std::vector<std::pair<uint64_t, uint32_t>>& sent = {});
 
+// The run directory a stored job was admitted with ("" for a record without one), for the
+// status of a finished job after a restart (its logs and outputs are there).
+std::string RunDirOf(const store::JobRecord& record);
+
+// The job record's `extra` once `job` has been retried: its attempt bases (JobState::Retry)
+// replace those of an earlier retry, so a restart mid-retry keeps the fresh budgets.
+std::string ExtraAfterRetry(const std::string& extra, const JobState& job);
+
 }  // namespace coupler::coordinator

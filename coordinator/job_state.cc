@@ -19,6 +19,8 @@ JobState::JobState(std::string id, job::JobGraph graph, plan::Plan plan, Dataset
   state_.assign(table_.size(), static_cast<uint8_t>(TaskState::kBlocked));
   attempts_.assign(table_.size(), 0);
   unreported_losses_.assign(table_.size(), 0);
+  attempt_base_.assign(table_.size(), 0);
+  reused_from_.resize(n);
   deps_left_.resize(n);
   node_done_.assign(n, 0);
   node_maps_done_.assign(n, 0);
@@ -261,7 +263,7 @@ void JobState::Fail(uint64_t t, const FailedAttempt& failure) {
       tried.push_back(failure.worker_id);
     }
   }
-  if (failure.retryable && attempts_[t] < MaxAttempts(p)) {
+  if (failure.retryable && attempts_[t] - attempt_base_[t] < MaxAttempts(p)) {
     if (failure.retry_at_ms > 0) {
       // Ready, but in no queue until its back-off ends: nothing polls it meanwhile.
       state_[t] = static_cast<uint8_t>(TaskState::kReady);
@@ -350,6 +352,62 @@ void JobState::Cancel() {
   ready_gangs_.clear();
   backing_off_.clear();
   ForgetRunning();
+}
+
+void JobState::Retry() {
+  COUPLER_CHECK(phase_ != JobPhase::kSucceeded) << "job " << id_;
+  ready_.clear();
+  ready_gpu_.clear();
+  ready_by_node_.clear();
+  ready_gangs_.clear();
+  backing_off_.clear();  // a retry starts every unfinished task afresh, on any worker
+  tried_on_.clear();
+  ForgetRunning();
+  failed_ = 0;
+  error_.clear();
+  for (uint64_t t = 0; t < table_.size(); ++t) {
+    if (state_[t] == static_cast<uint8_t>(TaskState::kDone)) continue;
+    state_[t] = static_cast<uint8_t>(TaskState::kBlocked);
+    attempt_base_[t] = attempts_[t];
+    unreported_losses_[t] = 0;
+  }
+  const size_t n = plan_.nodes.size();
+  auto node_complete = [&](size_t p) { return node_done_[p] == table_.task_count(p); };
+  for (size_t p = 0; p < n; ++p) {
+    if (!node_complete(p)) node_error_[p].clear();
+    std::vector<uint32_t> deps = table_.deps(p);
+    std::sort(deps.begin(), deps.end());
+    deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+    deps_left_[p] = static_cast<uint32_t>(std::count_if(deps.begin(), deps.end(),
+                                                        [&](uint32_t d) { return !node_complete(d); }));
+  }
+  phase_ = done_ == table_.size() ? JobPhase::kSucceeded : JobPhase::kRunning;
+  finished_ms_ = 0;
+  for (size_t p = 0; p < n; ++p) {
+    if (deps_left_[p] != 0 || node_complete(p)) continue;
+    Release(p);
+    const plan::PlanNode& pn = plan_.nodes[p];
+    const uint64_t reduce = table_.first_task(p) + table_.task_count(p) - 1;
+    // Its map tasks all done before the job stopped: only the reduce is left to run.
+    if (pn.has_reduce && node_maps_done_[p] == static_cast<uint64_t>(pn.map_tasks) &&
+        state_[reduce] == static_cast<uint8_t>(TaskState::kBlocked)) {
+      state_[reduce] = static_cast<uint8_t>(TaskState::kReady);
+      LooseQueue(p, true).push_back(reduce);
+    }
+  }
+}
+
+const std::string& JobState::node_key(size_t p) const {
+  static const std::string kNone;
+  return p < node_keys_.size() ? node_keys_[p] : kNone;
+}
+
+void JobState::MarkReused(size_t p, std::string from) {
+  reused_from_[p] = std::move(from);
+  const uint64_t first = table_.first_task(p);
+  for (uint64_t t = first; t < first + table_.task_count(p); ++t) {
+    if (state_[t] != static_cast<uint8_t>(TaskState::kDone)) RestoreDone(t, 0);
+  }
 }
 
 wire::TaskSpec JobState::MakeSpec(uint64_t t) const {

@@ -3,6 +3,7 @@
 // queue of tasks ready to run. Pure logic; the wire form of its tasks is TaskSpecs' (task_specs.h).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -136,6 +137,25 @@ class JobState {
   void RestoreAttempts(uint64_t task, uint32_t attempts);
   void Cancel();
 
+  // `coupler retry`: a failed or cancelled job runs again in place. Its done tasks stay done;
+  // every other task is queued again (as its inputs allow) with a fresh attempt budget: its
+  // attempts go on numbering after the old ones (so logs and late results never mix) but
+  // count against `retries` from here. The job is running again.
+  void Retry();
+  // The attempts a task had when it was last retried (0 if never): restored after a restart.
+  uint32_t attempt_base(uint64_t task) const { return attempt_base_[task]; }
+  void RestoreAttemptBase(uint64_t task, uint32_t base) {
+    attempt_base_[task] = static_cast<uint8_t>(std::min<uint32_t>(base, 255));
+  }
+
+  // Reuse (reuse_index.h): each plan node's key, and the nodes whose outputs came from an
+  // earlier run (`from`: its run directory) — their tasks are done without running.
+  void set_node_keys(std::vector<std::string> keys) { node_keys_ = std::move(keys); }
+  const std::string& node_key(size_t plan_node) const;
+  void MarkReused(size_t plan_node, std::string from);
+  bool node_reused(size_t plan_node) const { return !reused_from_[plan_node].empty(); }
+  const std::string& reused_from(size_t plan_node) const { return reused_from_[plan_node]; }
+
   // Where committed tasks ran, for "which device ran what".
   void CountDevice(const std::string& device, bool gpu_fallback) {
     ++devices_[device];
@@ -210,6 +230,9 @@ class JobState {
   std::vector<uint8_t> state_;         // TaskState per task
   std::vector<uint8_t> attempts_;      // attempts started per task (capped at 255)
   std::vector<uint8_t> unreported_losses_;  // see ChargeUnreportedLoss
+  std::vector<uint8_t> attempt_base_;       // see Retry
+  std::vector<std::string> node_keys_;      // per plan node; empty when not computed
+  std::vector<std::string> reused_from_;    // per plan node: the run dir its outputs came from
   std::vector<uint32_t> deps_left_;    // per plan node: input nodes not finished yet
   std::vector<uint64_t> node_done_;
   std::vector<uint64_t> node_maps_done_;

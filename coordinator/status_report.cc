@@ -95,6 +95,8 @@ wire::JobStatus ReportJob(const JobState& job, const WorkerRegistry& registry,
     n.error = job.node_error(p);
     n.tasks_prefetched = prefetched[p];
     n.tasks_running = job.node_running(p) - std::min(job.node_running(p), prefetched[p]);
+    n.reused = job.node_reused(p);
+    n.reused_from = job.reused_from(p);
     if (!n.error.empty()) {
       n.state = "failed";
     } else if (n.tasks_done == n.tasks_total) {

@@ -109,6 +109,7 @@ MESSAGE_TYPES: Dict[str, int] = {
     "DrainWorker": 21,
     "WorkersRequest": 22,
     "WorkersReply": 23,
+    "RetryJob": 24,
     "Ack": 32,
     "Error": 33,
 }
@@ -142,7 +143,7 @@ RECORDS: Dict[str, Fields] = {
     "LaunchStop": [("gang", "TaskAttempt")],
     "SubmitJob": [
         ("spec_text", "str"), ("spec_path", "str"), ("priority", "i32"), ("client_id", "str"),
-        ("cwd", "str"), ("submission_id", "str"),
+        ("cwd", "str"), ("submission_id", "str"), ("reuse", "bool"),
     ],
     "SubmitReply": [("job_id", "str"), ("ok", "bool"), ("error", "str"), ("existing", "bool")],
     "StatusRequest": [("job_id", "str"), ("wait_ms", "u32"), ("state", "str"), ("limit", "u32")],
@@ -151,6 +152,7 @@ RECORDS: Dict[str, Fields] = {
     "DrainWorker": [("worker_id", "str")],
     "WorkersRequest": [("worker_id", "str")],
     "WorkersReply": [("workers", "[WorkerStatus]")],
+    "RetryJob": [("job_id", "str")],
     "Ack": [("request_type", "u16"), ("message", "str")],
     "Error": [("request_type", "u16"), ("code", "u16"), ("message", "str")],
     # Records
@@ -182,7 +184,8 @@ RECORDS: Dict[str, Fields] = {
         ("id", "str"), ("state", "str"), ("tasks_total", "u64"), ("tasks_done", "u64"),
         ("attempts", "u64"), ("error", "str"), ("ranks", "u32"), ("reason", "str"),
         ("hosts", "[str]"), ("tasks_running", "u64"), ("tasks_prefetched", "u64"),
-        ("op", "str"), ("stage", "u32"), ("deps", "[str]"),
+        ("op", "str"), ("stage", "u32"), ("deps", "[str]"), ("reused", "bool"),
+        ("reused_from", "str"),
     ],
     "JobStatus": [
         ("id", "str"), ("name", "str"), ("state", "str"), ("tasks_total", "u64"),
@@ -427,7 +430,8 @@ def job_status_json(j: Dict[str, Any]) -> Dict[str, Any]:
             "done": n["tasks_done"], "running": n["tasks_running"],
             "prefetched": n["tasks_prefetched"], "attempts": n["attempts"],
             "error": n["error"], "ranks": n["ranks"], "reason": n["reason"],
-            "hosts": list(n["hosts"]),
+            "hosts": list(n["hosts"]), "reused": n["reused"],
+            **({"reused_from": n["reused_from"]} if n["reused"] else {}),
         } for n in j["nodes"]],
     }
 
@@ -904,13 +908,14 @@ class Client:
     # -- requests ---------------------------------------------------------------------------
 
     def submit(self, spec_path: str, priority: int = 0,
-               submission_id: Optional[str] = None) -> str:
+               submission_id: Optional[str] = None, reuse: bool = False) -> str:
         """Submits the job spec at `spec_path` (YAML or JSON) and returns its job id.
 
         As `coupler submit` does, the text travels with the file's absolute path (its relative
         inputs resolve against its folder) and this process's directory. A spec with errors
         raises CouplerError InvalidArgument with the coordinator's diagnostics. A second submit
-        with the same `submission_id` returns the first one's job.
+        with the same `submission_id` returns the first one's job. `reuse`: as `--reuse`,
+        nodes unchanged since a succeeded run keep its outputs.
         """
         try:
             size = os.path.getsize(spec_path)
@@ -928,6 +933,7 @@ class Client:
             "client_id": "python-%d" % os.getpid(),
             "cwd": os.getcwd(),
             "submission_id": submission_id or "",
+            "reuse": bool(reuse),
         }), "submit")
         if not reply["ok"]:
             raise CouplerError.of("InvalidArgument", reply["error"])
@@ -983,6 +989,13 @@ class Client:
         coordinator's acknowledgement text."""
         return self._expect("Ack", self.call("CancelJob", {"job_id": job_id}),
                             "cancel")["message"]
+
+    def retry(self, job_id: str) -> str:
+        """Runs a failed or cancelled job's failed nodes and what depends on them again, in
+        place (as `coupler retry`); a running or succeeded job raises CouplerError
+        InvalidArgument. Returns the coordinator's acknowledgement text."""
+        return self._expect("Ack", self.call("RetryJob", {"job_id": job_id}),
+                            "retry")["message"]
 
     def drain(self, worker_id: str) -> str:
         """Asks a worker to finish what it holds and leave (admin keys only)."""

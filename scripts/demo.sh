@@ -28,7 +28,8 @@ echo
 echo "== coupler run examples/preprocess-only.yaml --workers 2"
 echo "   (import -> stats -> standardize -> clip -> cast, and filter_map: every node loose)"
 "$COUPLER" run "$ROOT/examples/preprocess-only.yaml" --workers 2 --slots 1
-OUT_DIR="$ROOT/coupler-work/preprocess-only"
+# Each run has its own directory (runs/JOB); `latest` points at the newest (docs/runs.md).
+OUT_DIR="$ROOT/coupler-work/preprocess-only/latest"
 echo
 echo "== outputs: one .npy shard per task, readable with numpy.load"
 for node in import stats standardize clipped half features; do
@@ -41,4 +42,7 @@ echo "   (import -> stats -> standardize loose over 8 shards; train tight as one
 echo "    ranks, which the coordinator reserves on both workers at once; evaluate loose on the"
 echo "    rows training held out)"
 "$COUPLER" run "$ROOT/examples/digits-pipeline.yaml" --workers 2
-echo "metrics: $(cat "$ROOT/coupler-work/digits-pipeline/train/metrics.json")"
+echo "metrics: $(cat "$ROOT/coupler-work/digits-pipeline/latest/train/metrics.json")"
+echo
+echo "== the same graph again with --reuse: every node is unchanged, so no task runs"
+"$COUPLER" run "$ROOT/examples/digits-pipeline.yaml" --workers 2 --reuse

@@ -93,7 +93,7 @@ inline std::vector<Message> SampleMessages() {
   result.outcomes = {outcome};
   result.prefetch = 48;
 
-  SubmitJob submit{"name: t\nnodes: []\n", "t.yaml", -3, "cli-1", "/home/u", "airflow-run-7"};
+  SubmitJob submit{"name: t\nnodes: []\n", "t.yaml", -3, "cli-1", "/home/u", "airflow-run-7", true};
   SubmitReply submit_reply{"j-9", true, "none", true};
   StatusRequest status_request{"j-9", 250, "failed", 20};
 
@@ -108,9 +108,9 @@ inline std::vector<Message> SampleMessages() {
   job.tasks_failed = 1;
   job.attempts = 12;
   job.nodes = {NodeStatus{"norm", "failed", 10, 2, 5, "boom", 0, "", {}, 3, 4, "standardize", 1,
-                          {"raw"}},
+                          {"raw"}, true, "/w/runs/j-000003"},
                NodeStatus{"train", "ready", 1, 0, 0, "", 4, "waiting for 1 more free slot",
-                          {"10.0.0.1", "10.0.0.2"}, 0, 0, "train", 2, {"norm", "raw"}}};
+                          {"10.0.0.1", "10.0.0.2"}, 0, 0, "train", 2, {"norm", "raw"}, false, ""}};
   job.error = "node 'norm': boom";
   job.submitted_ms = 1'700'000'000'000;
   job.finished_ms = 1'700'000'000'123;
@@ -171,6 +171,7 @@ inline std::vector<Message> SampleMessages() {
       DrainWorker{"w-1"},
       WorkersRequest{"w-1"},
       workers_reply,
+      RetryJob{"j-9"},
       Ack{static_cast<uint16_t>(MessageType::kDrainWorker), "draining"},
       Error{static_cast<uint16_t>(MessageType::kSubmitJob), 1, "bad spec"},
   };

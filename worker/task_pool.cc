@@ -50,7 +50,9 @@ void TaskPool::Submit(std::vector<wire::TaskSpec> tasks) {
     std::lock_guard lock(mu_);
     for (auto& t : tasks) {
       auto& flag = cancel_flags_[t.job_id];
-      if (!flag) flag = std::make_shared<std::atomic<bool>>(false);
+      // Tasks of a job cancelled before come only after a `coupler retry`: they get a fresh
+      // flag, while the attempts the cancel abandoned keep the raised one.
+      if (!flag || flag->load()) flag = std::make_shared<std::atomic<bool>>(false);
       queue_.push_back(std::move(t));
     }
   }

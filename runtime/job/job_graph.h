@@ -48,6 +48,8 @@ struct NodeSpec {
   bool ranks_given = false;
   int retries = 3;
   int priority = 0;
+  // `reuse:` on the node: true/false overrides the job's `reuse` (and --reuse); unset follows it.
+  std::optional<bool> reuse;
   // `requires:` in the spec: labels a worker must advertise (all of them) to run this node.
   std::map<std::string, std::string> required_labels;
   // Where each field was written ("id", "op", "inputs", "inputs[1]", "params.shards",
@@ -61,7 +63,14 @@ struct NodeSpec {
 struct JobGraph {
   std::string name;
   std::string description;
-  std::string workdir;      // absolute once loaded
+  // Absolute once loaded. Once admitted, the job's run directory (run_dir.h): every output,
+  // log and marker of this run lives under it; `workdir_root` keeps the spec's workdir.
+  std::string workdir;
+  std::string workdir_root;
+  // `run_dir:` pins the run directory to this folder under the workdir ("." the workdir
+  // itself); empty: a fresh `runs/{job_id}` per submission.
+  std::string run_dir;
+  bool reuse = false;  // `reuse: true`: reuse unchanged nodes of earlier succeeded runs
   std::string source_file;  // as given by the user, for messages
   std::string base_dir;     // relative inputs and paths resolve against this
   int priority = 0;

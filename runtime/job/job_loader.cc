@@ -37,6 +37,7 @@ LoadedJob LoadJobText(std::string_view text, const std::string& display_name,
   } else {
     graph->workdir = ResolvePath(base_dir, graph->workdir);
   }
+  graph->workdir_root = graph->workdir;  // the run directory under it is chosen at admission
   out.graph = std::move(graph);
   return out;
 }

@@ -10,9 +10,11 @@
 namespace coupler::job {
 namespace {
 
-const std::vector<std::string> kJobKeys = {"name", "description", "workdir", "priority", "nodes"};
+const std::vector<std::string> kJobKeys = {"name",    "description", "workdir", "run_dir",
+                                           "reuse",   "priority",    "nodes"};
 const std::vector<std::string> kNodeKeys = {"id",       "op",     "inputs", "params", "resources",
-                                            "coupling", "ranks", "retries", "requires"};
+                                            "coupling", "ranks", "retries", "requires",
+                                            "reuse"};
 const std::vector<std::string> kResourceKeys = {"cpus", "gpus", "gpu_memory", "memory"};
 constexpr int64_t kMaxRanks = 100'000;
 
@@ -49,6 +51,12 @@ class FieldReader {
     }
     if (!x) Error(v.pos, field, "expected an integer, got " + Describe(v));
     return x;
+  }
+
+  std::optional<bool> Bool(const RawValue& v, const std::string& field) {
+    std::optional<bool> b = v.IsScalar() && !v.quoted ? ParseBool(v.text) : std::nullopt;
+    if (!b) Error(v.pos, field, "expected true or false, got " + Describe(v));
+    return b;
   }
 
   // Calls `fn(entry)` for each entry of a map once, reporting keys given twice.
@@ -218,6 +226,8 @@ void ReadNode(RawValue& n, size_t index, JobGraph& graph, Diagnostics& diags) {
       ReadRequires(v, node, r);
     } else if (e.key == "retries") {
       if (auto x = r.Int(v, "retries", 0, 100)) node.retries = static_cast<int>(*x);
+    } else if (e.key == "reuse") {
+      if (auto b = r.Bool(v, "reuse")) node.reuse = *b;
     } else {
       r.Error(e.key_pos, e.key, "unknown field '" + e.key + "'", DidYouMean(e.key, kNodeKeys));
     }
@@ -260,6 +270,19 @@ std::optional<JobGraph> ParseJobSpec(std::string_view text, Diagnostics& diags) 
       scalar(graph.description);
     } else if (e.key == "workdir") {
       scalar(graph.workdir);
+    } else if (e.key == "run_dir") {
+      scalar(graph.run_dir);
+      // A folder under the workdir, never outside it: runs must not write where the
+      // workdir's owner did not put them.
+      const std::string& d = graph.run_dir;
+      if (d.empty() || d.front() == '/' || d == ".." || d.starts_with("../") ||
+          d.find("/../") != std::string::npos || d.ends_with("/..")) {
+        r.Error(v.pos, e.key,
+                "expected a folder under the workdir (relative, no '..'; '.' for the workdir "
+                "itself), got '" + d + "'");
+      }
+    } else if (e.key == "reuse") {
+      if (auto b = r.Bool(v, e.key)) graph.reuse = *b;
     } else if (e.key == "priority") {
       if (auto p = r.Int(v, e.key, -1000, 1000)) graph.priority = static_cast<int>(*p);
     } else if (e.key == "nodes") {

@@ -27,10 +27,13 @@ struct SubmitJob {
   // Optional, chosen by the client: a second submission with the same id (a retried POST)
   // returns the job the first one made instead of making another.
   std::string submission_id;
+  // `--reuse`: nodes unchanged since a succeeded run keep its outputs instead of running
+  // (a node's own `reuse:` in the spec still decides for it).
+  bool reuse = false;
 
   template <class Archive>
   void serialize(Archive& ar) {
-    ar(spec_text, spec_path, priority, client_id, cwd, submission_id);
+    ar(spec_text, spec_path, priority, client_id, cwd, submission_id, reuse);
   }
   friend bool operator==(const SubmitJob&, const SubmitJob&) = default;
 };
@@ -88,11 +91,14 @@ struct NodeStatus {
   std::string op;
   uint32_t stage = 0;
   std::vector<std::string> deps;
+  // Its outputs are an earlier succeeded run's (reuse): none of its tasks ran in this job.
+  bool reused = false;
+  std::string reused_from;  // that run's directory
 
   template <class Archive>
   void serialize(Archive& ar) {
     ar(id, state, tasks_total, tasks_done, attempts, error, ranks, reason, hosts, tasks_running,
-       tasks_prefetched, op, stage, deps);
+       tasks_prefetched, op, stage, deps, reused, reused_from);
   }
   friend bool operator==(const NodeStatus&, const NodeStatus&) = default;
 };
@@ -212,6 +218,20 @@ struct CancelJob {
     ar(job_id);
   }
   friend bool operator==(const CancelJob&, const CancelJob&) = default;
+};
+
+// Client -> coordinator: run a failed or cancelled job's unfinished tasks again, in place
+// (same job id, same run directory), answered by Ack or Error.
+struct RetryJob {
+  static constexpr MessageType kType = MessageType::kRetryJob;
+
+  std::string job_id;
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(job_id);
+  }
+  friend bool operator==(const RetryJob&, const RetryJob&) = default;
 };
 
 // Client -> coordinator, then coordinator -> that worker: finish running tasks, take no more.

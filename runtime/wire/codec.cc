@@ -113,6 +113,7 @@ template std::string Encode(const SubmitReply&);
 template std::string Encode(const StatusRequest&);
 template std::string Encode(const StatusReply&);
 template std::string Encode(const CancelJob&);
+template std::string Encode(const RetryJob&);
 template std::string Encode(const DrainWorker&);
 template std::string Encode(const WorkersRequest&);
 template std::string Encode(const WorkersReply&);

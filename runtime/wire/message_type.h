@@ -27,6 +27,7 @@ enum class MessageType : uint16_t {
   kDrainWorker = 21,
   kWorkersRequest = 22,
   kWorkersReply = 23,
+  kRetryJob = 24,
 
   kAck = 32,
   kError = 33,
@@ -38,6 +39,7 @@ inline constexpr MessageType kAllMessageTypes[] = {
     MessageType::kLaunchOutput,   MessageType::kLaunchStop,    MessageType::kSubmitJob,     MessageType::kSubmitReply,
     MessageType::kStatusRequest,  MessageType::kStatusReply,   MessageType::kCancelJob,
     MessageType::kDrainWorker,    MessageType::kWorkersRequest, MessageType::kWorkersReply,
+    MessageType::kRetryJob,
     MessageType::kAck,            MessageType::kError,
 };
 
@@ -60,6 +62,7 @@ constexpr std::string_view MessageTypeName(MessageType type) {
     case MessageType::kDrainWorker: return "DrainWorker";
     case MessageType::kWorkersRequest: return "WorkersRequest";
     case MessageType::kWorkersReply: return "WorkersReply";
+    case MessageType::kRetryJob: return "RetryJob";
     case MessageType::kAck: return "Ack";
     case MessageType::kError: return "Error";
   }

@@ -20,7 +20,7 @@ namespace coupler::wire {
 using Message = std::variant<RegisterWorker, Heartbeat, TaskAssignment, TaskResult,
                              LaunchRequest, LaunchDaemon, LaunchOutput, LaunchStop,  //
                              SubmitJob, SubmitReply, StatusRequest, StatusReply, CancelJob,
-                             DrainWorker, WorkersRequest, WorkersReply,  //
+                             DrainWorker, WorkersRequest, WorkersReply, RetryJob,  //
                              Ack, Error>;
 
 // A top-level message struct: it names its own type number.

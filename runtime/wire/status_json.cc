@@ -48,6 +48,8 @@ void WriteJobStatus(json::Writer& w, const JobStatus& j) {
     w.Field("error", n.error);
     w.Field("ranks", n.ranks);
     w.Field("reason", n.reason);
+    w.Field("reused", n.reused);
+    if (n.reused) w.Field("reused_from", n.reused_from);
     w.BeginArray("hosts");
     for (const auto& h : n.hosts) w.String(h);
     w.EndArray();

@@ -89,7 +89,7 @@ TEST(GangsTest, MpiExecRunsOneRankOnEachOfThreeHostsWithoutSsh) {
   ASSERT_TRUE(st) << cluster.Logs();
   ASSERT_EQ(st->state, "succeeded") << st->error << "\n" << cluster.Logs();
 
-  const fs::path out = cluster.dir() / "work" / "program";
+  const fs::path out = cluster.dir() / "work" / "latest" / "program";
   const auto ranks = RankFiles(out);
   ASSERT_EQ(ranks.size(), 3u) << ReadFile(out / "hostfile") << cluster.Logs();
   std::set<std::string> addresses;
@@ -157,7 +157,7 @@ TEST(GangsTest, DigitsPipelineTrainsItsGroupAcrossTwoHosts) {
   EXPECT_NE(train.hosts[0], train.hosts[1]) << "the group did not span two hosts";
   for (const auto& h : train.hosts) EXPECT_EQ(PoolAddresses(bed).count(h), 1u) << h;
 
-  const fs::path work = cluster.dir() / "work";
+  const fs::path work = cluster.dir() / "work" / "latest";
   const std::string metrics = ReadFile(work / "train" / "metrics.json");
   EXPECT_NE(metrics.find(R"("world_size":2)"), std::string::npos) << metrics;
   const double accuracy = EvaluatedAccuracy(work);
@@ -207,7 +207,7 @@ TEST(GangsTest, CuttingARanksHostFailsTheAttemptAndTheRetryResumesOnTheHostsLeft
   ASSERT_FALSE(job.empty()) << why << cluster.Logs();
 
   // The group runs on two hosts and rank 0 has written a checkpoint: cut the other rank's host.
-  const fs::path checkpoints = cluster.dir() / "work" / "train" / "checkpoints";
+  const fs::path checkpoints = cluster.dir() / "work" / "latest" / "train" / "checkpoints";
   std::vector<std::string> first_hosts;
   ASSERT_TRUE(WaitUntil(
       [&] {
@@ -302,7 +302,7 @@ TEST(GangsTest, CuttingARanksHostFailsTheAttemptAndTheRetryResumesOnTheHostsLeft
       << "the retry was not placed on the hosts left: " << Join(retry_hosts);
 
   // The retry continued from a checkpoint: it ran fewer steps than the whole schedule.
-  const fs::path work = cluster.dir() / "work";
+  const fs::path work = cluster.dir() / "work" / "latest";
   const std::string metrics = ReadFile(work / "train" / "metrics.json");
   std::smatch m;
   ASSERT_TRUE(std::regex_search(metrics, m, std::regex(R"("steps":([0-9.eE+-]+))"))) << metrics;

@@ -34,9 +34,9 @@ inline fs::path WriteLoggedCopyJob(const fs::path& spec_dir, const std::string& 
   return spec;
 }
 
-// The work folder of a WriteLoggedCopyJob.
+// The run folder of a WriteLoggedCopyJob: its workdir's newest run (docs/runs.md).
 inline fs::path LoggedJobWork(const fs::path& spec_dir, const std::string& name) {
-  return spec_dir / (name + "-work");
+  return spec_dir / (name + "-work") / "latest";
 }
 
 // Each run a WriteLoggedCopyJob's log records, in order: (shard, worker id).

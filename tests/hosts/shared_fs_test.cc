@@ -77,7 +77,8 @@ TEST(SharedFsTest, AWorkerThatCannotSeeTheWorkdirRefusesOnceAndTheJobRunsElsewhe
                                       << cluster.coordinator().err();
   EXPECT_EQ(cluster.Workers()["wD"].state, "alive") << "a refusal is no failure of the worker";
 
-  const std::string reason_start = "workdir " + LoggedJobWork(shared, "nfs").string() +
+  // The job's own run directory under the spec's workdir.
+  const std::string reason_start = "workdir " + (shared / "nfs-work" / "runs" / job).string() +
                                    " not visible on host " + d.address() +
                                    ": coupler needs a shared filesystem";
   ASSERT_EQ(st->refused_hosts.size(), 1u) << "only wD refuses";

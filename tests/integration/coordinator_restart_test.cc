@@ -91,8 +91,8 @@ TEST(CoordinatorRestartTest, ResumesFromStateWithoutRerunningCommittedTasks) {
   EXPECT_GE(final_status->attempts, final_status->total);
   for (int s = 0; s < kShards; ++s) {
     EXPECT_GE(runs[s], 1) << "shard " << s << " never ran";
-    const fs::path out = cluster.dir() / "work" / "run" / PartName(s);
-    EXPECT_EQ(ReadFile(out), ReadFile(cluster.dir() / "work" / "import" / PartName(s)))
+    const fs::path out = cluster.dir() / "work" / "latest" / "run" / PartName(s);
+    EXPECT_EQ(ReadFile(out), ReadFile(cluster.dir() / "work" / "latest" / "import" / PartName(s)))
         << out;
   }
 }
@@ -128,9 +128,9 @@ TEST(CoordinatorRestartTest, ARestartPlansFromWhatWasAdmittedNotFromTheInputsAsT
   EXPECT_EQ(st->total, names.size());
   std::vector<std::string> expected;
   for (size_t i = 0; i < names.size(); ++i) expected.push_back(PartName(static_cast<int>(i)));
-  EXPECT_EQ(ListDir(cluster.dir() / "work" / "copy"), expected);
+  EXPECT_EQ(ListDir(cluster.dir() / "work" / "latest" / "copy"), expected);
   for (size_t i = 0; i < names.size(); ++i) {
-    EXPECT_EQ(ReadFile(cluster.dir() / "work" / "copy" / PartName(static_cast<int>(i))),
+    EXPECT_EQ(ReadFile(cluster.dir() / "work" / "latest" / "copy" / PartName(static_cast<int>(i))),
               "shard " + names[i])
         << "task " << i << " copied the wrong input";
   }

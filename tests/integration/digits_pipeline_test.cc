@@ -124,7 +124,7 @@ TEST(DigitsPipelineTest, TwoWorkersMatchSingleProcessReference) {
   EXPECT_EQ(final_status->done, 21u);
   for (const auto& [id, node] : final_status->nodes) EXPECT_EQ(node.state, "done") << id;
 
-  const fs::path work = cluster.dir() / "work";
+  const fs::path work = cluster.dir() / "work" / "latest";
   const size_t features = csv.names.size() - 1;  // p0..p63
 
   // import: the CSV, in order, split over the shards.

@@ -115,7 +115,7 @@ TEST(MpiExecExamplesTest, TheDdpExampleTrainsOnTwoRanksUnderCouplerRun) {
                                    scratch.path(), 240s, scratch.path());
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\(ddp-pipeline\) succeeded)"))) << r.out;
-  const fs::path node = scratch.path() / "work" / "train";
+  const fs::path node = scratch.path() / "work" / "latest" / "train";
   ExpectTrainedOnTwoRanks(node / "result.json");
   // {launch} gave mpirun --output-filename: each rank's own lines in its own file.
   for (const std::string rank : {"0", "1"}) {
@@ -146,7 +146,7 @@ TEST(MpiExecExamplesTest, CouplerLogsShowsEachDdpRanksOutput) {
   const auto done = c.WaitJobFinished(job, 240s);
   ASSERT_TRUE(done.has_value()) << c.Logs();
   ASSERT_EQ(done->state, "succeeded") << done->error << c.Logs();
-  ExpectTrainedOnTwoRanks(c.dir() / "copy" / "work" / "train" / "result.json");
+  ExpectTrainedOnTwoRanks(c.dir() / "copy" / "work" / "latest" / "train" / "result.json");
 
   const CommandResult logs = c.Cli({"logs", job, "train"});
   ASSERT_EQ(logs.exit_code, 0) << logs.err;
@@ -169,7 +169,7 @@ TEST(MpiExecExamplesTest, TheMpi4pyExampleAllreducesAColumnSumUnderCouplerRun) {
   const CommandResult r = RunToEnd({kCoupler, "run", spec.string(), "--workers", "2"},
                                    scratch.path(), 180s, scratch.path());
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  const fs::path total = scratch.path() / "work" / "sum" / "total.json";
+  const fs::path total = scratch.path() / "work" / "latest" / "sum" / "total.json";
   ASSERT_TRUE(fs::exists(total)) << r.out;
   const rapidjson::Document t = ParseJsonFile(total);
   ASSERT_TRUE(t.IsObject()) << ReadFile(total);

@@ -45,8 +45,8 @@ TEST(MpiExecTest, UsersMpiProgramRunsAsOneGangOfTwoRanks) {
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("(group of 2 ranks)"), std::string::npos) << r.out;
   // Each of the 2 ranks listed the 2 shards of the input dataset.
-  EXPECT_EQ(ReadText(scratch.path() / "out" / "program" / "listing.txt"), "2\n2\n");
-  EXPECT_EQ(ReadText(scratch.path() / "out" / "program" / "hostfile"), "localhost slots=2\n");
+  EXPECT_EQ(ReadText(scratch.path() / "out" / "latest" / "program" / "listing.txt"), "2\n2\n");
+  EXPECT_EQ(ReadText(scratch.path() / "out" / "latest" / "program" / "hostfile"), "localhost slots=2\n");
 }
 
 // {launch} outside Slurm is mpirun over the gang's hostfile: the command names no launcher.
@@ -70,7 +70,7 @@ TEST(MpiExecTest, TheLaunchPlaceholderStartsTheRanksWithMpirunOutsideSlurm) {
   const CommandResult r = RunToEnd({kCoupler, "run", "launch.yaml", "--workers", "2"},
                                    scratch.path(), 120s, scratch.path());
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  const std::string ranks = ReadText(scratch.path() / "out" / "program" / "ranks.txt");
+  const std::string ranks = ReadText(scratch.path() / "out" / "latest" / "program" / "ranks.txt");
   EXPECT_NE(ranks.find("rank 0 of 2"), std::string::npos) << ranks;
   EXPECT_NE(ranks.find("rank 1 of 2"), std::string::npos) << ranks;
 }

@@ -30,7 +30,8 @@ TEST(RunCommandTest, PreprocessOnlyExampleSucceedsOnTwoWorkers) {
   EXPECT_GT(std::stoi(m[2]), 0);
   // The last node's output is there: 16 shards of bfloat16 features.
   for (int s = 0; s < 16; ++s) {
-    const fs::path part = kSourceDir / "coupler-work" / "preprocess-only" / "half" / PartName(s);
+    const fs::path part =
+        kSourceDir / "coupler-work" / "preprocess-only" / "latest" / "half" / PartName(s);
     std::error_code ec;
     const auto written = fs::last_write_time(part, ec);
     EXPECT_FALSE(ec) << part << ": " << ec.message();

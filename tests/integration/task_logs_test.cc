@@ -112,7 +112,7 @@ TEST(TaskLogsTest, FollowPrintsLinesAsTheyComeAndEndsWithTheJob) {
   std::string why;
   const std::string job = cluster.Submit(spec, &why);
   ASSERT_FALSE(job.empty()) << why << cluster.Logs();
-  const fs::path logs = cluster.dir() / "work" / "ticks" / "logs";
+  const fs::path logs = cluster.dir() / "work" / "latest" / "ticks" / "logs";
   ASSERT_TRUE(WaitUntil(
       [&] {
         for (const std::string& name : ListDir(logs)) {
@@ -156,7 +156,7 @@ TEST(TaskLogsTest, ACommandPrintingWithoutEndStaysWithinTheBound) {
   ASSERT_EQ(done->state, "failed") << cluster.Logs();
   EXPECT_NE(done->error.find("timed out after 2 s"), std::string::npos) << done->error;
 
-  const fs::path logs = cluster.dir() / "work" / "flood" / "logs";
+  const fs::path logs = cluster.dir() / "work" / "latest" / "flood" / "logs";
   std::vector<std::string> names = ListDir(logs);
   ASSERT_EQ(names.size(), 1u) << ::testing::PrintToString(names);  // yes prints no stderr
   const fs::path out = logs / names[0];

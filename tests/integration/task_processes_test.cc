@@ -239,7 +239,7 @@ TEST(TaskProcessesTest, AWorkerWhoseBinaryWasReplacedOnDiskStillLaunchesTrain) {
   const auto done = cluster.WaitJobFinished(job, 180s);
   ASSERT_TRUE(done) << cluster.Logs();
   ASSERT_EQ(done->state, "succeeded") << done->error << "\n" << cluster.Logs();
-  EXPECT_TRUE(fs::exists(cluster.dir() / "work" / "train" / "weights.npy"));
+  EXPECT_TRUE(fs::exists(cluster.dir() / "work" / "latest" / "train" / "weights.npy"));
 }
 
 TEST(TaskProcessesTest, AWorkerWhoseBinaryWasDeletedFailsTrainSayingSo) {

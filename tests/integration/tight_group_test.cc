@@ -116,7 +116,7 @@ TEST(TightGroupTest, KillingOneRankRetriesTheGroupFromItsCheckpointAndTheJobSucc
   ASSERT_FALSE(job.empty()) << why << cluster.Logs();
 
   // Both ranks run and rank 0 has written a checkpoint: kill one rank's process.
-  const fs::path checkpoints = cluster.dir() / "work" / "train" / "checkpoints";
+  const fs::path checkpoints = cluster.dir() / "work" / "latest" / "train" / "checkpoints";
   std::vector<pid_t> ranks;
   ASSERT_TRUE(WaitUntil(
       [&] {
@@ -137,7 +137,7 @@ TEST(TightGroupTest, KillingOneRankRetriesTheGroupFromItsCheckpointAndTheJobSucc
 
   // The retry continued from a checkpoint: it ran fewer steps than the whole schedule.
   rapidjson::Document metrics;
-  const std::string text = ReadFile(cluster.dir() / "work" / "train" / "metrics.json");
+  const std::string text = ReadFile(cluster.dir() / "work" / "latest" / "train" / "metrics.json");
   ASSERT_FALSE(metrics.Parse(text.c_str()).HasParseError()) << text;
   ASSERT_TRUE(metrics.HasMember("steps") && metrics["steps"].IsNumber()) << text;
   const double steps = metrics["steps"].GetDouble();
@@ -232,7 +232,7 @@ TEST(TightGroupTest, TwoGangsAndALooseStreamOnThreeSingleSlotWorkersFinish) {
     EXPECT_EQ(done->node(id).ranks, 2u) << id;
     EXPECT_EQ(done->node(id).done, 1u) << id;
     EXPECT_EQ(done->node(id).attempts, 1u) << id;
-    EXPECT_EQ(ReadFile(cluster.dir() / "work" / id / "done.txt"), std::string(id) + "\n");
+    EXPECT_EQ(ReadFile(cluster.dir() / "work" / "latest" / id / "done.txt"), std::string(id) + "\n");
   }
   EXPECT_EQ(done->node("stream").done, 40u);
   EXPECT_EQ(done->attempts, done->total) << "a task was lost or re-run";

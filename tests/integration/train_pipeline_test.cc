@@ -44,7 +44,7 @@ TEST(TrainPipelineTest, DigitsPipelineTrainsAsOneGroupAndEvaluatesHeldOutRows) {
   EXPECT_EQ(m[3], "359");
 
   // The node directories hold what the group and the evaluation wrote, in this run.
-  const fs::path work = kSourceDir / "coupler-work" / "digits-pipeline";
+  const fs::path work = kSourceDir / "coupler-work" / "digits-pipeline" / "latest";
   for (const fs::path& file : {work / "train" / "weights.npy", work / "train" / "metrics.json",
                                work / "evaluate" / PartName(0)}) {
     std::error_code ec;
@@ -104,7 +104,7 @@ TEST(TrainPipelineTest, StatusShowsTheTrainNodeAsOneGroupOfTwoRanks) {
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_TRUE(std::regex_search(text.out, std::regex(R"(\n +train +done +1/1 +1 attempts  group of 2 ranks on 127\.0\.0\.1\n)")))
       << text.out;
-  EXPECT_TRUE(fs::exists(cluster.dir() / "work" / "evaluate" / PartName(0))) << cluster.Logs();
+  EXPECT_TRUE(fs::exists(cluster.dir() / "work" / "latest" / "evaluate" / PartName(0))) << cluster.Logs();
 }
 
 // A gang larger than every worker's slots together waits, says why, and holds nothing: loose

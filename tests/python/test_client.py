@@ -184,7 +184,10 @@ class ClientTest(unittest.TestCase):
         self.assertRegex(job, r"^j-[0-9]+$")
         final = self.client.wait(job, timeout_s=120, poll_s=1)
         self.assertEqual(final["state"], "succeeded", final["error"] + self.cluster.tails())
-        self.assertEqual(final["workdir"], os.path.join(self.cluster.dir, "work-py-echo"))
+        # Each submission writes its own run directory under the spec's workdir.
+        self.assertEqual(final["workdir"],
+                         os.path.join(self.cluster.dir, "work-py-echo", "runs", job))
+        self.assertEqual([n["reused"] for n in final["nodes"]], [False, False])
         self.assertEqual(final["submitted_by"], "local")
         self.assertEqual([n["id"] for n in final["nodes"]], ["import", "echo"])
         self.assertEqual(final["tasks"]["done"], final["tasks"]["total"])
@@ -246,8 +249,30 @@ class ClientTest(unittest.TestCase):
         self.assertEqual(rc, 0, err)
         self.assertEqual(json.loads(out)["state"], "cancelled")
 
+    def test_retry_runs_a_failed_job_again_in_its_run_directory(self):
+        marker = os.path.join(self.cluster.dir, "py-retry-marker")
+        spec = self.spec("py-retry", "  - id: mid\n    op: exec\n    inputs: [import]\n"
+                         "    retries: 0\n    params:\n      command: \"test -e %s && "
+                         "cp {input} {output}\"\n" % marker)
+        job = self.client.submit(spec)
+        failed = self.client.wait(job, timeout_s=120, poll_s=1)
+        self.assertEqual(failed["state"], "failed", self.cluster.tails())
+        with self.assertRaises(cc.CouplerError) as e:
+            self.client.retry(job + "0")
+        self.assertEqual(e.exception.code_name, "NotFound")
+        open(marker, "w").close()
+        self.assertIn("retrying " + job, self.client.retry(job))
+        final = self.client.wait(job, timeout_s=120, poll_s=1)
+        self.assertEqual(final["state"], "succeeded", final["error"] + self.cluster.tails())
+        self.assertEqual(final["workdir"], failed["workdir"])
+        self.assertEqual(final["nodes"][0]["attempts"], failed["nodes"][0]["attempts"])
+        with self.assertRaises(cc.CouplerError) as e:
+            self.client.retry(job)
+        self.assertEqual(e.exception.code_name, "InvalidArgument")
+        self.assertIn("nothing to retry", str(e.exception))
+
     def test_wrong_job_ids_get_the_coordinators_error(self):
-        for call in (self.client.status, self.client.cancel, self.client.wait):
+        for call in (self.client.status, self.client.cancel, self.client.wait, self.client.retry):
             with self.subTest(call.__name__):
                 with self.assertRaises(cc.CouplerError) as e:
                     call("j-999999")

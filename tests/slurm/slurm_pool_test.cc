@@ -171,7 +171,7 @@ TEST_F(SlurmTest, APoolAllocationRunsTheDigitsPipelineWithItsTrainingAsASlurmSte
   EXPECT_NE(output.find("coordinator up: workers tcp://"), std::string::npos) << logs;
 
   // Held-out accuracy, as evaluate committed it.
-  const fs::path work = scratch_ / "work";
+  const fs::path work = scratch_ / "work" / "latest";
   auto accuracy = io::ReadNpy((work / "evaluate" / "part-00000.npy").string());
   ASSERT_TRUE(accuracy.ok()) << accuracy.status().ToString() << logs;
   ASSERT_NE(accuracy->Find("accuracy"), nullptr);
@@ -348,7 +348,7 @@ TEST_F(SlurmTest, AnMpiExecNodesLaunchPlaceholderIsASlurmStepInsideAPool) {
   ASSERT_EQ(r.exit_code, 0) << ReadFile(out) << ReadFile(state / "workers.log") << SlurmLogs();
   std::string log;
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator(scratch_ / "work" / "program" / "logs", ec)) {
+  for (const auto& e : fs::directory_iterator(scratch_ / "work" / "latest" / "program" / "logs", ec)) {
     if (e.path().filename().string().ends_with(".stdout")) log += ReadFile(e.path());
   }
   EXPECT_TRUE(std::regex_search(log, std::regex(R"(0: rank 0 of 2 in step [0-9]+\.[0-9]+)"))) << log;
