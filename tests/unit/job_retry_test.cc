@@ -18,13 +18,19 @@ nodes:
   - {id: c, op: noop, inputs: [b], retries: 1}
 )";
 
+FailedAttempt Failure(std::string error) {
+  FailedAttempt f;
+  f.error = std::move(error);
+  return f;
+}
+
 // Runs every ready task to its end: `fail` decides which attempts fail.
 template <typename Fail>
 void Drain(JobState& job, Fail fail) {
   Taker any;
   while (std::optional<uint64_t> t = job.TakeReady(any)) {
     if (fail(*t)) {
-      job.Fail(*t, "boom");
+      job.Fail(*t, Failure("boom"));
     } else {
       job.Complete(*t);
     }
@@ -51,7 +57,7 @@ TEST(JobRetryTest, RunsOnlyTheFailedNodeAndItsDownstreamWithAFreshBudget) {
   // Attempt numbers go on after the old ones; the budget counts from the retry: one more
   // failure is retried, not fatal.
   EXPECT_EQ(job->MakeSpec(b0).attempt, 2u);
-  job->Fail(b0, "still failing");
+  job->Fail(b0, Failure("still failing"));
   EXPECT_EQ(job->phase(), JobPhase::kRunning);
   Drain(*job, [](uint64_t) { return false; });
   EXPECT_EQ(job->phase(), JobPhase::kSucceeded);
