@@ -86,9 +86,9 @@ class CsvPipelineTest(unittest.TestCase):
         run = self.coupler("run", self.spec, "--workers", "2")
         self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
         workdir = os.path.join(self.root, "coupler-work", "csv-pipeline")
-        shards = sorted(glob.glob(os.path.join(workdir, "**", "score", "part-*.npy"),
-                                  recursive=True))
-        # One run: one run directory's four shards.
+        # Each run has a folder of its own under runs/; latest/ is the newest.
+        self.assertEqual(len(glob.glob(os.path.join(workdir, "runs", "*"))), 1)
+        shards = sorted(glob.glob(os.path.join(workdir, "latest", "score", "part-*.npy")))
         self.assertEqual(len(shards), 4, shards)
         got = np.concatenate([np.load(p) for p in shards])
         want = pandas_reference(self.csv)
