@@ -9,6 +9,9 @@ BUILD_DIR="${BUILD_DIR:-$ROOT/build}"
 
 "$ROOT/scripts/install-deps.sh"
 "$ROOT/scripts/fetch-digits.sh"
+# The CSV example's data (examples/csv-pipeline.yaml), generated: seeded, plain Python.
+[[ -f "$ROOT/data/measurements.csv" ]] ||
+  /usr/bin/python3 "$ROOT/examples/csv/make_measurements.py" "$ROOT/data/measurements.csv"
 BUILD_DIR="$BUILD_DIR" "$ROOT/scripts/build.sh"
 
 COUPLER="$BUILD_DIR/bin/coupler"

@@ -10,6 +10,9 @@ if [[ "${CI:-}" == "true" ]]; then export COUPLER_SLURM="${COUPLER_SLURM:-1}"; f
 if [[ "${CI:-}" == "true" ]]; then export COUPLER_PYTHON_EXAMPLES="${COUPLER_PYTHON_EXAMPLES:-1}"; fi
 "$ROOT/scripts/install-deps.sh"
 "$ROOT/scripts/fetch-digits.sh"
+# The CSV example's data (examples/csv-pipeline.yaml), generated: seeded, plain Python.
+[[ -f "$ROOT/data/measurements.csv" ]] ||
+  /usr/bin/python3 "$ROOT/examples/csv/make_measurements.py" "$ROOT/data/measurements.csv"
 BUILD_DIR="$BUILD_DIR" "$ROOT/scripts/build.sh" "$@"
 
 CTEST_ARGS=(--test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)" --timeout 600)

@@ -66,7 +66,7 @@ TEST_F(RetryPolicyTest, ACsvThatDoesNotParseFailsAfterOneAttemptWithTheParseErro
                   "    op: import_csv\n"
                   "    inputs: [bad.csv]\n"
                   "    retries: 3\n"
-                  "    params: {shards: 1}\n");
+                  "    params: {shards: 1, dtypes: {x1: float32}}\n");  // else x1 is text
   std::string why;
   const std::string job = cluster_.Submit(spec, &why);
   ASSERT_FALSE(job.empty()) << why << cluster_.Logs();

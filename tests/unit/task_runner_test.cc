@@ -231,7 +231,9 @@ uint16_t Code(StatusCode code) { return static_cast<uint16_t>(code); }
 
 TEST_F(TaskRunnerTest, WrongDataIsReportedAsInvalidDataAndTransientFailuresKeepTheirCodes) {
   std::ofstream(Path("nan.csv")) << "a,b\n1,2\n3,abc\n";
-  auto csv = Run(Spec("import_csv", {Path("nan.csv")}, Path("o.npy")));
+  // b is forced numeric: left to inference, "abc" in the first lines makes it a string column.
+  auto csv = Run(Spec("import_csv", {Path("nan.csv")}, Path("o.npy"),
+                      {{"dtypes", job::ParamMap{{"b", "float32"}}}}));
   EXPECT_FALSE(csv.ok);
   EXPECT_THAT(csv.error, HasSubstr("import_csv: " + Path("nan.csv") + ": line 3"));
   EXPECT_EQ(csv.error_code, Code(StatusCode::kInvalidData)) << csv.error;
