@@ -1,5 +1,7 @@
 // The CSV kernel: one pass over a byte range. A line without a quote (the usual case) is split
-// in place and its numbers parsed with std::from_chars (no copies, no locale); only a line that
+// in place: plain decimals are read and their field's end found in one scan
+// (kernels/cpu/plain_decimal.h), other numbers go through std::from_chars (no copies, no locale),
+// and string fields already in the column's dictionary cost one hash probe. Only a line that
 // holds a '"' goes through the RFC 4180 splitter, which copies its fields. Values are appended
 // to per-column vectors that become the Table's columns.
 #include <algorithm>
@@ -11,8 +13,9 @@
 #include <memory>
 #include <string>
 #include <system_error>
-#include <unordered_map>
 
+#include "kernels/cpu/category_codes.h"
+#include "kernels/cpu/plain_decimal.h"
 #include "kernels/csv_import.h"
 
 namespace coupler::kernels {
@@ -24,15 +27,8 @@ enum class Sink : uint8_t { kSkip, kFloat32, kFloat64, kInt32, kString };
 
 enum class FieldError : uint8_t { kOk, kNotNumber, kOutOfRange, kNotInteger, kMissingInt };
 
-// Lookups by string_view, so a field already in the dictionary costs no allocation.
-struct ViewHash {
-  using is_transparent = void;
-  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-};
-
 struct StringColumn {
-  std::unordered_map<std::string, int32_t, ViewHash, std::equal_to<>> codes;
-  std::shared_ptr<io::Column::Dictionary> dictionary = std::make_shared<io::Column::Dictionary>();
+  CategoryCodes codes;
   bool used = false;  // the column is a string column
 };
 
@@ -172,14 +168,7 @@ class RangeParser {
           s.i32->push_back(-1);
           return FieldError::kOk;
         }
-        StringColumn& c = *s.strings;
-        auto it = c.codes.find(text);
-        if (it == c.codes.end()) {
-          const auto code = static_cast<int32_t>(c.dictionary->size());
-          c.dictionary->emplace_back(text);
-          it = c.codes.emplace(std::string(text), code).first;
-        }
-        s.i32->push_back(it->second);
+        s.i32->push_back(s.strings->codes.Intern(text));
         return FieldError::kOk;
       }
     }
@@ -190,7 +179,7 @@ class RangeParser {
     io::Table table;
     // A range with no string in a string column still marks it categorical: an empty dictionary.
     for (size_t o = 0; o < outputs_.size(); ++o) {
-      if (strings_[o].used) outputs_[o].set_dictionary(std::move(strings_[o].dictionary));
+      if (strings_[o].used) outputs_[o].set_dictionary(strings_[o].codes.TakeDictionary());
     }
     for (io::Column& c : outputs_) COUPLER_RETURN_IF_ERROR(table.AddColumn(std::move(c)));
     return table;
@@ -304,8 +293,9 @@ Result<io::Table> ParseRange(std::string_view text, CsvRange range, const io::Cs
   };
 
   // The fast path: one memchr for the line end and one for a quote, then the fields split in
-  // place; float32 and int32 fields that std::from_chars reads whole are appended right here,
-  // everything else (missing values, blanks, strings, errors) goes through Store.
+  // place; plain float32 and int32 fields are read in the scan that finds their end, known
+  // strings take their code, everything else (missing values, blanks, other spellings, new
+  // strings, errors) goes through Store.
   const bool na_first = parser.na_first();
   const char* const base = text.data();
   std::vector<std::string> quoted;
@@ -323,32 +313,41 @@ Result<io::Table> ParseRange(std::string_view text, CsvRange range, const io::Cs
     if (std::memchr(start, '"', line.size()) == nullptr) {
       const char* p = start;
       for (size_t c = 0; c < columns; ++c) {
+        const FieldSink& sink = parser.sink(c);
+        const bool last = c + 1 == columns;
+        if (!na_first && (sink.sink == Sink::kFloat32 || sink.sink == Sink::kInt32)) {
+          // Taken only when the scan stopped exactly at this field's end: a comma, or the
+          // line's end for the last field; a wrong field count falls through to be reported.
+          float f = 0;
+          int32_t i = 0;
+          const char* stop = sink.sink == Sink::kFloat32 ? ScanPlainFloat(p, line_end, f)
+                                                         : ScanPlainInt32(p, line_end, i);
+          if (stop != nullptr && (last ? stop == line_end : stop < line_end && *stop == ',')) {
+            if (sink.sink == Sink::kFloat32) {
+              sink.f32->push_back(f);
+            } else {
+              sink.i32->push_back(i);
+            }
+            p = stop + 1;
+            continue;
+          }
+        }
         const char* q = p;
         while (q < line_end && *q != ',') ++q;
-        if ((q == line_end) != (c + 1 == columns)) {
+        if ((q == line_end) != last) {
           const auto commas = static_cast<size_t>(std::count(line.begin(), line.end(), ','));
           return count_error(line_begin, commas + 1);
         }
-        const FieldSink& sink = parser.sink(c);
-        if (sink.sink == Sink::kFloat32 && !na_first) {
-          float v = 0;
-          const auto r = std::from_chars(p, q, v);
-          if (r.ec == std::errc() && r.ptr == q) {
-            sink.f32->push_back(v);
-            p = q + 1;
-            continue;
-          }
-        } else if (sink.sink == Sink::kInt32 && !na_first) {
-          int32_t v = 0;
-          const auto r = std::from_chars(p, q, v);
-          if (r.ec == std::errc() && r.ptr == q) {
-            sink.i32->push_back(v);
+        const std::string_view field(p, static_cast<size_t>(q - p));
+        if (sink.sink == Sink::kString) {
+          const int32_t code = sink.strings->codes.Find(field);
+          if (code >= 0) {  // only values, never missing tokens, are in the dictionary
+            sink.i32->push_back(code);
             p = q + 1;
             continue;
           }
         }
         if (sink.sink != Sink::kSkip) {
-          const std::string_view field(p, static_cast<size_t>(q - p));
           const FieldError e = parser.Store(c, field);
           if (e != FieldError::kOk) return field_error(line_begin, c, field, e);
         }

@@ -1,9 +1,8 @@
 // GemmCuda through cublasGemmEx. cuBLAS is column-major; a row-major m x n matrix read
 // column-major is its transpose, so C^T = op(B)^T op(A)^T is computed with the operands swapped
-// and no copies.
+// and no copies. cuBLAS itself is opened on first use (kernels/cuda/cublas_library.h).
 #include "kernels/gemm_cuda.h"
 
-#include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -11,6 +10,7 @@
 #include <cstring>
 #include <string>
 
+#include "kernels/cuda/cublas_library.h"
 #include "kernels/cuda/cuda_check.h"
 
 namespace coupler::kernels {
@@ -21,9 +21,10 @@ const char* ShortPath(const char* file) {
   return p != nullptr ? p : file;
 }
 
-Status CublasErrorStatus(cublasStatus_t status, const char* call, const char* file, int line) {
+Status CublasErrorStatus(const CublasApi& api, cublasStatus_t status, const char* call,
+                         const char* file, int line) {
   std::string message = std::string(call) + " failed at " + ShortPath(file) + ":" +
-                        std::to_string(line) + ": " + cublasGetStatusString(status) + " (" +
+                        std::to_string(line) + ": " + api.status_string(status) + " (" +
                         std::to_string(static_cast<int>(status)) + ")";
   if (status == CUBLAS_STATUS_ALLOC_FAILED) return ResourceExhausted(std::move(message));
   if (status == CUBLAS_STATUS_NOT_INITIALIZED || status == CUBLAS_STATUS_ARCH_MISMATCH) {
@@ -32,12 +33,13 @@ Status CublasErrorStatus(cublasStatus_t status, const char* call, const char* fi
   return Internal(std::move(message));
 }
 
-#define COUPLER_CUBLAS_RETURN_IF_ERROR(call)                                          \
-  do {                                                                                \
-    const cublasStatus_t coupler_cublas_status_ = (call);                             \
-    if (coupler_cublas_status_ != CUBLAS_STATUS_SUCCESS) {                            \
-      return CublasErrorStatus(coupler_cublas_status_, #call, __FILE__, __LINE__);    \
-    }                                                                                 \
+// `api` is the CublasApi in scope.
+#define COUPLER_CUBLAS_RETURN_IF_ERROR(call)                                              \
+  do {                                                                                    \
+    const cublasStatus_t coupler_cublas_status_ = (call);                                 \
+    if (coupler_cublas_status_ != CUBLAS_STATUS_SUCCESS) {                                \
+      return CublasErrorStatus(api, coupler_cublas_status_, #call, __FILE__, __LINE__);   \
+    }                                                                                     \
   } while (0)
 
 // The calling thread's cuBLAS handle. A handle belongs to the device current when it was
@@ -50,20 +52,21 @@ class ThreadCublasHandle {
   // At process exit the CUDA context may already be gone; nothing useful can be done then.
   ~ThreadCublasHandle() { Destroy(); }
 
-  Result<cublasHandle_t> Get() {
+  Result<cublasHandle_t> Get(const CublasApi& api) {
     int device = 0;
     COUPLER_CUDA_RETURN_IF_ERROR(cudaGetDevice(&device));
     if (handle_ != nullptr && device == device_) return handle_;
     Destroy();
     cublasHandle_t handle = nullptr;
-    COUPLER_CUBLAS_RETURN_IF_ERROR(cublasCreate(&handle));
+    COUPLER_CUBLAS_RETURN_IF_ERROR(api.create(&handle));
     // Exact fp32 for fp32 operands: parity with the CPU Gemm matters more than TF32's speed.
-    const cublasStatus_t mode = cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH);
+    const cublasStatus_t mode = api.set_math_mode(handle, CUBLAS_DEFAULT_MATH);
     if (mode != CUBLAS_STATUS_SUCCESS) {
-      (void)cublasDestroy(handle);
-      return CublasErrorStatus(mode, "cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH)", __FILE__,
-                               __LINE__);
+      (void)api.destroy(handle);
+      return CublasErrorStatus(api, mode, "cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH)",
+                               __FILE__, __LINE__);
     }
+    api_ = &api;
     handle_ = handle;
     device_ = device;
     return handle_;
@@ -71,10 +74,11 @@ class ThreadCublasHandle {
 
  private:
   void Destroy() noexcept {
-    if (handle_ != nullptr) (void)cublasDestroy(handle_);
+    if (handle_ != nullptr) (void)api_->destroy(handle_);
     handle_ = nullptr;
   }
 
+  const CublasApi* api_ = nullptr;  // set with handle_
   cublasHandle_t handle_ = nullptr;
   int device_ = -1;
 };
@@ -125,9 +129,11 @@ Status GemmCuda(bool trans_a, bool trans_b, float alpha, ConstMatrix a, ConstMat
     return InvalidArgument("GemmCuda: null matrix data");
   }
 
+  COUPLER_ASSIGN_OR_RETURN(const CublasApi* loaded, Cublas());
+  const CublasApi& api = *loaded;
   thread_local ThreadCublasHandle thread_handle;
-  COUPLER_ASSIGN_OR_RETURN(cublasHandle_t handle, thread_handle.Get());
-  COUPLER_CUBLAS_RETURN_IF_ERROR(cublasSetStream(handle, nullptr));
+  COUPLER_ASSIGN_OR_RETURN(cublasHandle_t handle, thread_handle.Get(api));
+  COUPLER_CUBLAS_RETURN_IF_ERROR(api.set_stream(handle, nullptr));
 
   // Column-major view: B's row-major storage is B^T with leading dimension b.cols, so
   // op(B)^T is B^T untransposed when !trans_b. cuBLAS wants ld >= 1 even when k == 0.
@@ -135,7 +141,7 @@ Status GemmCuda(bool trans_a, bool trans_b, float alpha, ConstMatrix a, ConstMat
   const int lda = static_cast<int>(std::max<size_t>(1, a.cols));
   const cublasOperation_t op_b = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t op_a = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
-  COUPLER_CUBLAS_RETURN_IF_ERROR(cublasGemmEx(
+  COUPLER_CUBLAS_RETURN_IF_ERROR(api.gemm_ex(
       handle, op_b, op_a, static_cast<int>(n), static_cast<int>(m), static_cast<int>(k), &alpha,
       b.data, CudaType(b.storage), ldb, a.data, CudaType(a.storage), lda, &beta, c.data,
       CudaType(c.storage), static_cast<int>(n), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));

@@ -1,6 +1,7 @@
 // import_csv on real files: string columns as per-shard dictionary codes, missing values, RFC
 // 4180 quotes (and the refusal of quoted line breaks), `columns`, `dtypes`, header errors, and
 // the type inference every task and the planner share (io::InferCsvSchema).
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -48,6 +49,31 @@ TEST(CsvStringsTest, StringColumnsBecomeCodesInFirstSeenOrder) {
   EXPECT_THAT(*city.dictionary(), ElementsAre("Paris", "Lyon", "Nice"));
   EXPECT_FALSE(table->column(1).categorical());
   EXPECT_THAT(table->column(1).values<float>(), ElementsAre(1, 2, 3, 4, 5));
+}
+
+// Many distinct values (the code table grows several times while the range is read), values
+// that share a hash bucket's prefix, and a missing token beside them: every field keeps its
+// value and codes stay in first-seen order.
+TEST(CsvStringsTest, ManyDistinctStringsKeepTheirCodes) {
+  std::string text = "name,x\n";
+  std::vector<std::string> expected;
+  std::vector<std::string> first_seen;
+  for (int r = 0; r < 5000; ++r) {
+    const int value = (r * 7919) % 1500;
+    const std::string name = r % 97 == 0 ? "NA" : "v" + std::to_string(value);
+    text += name + "," + std::to_string(r) + "\n";
+    expected.push_back(r % 97 == 0 ? "<NA>" : name);
+    if (r % 97 != 0 && std::find(first_seen.begin(), first_seen.end(), name) == first_seen.end()) {
+      first_seen.push_back(name);
+    }
+  }
+  CsvOptions options;
+  options.dtypes = {{"name", "string"}};
+  auto table = ParseTask(text, options);
+  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  EXPECT_EQ(Decode(table->column(0)), expected);
+  EXPECT_EQ(*table->column(0).dictionary(), first_seen);  // NA is not a value
+  EXPECT_GT(first_seen.size(), 1000u);
 }
 
 // Each task's dictionary is its own (first-seen order within its rows), yet every task agrees
