@@ -66,6 +66,24 @@ std::optional<std::string> WaitReady(const fs::path& ready, ChildProcess& coordi
   return std::nullopt;
 }
 
+// Until the workers started here have joined (or one died, or 10 s passed): a job submitted
+// before then is dealt out to the first worker to register alone, up to its prefetch, while
+// the others, a few milliseconds behind, find its first stage taken.
+void WaitForWorkers(client::Client& client, std::vector<ChildProcess>& workers) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < deadline) {
+    for (auto& w : workers) {
+      if (!w.running()) return;  // its error is on stderr; the job runs on the rest
+    }
+    Result<std::vector<wire::WorkerStatus>> joined = client.Workers();
+    if (!joined.ok()) return;
+    size_t alive = 0;
+    for (const auto& w : *joined) alive += w.state == "alive" ? 1 : 0;
+    if (alive >= workers.size()) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
 void StopAll(std::vector<ChildProcess>& workers, ChildProcess& coordinator) {
   for (auto& w : workers) w.Signal(SIGTERM);
   for (auto& w : workers) {
@@ -148,6 +166,7 @@ int Run(const RunArgs& a) {
       security.keys_dir = net::LocalPeerDir(keys, net::KeyRole::kClient);
       auto client =
           client::Client::Connect(endpoint + ".clients", std::chrono::seconds(10), security);
+      if (client.ok()) WaitForWorkers(**client, workers);
       const auto start = std::chrono::steady_clock::now();
       Result<std::string> id = client.ok() ? (*client)->Submit(a.job, 0, a.reuse) : Result<std::string>(client.status());
       if (!id.ok()) {

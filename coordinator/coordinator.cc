@@ -485,10 +485,7 @@ void Coordinator::Dispatch() {
   }
   scheduler_.ReleaseDueRetries();  // back-offs that ended: their tasks may go out now
   if (!scheduler_.HasDispatchableWork()) return;
-  for (const auto& [id, w] : scheduler_.registry().workers()) {
-    if (w.credit() == 0) continue;
-    std::vector<wire::TaskSpec> tasks = scheduler_.Assign(id);
-    if (tasks.empty()) continue;
+  for (auto& [id, tasks] : scheduler_.AssignBalanced()) {
     RecordSent(tasks);
     for (const auto& t : tasks) {
       events_.TaskAssigned({t.job_id, t.node_id, t.task_id, t.attempt}, id);

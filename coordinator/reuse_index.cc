@@ -166,6 +166,8 @@ Status FileHashCache::Save() const {
 Result<std::vector<std::pair<std::string, uint64_t>>> ListNodeOutputs(const std::string& node_dir) {
   std::vector<std::pair<std::string, uint64_t>> out;
   std::error_code ec;
+  // A node that wrote nothing (noop, an exec with no outputs) has no folder: no outputs.
+  if (!fs::exists(node_dir, ec) && !ec) return out;
   fs::recursive_directory_iterator it(node_dir, ec), end;
   if (ec) return NotFound("cannot list " + node_dir + ": " + ec.message());
   for (; it != end; it.increment(ec)) {

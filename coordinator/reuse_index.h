@@ -60,7 +60,8 @@ class FileHashCache {
   bool changed_ = false;
 };
 
-// The regular files under a node folder, logs/ and unfinished temporaries excluded.
+// The regular files under a node folder, logs/ and unfinished temporaries excluded; none for a
+// folder that does not exist (the node wrote nothing).
 Result<std::vector<std::pair<std::string, uint64_t>>> ListNodeOutputs(const std::string& node_dir);
 
 // After a node of a run succeeded: its key now names its outputs (the files under its folder

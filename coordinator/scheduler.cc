@@ -163,11 +163,42 @@ std::vector<std::pair<std::string, wire::TaskSpec>> Scheduler::PlaceGangs(int64_
   return out;
 }
 
-std::vector<wire::TaskSpec> Scheduler::Assign(const std::string& worker_id) {
+std::vector<std::pair<std::string, std::vector<wire::TaskSpec>>> Scheduler::AssignBalanced() {
+  std::vector<std::pair<std::string, std::vector<wire::TaskSpec>>> out;
+  std::vector<std::string> takers;
+  for (const auto& [id, w] : registry_.workers()) {
+    if (w.credit() > 0) takers.push_back(id);
+  }
+  if (takers.empty()) return out;
+  size_t ready = 0;
+  for (const auto& j : jobs_) ready += j->finished() ? 0 : j->ready_count();
+  // A round's share: the ready tasks over the workers that may take them. Labels, GPUs or a
+  // refused host can leave a worker with less than its share; later rounds give the rest out.
+  const auto share =
+      static_cast<uint32_t>(std::clamp<size_t>((ready + takers.size() - 1) / takers.size(), 1,
+                                               UINT32_MAX));
+  std::map<std::string, size_t> slot;  // a worker's entry in `out`
+  for (bool progress = true; progress && !takers.empty();) {
+    progress = false;
+    for (const std::string& id : takers) {
+      std::vector<wire::TaskSpec> got = Assign(id, share);
+      if (got.empty()) continue;
+      progress = true;
+      auto [it, fresh] = slot.try_emplace(id, out.size());
+      if (fresh) out.emplace_back(id, std::vector<wire::TaskSpec>{});
+      auto& mine = out[it->second].second;
+      mine.insert(mine.end(), std::make_move_iterator(got.begin()),
+                  std::make_move_iterator(got.end()));
+    }
+  }
+  return out;
+}
+
+std::vector<wire::TaskSpec> Scheduler::Assign(const std::string& worker_id, uint32_t limit) {
   std::vector<wire::TaskSpec> out;
   WorkerEntry* w = registry_.Find(worker_id);
   if (w == nullptr || jobs_.empty()) return out;
-  uint32_t credit = w->credit();
+  uint32_t credit = std::min(w->credit(), limit);
   if (credit == 0) return out;
 
   ReleaseDueRetries();

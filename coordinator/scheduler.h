@@ -69,8 +69,13 @@ class Scheduler {
   // A worker gone without a drain (given up on now): lost, and so are the tasks it held.
   std::vector<LostAttempt> RemoveWorker(const std::string& id, int64_t now_ms);
 
-  // Up to the worker's credit of tasks, marked running on it.
-  std::vector<wire::TaskSpec> Assign(const std::string& worker_id);
+  // Up to the worker's credit of tasks (and at most `limit`), marked running on it.
+  std::vector<wire::TaskSpec> Assign(const std::string& worker_id, uint32_t limit = UINT32_MAX);
+  // Deals the ready tasks out to every worker with credit (in registry order), in rounds of an
+  // even share each, rather than one worker's whole credit first: a stage of fewer tasks than
+  // the pool's credit then splits evenly instead of queueing on the first worker while the
+  // others idle. The workers that got tasks, with their tasks.
+  std::vector<std::pair<std::string, std::vector<wire::TaskSpec>>> AssignBalanced();
   // Any worker with credit and any job with ready work?
   bool HasDispatchableWork() const;
 

@@ -60,7 +60,11 @@ Result<std::unique_ptr<Worker>> Worker::Create(WorkerOptions options) {
   if (options.id.empty()) options.id = fmt::format("{}-{}", host.hostname, host.pid);
   if (options.slots == 0) options.slots = static_cast<uint32_t>(std::max(1, host.cpus));
   const bool adaptive = options.prefetch == 0;
-  if (adaptive) options.prefetch = 2 * options.slots + 8;  // until tasks have been timed
+  // Until tasks have been timed, one queued task per slot: enough to hide the round trip, and
+  // a stage of long tasks is not dealt out deep before anyone knows they are long (with 10,
+  // two workers split 16 parse tasks 8/8 up front and the faster one idled at the end). The
+  // first results bring the learned depth, so short tasks batch up after one round trip.
+  if (adaptive) options.prefetch = options.slots;
   std::unique_ptr<Worker> w(new Worker(options));
   COUPLER_ASSIGN_OR_RETURN(w->keys_, net::FindPeerKeys(options.coordinator, net::KeyRole::kWorker,
                                                        options.keys_dir, options.insecure));

@@ -1,13 +1,14 @@
 // Gemm on the CPU: fp32 operands go straight to OpenBLAS's sgemm; 16-bit operands are widened
 // to fp32 one tile at a time inside a fixed workspace, so a mixed-precision GEMM costs at most
-// kGemmWorkspaceBytes of scratch however large the matrices are.
-#include <cblas.h>
+// kGemmWorkspaceBytes of scratch however large the matrices are. OpenBLAS is opened on first
+// use (kernels/cpu/openblas_library.h).
 
 #include <algorithm>
 #include <climits>
 #include <cstddef>
 #include <vector>
 
+#include "kernels/cpu/openblas_library.h"
 #include "kernels/cpu/storage_access.h"
 #include "kernels/train_kernels.h"
 #include "runtime/check.h"
@@ -19,15 +20,6 @@ constexpr size_t kWorkspaceFloats = kGemmWorkspaceBytes / sizeof(float);
 // Tiles narrower than this make sgemm's packing overhead dominate; K is tiled before M or N
 // shrink below it.
 constexpr size_t kMinTileEdge = 64;
-
-// The trainer runs one rank per core, so OpenBLAS's own threads would only oversubscribe it.
-void UseOneBlasThread() {
-  static const bool done = [] {
-    openblas_set_num_threads(1);
-    return true;
-  }();
-  (void)done;
-}
 
 blasint ToBlas(size_t v) {
   COUPLER_CHECK(v <= static_cast<size_t>(INT_MAX)) << "GEMM dimension " << v << " too large";
@@ -119,8 +111,8 @@ void ScaleOutput(MutMatrix c, float beta) {
   });
 }
 
-void TiledGemm(bool trans_a, bool trans_b, float alpha, ConstMatrix a, ConstMatrix b, float beta,
-               MutMatrix c, size_t m, size_t n, size_t k) {
+void TiledGemm(const OpenBlasApi& blas, bool trans_a, bool trans_b, float alpha, ConstMatrix a,
+               ConstMatrix b, float beta, MutMatrix c, size_t m, size_t n, size_t k) {
   thread_local std::vector<float> workspace;
   if (workspace.empty()) workspace.resize(kWorkspaceFloats);
   const TilePlan plan = PlanTiles(m, n, k);
@@ -148,7 +140,7 @@ void TiledGemm(bool trans_a, bool trans_b, float alpha, ConstMatrix a, ConstMatr
         const Block b_block = trans_b ? LoadBlock(b, n0, k0, nt, kt, b_scratch)
                                       : LoadBlock(b, k0, n0, kt, nt, b_scratch);
         const float tile_beta = k0 > 0 ? 1.0f : (c_fp32 ? beta : 0.0f);
-        cblas_sgemm(CblasRowMajor, ToBlasTrans(trans_a), ToBlasTrans(trans_b), ToBlas(mt),
+        blas.sgemm(CblasRowMajor, ToBlasTrans(trans_a), ToBlasTrans(trans_b), ToBlas(mt),
                     ToBlas(nt), ToBlas(kt), alpha, a_block.data, ToBlas(a_block.ld), b_block.data,
                     ToBlas(b_block.ld), tile_beta, acc, ToBlas(ld_acc));
       }
@@ -181,17 +173,17 @@ Status Gemm(bool trans_a, bool trans_b, float alpha, ConstMatrix a, ConstMatrix 
     return Status::Ok();
   }
   COUPLER_CHECK(a.data != nullptr && b.data != nullptr) << "Gemm: null operand";
-  UseOneBlasThread();
+  COUPLER_ASSIGN_OR_RETURN(const OpenBlasApi* blas, OpenBlas());
 
   if (a.storage == ElementType::kFloat32 && b.storage == ElementType::kFloat32 &&
       c.storage == ElementType::kFloat32) {
-    cblas_sgemm(CblasRowMajor, ToBlasTrans(trans_a), ToBlasTrans(trans_b), ToBlas(m), ToBlas(n),
+    blas->sgemm(CblasRowMajor, ToBlasTrans(trans_a), ToBlasTrans(trans_b), ToBlas(m), ToBlas(n),
                 ToBlas(k), alpha, static_cast<const float*>(a.data), ToBlas(a.cols),
                 static_cast<const float*>(b.data), ToBlas(b.cols), beta,
                 static_cast<float*>(c.data), ToBlas(n));
     return Status::Ok();
   }
-  TiledGemm(trans_a, trans_b, alpha, a, b, beta, c, m, n, k);
+  TiledGemm(*blas, trans_a, trans_b, alpha, a, b, beta, c, m, n, k);
   return Status::Ok();
 }
 

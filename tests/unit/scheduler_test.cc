@@ -57,6 +57,34 @@ TEST(SchedulerTest, DispatchIsCreditBased) {
   EXPECT_TRUE(s.Assign("w1").empty());   // no credit until results come back
 }
 
+// A stage of fewer tasks than the pool's credit splits evenly: dealt one worker's whole
+// credit first, 11 of 16 went to the first of two workers and the second idled for half the
+// stage.
+TEST(SchedulerTest, BalancedDealingSplitsAStageEvenly) {
+  Scheduler s(5000);
+  s.AddJob(MakeJob("j1", "name: n\nnodes:\n  - {id: a, op: noop, params: {tasks: 16}}\n"));
+  s.RegisterWorker(Worker("w1", 1, 10), 0);
+  s.RegisterWorker(Worker("w2", 1, 10), 0);
+  const auto dealt = s.AssignBalanced();
+  ASSERT_EQ(dealt.size(), 2u);
+  EXPECT_EQ(dealt[0].second.size(), 8u);
+  EXPECT_EQ(dealt[1].second.size(), 8u);
+  EXPECT_TRUE(s.AssignBalanced().empty());  // every ready task is out
+}
+
+TEST(SchedulerTest, BalancedDealingFillsEveryCreditWhenWorkIsPlenty) {
+  Scheduler s(5000);
+  s.AddJob(MakeJob("j1", "name: n\nnodes:\n  - {id: a, op: noop, params: {tasks: 100}}\n"));
+  s.RegisterWorker(Worker("w1", 2, 3), 0);
+  s.RegisterWorker(Worker("w2", 1, 0), 0);
+  size_t total = 0;
+  for (const auto& [id, tasks] : s.AssignBalanced()) {
+    EXPECT_EQ(tasks.size(), id == "w1" ? 5u : 1u) << id;  // slots + prefetch each
+    total += tasks.size();
+  }
+  EXPECT_EQ(total, 6u);
+}
+
 TEST(SchedulerTest, ReleasesStagesInOrderAndReduceAfterMaps) {
   Scheduler s(5000);
   s.AddJob(MakeJob("j1", kStatsJob));
