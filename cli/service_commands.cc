@@ -7,6 +7,7 @@
 #include "cli/signals.h"
 #include "coordinator/coordinator.h"
 #include "runtime/util/byte_size.h"
+#include "worker/task_memory.h"
 #include "worker/worker.h"
 
 namespace coupler::cli {
@@ -38,6 +39,7 @@ int RunCoordinator(const coordinator::CoordinatorOptions& opts) {
 }
 
 int RunWorker(const worker::WorkerOptions& opts) {
+  worker::RetainTaskMemory();
   const std::atomic<bool>& drain = StopRequested();
   auto w = worker::Worker::Create(opts);
   if (!w.ok()) {
