@@ -2,6 +2,9 @@
 
 #include <zmq_addon.hpp>
 
+#include <cstdint>
+#include <string>
+
 #include "runtime/logging.h"
 
 namespace coupler::coordinator {
@@ -61,39 +64,61 @@ bool AllowLists::IsAdmin(const std::string& name) {
   return false;
 }
 
-ZapHandler::ZapHandler(std::shared_ptr<AllowLists> lists, zmq::socket_t socket)
-    : lists_(std::move(lists)), socket_(std::move(socket)) {}
+ZapHandler::ZapHandler(std::shared_ptr<AllowLists> lists, zmq::socket_t socket,
+                       zmq::socket_t wake, zmq::socket_t waker)
+    : lists_(std::move(lists)),
+      socket_(std::move(socket)),
+      wake_(std::move(wake)),
+      waker_(std::move(waker)) {}
 
 Result<std::unique_ptr<ZapHandler>> ZapHandler::Start(zmq::context_t& ctx,
                                                       std::shared_ptr<AllowLists> lists) {
   zmq::socket_t socket;
+  zmq::socket_t wake;
+  zmq::socket_t waker;
   try {
     socket = zmq::socket_t(ctx, zmq::socket_type::rep);
     socket.set(zmq::sockopt::linger, 0);
     socket.bind(kZapEndpoint);
+    // One handler per context (kZapEndpoint is fixed), so one wake endpoint per context too.
+    const std::string wake_endpoint =
+        "inproc://coupler.zap.wake." + std::to_string(reinterpret_cast<uintptr_t>(ctx.handle()));
+    wake = zmq::socket_t(ctx, zmq::socket_type::pull);
+    wake.set(zmq::sockopt::linger, 0);
+    wake.bind(wake_endpoint);
+    waker = zmq::socket_t(ctx, zmq::socket_type::push);
+    waker.set(zmq::sockopt::linger, 0);
+    waker.connect(wake_endpoint);
   } catch (const zmq::error_t& e) {
     return Internal(std::string("cannot start the ZAP handler on ") + kZapEndpoint + ": " +
                     e.what());
   }
-  std::unique_ptr<ZapHandler> h(new ZapHandler(std::move(lists), std::move(socket)));
+  std::unique_ptr<ZapHandler> h(new ZapHandler(std::move(lists), std::move(socket),
+                                               std::move(wake), std::move(waker)));
   h->thread_ = std::thread([p = h.get()] { p->Loop(); });
   return h;
 }
 
 ZapHandler::~ZapHandler() {
   stop_ = true;
+  try {
+    (void)waker_.send(zmq::const_buffer("", 0), zmq::send_flags::dontwait);
+  } catch (const zmq::error_t&) {
+    // The loop still sees stop_ at its next poll timeout.
+  }
   if (thread_.joinable()) thread_.join();
 }
 
 void ZapHandler::Loop() {
   while (!stop_.load()) {
-    zmq::pollitem_t item{socket_.handle(), 0, ZMQ_POLLIN, 0};
+    zmq::pollitem_t items[] = {{socket_.handle(), 0, ZMQ_POLLIN, 0},
+                               {wake_.handle(), 0, ZMQ_POLLIN, 0}};
     try {
-      zmq::poll(&item, 1, std::chrono::milliseconds(100));
+      zmq::poll(items, 2, std::chrono::milliseconds(100));
     } catch (const zmq::error_t&) {
       continue;  // EINTR
     }
-    if ((item.revents & ZMQ_POLLIN) == 0) continue;
+    if ((items[0].revents & ZMQ_POLLIN) == 0) continue;
     std::vector<zmq::message_t> request;
     try {
       if (!zmq::recv_multipart(socket_, std::back_inserter(request), zmq::recv_flags::dontwait)) {

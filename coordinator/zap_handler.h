@@ -62,13 +62,18 @@ class ZapHandler {
   uint64_t refused() const { return refused_.load(); }
 
  private:
-  ZapHandler(std::shared_ptr<AllowLists> lists, zmq::socket_t socket);
+  ZapHandler(std::shared_ptr<AllowLists> lists, zmq::socket_t socket, zmq::socket_t wake,
+             zmq::socket_t waker);
   void Loop();
   // Answers one request (a malformed one with status 500).
   void Answer(std::vector<zmq::message_t>& request);
 
   std::shared_ptr<AllowLists> lists_;
   zmq::socket_t socket_;
+  // The destructor's one message on waker_ ends the loop's poll of wake_ at once: a stopping
+  // coordinator does not wait out a poll timeout (up to 100 ms on every shutdown).
+  zmq::socket_t wake_;   // the loop thread's
+  zmq::socket_t waker_;  // the destructor's
   std::atomic<bool> stop_{false};
   std::atomic<uint64_t> refused_{0};
   std::set<std::string> logged_;  // keys already reported as refused (loop thread only)
