@@ -78,9 +78,14 @@ TEST(TrainResumeTest, TwoRankCheckpointResumesOnOneRankWithTheSameMath) {
 // The straight run every interrupted one must match, and how they are launched.
 class TrainStopTest : public ::testing::Test {
  protected:
-  // 600 epochs (13,200 steps, about 10 s here) so a signal sent after the first checkpoint
-  // lands mid-run even on a fast machine, with mpirun's own delays (below) added.
-  const std::vector<std::string> common_ = {"--set", "epochs=600", "--set", "precision=fp16",
+  // 1500 epochs (33,000 steps: 8 s on an idle 2-core VM, 25 s on a loaded one) so a signal
+  // sent after the first checkpoint lands mid-run even on a fast machine, with mpirun's own
+  // delays (below, 3 s) added. 600 epochs took 3.1 s once startup got faster, and a run could
+  // finish before mpirun passed the signal on.
+  static constexpr int kEpochs = 1500;
+  static constexpr int kSteps = kEpochs * 22;  // 22 steps per epoch of the digits config
+  const std::vector<std::string> common_ = {"--set", "epochs=" + std::to_string(kEpochs),
+                                            "--set", "precision=fp16",
                                             "--set", "checkpoint_every=100"};
 
   itest::Process Launch(const std::string& name, const std::vector<std::string>& mpirun_extra,
@@ -122,9 +127,9 @@ class TrainStopTest : public ::testing::Test {
     const auto b = ReadWeights(dir_ / "resumed.npy");
     ASSERT_FALSE(a.empty());
     EXPECT_TRUE(a == b) << "relative difference " << RelativeDifference(a, b);
-    // One line per step 1..13200 across the stop and the resume, as the straight run has.
+    // One line per step 1..kSteps across the stop and the resume, as the straight run has.
     const auto lines = Lines(history);
-    ASSERT_EQ(lines.size(), 13200u);
+    ASSERT_EQ(lines.size(), static_cast<size_t>(kSteps));
     for (size_t i = 0; i < lines.size(); ++i) {
       ASSERT_EQ(lines[i].rfind("{\"step\":" + std::to_string(i + 1) + ",", 0), 0u)
           << "line " << i << ": " << lines[i];
@@ -156,10 +161,11 @@ TEST_F(TrainStopTest, CtrlCOnMpirunCheckpointsAndResumesBitIdentical) {
   const std::string err = job.err();
   const size_t at = err.find("coupler train: stopped at step ");
   ASSERT_NE(at, std::string::npos) << err;
-  EXPECT_NE(err.find("/13200 (epoch ", at), std::string::npos) << err;
+  EXPECT_NE(err.find("/" + std::to_string(kSteps) + " (epoch ", at), std::string::npos) << err;
   EXPECT_NE(err.find(") on signal 15:", at), std::string::npos) << err;  // mpirun's SIGTERM
   EXPECT_NE(err.find("resume with: mpirun -np 2 coupler train " + Config().string() + " --set " +
-                         "checkpoint_dir=" + (dir_ / "ckpt").string() + " --set epochs=600",
+                         "checkpoint_dir=" + (dir_ / "ckpt").string() +
+                         " --set epochs=" + std::to_string(kEpochs),
                      at),
             std::string::npos)
       << err;
@@ -167,7 +173,7 @@ TEST_F(TrainStopTest, CtrlCOnMpirunCheckpointsAndResumesBitIdentical) {
   // The checkpoint it names is the step it stopped at.
   const int64_t step = std::stoll(err.substr(at + std::string("coupler train: stopped at step ").size()));
   EXPECT_GT(step, 100);
-  EXPECT_LT(step, 13200);
+  EXPECT_LT(step, kSteps);
   char name[32];
   std::snprintf(name, sizeof(name), "ckpt-%010lld.bin", static_cast<long long>(step));
   EXPECT_NE(err.find("checkpoint " + (dir_ / "ckpt" / name).string()), std::string::npos) << err;
