@@ -8,7 +8,6 @@
 #include "coordinator/job_intake.h"
 #include "coordinator/reuse_index.h"
 #include "runtime/io/atomic_file.h"
-#include "runtime/io/output_layout.h"
 #include "runtime/job/workdir_marker.h"
 #include "runtime/logging.h"
 #include "runtime/wire/codec.h"
@@ -155,15 +154,6 @@ void Coordinator::OnResults(const std::string& worker_id, const wire::TaskResult
         const uint32_t node = job->table().Describe(o.task_id).plan_node;
         if (job->node_done(node) == job->table().task_count(node)) {
           StampReadyNodes(*job);
-          // What a lost attempt left half-written: its task ran again under another name (an
-          // attempt re-queued uncharged keeps its number, so its worker skips the stale-temp
-          // sweep retries get).
-          const std::string& node_id = job->plan().nodes[node].id;
-          const int stray = io::RemoveTempFiles(io::NodeDir(job->graph().workdir, node_id));
-          if (stray > 0) {
-            Logger("coordinator")->info("job {} node {}: removed {} unfinished temporary file(s)",
-                                        o.job_id, node_id, stray);
-          }
           RecordReusable(*job, node);
         }
       }

@@ -77,14 +77,4 @@ Status WriteFileAtomic(const std::string& path, std::span<const std::span<const 
 
 void RemoveQuietly(const std::string& path) noexcept { ::unlink(path.c_str()); }
 
-int RemoveTempFiles(const std::string& dir) noexcept {
-  int removed = 0;
-  std::error_code ec;
-  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    if (!IsTempFileName(it->path().filename().string())) continue;
-    if (::unlink(it->path().c_str()) == 0) ++removed;
-  }
-  return removed;
-}
-
 }  // namespace coupler::io

@@ -31,9 +31,4 @@ Status WriteFileAtomic(const std::string& path, std::span<const std::span<const 
 // Removes `path` if it exists; errors are ignored (used on failure paths).
 void RemoveQuietly(const std::string& path) noexcept;
 
-// Removes the temporaries of unfinished atomic writes (IsTempFileName) directly in `dir`, for a
-// folder whose writes are all over (a node whose every task committed): an attempt killed
-// mid-write leaves one, and a re-run under another name never replaces it. How many went.
-int RemoveTempFiles(const std::string& dir) noexcept;
-
 }  // namespace coupler::io

@@ -145,6 +145,11 @@ TEST(OpsObservedTest, HeadlessChromiumSeesTheDigitsPipelineRunOnTheLivePage) {
   spec.replace(spec.find(data), data.size(), csv.string());
   const std::string config = "config: train-digits.yaml";
   spec.replace(spec.find(config), config.size(), "config: " + (examples / "train-digits.yaml").string());
+  // Trained long enough for the page to load and refresh (every 2 s) while the job runs: as
+  // shipped (30 epochs) the whole pipeline takes under a second, done before the page is up.
+  const std::string precision = "      precision: bf16\n";
+  ASSERT_NE(spec.find(precision), std::string::npos);
+  spec.replace(spec.find(precision), precision.size(), precision + "      epochs: 900\n");
   WriteFile(c.dir() / "digits.yaml", spec);
   const std::string job = c.Submit(c.dir() / "digits.yaml");
   ASSERT_FALSE(job.empty()) << c.Logs();

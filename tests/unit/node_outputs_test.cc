@@ -8,7 +8,6 @@
 #include <gtest/gtest.h>
 
 #include "coordinator/reuse_index.h"
-#include "runtime/io/atomic_file.h"
 #include "runtime/io/temp_dir.h"
 
 namespace coupler::coordinator {
@@ -36,24 +35,6 @@ TEST(NodeOutputsTest, FilesCountLogsAndTemporariesDoNot) {
   auto listed = ListNodeOutputs(node);
   ASSERT_TRUE(listed.ok()) << listed.status().ToString();
   EXPECT_THAT(*listed, ElementsAre(Pair("part-00000.npy", 3u)));
-}
-
-// Once a node's every task committed, what lost attempts left half-written goes: a re-run
-// writes under its own temporary name, and one re-queued uncharged keeps attempt 0, so its
-// worker does not sweep the dead writer's file (the coordinator calls this then).
-TEST(NodeOutputsTest, AFinishedNodesFolderLosesItsTemporariesOnly) {
-  auto dir = io::TempDir::Create();
-  ASSERT_TRUE(dir.ok());
-  const std::string node = dir->path() + "/n";
-  std::filesystem::create_directories(node + "/logs");
-  std::ofstream(node + "/part-00000.npy") << "abc";
-  std::ofstream(node + "/part-00004.npy.tmp.22675.ff2a761c38bb5a44.npy") << "half";
-  std::ofstream(node + "/logs/task-000000.attempt-0.stdout") << "printed";
-  EXPECT_EQ(io::RemoveTempFiles(node), 1);
-  EXPECT_TRUE(std::filesystem::exists(node + "/part-00000.npy"));
-  EXPECT_TRUE(std::filesystem::exists(node + "/logs/task-000000.attempt-0.stdout"));
-  EXPECT_FALSE(std::filesystem::exists(node + "/part-00004.npy.tmp.22675.ff2a761c38bb5a44.npy"));
-  EXPECT_EQ(io::RemoveTempFiles(dir->path() + "/missing"), 0);
 }
 
 }  // namespace
