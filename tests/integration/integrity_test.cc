@@ -42,9 +42,19 @@ TEST(IntegrityTest, ALateFailureFromAStoppedWorkerDoesNotFailTheRetry) {
   ASSERT_FALSE(job.empty()) << why << cluster.Logs();
   ASSERT_TRUE(WaitUntil([&] { return fs::exists(m / "started1"); }, 60s, 20ms)) << cluster.Logs();
 
-  // w1 stops (its command goes on), is declared dead, and the retry starts on w2.
+  // w1 stops (its command goes on), is declared dead, and the retry starts on w2. Only once
+  // the coordinator has heard that w1 started it: a start it never heard of is re-queued
+  // uncharged, and the retry would be attempt 0 again.
   cluster.StartWorker("w2", 1, {"--prefetch", "1"});
   ASSERT_TRUE(cluster.WaitWorkersAlive(2)) << cluster.Logs();
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        auto views = cluster.WorkerViews();
+        auto w1 = views.find("w1");
+        return w1 != views.end() && w1->second.running > 0;
+      },
+      60s, 20ms))
+      << cluster.Logs();
   cluster.worker("w1").Signal(SIGSTOP);
   ASSERT_TRUE(WaitUntil([&] { return WorkerIs(cluster, "w1", "lost"); }, 60s, 50ms)) << cluster.Logs();
   ASSERT_TRUE(WaitUntil([&] { return fs::exists(m / "a2"); }, 60s, 20ms)) << cluster.Logs();
