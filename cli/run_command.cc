@@ -21,6 +21,7 @@
 #include "runtime/io/npy_reader.h"
 #include "runtime/io/output_layout.h"
 #include "runtime/job/job_loader.h"
+#include "runtime/net/key_discovery.h"
 #include "runtime/net/curve_keys.h"
 #include "runtime/process/child_process.h"
 
@@ -142,8 +143,12 @@ int Run(const RunArgs& a) {
 
   int code = kExitFailure;
   {
+    // The reuse catalogue outlives the temporary state, in the user's own private folder, so
+    // `--reuse` finds what earlier `coupler run`s of this user recorded.
+    const std::string catalog = net::CouplerHome() + "/reuse.db";
     auto coordinator = SpawnSelf({"--log-level", a.log_level, "coordinator", "--listen", endpoint,
-                                  "--state", state, "--ready-file", ready.string()});
+                                  "--state", state, "--ready-file", ready.string(),
+                                  "--reuse-catalog", catalog});
     if (!coordinator.ok()) {
       std::fprintf(stderr, "coupler: %s\n", coordinator.status().message().c_str());
       return kExitFailure;

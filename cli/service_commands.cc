@@ -77,6 +77,13 @@ void AddServiceCommands(CLI::App& app, CommandBody* run) {
   c->add_option("--ready-file", copts->ready_file, "write the bound endpoints here once listening");
   c->add_option("--keys", copts->keys_dir,
                 "coordinator key set (default: STATE/keys, created at first start)");
+  c->add_option("--data-root", copts->data_roots,
+                "a folder jobs' inputs and workdirs may be under (repeatable); without any: "
+                "anywhere but the coordinator's own folders and system folders such as /etc "
+                "(docs/security.md)");
+  c->add_option("--reuse-catalog", copts->reuse_catalog,
+                "the file that records which runs' outputs --reuse may link (default: "
+                "STATE/reuse.db)");
   c->add_option_function<std::string>(
        "--event-log-bytes",
        [copts](const std::string& text) {

@@ -11,8 +11,9 @@ constexpr size_t kTrimAfterBytes = 1 << 20;
 
 }  // namespace
 
-AdmissionQueue::AdmissionQueue(zmq::context_t& ctx, std::string wake_endpoint, size_t max_pending)
-    : ctx_(ctx), wake_endpoint_(std::move(wake_endpoint)), max_pending_(max_pending) {
+AdmissionQueue::AdmissionQueue(zmq::context_t& ctx, std::string wake_endpoint, size_t max_pending,
+                               IntakeContext intake)
+    : ctx_(ctx), wake_endpoint_(std::move(wake_endpoint)), max_pending_(max_pending), intake_(intake) {
   thread_ = std::thread([this] { Loop(); });
 }
 
@@ -66,7 +67,7 @@ void AdmissionQueue::Loop() {
     }
     const size_t bytes = next.second.spec_text.size();
     Done d{next.first, AdmitJob(next.second, next.first.job_id, next.first.submitted_ms,
-                                next.first.user)};
+                                next.first.user, intake_)};
     next.second = {};
     if (bytes >= kTrimAfterBytes) malloc_trim(0);
     {

@@ -37,7 +37,9 @@ class AdmissionQueue {
   };
 
   // `wake_endpoint`: an inproc address the loop has bound a PULL socket to, in `ctx`.
-  AdmissionQueue(zmq::context_t& ctx, std::string wake_endpoint, size_t max_pending);
+  // `intake`'s pointees outlive the queue.
+  AdmissionQueue(zmq::context_t& ctx, std::string wake_endpoint, size_t max_pending,
+                 IntakeContext intake);
   ~AdmissionQueue();
   AdmissionQueue(const AdmissionQueue&) = delete;
   AdmissionQueue& operator=(const AdmissionQueue&) = delete;
@@ -54,6 +56,7 @@ class AdmissionQueue {
   zmq::context_t& ctx_;
   std::string wake_endpoint_;
   size_t max_pending_;
+  IntakeContext intake_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::pair<Ticket, wire::SubmitJob>> waiting_;

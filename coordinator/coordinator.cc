@@ -62,11 +62,13 @@ Result<std::unique_ptr<Coordinator>> Coordinator::Create(const CoordinatorOption
   COUPLER_RETURN_IF_ERROR(c->Bind());
   COUPLER_RETURN_IF_ERROR(c->StartHttp());
   COUPLER_RETURN_IF_ERROR(c->WriteReadyFile());
+  COUPLER_RETURN_IF_ERROR(c->OpenIntake());
   try {
     const std::string ep = fmt::format("inproc://coupler-admitted-{}", static_cast<const void*>(c.get()));
     c->admitted_ = zmq::socket_t(c->ctx_, zmq::socket_type::pull);
     c->admitted_.bind(ep);
-    c->admissions_ = std::make_unique<AdmissionQueue>(c->ctx_, ep, kMaxPendingAdmissions);
+    c->admissions_ = std::make_unique<AdmissionQueue>(
+        c->ctx_, ep, kMaxPendingAdmissions, IntakeContext{&c->data_roots_, c->reuse_.get()});
   } catch (const zmq::error_t& e) {
     return Internal(std::string("admission queue: ") + e.what());
   }
@@ -146,6 +148,23 @@ Status Coordinator::Resume() {
               (*job)->done(), (*job)->table().size());
     scheduler_.AddJob(std::move(*job));
   }
+  return Status::Ok();
+}
+
+Status Coordinator::OpenIntake() {
+  const std::string catalog = options_.reuse_catalog.empty()
+                                  ? options_.state_dir + "/" + store::ReuseStore::kFileName
+                                  : options_.reuse_catalog;
+  // Without its catalogue the coordinator still runs every job; only --reuse finds nothing.
+  if (Result<std::unique_ptr<ReuseIndex>> index = ReuseIndex::Open(catalog); index.ok()) {
+    reuse_ = std::move(*index);
+  } else {
+    Logger("coordinator")->warn("reuse is off: {}", index.status().message());
+  }
+  // What decides trust (keys, state, the reuse catalogue, the key notes) is never a job's.
+  std::vector<std::string> own = {options_.state_dir, keys_dir_, net::CouplerHome()};
+  if (!options_.reuse_catalog.empty()) own.push_back(options_.reuse_catalog);
+  data_roots_ = DataRoots::Make(options_.data_roots, own);
   return Status::Ok();
 }
 

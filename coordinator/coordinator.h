@@ -14,12 +14,14 @@
 #include <zmq.hpp>
 
 #include "coordinator/admission_queue.h"
+#include "coordinator/data_roots.h"
 #include "coordinator/event_log.h"
 #include "coordinator/http/http_server.h"
 #include "coordinator/http/loop_channel.h"
 #include "coordinator/http/snapshot.h"
 #include "coordinator/launch_relay.h"
 #include "coordinator/pool_metrics.h"
+#include "coordinator/reuse_index.h"
 #include "coordinator/scheduler.h"
 #include "coordinator/store/state_store.h"
 #include "coordinator/zap_handler.h"
@@ -60,6 +62,12 @@ struct CoordinatorOptions {
   // long. A batch scheduler's cancel signals coordinator and workers together; this keeps the
   // coordinator up while the workers finish (scripts/slurm/coupler-pool.sbatch).
   int64_t stop_drain_ms = 0;
+  // The only folders jobs' inputs and workdirs may be under (`--data-root`, repeatable); empty:
+  // anywhere but the coordinator's own folders and the system's (data_roots.h).
+  std::vector<std::string> data_roots;
+  // The reuse catalogue (store/reuse_store.h); empty: STATE/reuse.db. `coupler run` keeps it
+  // in the user's ~/.coupler, since its state is temporary and reuse spans its runs.
+  std::string reuse_catalog;
 };
 
 // The address HTTP listens on by default for a coordinator whose workers connect to
@@ -91,6 +99,8 @@ class Coordinator {
   Coordinator(CoordinatorOptions options, std::unique_ptr<store::StateStore> store);
   Status Resume();
   Status StartSecurity();
+  // After StartSecurity (the keys folder is known): the reuse catalogue and the data roots.
+  Status OpenIntake();
   Status Bind();
   // After Bind: the in-process request socket, the token, the server (coordinator_http.cc).
   Status StartHttp();
@@ -179,6 +189,9 @@ class Coordinator {
 
   CoordinatorOptions options_;
   std::unique_ptr<store::StateStore> store_;
+  // Read by the admission thread: declared before admissions_, so destroyed after it.
+  std::unique_ptr<ReuseIndex> reuse_;
+  DataRoots data_roots_;
   EventLog events_;
   Scheduler scheduler_;
   LaunchRelay launches_;

@@ -491,9 +491,12 @@ std::string Coordinator::RunDirHolder(const job::JobGraph& graph) const {
 
 void Coordinator::RecordReusable(const JobState& job, uint32_t plan_node) {
   const std::string& key = job.node_key(plan_node);
-  if (key.empty() || job.node_reused(plan_node) || job.graph().workdir_root.empty()) return;
-  Status s = RecordNodeOutputs(job.graph().workdir_root, key, job.graph().workdir, job.id(),
-                               job.plan().nodes[plan_node].id);
+  if (reuse_ == nullptr || key.empty() || job.node_reused(plan_node) ||
+      job.graph().workdir_root.empty()) {
+    return;
+  }
+  Status s = reuse_->Record(job.graph().workdir_root, key, job.graph().workdir, job.id(),
+                            job.plan().nodes[plan_node].id);
   if (!s.ok()) {
     // Only a later --reuse loses: it runs the node again.
     Logger("coordinator")->warn("job {} node {}: not recorded for reuse: {}", job.id(),

@@ -9,6 +9,7 @@
 
 #include "coordinator/node_keys.h"
 #include "coordinator/reuse_index.h"
+#include "runtime/io/content_hash.h"
 #include "runtime/job/dataset_schema.h"
 #include "runtime/job/job_loader.h"
 #include "runtime/job/run_dir.h"
@@ -124,19 +125,29 @@ DatasetListing ListDatasets(const job::JobGraph& graph) {
 }
 
 Result<job::JobGraph> LoadSpec(const std::string& text, const std::string& spec_path,
-                               const std::string& cwd, ProbeRecord* probes) {
+                               const std::string& cwd, const DataRoots* roots, ProbeRecord* probes) {
   job::ValidationEnv env;
-  env.probe = [probes](const std::string& path) {
+  std::optional<Status> refused;
+  env.probe = [probes, roots, &refused](const std::string& path) {
+    // A refused path is not even looked at: whether it exists is not the client's to learn.
+    if (roots != nullptr) {
+      if (Status s = roots->Check("input", path); !s.ok()) {
+        if (!refused) refused = s;
+        return job::PathInfo{};
+      }
+    }
     job::PathInfo info = job::ProbePath(path);
     (*probes)[path] = info;
     return info;
   };
-  // The CSV's header, so a misspelt column in an expression is refused at submission. Not on
-  // restore (RestoreJob): an admitted job must not fail because its CSV changed since.
-  env.dataset_schema = job::CsvHeaderSchema;
+  // No env.dataset_schema: the coordinator does not read a CSV's header for the client. Its
+  // columns would come back in diagnostics ("unknown column 'x' (columns: ...)") with the
+  // coordinator's rights over the file; `coupler plan` and `coupler submit` check them as the
+  // user, before the spec is sent, and the import task does on a worker.
   env.cwd = cwd;
   const std::string base_dir = fs::path(spec_path).parent_path().lexically_normal().string();
   job::LoadedJob loaded = job::LoadJobText(text, spec_path, base_dir, env);
+  if (refused) return *refused;
   if (!loaded.ok()) {
     std::string msg = loaded.diags.ToString();
     if (!msg.empty() && msg.back() == '\n') msg.pop_back();
@@ -148,14 +159,27 @@ Result<job::JobGraph> LoadSpec(const std::string& text, const std::string& spec_
 }  // namespace
 
 Result<AdmittedJob> AdmitJob(const wire::SubmitJob& submit, const std::string& job_id,
-                             int64_t now_ms, const std::string& submitted_by) {
+                             int64_t now_ms, const std::string& submitted_by,
+                             const IntakeContext& context) {
   if (submit.spec_path.empty() || !fs::path(submit.spec_path).is_absolute()) {
     return InvalidArgument("submit needs the spec's absolute path (relative inputs resolve "
                            "against its directory), got '" + submit.spec_path + "'");
   }
   ProbeRecord probes;
   COUPLER_ASSIGN_OR_RETURN(job::JobGraph graph,
-                           LoadSpec(submit.spec_text, submit.spec_path, submit.cwd, &probes));
+                           LoadSpec(submit.spec_text, submit.spec_path, submit.cwd,
+                                    context.roots, &probes));
+  if (context.roots != nullptr) {
+    // Every path admission reads or makes: the inputs (probed above, listed and hashed below)
+    // and the workdir the run directory, its marker and reused outputs go into.
+    for (const auto& node : graph.nodes) {
+      for (const auto& in : node.resolved_inputs) {
+        if (in.kind == job::InputRef::Kind::kNode) continue;
+        COUPLER_RETURN_IF_ERROR(context.roots->Check("input", in.path));
+      }
+    }
+    COUPLER_RETURN_IF_ERROR(context.roots->Check("workdir", graph.workdir_root));
+  }
   if (submit.priority != 0) graph.priority = submit.priority;
   COUPLER_ASSIGN_OR_RETURN(plan::Plan plan, plan::PlanJob(graph));
   DatasetListing datasets = ListDatasets(graph);
@@ -163,27 +187,42 @@ Result<AdmittedJob> AdmitJob(const wire::SubmitJob& submit, const std::string& j
   // never write into each other's outputs.
   RunExtra run;
   run.root = graph.workdir_root;
+  // The folder the run directory is made in, judged where its symlinks lead (a `runs` the
+  // job's commands turned into a link to the state directory is refused before the mkdir),
+  // and the run directory again once made.
+  if (context.roots != nullptr) {
+    const std::string parent = graph.run_dir.empty()
+                                   ? run.root + "/" + std::string(job::kRunsFolder)
+                                   : run.root + "/" + graph.run_dir;
+    COUPLER_RETURN_IF_ERROR(context.roots->Check("run directory", parent));
+  }
   COUPLER_ASSIGN_OR_RETURN(graph.workdir, job::ClaimRunDir(graph, job_id));
+  if (context.roots != nullptr) {
+    if (Status s = context.roots->Check("run directory", graph.workdir); !s.ok()) {
+      std::error_code ec;
+      fs::remove(graph.workdir, ec);  // only when still empty: it was made just now
+      return s;
+    }
+  }
   const std::string marker = util::RandomToken();
   COUPLER_RETURN_IF_ERROR(job::WriteWorkdirMarker(graph.workdir, job_id, marker));
   // Every run's node keys are kept, reused or not, so a later run can reuse this one's outputs.
-  FileHashCache hashes = FileHashCache::Load(run.root);
-  COUPLER_ASSIGN_OR_RETURN(
-      run.keys, NodeKeys(graph, plan, datasets,
-                         [&hashes](const std::string& path) { return hashes.Hash(path); }));
-  if (Status s = hashes.Save(); !s.ok()) {
-    Logger("coordinator")->warn("job {}: the file hash cache: {}", job_id, s.message());
-  }
-  const ReuseIndex index = ReuseIndex::Load(run.root);
-  for (size_t p = 0; p < plan.nodes.size(); ++p) {
+  auto hash = [&context](const std::string& path) -> Result<uint64_t> {
+    if (context.reuse != nullptr) return context.reuse->Hash(path);
+    return io::HashFile(path);
+  };
+  COUPLER_ASSIGN_OR_RETURN(run.keys, NodeKeys(graph, plan, datasets, hash));
+  for (size_t p = 0; context.reuse != nullptr && p < plan.nodes.size(); ++p) {
     const job::NodeSpec& node = graph.nodes[plan.nodes[p].node_index];
     if (!node.reuse.value_or(graph.reuse || submit.reuse)) continue;
-    std::optional<NodeOutputs> earlier = index.FindIntact(run.keys[p]);
+    std::optional<NodeOutputs> earlier = context.reuse->FindIntact(run.root, run.keys[p]);
     if (!earlier) continue;
     // Linked, not referenced: this run's folder is complete on its own, whatever becomes of
-    // the earlier run.
-    COUPLER_RETURN_IF_ERROR(LinkNodeOutputs(io::NodeDir(earlier->run_dir, earlier->node),
-                                            io::NodeDir(graph.workdir, node.id), earlier->files));
+    // the earlier run. A file that changed since the check only costs the reuse: the node runs.
+    if (Status s = LinkNodeOutputs(*earlier, graph.workdir, node.id); !s.ok()) {
+      Logger("coordinator")->warn("job {} node {}: not reused: {}", job_id, node.id, s.message());
+      continue;
+    }
     run.reused[p] = earlier->run_dir;
   }
   if (Status s = job::PointLatestAt(run.root, graph.workdir); !s.ok()) {

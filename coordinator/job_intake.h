@@ -8,7 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "coordinator/data_roots.h"
 #include "coordinator/job_state.h"
+#include "coordinator/reuse_index.h"
 #include "runtime/status.h"
 #include "coordinator/store/records.h"
 #include "runtime/wire/client_messages.h"
@@ -20,10 +22,22 @@ struct AdmittedJob {
   store::JobRecord record;
 };
 
+// What admission may touch beyond the spec: the paths a job may name (every input and the
+// workdir are checked against `roots` before anything is read or made there), and the reuse
+// catalogue (null: nothing is reused or recorded, and content hashes are not cached).
+struct IntakeContext {
+  const DataRoots* roots = nullptr;
+  ReuseIndex* reuse = nullptr;
+};
+
 // InvalidArgument carries the spec's diagnostics, one per line, ready for the user.
 // `submitted_by`: the name of the client key it came from (who may cancel it).
+// Reads no dataset content on the client's behalf beyond content hashes for reuse keys: the
+// CSV columns an expression names are checked by `coupler plan`/`submit` as the user, and by
+// the import task on a worker, never from the coordinator's reading of the file.
 Result<AdmittedJob> AdmitJob(const wire::SubmitJob& submit, const std::string& job_id,
-                             int64_t now_ms, const std::string& submitted_by);
+                             int64_t now_ms, const std::string& submitted_by,
+                             const IntakeContext& context);
 
 // `sent`: every (task, attempt) sent to a worker: a task goes on after the highest attempt it
 // was sent, failed or committed with, so attempts in flight at a crash are counted too.

@@ -1,222 +1,221 @@
 #include "coordinator/reuse_index.h"
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <span>
-#include <sstream>
-
-#include <rapidjson/document.h>
+#include <cerrno>
+#include <memory>
 
 #include "runtime/io/atomic_file.h"
+#include "runtime/io/beneath.h"
 #include "runtime/io/content_hash.h"
 #include "runtime/io/output_layout.h"
-#include "runtime/util/json_writer.h"
+#include "runtime/io/unique_fd.h"
 
 namespace coupler::coordinator {
 namespace {
 
-namespace fs = std::filesystem;
+struct DirCloser {
+  void operator()(DIR* d) const noexcept { ::closedir(d); }
+};
+using UniqueDir = std::unique_ptr<DIR, DirCloser>;
 
-std::optional<rapidjson::Document> ReadJson(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::stringstream text;
-  text << in.rdbuf();
-  rapidjson::Document doc;
-  doc.Parse(text.str().c_str());
-  if (doc.HasParseError() || !doc.IsObject()) return std::nullopt;
-  return doc;
+int64_t MtimeNs(const struct stat& st) {
+  return static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
 }
 
-Status WriteText(const std::string& path, const std::string& text) {
-  const std::span<const std::byte> part(reinterpret_cast<const std::byte*>(text.data()), text.size());
-  return io::WriteFileAtomic(path, std::span<const std::span<const std::byte>>(&part, 1), false);
+store::ReuseFile Identity(std::string rel, const struct stat& st) {
+  store::ReuseFile f;
+  f.path = std::move(rel);
+  f.bytes = static_cast<uint64_t>(st.st_size);
+  f.device = static_cast<uint64_t>(st.st_dev);
+  f.inode = static_cast<uint64_t>(st.st_ino);
+  f.mtime_ns = MtimeNs(st);
+  return f;
 }
 
-uint64_t U64(const rapidjson::Value& obj, const char* key) {
-  auto it = obj.FindMember(key);
-  return it != obj.MemberEnd() && it->value.IsUint64() ? it->value.GetUint64() : 0;
+// Lists `dir_fd` (which it consumes) into `out`, names prefixed with `prefix`.
+Status ListInto(io::UniqueFd dir_fd, const std::string& prefix, bool top,
+                std::vector<store::ReuseFile>& out) {
+  UniqueDir dir(::fdopendir(dir_fd.get()));
+  if (!dir) return io::ErrnoStatus("list", prefix.empty() ? "." : prefix, errno);
+  const int fd = dir_fd.Release();  // closedir closes it now
+  while (dirent* e = ::readdir(dir.get())) {
+    const std::string name = e->d_name;
+    if (name == "." || name == "..") continue;
+    struct stat st {};
+    if (::fstatat(fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;  // gone meanwhile
+    const std::string rel = prefix + name;
+    if (S_ISDIR(st.st_mode)) {
+      if (top && name == "logs") continue;  // printed output, not outputs
+      COUPLER_ASSIGN_OR_RETURN(io::UniqueFd sub, io::OpenBeneath(fd, name, O_RDONLY | O_DIRECTORY));
+      COUPLER_RETURN_IF_ERROR(ListInto(std::move(sub), rel + "/", false, out));
+    } else if (S_ISREG(st.st_mode) && !io::IsTempFileName(name)) {
+      out.push_back(Identity(rel, st));
+    }
+    // Symlinks, fifos, sockets, devices: never outputs, never followed.
+  }
+  return Status::Ok();
 }
 
-std::string Str(const rapidjson::Value& obj, const char* key) {
-  auto it = obj.FindMember(key);
-  return it != obj.MemberEnd() && it->value.IsString() ? it->value.GetString() : std::string();
+bool SameFile(const store::ReuseFile& recorded, const struct stat& st) {
+  return S_ISREG(st.st_mode) && recorded.bytes == static_cast<uint64_t>(st.st_size) &&
+         recorded.device == static_cast<uint64_t>(st.st_dev) &&
+         recorded.inode == static_cast<uint64_t>(st.st_ino) && recorded.mtime_ns == MtimeNs(st);
+}
+
+// The recorded file, opened beneath the run directory, if it is still that file.
+Result<io::UniqueFd> OpenRecorded(int run_fd, const NodeOutputs& from, const store::ReuseFile& f) {
+  COUPLER_ASSIGN_OR_RETURN(io::UniqueFd fd,
+                           io::OpenBeneath(run_fd, from.node + "/" + f.path, O_RDONLY));
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return io::ErrnoStatus("stat", f.path, errno);
+  if (!SameFile(f, st)) {
+    return NotFound(from.run_dir + "/" + from.node + "/" + f.path +
+                    " is not the file recorded when its node succeeded");
+  }
+  return fd;
+}
+
+// A copy of `src` as `name` in `dir_fd`, for filesystems that refuse hard links.
+Status CopyInto(int src, int dir_fd, const std::string& name, const std::string& shown) {
+  io::UniqueFd out(::openat(dir_fd, name.c_str(),
+                            O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644));
+  if (!out.valid()) return io::ErrnoStatus("create", shown, errno);
+  off_t offset = 0;
+  for (;;) {
+    const ssize_t n = ::sendfile(out.get(), src, &offset, 1 << 30);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return io::ErrnoStatus("copy into", shown, errno);
+    if (n == 0) break;
+  }
+  return out.Close(shown);
 }
 
 }  // namespace
 
-ReuseIndex ReuseIndex::Load(const std::string& workdir_root) {
-  ReuseIndex index;
-  index.path_ = (fs::path(workdir_root) / kReuseIndexFile).string();
-  std::optional<rapidjson::Document> doc = ReadJson(index.path_);
-  if (!doc || !doc->HasMember("nodes") || !(*doc)["nodes"].IsObject()) return index;
-  for (const auto& m : (*doc)["nodes"].GetObject()) {
-    if (!m.value.IsObject()) continue;
-    NodeOutputs out;
-    out.run_dir = Str(m.value, "run_dir");
-    out.job_id = Str(m.value, "job");
-    out.node = Str(m.value, "node");
-    auto files = m.value.FindMember("files");
-    if (files != m.value.MemberEnd() && files->value.IsArray()) {
-      for (const auto& f : files->value.GetArray()) {
-        if (f.IsObject()) out.files.emplace_back(Str(f, "path"), U64(f, "bytes"));
-      }
-    }
-    index.nodes_[m.name.GetString()] = std::move(out);
-  }
-  return index;
+Result<std::unique_ptr<ReuseIndex>> ReuseIndex::Open(const std::string& path) {
+  COUPLER_ASSIGN_OR_RETURN(std::unique_ptr<store::ReuseStore> store, store::ReuseStore::Open(path));
+  return std::unique_ptr<ReuseIndex>(new ReuseIndex(std::move(store)));
 }
 
-std::optional<NodeOutputs> ReuseIndex::FindIntact(const std::string& key) const {
-  auto it = nodes_.find(key);
-  if (it == nodes_.end() || it->second.run_dir.empty() || it->second.files.empty()) return std::nullopt;
-  const std::string dir = io::NodeDir(it->second.run_dir, it->second.node);
-  for (const auto& [rel, bytes] : it->second.files) {
-    std::error_code ec;
-    const uint64_t size = fs::file_size(fs::path(dir) / rel, ec);
-    if (ec || size != bytes) return std::nullopt;  // the old run was cleaned up or changed
+std::optional<NodeOutputs> ReuseIndex::FindIntact(const std::string& root, const std::string& key) {
+  std::optional<NodeOutputs> entry;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    Result<std::optional<NodeOutputs>> found = store_->Find(root, key);
+    if (!found.ok() || !*found) return std::nullopt;
+    entry = std::move(**found);
   }
-  return it->second;
+  if (entry->run_dir.empty() || entry->files.empty()) return std::nullopt;
+  Result<io::UniqueFd> run = io::OpenDirectory(entry->run_dir);
+  if (!run.ok()) return std::nullopt;  // the old run was cleaned up
+  for (const store::ReuseFile& f : entry->files) {
+    if (!OpenRecorded(run->get(), *entry, f).ok()) return std::nullopt;  // gone or changed
+  }
+  return entry;
 }
 
-Status ReuseIndex::Save() const {
-  json::Writer w;
-  w.BeginObject();
-  w.Field("version", 1);
-  w.BeginObject("nodes");
-  for (const auto& [key, out] : nodes_) {
-    w.BeginObject(key);
-    w.Field("run_dir", out.run_dir);
-    w.Field("job", out.job_id);
-    w.Field("node", out.node);
-    w.BeginArray("files");
-    for (const auto& [rel, bytes] : out.files) {
-      w.BeginObject();
-      w.Field("path", rel);
-      w.Field("bytes", bytes);
-      w.EndObject();
-    }
-    w.EndArray();
-    w.EndObject();
-  }
-  w.EndObject();
-  w.EndObject();
-  return WriteText(path_, w.Finish());
-}
-
-FileHashCache FileHashCache::Load(const std::string& workdir_root) {
-  FileHashCache cache;
-  cache.path_ = (fs::path(workdir_root) / kFileHashesFile).string();
-  std::optional<rapidjson::Document> doc = ReadJson(cache.path_);
-  if (!doc || !doc->HasMember("files") || !(*doc)["files"].IsObject()) return cache;
-  for (const auto& m : (*doc)["files"].GetObject()) {
-    if (!m.value.IsObject()) continue;
-    Entry e;
-    e.bytes = U64(m.value, "bytes");
-    auto mt = m.value.FindMember("mtime_ns");
-    e.mtime_ns = mt != m.value.MemberEnd() && mt->value.IsInt64() ? mt->value.GetInt64() : 0;
-    e.inode = U64(m.value, "inode");
-    e.hash = std::strtoull(Str(m.value, "hash").c_str(), nullptr, 16);
-    cache.files_[m.name.GetString()] = e;
-  }
-  return cache;
-}
-
-Result<uint64_t> FileHashCache::Hash(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return NotFound("cannot read " + path + ": it is gone");
-  Entry now;
-  now.bytes = static_cast<uint64_t>(st.st_size);
-  now.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
-  now.inode = static_cast<uint64_t>(st.st_ino);
-  auto it = files_.find(path);
-  if (it != files_.end() && it->second.bytes == now.bytes && it->second.mtime_ns == now.mtime_ns &&
-      it->second.inode == now.inode) {
-    return it->second.hash;
-  }
-  COUPLER_ASSIGN_OR_RETURN(now.hash, io::HashFile(path));
-  files_[path] = now;
-  changed_ = true;
-  return now.hash;
-}
-
-Status FileHashCache::Save() const {
-  if (!changed_) return Status::Ok();
-  json::Writer w;
-  w.BeginObject();
-  w.Field("version", 1);
-  w.BeginObject("files");
-  for (const auto& [path, e] : files_) {
-    w.BeginObject(path);
-    w.Field("bytes", e.bytes);
-    w.Field("mtime_ns", e.mtime_ns);
-    w.Field("inode", e.inode);
-    w.Field("hash", io::HashHex(e.hash));
-    w.EndObject();
-  }
-  w.EndObject();
-  w.EndObject();
-  return WriteText(path_, w.Finish());
-}
-
-Result<std::vector<std::pair<std::string, uint64_t>>> ListNodeOutputs(const std::string& node_dir) {
-  std::vector<std::pair<std::string, uint64_t>> out;
-  std::error_code ec;
-  // A node that wrote nothing (noop, an exec with no outputs) has no folder: no outputs.
-  if (!fs::exists(node_dir, ec) && !ec) return out;
-  fs::recursive_directory_iterator it(node_dir, ec), end;
-  if (ec) return NotFound("cannot list " + node_dir + ": " + ec.message());
-  for (; it != end; it.increment(ec)) {
-    if (ec) return Internal("cannot list " + node_dir + ": " + ec.message());
-    const fs::path rel = it->path().lexically_relative(node_dir);
-    if (it.depth() == 0 && it->is_directory() && rel == "logs") {
-      it.disable_recursion_pending();  // printed output, not outputs
-      continue;
-    }
-    if (!it->is_regular_file() || io::IsTempFileName(it->path().filename().string())) continue;
-    out.emplace_back(rel.string(), it->file_size());
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-Status RecordNodeOutputs(const std::string& workdir_root, const std::string& key,
-                         const std::string& run_dir, const std::string& job_id,
-                         const std::string& node) {
+Status ReuseIndex::Record(const std::string& root, const std::string& key,
+                          const std::string& run_dir, const std::string& job_id,
+                          const std::string& node) {
   NodeOutputs out;
+  out.root = root;
+  out.key = key;
   out.run_dir = run_dir;
   out.job_id = job_id;
   out.node = node;
-  COUPLER_ASSIGN_OR_RETURN(out.files, ListNodeOutputs(io::NodeDir(run_dir, node)));
+  COUPLER_ASSIGN_OR_RETURN(out.files, ListNodeOutputs(run_dir, node));
   if (out.files.empty()) return Status::Ok();  // nothing a later run could take over
-  ReuseIndex index = ReuseIndex::Load(workdir_root);
-  index.Put(key, std::move(out));
-  return index.Save();
+  std::lock_guard<std::mutex> lock(mu_);
+  return store_->Put(out);
 }
 
-Status LinkNodeOutputs(const std::string& from_node_dir, const std::string& to_node_dir,
-                       const std::vector<std::pair<std::string, uint64_t>>& files) {
-  std::error_code ec;
-  if (fs::weakly_canonical(from_node_dir, ec) == fs::weakly_canonical(to_node_dir, ec)) {
-    return Status::Ok();
-  }
-  for (const auto& file : files) {
-    const fs::path from = fs::path(from_node_dir) / file.first;
-    const fs::path to = fs::path(to_node_dir) / file.first;
-    fs::create_directories(to.parent_path(), ec);
-    // Beside the target first, then renamed over it: a reader never sees a partial file.
-    const std::string tmp = io::TempPathFor(to.string());
-    fs::create_hard_link(from, tmp, ec);
-    if (ec) {
-      ec.clear();
-      fs::copy_file(from, tmp, ec);
-      if (ec) return Internal("cannot link or copy " + from.string() + " to " + to.string() + ": " + ec.message());
+Result<uint64_t> ReuseIndex::Hash(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return NotFound("cannot read " + path + ": it is gone");
+  store::FileHashEntry now;
+  now.path = path;
+  now.bytes = static_cast<uint64_t>(st.st_size);
+  now.mtime_ns = MtimeNs(st);
+  now.inode = static_cast<uint64_t>(st.st_ino);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    Result<std::optional<store::FileHashEntry>> cached = store_->FindHash(path);
+    if (cached.ok() && *cached && (*cached)->bytes == now.bytes &&
+        (*cached)->mtime_ns == now.mtime_ns && (*cached)->inode == now.inode) {
+      return (*cached)->hash;
     }
-    COUPLER_RETURN_IF_ERROR(io::RenameOver(tmp, to.string()));
+  }
+  // Hashed outside the lock: a 500 MB CSV must not hold up a node's recording on the loop.
+  COUPLER_ASSIGN_OR_RETURN(now.hash, io::HashFile(path));
+  std::lock_guard<std::mutex> lock(mu_);
+  (void)store_->PutHashes({now});  // a cache: a failed write only means hashing again
+  return now.hash;
+}
+
+Result<std::vector<store::ReuseFile>> ListNodeOutputs(const std::string& run_dir,
+                                                      const std::string& node) {
+  std::vector<store::ReuseFile> out;
+  Result<io::UniqueFd> run = io::OpenDirectory(run_dir);
+  if (!run.ok()) {
+    if (run.status().code() == StatusCode::kNotFound) return out;
+    return run.status();
+  }
+  Result<io::UniqueFd> dir = io::OpenBeneath(run->get(), node, O_RDONLY | O_DIRECTORY);
+  // A node that wrote nothing (noop, an exec with no outputs) has no folder: no outputs.
+  if (!dir.ok()) {
+    if (dir.status().code() == StatusCode::kNotFound) return out;
+    return dir.status();
+  }
+  COUPLER_RETURN_IF_ERROR(ListInto(std::move(dir).value(), "", true, out));
+  std::sort(out.begin(), out.end(),
+            [](const store::ReuseFile& a, const store::ReuseFile& b) { return a.path < b.path; });
+  return out;
+}
+
+Status LinkNodeOutputs(const NodeOutputs& from, const std::string& to_run_dir,
+                       const std::string& to_node) {
+  COUPLER_ASSIGN_OR_RETURN(io::UniqueFd from_run, io::OpenDirectory(from.run_dir));
+  COUPLER_ASSIGN_OR_RETURN(io::UniqueFd to_run, io::OpenDirectory(to_run_dir));
+  COUPLER_ASSIGN_OR_RETURN(io::UniqueFd to_dir, io::MakeDirectoriesBeneath(to_run.get(), to_node));
+  // A pinned run directory reusing its own earlier run: the files are already in place.
+  if (Result<io::UniqueFd> from_dir = io::OpenBeneath(from_run.get(), from.node, O_RDONLY | O_DIRECTORY);
+      from_dir.ok()) {
+    struct stat a {}, b {};
+    if (::fstat(from_dir->get(), &a) == 0 && ::fstat(to_dir.get(), &b) == 0 &&
+        a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+      return Status::Ok();
+    }
+  }
+  for (const store::ReuseFile& f : from.files) {
+    COUPLER_ASSIGN_OR_RETURN(io::UniqueFd src, OpenRecorded(from_run.get(), from, f));
+    const size_t slash = f.path.rfind('/');
+    io::UniqueFd sub;
+    int dir_fd = to_dir.get();
+    if (slash != std::string::npos) {
+      COUPLER_ASSIGN_OR_RETURN(sub, io::MakeDirectoriesBeneath(to_dir.get(), f.path.substr(0, slash)));
+      dir_fd = sub.get();
+    }
+    const std::string name = slash == std::string::npos ? f.path : f.path.substr(slash + 1);
+    const std::string shown = to_run_dir + "/" + to_node + "/" + f.path;
+    // Beside the target first, then renamed over it: a reader never sees a partial file. The
+    // link is made from the open descriptor, so it is the file checked above, whatever
+    // happens to its name meanwhile.
+    const std::string tmp = io::TempPathFor(name);
+    const std::string proc = "/proc/self/fd/" + std::to_string(src.get());
+    if (::linkat(AT_FDCWD, proc.c_str(), dir_fd, tmp.c_str(), AT_SYMLINK_FOLLOW) != 0) {
+      COUPLER_RETURN_IF_ERROR(CopyInto(src.get(), dir_fd, tmp, shown));
+    }
+    if (::renameat(dir_fd, tmp.c_str(), dir_fd, name.c_str()) != 0) {
+      const int error = errno;
+      ::unlinkat(dir_fd, tmp.c_str(), 0);
+      return io::ErrnoStatus("rename into", shown, error);
+    }
   }
   return Status::Ok();
 }

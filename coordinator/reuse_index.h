@@ -1,79 +1,65 @@
-// What `reuse` looks up, kept in the spec's workdir so any coordinator (an embedded
-// `coupler run` with a temporary state included) finds it: which node key last succeeded in
-// which run directory and with which files (reuse.json), and each dataset file's content hash
-// by (path, size, mtime_ns, inode) so a large CSV is hashed once (file-hashes.json). Both files
-// are replaced atomically; a missing or unreadable one is an empty index (nothing is reused).
+// What `reuse` looks up and links: which node key last succeeded in which run directory under a
+// workdir, with the identity (size, device, inode, mtime) of every file it left, and each
+// dataset file's content hash (so a large CSV is hashed once). Kept in the coordinator's own
+// catalogue (store/reuse_store.h), never in the workdir: the job's commands can write the
+// workdir, and whatever decides what the coordinator links must be out of their reach.
+//
+// Linking trusts nothing in the old run's folder but what was recorded: each file is opened
+// beneath that run's directory without following any symlink and linked only while it is the
+// very file recorded (a file replaced, or a symlink planted after the node finished, is not
+// reused: the node runs again).
 #pragma once
 
 #include <cstdint>
-#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "coordinator/store/reuse_store.h"
 #include "runtime/status.h"
 
 namespace coupler::coordinator {
 
-inline constexpr const char* kReuseIndexFile = "reuse.json";
-inline constexpr const char* kFileHashesFile = "file-hashes.json";
+using NodeOutputs = store::ReuseEntry;
 
-// A node's outputs as a succeeded run left them: files relative to its node folder (logs/
-// excluded) with their sizes.
-struct NodeOutputs {
-  std::string run_dir;
-  std::string job_id;
-  std::string node;
-  std::vector<std::pair<std::string, uint64_t>> files;
-};
-
+// Shared by the admission thread (lookups, hashes, links) and the event loop (recording a node
+// that succeeded); every call holds one lock.
 class ReuseIndex {
  public:
-  static ReuseIndex Load(const std::string& workdir_root);
+  // Opens the catalogue at `path` (store::ReuseStore::Open).
+  static Result<std::unique_ptr<ReuseIndex>> Open(const std::string& path);
 
-  // The entry for `key` whose files are all still there with their sizes; nullopt otherwise.
-  std::optional<NodeOutputs> FindIntact(const std::string& key) const;
-  void Put(const std::string& key, NodeOutputs outputs) { nodes_[key] = std::move(outputs); }
-  Status Save() const;
+  // The entry of (root, key) whose files are all still the files recorded; nullopt otherwise.
+  std::optional<NodeOutputs> FindIntact(const std::string& root, const std::string& key);
 
- private:
-  std::string path_;
-  std::map<std::string, NodeOutputs> nodes_;
-};
+  // After `node` of a run succeeded: its key now names its outputs (the regular files under its
+  // folder in `run_dir`, symlinks never), for later runs under `root` to reuse.
+  Status Record(const std::string& root, const std::string& key, const std::string& run_dir,
+                const std::string& job_id, const std::string& node);
 
-// Loads the cache, hashes through it, and writes it back (Save) when it learnt something.
-class FileHashCache {
- public:
-  static FileHashCache Load(const std::string& workdir_root);
+  // `path`'s content hash, from the cache while its size, mtime and inode are unchanged.
   Result<uint64_t> Hash(const std::string& path);
-  Status Save() const;
 
  private:
-  struct Entry {
-    uint64_t bytes = 0;
-    int64_t mtime_ns = 0;
-    uint64_t inode = 0;
-    uint64_t hash = 0;
-  };
-  std::string path_;
-  std::map<std::string, Entry> files_;
-  bool changed_ = false;
+  explicit ReuseIndex(std::unique_ptr<store::ReuseStore> store) : store_(std::move(store)) {}
+
+  std::mutex mu_;
+  std::unique_ptr<store::ReuseStore> store_;
 };
 
-// The regular files under a node folder, logs/ and unfinished temporaries excluded; none for a
-// folder that does not exist (the node wrote nothing).
-Result<std::vector<std::pair<std::string, uint64_t>>> ListNodeOutputs(const std::string& node_dir);
+// The regular files under `node`'s folder in `run_dir` (relative paths, with their identity),
+// logs/, unfinished temporaries and anything that is not a regular file excluded; none for a
+// folder that does not exist (the node wrote nothing). Nothing is followed through a symlink.
+Result<std::vector<store::ReuseFile>> ListNodeOutputs(const std::string& run_dir,
+                                                      const std::string& node);
 
-// After a node of a run succeeded: its key now names its outputs (the files under its folder
-// in `run_dir`), for later runs to reuse.
-Status RecordNodeOutputs(const std::string& workdir_root, const std::string& key,
-                         const std::string& run_dir, const std::string& job_id,
-                         const std::string& node);
-
-// Makes `to_node_dir` hold `files` of `from_node_dir`: hard links (a copy where the filesystem
-// refuses them), so deleting the old run leaves this one's inputs whole. A folder that is the
-// same as the source is left as is.
-Status LinkNodeOutputs(const std::string& from_node_dir, const std::string& to_node_dir,
-                       const std::vector<std::pair<std::string, uint64_t>>& files);
+// Makes `to_node`'s folder in `to_run_dir` hold `from`'s files: hard links (a copy where the
+// filesystem refuses them), so deleting the old run leaves this one's inputs whole. Each source
+// is opened beneath `from.run_dir` without following symlinks and must still be the recorded
+// file (NotFound naming it otherwise). A folder that is the source itself is left as is.
+Status LinkNodeOutputs(const NodeOutputs& from, const std::string& to_run_dir,
+                       const std::string& to_node);
 
 }  // namespace coupler::coordinator

@@ -34,8 +34,8 @@ def run_coupler(csv, work, shards):
     state = os.path.join(work, "coupler-state")
     shutil.rmtree(state, ignore_errors=True)
     # The workdir is kept between runs: each run gets a folder of its own under runs/, and the
-    # CSV's content hash (for --reuse) is cached there, so only the first run on a new file
-    # hashes it. Old runs are removed so the disk does not fill.
+    # CSV's content hash (for --reuse) is cached in the user's reuse catalogue
+    # (~/.coupler/reuse.db), so only the first run on a new file hashes it. Old runs are removed so the disk does not fill.
     shutil.rmtree(os.path.join(work, "coupler-out", "runs"), ignore_errors=True)
     t = time.perf_counter()
     subprocess.run([os.path.join(ROOT, "build", "bin", "coupler"), "run", spec, "--workers", "2",

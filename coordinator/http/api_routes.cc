@@ -347,7 +347,7 @@ void Logs(const HttpContext& ctx, const Request& req, Response& res) {
   w.BeginArray("logs");
   size_t total = 0;
   for (const job::TaskLogFile& f : *files) {
-    Result<std::string> text = job::ReadLogTail(f.path, *tail, kLogFileBytes);
+    Result<std::string> text = job::ReadLogTailBeneath(job->workdir, f.path, *tail, kLogFileBytes);
     w.BeginObject();
     w.Field("node", f.node);
     w.Field("task", f.task_id);

@@ -12,6 +12,7 @@
 #include <map>
 #include <tuple>
 
+#include "runtime/io/beneath.h"
 #include "runtime/io/output_layout.h"
 #include "runtime/io/unique_fd.h"
 
@@ -89,14 +90,16 @@ uint64_t SizeOf(const fs::directory_entry& e) {
 void ListRankFiles(const fs::path& dir, TaskLogFile base, std::vector<TaskLogFile>& out) {
   std::error_code ec;
   for (const auto& job_dir : fs::directory_iterator(dir, ec)) {
-    if (!job_dir.is_directory(ec)) continue;
+    if (job_dir.is_symlink(ec) || !job_dir.is_directory(ec)) continue;
     const std::string job = job_dir.path().filename().string();
     for (const auto& rank_dir : fs::directory_iterator(job_dir.path(), ec)) {
       const std::string rank = rank_dir.path().filename().string();
-      if (!rank_dir.is_directory(ec) || !rank.starts_with("rank.")) continue;
+      if (rank_dir.is_symlink(ec) || !rank_dir.is_directory(ec) || !rank.starts_with("rank.")) {
+        continue;
+      }
       for (const auto& file : fs::directory_iterator(rank_dir.path(), ec)) {
         const std::string stream = file.path().filename().string();
-        if (!file.is_regular_file(ec) || io::IsTempFileName(stream)) continue;
+        if (file.is_symlink(ec) || !file.is_regular_file(ec) || io::IsTempFileName(stream)) continue;
         TaskLogFile f = base;
         f.stream = (job == "1" ? "" : job + "/") + rank + "/" + stream;
         f.path = file.path().string();
@@ -110,9 +113,14 @@ void ListRankFiles(const fs::path& dir, TaskLogFile base, std::vector<TaskLogFil
 void ListNode(const std::string& workdir, const std::string& node, std::optional<uint64_t> task,
               std::vector<TaskLogFile>& out) {
   std::error_code ec;
+  // A job's commands write its folders: a logs/ (or node folder) that is a symlink is not its
+  // logs, and nothing below is followed through one.
+  if (fs::is_symlink(io::NodeDir(workdir, node), ec) || fs::is_symlink(TaskLogDir(workdir, node), ec)) {
+    return;
+  }
   for (const auto& e : fs::directory_iterator(TaskLogDir(workdir, node), ec)) {
     const std::string name = e.path().filename().string();
-    if (io::IsTempFileName(name)) continue;
+    if (io::IsTempFileName(name) || e.is_symlink(ec)) continue;
     const std::optional<ParsedName> p = ParseName(name);
     if (!p || (task && p->task != *task)) continue;
     TaskLogFile base{node, p->task, p->attempt, "", "", 0};
@@ -133,11 +141,23 @@ std::string JoinNodes(const std::vector<std::string>& nodes) {
   return text.empty() ? "(none)" : text;
 }
 
-Result<io::UniqueFd> OpenForReading(const std::string& path, off_t& size) {
-  io::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd.valid()) return io::ErrnoStatus("open", path, errno);
+// `beneath` non-empty: `path` is opened beneath that folder, no symlink followed on the way.
+Result<io::UniqueFd> OpenForReading(const std::string& path, off_t& size,
+                                    const std::string& beneath = "") {
+  io::UniqueFd fd;
+  if (beneath.empty()) {
+    fd = io::UniqueFd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+    if (!fd.valid()) return io::ErrnoStatus("open", path, errno);
+  } else {
+    if (!path.starts_with(beneath + "/")) {
+      return InvalidArgument("refusing " + path + ": it is not under " + beneath);
+    }
+    COUPLER_ASSIGN_OR_RETURN(io::UniqueFd dir, io::OpenDirectory(beneath));
+    COUPLER_ASSIGN_OR_RETURN(fd, io::OpenBeneath(dir.get(), path.substr(beneath.size() + 1), O_RDONLY));
+  }
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) return io::ErrnoStatus("stat", path, errno);
+  if (!S_ISREG(st.st_mode)) return InvalidArgument("refusing " + path + ": not a regular file");
   size = st.st_size;
   return fd;
 }
@@ -226,8 +246,13 @@ Result<std::vector<TaskLogFile>> ListTaskLogs(const std::string& workdir,
 }
 
 Result<std::string> ReadLogTail(const std::string& path, size_t tail_lines, size_t max_bytes) {
+  return ReadLogTailBeneath("", path, tail_lines, max_bytes);
+}
+
+Result<std::string> ReadLogTailBeneath(const std::string& workdir, const std::string& path,
+                                       size_t tail_lines, size_t max_bytes) {
   off_t size = 0;
-  COUPLER_ASSIGN_OR_RETURN(io::UniqueFd fd, OpenForReading(path, size));
+  COUPLER_ASSIGN_OR_RETURN(io::UniqueFd fd, OpenForReading(path, size, workdir));
   const size_t want =
       max_bytes == 0 ? static_cast<size_t>(size) : std::min(static_cast<size_t>(size), max_bytes);
   const off_t start = size - static_cast<off_t>(want);

@@ -75,7 +75,13 @@ std::optional<DroppedMark> ParseDroppedLine(std::string_view text);
 
 // The file's last `tail_lines` lines (0: all), never more than `max_bytes` from its end (cut
 // at a line start when one is in reach). NotFound when the file is missing.
+// Never through a symlink at the file itself.
 Result<std::string> ReadLogTail(const std::string& path, size_t tail_lines, size_t max_bytes);
+// The same for a reader acting for someone else (the coordinator's HTTP API): `path` is opened
+// beneath `workdir` (the job's run directory) without following any symlink on the way, so a
+// link the job's commands planted in its logs/ cannot lead the reader out of the run directory.
+Result<std::string> ReadLogTailBeneath(const std::string& workdir, const std::string& path,
+                                       size_t tail_lines, size_t max_bytes);
 
 // For --follow: what was appended since `offset`, an offset into everything the attempt
 // printed (dropped bytes included), so a trim between two reads neither repeats nor loses

@@ -24,9 +24,9 @@ wire::SubmitJob Submit(std::string text) {
 // refused with its size, however it reached the coordinator.
 TEST(JobIntakeTest, RefusesASubmittedSpecOverTheSizeLimit) {
   std::string text = R"({"name": "j", "nodes": [{"id": "a", "op": "noop"}]})";
-  ASSERT_TRUE(AdmitJob(Submit(text), "job-1", 0, "alice").ok());
+  ASSERT_TRUE(AdmitJob(Submit(text), "job-1", 0, "alice", IntakeContext{}).ok());
   text.resize(job::kMaxSpecBytes + (1 << 20), ' ');
-  Result<AdmittedJob> admitted = AdmitJob(Submit(text), "job-2", 0, "alice");
+  Result<AdmittedJob> admitted = AdmitJob(Submit(text), "job-2", 0, "alice", IntakeContext{});
   ASSERT_FALSE(admitted.ok());
   EXPECT_EQ(admitted.status().code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(admitted.status().message(),
@@ -37,7 +37,7 @@ TEST(JobIntakeTest, RefusesASubmittedSpecOverTheSizeLimit) {
 // numbers the next attempt after them: none is forgotten, none is reused.
 TEST(JobIntakeTest, ARestoredTaskGoesOnAfterEveryAttemptSentFailedOrCommitted) {
   const std::string text = R"({"name": "j", "nodes": [{"id": "a", "op": "noop", "params": {"tasks": 4}}]})";
-  Result<AdmittedJob> admitted = AdmitJob(Submit(text), "j-000001", 0, "alice");
+  Result<AdmittedJob> admitted = AdmitJob(Submit(text), "j-000001", 0, "alice", IntakeContext{});
   ASSERT_TRUE(admitted.ok()) << admitted.status().ToString();
   store::JobRecord rec = admitted->record;
   rec.state = "running";
@@ -65,7 +65,7 @@ TEST(JobIntakeTest, ARestoredTaskGoesOnAfterEveryAttemptSentFailedOrCommitted) {
 TEST(JobIntakeTest, ARestoredJobsTasksGetTheSameTypedParams) {
   const std::string text =
       R"({"name": "j", "nodes": [{"id": "a", "op": "noop", "params": {"tasks": 3}}]})";
-  Result<AdmittedJob> admitted = AdmitJob(Submit(text), "j-000001", 0, "alice");
+  Result<AdmittedJob> admitted = AdmitJob(Submit(text), "j-000001", 0, "alice", IntakeContext{});
   ASSERT_TRUE(admitted.ok()) << admitted.status().ToString();
   Result<std::unique_ptr<JobState>> restored = RestoreJob(admitted->record, {}, {});
   ASSERT_TRUE(restored.ok()) << restored.status().ToString();

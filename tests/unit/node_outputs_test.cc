@@ -14,12 +14,12 @@ namespace coupler::coordinator {
 namespace {
 
 using ::testing::ElementsAre;
-using ::testing::Pair;
+using ::testing::Field;
 
 TEST(NodeOutputsTest, ANodeThatWroteNothingHasNoOutputs) {
   auto dir = io::TempDir::Create();
   ASSERT_TRUE(dir.ok());
-  auto listed = ListNodeOutputs(dir->path() + "/runs/j-000001/n");
+  auto listed = ListNodeOutputs(dir->path() + "/runs/j-000001", "n");
   ASSERT_TRUE(listed.ok()) << listed.status().ToString();
   EXPECT_TRUE(listed->empty());
 }
@@ -32,9 +32,11 @@ TEST(NodeOutputsTest, FilesCountLogsAndTemporariesDoNot) {
   std::ofstream(node + "/part-00000.npy") << "abc";
   std::ofstream(node + "/logs/task-000000.attempt-0.stdout") << "printed";
   std::ofstream(node + "/part-00001.npy.tmp.123.abcdef") << "half";
-  auto listed = ListNodeOutputs(node);
+  auto listed = ListNodeOutputs(dir->path(), "n");
   ASSERT_TRUE(listed.ok()) << listed.status().ToString();
-  EXPECT_THAT(*listed, ElementsAre(Pair("part-00000.npy", 3u)));
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].path, "part-00000.npy");
+  EXPECT_EQ((*listed)[0].bytes, 3u);
 }
 
 }  // namespace
