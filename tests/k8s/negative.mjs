@@ -3,7 +3,7 @@
 // with the message naming the problem. The unbroken copy must pass first, so each failure is
 // the mutation's.
 //   node tests/k8s/negative.mjs --secrets FILE --source ROOT DEPLOY_DIR
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -84,7 +84,7 @@ const CASES = [
     from: "            capabilities:\n              drop: [ALL]\n          ports:", to: "          ports:",
     expect: "StatefulSet/coupler-coordinator: securityContext: container coordinator: capabilities do not drop ALL" },
   { name: "the key copy running as root", file: "base/coordinator-statefulset.yaml",
-    from: "          command: [coupler-copy-keys]\n", to: "          command: [coupler-copy-keys]\n          securityContext: {runAsUser: 0}\n",
+    from: "            allowPrivilegeEscalation: false\n", to: "            runAsUser: 0\n            allowPrivilegeEscalation: false\n",
     expect: "securityContext: container copy-keys: runAsUser 0 runs as root" },
   { name: "a worker as root", file: "base/worker-deployment.yaml",
     from: "        runAsUser: 10001\n", to: "        runAsUser: 0\n",
@@ -127,11 +127,30 @@ const CASES = [
     }, expect: "its worker key is not in the coordinator's authorized/workers/" },
 ];
 
+function checkArgs(dir, secretsFile) {
+  return [path.join(here, "check.mjs"), "--secrets", secretsFile, "--source", source, dir];
+}
+
 function runCheck(dir, secretsFile) {
-  const r = spawnSync(process.execPath, [path.join(here, "check.mjs"), "--secrets", secretsFile, "--source", source, dir],
-                      { encoding: "utf8", timeout: 120_000 });
+  const r = spawnSync(process.execPath, checkArgs(dir, secretsFile), { encoding: "utf8", timeout: 120_000 });
   return { status: r.status, out: `${r.stdout}${r.stderr}` };
 }
+
+// The same, without blocking: the cases run a few at a time, as each checker mostly waits.
+function runCheckAsync(dir, secretsFile) {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, checkArgs(dir, secretsFile), { stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    child.stdout.on("data", (d) => { out += d; });
+    child.stderr.on("data", (d) => { out += d; });
+    const timer = setTimeout(() => child.kill("SIGKILL"), 120_000);
+    child.on("close", (status) => {
+      clearTimeout(timer);
+      resolve({ status, out });
+    });
+  });
+}
+const PARALLEL = 4;
 
 const work = fs.mkdtempSync(path.join(process.env.TMPDIR || os.tmpdir(), "coupler-k8s-neg-"));
 let bad = 0;
@@ -144,6 +163,7 @@ try {
     process.exit(1);
   }
   console.log("ok    the unmodified copy passes");
+  const runs = [];  // [case, dir, secrets file], in order
   CASES.forEach((c, i) => {
     const dir = path.join(work, `case-${i}`);
     fs.cpSync(deployDir, dir, { recursive: true });
@@ -166,7 +186,18 @@ try {
       }
       fs.writeFileSync(file, text.replace(c.from, c.to));
     }
-    const r = runCheck(dir, secretsFile);
+    runs.push([c, dir, secretsFile]);
+  });
+  const results = new Array(runs.length);
+  let next = 0;
+  await Promise.all(Array.from({ length: PARALLEL }, async () => {
+    while (next < runs.length) {
+      const i = next++;
+      results[i] = await runCheckAsync(runs[i][1], runs[i][2]);
+    }
+  }));
+  runs.forEach(([c], i) => {
+    const r = results[i];
     if (r.status === 1 && r.out.includes(c.expect)) {
       console.log(`ok    ${c.name}: refused (${c.expect})`);
     } else {
