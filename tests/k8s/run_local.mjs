@@ -334,6 +334,16 @@ log("the certificate verifies for https://localhost (kubectl port-forward)");
 const stateDir = rewritePath(coord.table, flag(coord.parsed, "--state"));
 const stateMode = fs.statSync(stateDir).mode & 0o777;
 if (stateMode !== 0o700) die(`the coordinator left ${stateDir} mode ${stateMode.toString(8)}, not 0700`);
+if (coord.user.uid !== undefined) {
+  // What the coordinator made and reads is its user's own: the state and its key copy.
+  const keysDir = rewritePath(coord.table, flag(coord.parsed, "--keys"));
+  const key = fs.statSync(path.join(keysDir, "coordinator.key"));
+  if (fs.statSync(stateDir).uid !== coord.user.uid) die(`${stateDir} does not belong to uid ${coord.user.uid}`);
+  if (key.uid !== coord.user.uid || (key.mode & 0o777) !== 0o400) {
+    die(`the coordinator's key copy is uid ${key.uid} mode ${(key.mode & 0o777).toString(8)}, not uid ${coord.user.uid} mode 400`);
+  }
+  log(`the state folder and the key copy (coordinator.key 0400) belong to uid ${coord.user.uid}`);
+}
 const token = fs.readFileSync(path.join(stateDir, "http-token"), "utf8").trim();
 const bare = await get_(`${localHttps}/metrics`, { rejectUnauthorized: false });
 if (bare.status !== 401) die(`/metrics without the token answered ${bare.status}, not 401`);
