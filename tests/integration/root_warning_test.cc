@@ -22,9 +22,17 @@ size_t Count(const std::string& text, const std::string& what) {
   return n;
 }
 
+bool WaitListening(Cluster& cluster) {
+  auto listening = [&] {
+    return cluster.coordinator().err().find("listening for workers") != std::string::npos;
+  };
+  return WaitUntil(listening, 30s, 20ms);
+}
+
 // `coupler keygen DIR --role client --name NAME`, as an operator makes a user's key; its public
 // half is admitted into each of `lists` of the cluster's key set.
-void AdmitClientKey(Cluster& cluster, const std::string& name, const std::vector<std::string>& lists) {
+void AdmitClientKey(Cluster& cluster, const std::string& name,
+                    const std::vector<std::string>& lists) {
   const fs::path dir = cluster.dir() / ("keys-" + name);
   CommandResult r = RunToEnd({kCoupler, "keygen", dir.string(), "--role", "client", "--name", name},
                              cluster.logs(), 30s);
@@ -42,15 +50,17 @@ TEST(RootWarningTest, RootWithNonAdminClientKeysWarnsOnceAndAdminsOnlyDoesNot) {
   }
   Cluster cluster;
   ASSERT_TRUE(cluster.StartCoordinator()) << cluster.Logs();
-  // Only the local key set: its client key is also an admin.
+  // Only the local key set: its client key is also an admin. Its whole start is logged by the
+  // time its loop says it listens; the warning would come before that.
+  ASSERT_TRUE(WaitListening(cluster)) << cluster.Logs();
   EXPECT_THAT(cluster.coordinator().err(), Not(HasSubstr(kWarning)));
-  EXPECT_THAT(cluster.coordinator().err(), HasSubstr("listening for workers"));
 
   // bob is a plain client; carol is a client and an admin, so she is not counted.
   cluster.coordinator().Kill();
   AdmitClientKey(cluster, "bob", {"clients"});
   AdmitClientKey(cluster, "carol", {"clients", "admins"});
   ASSERT_TRUE(cluster.RestartCoordinator()) << cluster.Logs();
+  ASSERT_TRUE(WaitListening(cluster)) << cluster.Logs();
   const std::string err = cluster.coordinator().err();
   EXPECT_EQ(Count(err, kWarning), 1u) << err;
   EXPECT_THAT(err, HasSubstr("running as root with 1 client key(s) that are not admins"));
