@@ -1,9 +1,10 @@
 // Runs the pool the manifests describe on this machine, from the manifests themselves:
 //   node tests/k8s/run_local.mjs --coupler BIN --secrets FILE DEPLOY_DIR
-// Each Secret and ConfigMap volume is laid out the way the kubelet lays it out (files in a
-// timestamped folder, reached through the ..data symlink, with the items' paths and modes),
-// each claim is a folder, and the coordinator, a worker and the submit Job's container are
-// started with their own command lines, where only what a cluster provides is replaced: a
+// Each Secret and ConfigMap volume is laid out the way the kubelet lays it out (files owned by
+// root in a timestamped folder, reached through the ..data symlink, with the items' paths and
+// modes, and the pod's fsGroup applied), each claim and emptyDir is a folder, each pod's init
+// containers run first, and the coordinator, a worker and the submit Job's container are
+// started with their own command lines, as their securityContext's uid and gid (as root), where only what a cluster provides is replaced: a
 // mountPath by the folder standing for it (in arguments, env and the ConfigMap's spec), the Service's name by 127.0.0.1, its ports by free
 // ones, the downward API by a pod name and 127.0.0.1. It then asks what the kubelet would ask
 // (/healthz over HTTPS, no token) and what an operator would (the job runs to success through
