@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "coordinator/job_intake.h"
+#include "coordinator/root_warning.h"
 #include "runtime/logging.h"
 #include "runtime/net/endpoint.h"
 #include "runtime/net/key_discovery.h"
@@ -181,6 +182,7 @@ Status Coordinator::StartSecurity() {
   }
   COUPLER_ASSIGN_OR_RETURN(net::ServerKeys keys, net::LoadServerKeys(keys_dir_));
   server_keys_ = std::move(keys);
+  WarnIfRootServesNonAdminClients(*server_keys_);
   allow_lists_ = std::make_shared<AllowLists>(*server_keys_);
   // Before any server socket binds: without a handler, libzmq would admit any key.
   COUPLER_ASSIGN_OR_RETURN(zap_, ZapHandler::Start(ctx_, allow_lists_));

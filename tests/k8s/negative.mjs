@@ -3,7 +3,7 @@
 // with the message naming the problem. The unbroken copy must pass first, so each failure is
 // the mutation's.
 //   node tests/k8s/negative.mjs --secrets FILE --source ROOT DEPLOY_DIR
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -50,9 +50,52 @@ const CASES = [
     from: "            - --http-tls\n            - /etc/coupler/tls/tls.crt\n            - /etc/coupler/tls/tls.key\n", to: "",
     expect: "coupler refuses plaintext HTTP beyond loopback" },
   { name: "a group-readable secret key", file: "base/worker-deployment.yaml",
-    from: "defaultMode: 0400", to: "defaultMode: 0440", expect: "shows worker.key with mode 0440" },
+    from: "defaultMode: 0400", to: "defaultMode: 0440", expect: "declares worker.key with mode 0440" },
   { name: "a mode written in decimal (400 is 0620)", file: "base/worker-deployment.yaml",
-    from: "defaultMode: 0400", to: "defaultMode: 400", expect: "shows worker.key with mode 0620" },
+    from: "defaultMode: 0400", to: "defaultMode: 400", expect: "declares worker.key with mode 0620" },
+  // Unprivileged: each thing the coordinator's pod sets to run as an ordinary user, removed.
+  { name: "the coordinator without runAsNonRoot", file: "base/coordinator-statefulset.yaml",
+    from: "        runAsNonRoot: true\n", to: "",
+    expect: "StatefulSet/coupler-coordinator: securityContext: container coordinator: runAsNonRoot is not true" },
+  { name: "the coordinator without runAsUser (the image decides)", file: "base/coordinator-statefulset.yaml",
+    from: "        runAsUser: 10001\n", to: "",
+    expect: "StatefulSet/coupler-coordinator: securityContext: container coordinator: no runAsUser" },
+  { name: "the coordinator as root", file: "base/coordinator-statefulset.yaml",
+    from: "        runAsUser: 10001\n", to: "        runAsUser: 0\n",
+    expect: "StatefulSet/coupler-coordinator: securityContext: container coordinator: runAsUser 0 runs as root" },
+  { name: "the coordinator without runAsGroup", file: "base/coordinator-statefulset.yaml",
+    from: "        runAsGroup: 10001\n", to: "",
+    expect: "StatefulSet/coupler-coordinator: securityContext: container coordinator: no runAsGroup" },
+  { name: "the coordinator without fsGroup (its state claim not writable)", file: "base/coordinator-statefulset.yaml",
+    from: "        fsGroup: 10001\n        fsGroupChangePolicy: OnRootMismatch\n", to: "",
+    expect: "StatefulSet/coupler-coordinator: securityContext: no pod fsGroup" },
+  { name: "the coordinator's fsGroup applied to every file at each mount", file: "base/coordinator-statefulset.yaml",
+    from: "        fsGroupChangePolicy: OnRootMismatch\n", to: "",
+    expect: "StatefulSet/coupler-coordinator: securityContext: fsGroup without fsGroupChangePolicy: OnRootMismatch" },
+  { name: "the coordinator allowed privilege escalation", file: "base/coordinator-statefulset.yaml",
+    from: "nothing in the image.\n          securityContext:\n            allowPrivilegeEscalation: false\n",
+    to: "nothing in the image.\n          securityContext:\n",
+    expect: "StatefulSet/coupler-coordinator: securityContext: container coordinator: allowPrivilegeEscalation is not false" },
+  { name: "the coordinator with a writable root filesystem", file: "base/coordinator-statefulset.yaml",
+    from: "            readOnlyRootFilesystem: true\n            capabilities:\n              drop: [ALL]\n          ports:",
+    to: "            capabilities:\n              drop: [ALL]\n          ports:",
+    expect: "StatefulSet/coupler-coordinator: securityContext: container coordinator: readOnlyRootFilesystem is not true" },
+  { name: "the coordinator keeping its capabilities", file: "base/coordinator-statefulset.yaml",
+    from: "            capabilities:\n              drop: [ALL]\n          ports:", to: "          ports:",
+    expect: "StatefulSet/coupler-coordinator: securityContext: container coordinator: capabilities do not drop ALL" },
+  { name: "the key copy running as root", file: "base/coordinator-statefulset.yaml",
+    from: "            allowPrivilegeEscalation: false\n", to: "            runAsUser: 0\n            allowPrivilegeEscalation: false\n",
+    expect: "securityContext: container copy-keys: runAsUser 0 runs as root" },
+  { name: "a worker as root", file: "base/worker-deployment.yaml",
+    from: "        runAsUser: 10001\n", to: "        runAsUser: 0\n",
+    expect: "Deployment/coupler-worker: securityContext: container worker: runAsUser 0 runs as root" },
+  { name: "the coordinator reading its keys straight from the Secret", file: "base/coordinator-statefulset.yaml",
+    from: "- name: keys\n              mountPath: /etc/coupler/keys\n              readOnly: true",
+    to: "- name: keys-secret\n              mountPath: /etc/coupler/keys\n              readOnly: true",
+    expect: "reads coordinator.key straight from Secret coupler-coordinator-keys, which the kubelet shows with mode 0440 under the pod's fsGroup" },
+  { name: "a key folder no init container fills", file: "base/worker-deployment.yaml",
+    from: "args: [/etc/coupler/secrets/keys, /etc/coupler/keys]", to: "args: [/etc/coupler/secrets/keys, /tmp]",
+    expect: "key directory /etc/coupler/keys is an emptyDir that no init container fills" },
   { name: "workers dialling another name", file: "base/worker-deployment.yaml",
     from: "tcp://coupler-coordinator:7100", to: "tcp://coupler-coord:7100", expect: "is not Service coupler-coordinator" },
   { name: "workers dialling the clients port", file: "base/worker-deployment.yaml",
@@ -84,11 +127,30 @@ const CASES = [
     }, expect: "its worker key is not in the coordinator's authorized/workers/" },
 ];
 
+function checkArgs(dir, secretsFile) {
+  return [path.join(here, "check.mjs"), "--secrets", secretsFile, "--source", source, dir];
+}
+
 function runCheck(dir, secretsFile) {
-  const r = spawnSync(process.execPath, [path.join(here, "check.mjs"), "--secrets", secretsFile, "--source", source, dir],
-                      { encoding: "utf8", timeout: 120_000 });
+  const r = spawnSync(process.execPath, checkArgs(dir, secretsFile), { encoding: "utf8", timeout: 120_000 });
   return { status: r.status, out: `${r.stdout}${r.stderr}` };
 }
+
+// The same, without blocking: the cases run a few at a time, as each checker mostly waits.
+function runCheckAsync(dir, secretsFile) {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, checkArgs(dir, secretsFile), { stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    child.stdout.on("data", (d) => { out += d; });
+    child.stderr.on("data", (d) => { out += d; });
+    const timer = setTimeout(() => child.kill("SIGKILL"), 120_000);
+    child.on("close", (status) => {
+      clearTimeout(timer);
+      resolve({ status, out });
+    });
+  });
+}
+const PARALLEL = 4;
 
 const work = fs.mkdtempSync(path.join(process.env.TMPDIR || os.tmpdir(), "coupler-k8s-neg-"));
 let bad = 0;
@@ -101,6 +163,7 @@ try {
     process.exit(1);
   }
   console.log("ok    the unmodified copy passes");
+  const runs = [];  // [case, dir, secrets file], in order
   CASES.forEach((c, i) => {
     const dir = path.join(work, `case-${i}`);
     fs.cpSync(deployDir, dir, { recursive: true });
@@ -123,7 +186,18 @@ try {
       }
       fs.writeFileSync(file, text.replace(c.from, c.to));
     }
-    const r = runCheck(dir, secretsFile);
+    runs.push([c, dir, secretsFile]);
+  });
+  const results = new Array(runs.length);
+  let next = 0;
+  await Promise.all(Array.from({ length: PARALLEL }, async () => {
+    while (next < runs.length) {
+      const i = next++;
+      results[i] = await runCheckAsync(runs[i][1], runs[i][2]);
+    }
+  }));
+  runs.forEach(([c], i) => {
+    const r = results[i];
     if (r.status === 1 && r.out.includes(c.expect)) {
       console.log(`ok    ${c.name}: refused (${c.expect})`);
     } else {

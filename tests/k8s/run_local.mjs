@@ -1,9 +1,10 @@
 // Runs the pool the manifests describe on this machine, from the manifests themselves:
 //   node tests/k8s/run_local.mjs --coupler BIN --secrets FILE DEPLOY_DIR
-// Each Secret and ConfigMap volume is laid out the way the kubelet lays it out (files in a
-// timestamped folder, reached through the ..data symlink, with the items' paths and modes),
-// each claim is a folder, and the coordinator, a worker and the submit Job's container are
-// started with their own command lines, where only what a cluster provides is replaced: a
+// Each Secret and ConfigMap volume is laid out the way the kubelet lays it out (files owned by
+// root in a timestamped folder, reached through the ..data symlink, with the items' paths and
+// modes, and the pod's fsGroup applied), each claim and emptyDir is a folder, each pod's init
+// containers run first, and the coordinator, a worker and the submit Job's container are
+// started with their own command lines, as their securityContext's uid and gid (as root), where only what a cluster provides is replaced: a
 // mountPath by the folder standing for it (in arguments, env and the ConfigMap's spec), the Service's name by 127.0.0.1, its ports by free
 // ones, the downward API by a pod name and 127.0.0.1. It then asks what the kubelet would ask
 // (/healthz over HTTPS, no token) and what an operator would (the job runs to success through
@@ -16,7 +17,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { build, parseYamlFile } from "./lib/kustomize.mjs";
-import { expand, flag, parseCoupler, projectedFiles, valueOf, workloads } from "./lib/pods.mjs";
+import { expand, flag, identityOf, parseCoupler, projectedFiles, shownMode, valueOf, workloads } from "./lib/pods.mjs";
 
 const args = process.argv.slice(2);
 let coupler = null;
@@ -34,6 +35,11 @@ if (!coupler || !secretsFile || !deployDir) {
 
 const DEADLINE_MS = 240_000;
 const root = fs.mkdtempSync(path.join(process.env.TMPDIR || os.tmpdir(), "coupler-k8s-"));
+// As root, each container runs as the user its securityContext names and the volumes are laid
+// out with the kubelet's owners (root) and fsGroup; as anyone else, as that user, which proves
+// less (said below).
+const asRoot = process.getuid() === 0;
+fs.chmodSync(root, 0o755);
 const children = [];
 let failed = false;
 
@@ -116,7 +122,18 @@ for (const p of service.spec.ports) {
 }
 
 // ---- Volumes: claims are folders shared by every pod; Secrets and ConfigMaps per pod.
-function layOut(dir, source, object, rewrite) {
+// The kubelet's ownership of a volume's file or folder under the pod's fsGroup (SetVolumeOwnership):
+// group fsGroup, group read (and write, on a writable volume) added, folders setgid.
+function ownVolumePath(p, podSpec, writable) {
+  const fsGroup = podSpec.securityContext?.fsGroup;
+  if (!asRoot || fsGroup === undefined) return;
+  fs.chownSync(p, fs.statSync(p).uid, fsGroup);
+  const st = fs.statSync(p);
+  const add = (writable ? 0o660 : 0o440) | (st.isDirectory() ? 0o2110 : 0);
+  fs.chmodSync(p, (st.mode & 0o7777) | add);
+}
+
+function layOut(dir, source, object, rewrite, podSpec) {
   // The kubelet's atomic writer: ..<timestamp>/ holds the files, ..data points at it, and each
   // top-level name is a symlink through ..data.
   fs.mkdirSync(dir, { recursive: true, mode: 0o755 });
@@ -129,16 +146,18 @@ function layOut(dir, source, object, rewrite) {
       ? Buffer.from(object.data[f.key], "base64")
       : Buffer.from(rewrite(valueOf(object, f.key)));
     fs.writeFileSync(file, value);
-    fs.chmodSync(file, f.mode);
+    fs.chmodSync(file, shownMode(f.mode, podSpec));
+    ownVolumePath(file, podSpec, false);
+    for (let d = path.dirname(file); d.startsWith(dir); d = path.dirname(d)) ownVolumePath(d, podSpec, false);
     tops.add(rel.split("/")[0]);
   }
   fs.symlinkSync(ts, path.join(dir, "..data"));
   for (const t of tops) fs.symlinkSync(path.join("..data", t), path.join(dir, t));
 }
 
-// mountPath -> host folder, for one container.
-function mountTable(role) {
-  const { w, c } = roles[role];
+// mountPath -> host folder, for one container of the role's pod (its main one by default).
+function mountTable(role, c = roles[role].c) {
+  const { w } = roles[role];
   const table = [];
   const claimTemplates = new Set((w.obj.spec.volumeClaimTemplates ?? []).map((t) => t.metadata.name));
   for (const m of c.volumeMounts ?? []) {
@@ -174,35 +193,83 @@ function rewriteArg(table, a) {
   return a.startsWith("/") ? rewritePath(table, a) : a;
 }
 
-// The command line and environment a container gets, made local.
-function prepare(role) {
-  const { c } = roles[role];
-  const table = mountTable(role);
+// The user a container runs as here: the securityContext's, when this runs as root.
+function userOf(role, c) {
+  const who = identityOf(c, roles[role].w.spec);
+  return asRoot && who.uid !== undefined ? { uid: who.uid, gid: who.gid ?? 0 } : {};
+}
+
+// The volumes one container mounts, made as the kubelet makes them (each once per pod): claims
+// and emptyDirs as folders (owned through the fsGroup), Secrets and ConfigMaps laid out.
+const madeVolumes = new Set();
+function makeVolumes(role, table) {
+  const { w } = roles[role];
   const pvcMounts = table.filter((t) => t.volume?.persistentVolumeClaim || !t.volume);
-  for (const t of pvcMounts) fs.mkdirSync(t.host, { recursive: true, mode: 0o755 });
   // Paths inside a ConfigMap (the spec) name the claims' mountPaths too.
   const rewriteText = (text) => pvcMounts.reduce((s, t) => s.replaceAll(t.mountPath + "/", t.host + "/"), text);
   for (const t of table) {
-    const src = t.volume?.secret ?? t.volume?.configMap;
+    if (madeVolumes.has(t.host)) continue;
+    madeVolumes.add(t.host);
+    if (t.volume?.persistentVolumeClaim || !t.volume) {
+      // A claim's root belongs to the provisioner (root), 0755.
+      fs.mkdirSync(t.host, { recursive: true, mode: 0o755 });
+      ownVolumePath(t.host, w.spec, true);
+      continue;
+    }
+    if (t.volume.emptyDir) {
+      fs.mkdirSync(t.host, { recursive: true });
+      fs.chmodSync(t.host, 0o777);
+      ownVolumePath(t.host, w.spec, true);
+      continue;
+    }
+    const src = t.volume.secret ?? t.volume.configMap;
     if (!src) continue;
     const object = get(t.volume.secret ? "Secret" : "ConfigMap", src.secretName ?? src.name);
     if (!object) die(`${role}: no ${t.volume.secret ? "Secret" : "ConfigMap"} ${src.secretName ?? src.name}`);
-    layOut(t.host, src, object, rewriteText);
+    layOut(t.host, src, object, rewriteText, w.spec);
   }
+}
+
+// The pod's init containers, run to their end in order, as the kubelet does before the main
+// one. coupler-copy-keys is deploy/k8s/copy-keys.sh, which the image installs under that name.
+function runInitContainers(role) {
+  const { w } = roles[role];
+  for (const ic of w.spec.initContainers ?? []) {
+    const table = mountTable(role, ic);
+    makeVolumes(role, table);
+    const x = expand(ic, { "metadata.name": podNames[role], "status.podIP": "127.0.0.1" });
+    const argv = x.argv.map((a) => (a.startsWith("/") ? rewritePath(table, a) : a));
+    if (argv[0] === "coupler-copy-keys") argv[0] = path.join(deployDir, "copy-keys.sh");
+    else die(`${role}: init container ${ic.name} runs ${argv[0]}, which this local run does not know`);
+    const r = spawnSync(argv[0], argv.slice(1), { env: { PATH: process.env.PATH }, encoding: "utf8", timeout: 30_000,
+                                                  cwd: root, ...userOf(role, ic) });
+    if (r.status !== 0) die(`${role}: init container ${ic.name} exited ${r.status ?? r.signal}: ${r.stdout}${r.stderr}`);
+    log(`${role}: init container ${ic.name}: ${(r.stdout ?? "").trim().replaceAll(root, "$ROOT")}`);
+  }
+}
+
+// The command line and environment a container gets, made local.
+function prepare(role) {
+  const { c } = roles[role];
+  runInitContainers(role);
+  const table = mountTable(role);
+  makeVolumes(role, table);
   const x = expand(c, { "metadata.name": podNames[role], "status.podIP": "127.0.0.1" });
+  const user = userOf(role, c);
   const home = path.join(root, "pods", podNames[role], "home");
   fs.mkdirSync(home, { recursive: true });
+  if (user.uid !== undefined) fs.chownSync(home, user.uid, user.gid);
   const env = { PATH: process.env.PATH, HOME: home, COUPLER_HOME: path.join(home, ".coupler") };
   for (const [k, v] of Object.entries(x.env)) env[k] = v.startsWith("/") ? rewritePath(table, v) : v;
   const argv = x.argv.map((a) => rewriteArg(table, a));
   argv[0] = coupler;
-  return { argv, env, table, parsed: parseCoupler(["coupler", ...x.argv.slice(1)]) };
+  return { argv, env, table, user, parsed: parseCoupler(["coupler", ...x.argv.slice(1)]) };
 }
 
-function startProcess(name, { argv, env }) {
+function startProcess(name, { argv, env, user }) {
   const logFile = path.join(root, `${name}.log`);
   const fd = fs.openSync(logFile, "w");
-  const proc = spawn(argv[0], argv.slice(1), { env, stdio: ["ignore", fd, fd] });
+  const proc = spawn(argv[0], argv.slice(1), { env, stdio: ["ignore", fd, fd], cwd: root, ...user });
   fs.closeSync(fd);
   const ch = { name, proc, logFile, exitCode: null };
   proc.on("exit", (code, signal) => { ch.exitCode = code ?? signal; });
@@ -211,8 +278,8 @@ function startProcess(name, { argv, env }) {
   return ch;
 }
 
-function runCommand(what, argv, env, timeoutMs = 60_000) {
-  const r = spawnSync(argv[0], argv.slice(1), { env, encoding: "utf8", timeout: timeoutMs });
+function runCommand(what, argv, env, timeoutMs = 60_000, user = {}) {
+  const r = spawnSync(argv[0], argv.slice(1), { env, encoding: "utf8", timeout: timeoutMs, cwd: root, ...user });
   return { status: r.status, out: `${r.stdout ?? ""}${r.stderr ?? ""}`, what };
 }
 
@@ -245,6 +312,10 @@ async function waitFor(what, deadlineMs, probe, child) {
 // ---- The coordinator, as the StatefulSet starts it.
 const coord = prepare("coordinator");
 const coordinator = startProcess("coordinator", coord);
+log(coord.user.uid !== undefined
+  ? `the pods run as their securityContext's user (uid ${coord.user.uid}, gid ${coord.user.gid}), ` +
+    `Secrets owned by root as the kubelet mounts them`
+  : "not root: every pod runs as this user, and the Secrets' owners are not the kubelet's");
 const httpPort = Number(flag(coord.parsed, "--http").split(":").pop());
 const localHttps = `https://127.0.0.1:${portMap.get(httpPort)}`;
 // The kubelet's probe: HTTPS, no certificate check, no token.
@@ -264,6 +335,16 @@ log("the certificate verifies for https://localhost (kubectl port-forward)");
 const stateDir = rewritePath(coord.table, flag(coord.parsed, "--state"));
 const stateMode = fs.statSync(stateDir).mode & 0o777;
 if (stateMode !== 0o700) die(`the coordinator left ${stateDir} mode ${stateMode.toString(8)}, not 0700`);
+if (coord.user.uid !== undefined) {
+  // What the coordinator made and reads is its user's own: the state and its key copy.
+  const keysDir = rewritePath(coord.table, flag(coord.parsed, "--keys"));
+  const key = fs.statSync(path.join(keysDir, "coordinator.key"));
+  if (fs.statSync(stateDir).uid !== coord.user.uid) die(`${stateDir} does not belong to uid ${coord.user.uid}`);
+  if (key.uid !== coord.user.uid || (key.mode & 0o777) !== 0o400) {
+    die(`the coordinator's key copy is uid ${key.uid} mode ${(key.mode & 0o777).toString(8)}, not uid ${coord.user.uid} mode 400`);
+  }
+  log(`the state folder and the key copy (coordinator.key 0400) belong to uid ${coord.user.uid}`);
+}
 const token = fs.readFileSync(path.join(stateDir, "http-token"), "utf8").trim();
 const bare = await get_(`${localHttps}/metrics`, { rejectUnauthorized: false });
 if (bare.status !== 401) die(`/metrics without the token answered ${bare.status}, not 401`);
@@ -278,14 +359,14 @@ const worker = startProcess("worker", workerRun);
 const opsEnv = coord.env;
 const opsCoordinator = `tcp://127.0.0.1:${portMap.get(Number(flag(coord.parsed, "--listen").split(":").pop()))}`;
 await waitFor(`coupler workers listing ${podNames.worker}`, 60_000, async () => {
-  const r = runCommand("workers", [coupler, "workers", "--coordinator", opsCoordinator], opsEnv);
+  const r = runCommand("workers", [coupler, "workers", "--coordinator", opsCoordinator], opsEnv, 60_000, coord.user);
   return { ...r, done: r.status === 0 && r.out.includes(podNames.worker) };
 }, worker);
 log(`the worker registered as ${podNames.worker} (its pod name), with the worker Secret's key`);
 
 // ---- The submit Job's container: submit the ConfigMap's spec and wait.
 const submitRun = prepare("submit");
-const submit = runCommand("submit", submitRun.argv, submitRun.env, 150_000);
+const submit = runCommand("submit", submitRun.argv, submitRun.env, 150_000, submitRun.user);
 console.log(submit.out.split("\n").map((l) => `      | ${l}`).join("\n"));
 if (submit.status !== 0) die(`the submit Job's command exited ${submit.status}`);
 const spec = fs.readFileSync(rewritePath(submitRun.table, submitRun.parsed.positional[0]), "utf8");
@@ -294,7 +375,8 @@ if (!fs.existsSync(workdir)) die(`the job's workdir ${workdir} is not on the sha
 log(`the submit Job's command exited 0; the job's workdir is on the shared claim (${workdir.replace(root, "$ROOT")})`);
 
 // ---- Drain by pod name, with the admin key the coordinator's pod carries.
-const drain = runCommand("drain", [coupler, "drain", podNames.worker, "--coordinator", opsCoordinator], opsEnv);
+const drain = runCommand("drain", [coupler, "drain", podNames.worker, "--coordinator", opsCoordinator], opsEnv, 60_000,
+                         coord.user);
 if (drain.status !== 0) die(`coupler drain ${podNames.worker}: ${drain.out}`);
 await waitFor("the drained worker to exit", 60_000, async () => ({ done: worker.exitCode !== null }));
 if (worker.exitCode !== 0) die(`the drained worker exited ${worker.exitCode}, not 0`);

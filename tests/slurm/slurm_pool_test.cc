@@ -70,6 +70,8 @@ class SlurmTest : public ::testing::Test {
     // (sbatch's default --export=ALL), the coupler binary included.
     ::setenv("SLURM_CONF", (cluster_dir_ / "slurm.conf").c_str(), 1);
     ::setenv("COUPLER", kCoupler.c_str(), 1);
+    // The jobs run as root here (a throwaway cluster); the pool script refuses that otherwise.
+    ::setenv("COUPLER_ALLOW_ROOT", "1", 1);
   }
 
   void TearDown() override {
@@ -85,7 +87,7 @@ class SlurmTest : public ::testing::Test {
     std::vector<std::string> left;
     WaitUntil([&] { return (left = ProcessesMentioning(scratch_.path().string())).empty(); }, 30s);
     EXPECT_TRUE(left.empty()) << "left running: " << testing::PrintToString(left);
-    for (const char* name : {"SLURM_CONF", "COUPLER", "COUPLER_STATE"}) {
+    for (const char* name : {"SLURM_CONF", "COUPLER", "COUPLER_STATE", "COUPLER_ALLOW_ROOT"}) {
       ::unsetenv(name);
     }
   }
@@ -191,6 +193,24 @@ TEST_F(SlurmTest, APoolAllocationRunsTheDigitsPipelineWithItsTrainingAsASlurmSte
   EXPECT_NE(coordinator_log.find("stopping: the pool is drained"), std::string::npos) << logs;
   EXPECT_NE(ReadFile(state / "workers.log").find("gangs start as its steps"), std::string::npos)
       << logs;
+}
+
+// Submitted as root, the pool script says why it will not run and starts nothing: no
+// coordinator, no state.
+TEST_F(SlurmTest, ThePoolScriptRefusesRootUnlessAllowed) {
+  ::unsetenv("COUPLER_ALLOW_ROOT");
+  const fs::path state = scratch_ / "pool";
+  ::setenv("COUPLER_STATE", state.c_str(), 1);
+  const fs::path out = scratch_ / "pool.out";
+  const CommandResult r = Slurm({"sbatch", "--wait", "--output", out.string(), kPoolScript.string(),
+                                 NapsSpec(scratch_.path(), 1).string()},
+                                120s);
+  const std::string output = ReadFile(out);
+  EXPECT_NE(r.exit_code, 0) << r.out << r.err << output;
+  EXPECT_NE(output.find("coupler-pool: refusing to run the pool as root"), std::string::npos)
+      << output << SlurmLogs();
+  EXPECT_NE(output.find("docs/slurm.md"), std::string::npos) << output;
+  EXPECT_FALSE(fs::exists(state)) << "the refused pool made its state";
 }
 
 TEST_F(SlurmTest, AWorkerArrayJoinsARunningCoordinatorAndAScancelledWorkerLosesNothing) {

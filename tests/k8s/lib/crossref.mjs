@@ -6,7 +6,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import YAML from "yaml";
-import { expand, flag, mountOf, octal, parseCoupler, parseKeyText, projectedFiles, valueOf, workloads } from "./pods.mjs";
+import { expand, flag, identityOf, keyCopies, mountOf, octal, parseCoupler, parseKeyText, projectedFiles, shownMode, valueOf,
+  workloads } from "./pods.mjs";
 
 function parseTcp(endpoint) {
   const m = /^tcp:\/\/(\[[^\]]+\]|[^:/]+):(\d+)$/.exec(endpoint ?? "");
@@ -53,6 +54,9 @@ export function checkDeployment(objects, { sourceRoot, note = () => {} }) {
     }
   }
 
+  for (const w of new Set([...roles.coordinator, ...roles.worker, ...roles.client].map((e) => e.w))) {
+    checkUnprivileged(w, fail, note);
+  }
   if (roles.coordinator.length !== 1) {
     fail(`expected exactly one coordinator container, found ${roles.coordinator.length}`);
     return failures;
@@ -116,9 +120,10 @@ function checkPodWiring(w, get, fail, note) {
     }
     if (ref.kind === "Secret") {
       for (const [rel, f] of projectedFiles(ref.source, target)) {
-        // runtime/net/curve_keys.cc: a .key file anyone but its owner can read is refused.
+        // runtime/net/curve_keys.cc: a .key file anyone but its owner can read is refused. What
+        // coupler sees is checked with the key sets (keySetAt); this is what the Secret says.
         if (rel.endsWith(".key") && (f.mode & 0o077) !== 0) {
-          fail(`${w.name}: volume ${v.name} shows ${rel} with mode ${octal(f.mode)}: coupler refuses a secret ` +
+          fail(`${w.name}: volume ${v.name} declares ${rel} with mode ${octal(f.mode)}: coupler refuses a secret ` +
                `key readable by group or others (use defaultMode: 0400)`);
         }
       }
@@ -127,7 +132,9 @@ function checkPodWiring(w, get, fail, note) {
   }
 }
 
-// A key set directory as a container sees it: a Secret volume mounted exactly at `dir`.
+// A key set directory as a container sees it: a Secret volume mounted exactly at `dir`, or an
+// emptyDir there that an init container fills from such a Secret with coupler-copy-keys
+// (deploy/k8s/copy-keys.sh: files 0400, owned by the init container's user).
 function keySetAt(entry, dir, get, fail, what) {
   const { w, c } = entry;
   if (!dir) {
@@ -135,17 +142,91 @@ function keySetAt(entry, dir, get, fail, what) {
     return null;
   }
   const m = mountOf(c, w.spec, dir);
-  if (!m || m.rel !== "" || !m.volume?.secret) {
-    fail(`${w.name} container ${c.name}: ${what} key directory ${dir} is not a Secret volume's mountPath`);
+  let volume = m?.rel === "" && m.volume?.secret ? m.volume : null;
+  let copiedBy = null;
+  if (m?.rel === "" && m.volume?.emptyDir) {
+    const copy = keyCopies(w.spec).find(({ init, to }) => {
+      const t = mountOf(init, w.spec, to);
+      return t?.rel === "" && t.volume?.name === m.volume.name;
+    });
+    if (!copy) {
+      fail(`${w.name} container ${c.name}: ${what} key directory ${dir} is an emptyDir that no init container ` +
+           `fills (coupler-copy-keys FROM ${dir})`);
+      return null;
+    }
+    const from = mountOf(copy.init, w.spec, copy.from);
+    if (from?.rel !== "" || !from.volume?.secret) {
+      fail(`${w.name} init container ${copy.init.name}: copies ${copy.from}, which is not a Secret volume's mountPath`);
+      return null;
+    }
+    volume = from.volume;
+    copiedBy = copy.init;
+  }
+  if (!volume) {
+    fail(`${w.name} container ${c.name}: ${what} key directory ${dir} is not a Secret volume's mountPath ` +
+         `(nor an emptyDir an init container copies one into)`);
     return null;
   }
-  const secret = get("Secret", m.volume.secret.secretName);
+  const secret = get("Secret", volume.secret.secretName);
   if (!secret) return null;  // reported with the volume
+  const reader = copiedBy ?? c;
+  const who = identityOf(reader, w.spec);
+  const fsGroup = who.fsGroup;
   const files = new Map();
-  for (const [rel, f] of projectedFiles(m.volume.secret, secret)) {
-    files.set(rel, { ...f, key: parseKeyText(valueOf(secret, f.key)) });
+  let unreadable = null;
+  for (const [rel, f] of projectedFiles(volume.secret, secret)) {
+    const shown = shownMode(f.mode, w.spec);
+    // The kubelet's files belong to root: another user reads them through the fsGroup or not at all.
+    const readable = who.uid === 0 || (fsGroup !== undefined && (shown & 0o040) !== 0) || (shown & 0o004) !== 0;
+    if (!readable) unreadable ??= `${rel} (mode ${octal(shown)})`;
+    // The copy is made under umask 077.
+    const mode = copiedBy ? shown & 0o700 : shown;
+    if (!copiedBy && rel.endsWith(".key") && (mode & 0o077) !== 0) {
+      fail(`${w.name} container ${c.name}: ${what} reads ${rel} straight from Secret ${secret.metadata.name}, which ` +
+           `the kubelet shows with mode ${octal(mode)}${fsGroup !== undefined ? ` under the pod's fsGroup ${fsGroup}` : ""}: ` +
+           `coupler refuses a secret key readable by group or others; copy it in an init container (coupler-copy-keys)`);
+    }
+    files.set(rel, { ...f, mode, key: parseKeyText(valueOf(secret, f.key)) });
   }
-  return { dir, files, secret: secret.metadata.name };
+  if (unreadable) {
+    fail(`${w.name} container ${reader.name}: runs as uid ${who.uid ?? "(the image's)"} and cannot read ${unreadable} ` +
+         `of Secret ${secret.metadata.name}, owned by root: the pod needs an fsGroup`);
+  }
+  return { dir, files, secret: secret.metadata.name, copiedBy };
+}
+
+// What a coupler pod runs as: never root (a coordinator serves files for the clients it admits
+// with its own rights), the claims writable through the fsGroup without the kubelet loosening
+// every file at each mount, and nothing to gain or write beyond that.
+function checkUnprivileged(w, fail, note) {
+  const pod = w.spec.securityContext ?? {};
+  const claims = (w.spec.volumes ?? []).some((v) => v.persistentVolumeClaim) ||
+                 (w.obj.spec?.volumeClaimTemplates ?? []).length > 0;
+  const bad = [];
+  if (claims && pod.fsGroup === undefined) {
+    bad.push(`no pod fsGroup: its claims are not writable by a non-root user`);
+  } else if (pod.fsGroup !== undefined && pod.fsGroupChangePolicy !== "OnRootMismatch") {
+    bad.push(`fsGroup without fsGroupChangePolicy: OnRootMismatch: the kubelet adds group access to every file ` +
+             `of the claims at each mount, and a restarted coordinator refuses its own http-token`);
+  }
+  for (const c of [...(w.spec.initContainers ?? []), ...(w.spec.containers ?? [])]) {
+    const who = identityOf(c, w.spec);
+    const sc = c.securityContext ?? {};
+    const where = `container ${c.name}`;
+    if (who.nonRoot !== true) bad.push(`${where}: runAsNonRoot is not true`);
+    if (who.uid === undefined) bad.push(`${where}: no runAsUser (the image's user decides; name it, e.g. 10001)`);
+    else if (who.uid === 0) bad.push(`${where}: runAsUser 0 runs as root`);
+    if (who.gid === undefined) bad.push(`${where}: no runAsGroup (it would run with group root)`);
+    else if (who.gid === 0) bad.push(`${where}: runAsGroup 0 is group root`);
+    if (sc.allowPrivilegeEscalation !== false) bad.push(`${where}: allowPrivilegeEscalation is not false`);
+    if (!(sc.capabilities?.drop ?? []).includes("ALL")) bad.push(`${where}: capabilities do not drop ALL`);
+    if (sc.readOnlyRootFilesystem !== true) bad.push(`${where}: readOnlyRootFilesystem is not true`);
+  }
+  for (const b of bad) fail(`${w.name}: securityContext: ${b}`);
+  if (bad.length === 0) {
+    note(`${w.name}: runs as uid ${pod.runAsUser} gid ${pod.runAsGroup} (fsGroup ${pod.fsGroup}), non-root, ` +
+         `no privilege escalation, no capabilities, read-only root filesystem`);
+  }
 }
 
 function checkCoordinator(entry, objects, get, sourceRoot, fail, note) {

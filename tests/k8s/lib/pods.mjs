@@ -113,3 +113,35 @@ export function parseKeyText(text) {
 export function octal(mode) {
   return "0" + mode.toString(8).padStart(3, "0");
 }
+
+// Who a container runs as: its securityContext over the pod's (uid/gid undefined: the image's
+// USER decides). fsGroup is the pod's only.
+export function identityOf(container, podSpec) {
+  const pod = podSpec.securityContext ?? {};
+  const own = container.securityContext ?? {};
+  return {
+    uid: own.runAsUser ?? pod.runAsUser,
+    gid: own.runAsGroup ?? pod.runAsGroup,
+    nonRoot: own.runAsNonRoot ?? pod.runAsNonRoot,
+    fsGroup: pod.fsGroup,
+  };
+}
+
+// A Secret or ConfigMap file's mode as the kubelet shows it: with a pod fsGroup it chowns the
+// volume's files to that group and adds group read (pkg/volume SetVolumeOwnership; these
+// volumes are read-only). The owner is root either way.
+export function shownMode(mode, podSpec) {
+  return podSpec.securityContext?.fsGroup !== undefined ? mode | 0o440 : mode;
+}
+
+// The copies an init container makes with `coupler-copy-keys FROM TO [FROM TO]...`
+// (deploy/k8s/copy-keys.sh): [{ init, from, to }] for every such pair of the pod.
+export function keyCopies(podSpec) {
+  const out = [];
+  for (const init of podSpec.initContainers ?? []) {
+    const argv = [...(init.command ?? []), ...(init.args ?? [])];
+    if (path.basename(argv[0] ?? "") !== "coupler-copy-keys") continue;
+    for (let i = 1; i + 1 < argv.length; i += 2) out.push({ init, from: argv[i], to: argv[i + 1] });
+  }
+  return out;
+}
