@@ -15,6 +15,7 @@
 #include "coordinator/http/metrics_text.h"
 #include "coordinator/http/page.h"
 #include "runtime/job/job_phase.h"
+#include "runtime/job/json_nesting.h"
 #include "runtime/job/task_logs.h"
 #include "runtime/util/json_writer.h"
 #include "runtime/wire/codec.h"
@@ -171,6 +172,12 @@ Result<wire::SubmitJob> ParseSubmission(const Request& req) {
   submit.spec_path = "request.yaml";
   const std::string type = req.get_header_value("Content-Type");
   if (type.rfind("application/json", 0) == 0) {
+    // rapidjson's DOM parser recurses once per level: a body nested 200,000 deep would
+    // overflow this thread's stack. Refused on the text first, at the spec readers' own
+    // bound (one more level for the submission's object around the spec).
+    if (Status nesting = job::CheckJsonNesting(req.body, job::kMaxSpecDepth + 1); !nesting.ok()) {
+      return InvalidArgument("the JSON body is " + nesting.message());
+    }
     rapidjson::Document d;
     d.Parse(req.body.data(), req.body.size());
     if (d.HasParseError() || !d.IsObject()) {
@@ -462,8 +469,9 @@ void AddApiRoutes(httplib::Server& server, const HttpContext& ctx) {
   server.Get("/metrics", Guarded(ctx, Access::kRead, [&ctx](const Request&, Response& res) {
     std::shared_ptr<const Snapshot> s = CurrentOrFail(ctx, res);
     if (!s) return;
-    res.set_content(s->Cached(Snapshot::kMetrics, [&] { return RenderMetrics(*s, ctx.version); }),
-                    "text/plain; version=0.0.4; charset=utf-8");
+    std::string text = s->Cached(Snapshot::kMetrics, [&] { return RenderMetrics(*s, ctx.version); });
+    if (ctx.connections != nullptr) text += RenderConnectionMetrics(ctx.connections->counts());
+    res.set_content(std::move(text), "text/plain; version=0.0.4; charset=utf-8");
   }));
   server.Get("/api/v1/version", Guarded(ctx, Access::kRead, [&ctx](const Request&, Response& res) {
     json::Writer w;
@@ -503,16 +511,31 @@ void AddApiRoutes(httplib::Server& server, const HttpContext& ctx) {
     const std::string id = req.matches[1];
     Control(ctx, wire::Encode(wire::DrainWorker{id}), "worker_id", id, res);
   }));
-  // cpp-httplib answers a POST that has neither a body nor a Content-Length with a bare 400
-  // before any route runs; `curl -X POST .../cancel` sends just that. Such requests are
-  // taken here, before it reads the body: cancel and drain need none.
   server.set_pre_routing_handler([&ctx](const Request& req, Response& res) {
-    if (req.method != "POST" || req.has_header("Content-Length") || req.has_header("Transfer-Encoding")) {
-      return httplib::Server::HandlerResponse::Unhandled;
-    }
+    // Runs after the headers, before cpp-httplib reads a body. A body is read only for a
+    // client that holds the token: any other is answered 401 here, its body unread (the
+    // connection closes after the reply, so the rest is never parsed as a request).
+    const bool may_have_body = req.method == "POST" || req.method == "PUT" || req.method == "PATCH" ||
+                               req.method == "DELETE" || req.method == "PRI";
+    if (!may_have_body) return httplib::Server::HandlerResponse::Unhandled;
     if (!Authorized(req, ctx, Access::kChange)) {
       Unauthorized(res);
+      res.set_header("Connection", "close");
       return httplib::Server::HandlerResponse::Handled;
+    }
+    // cpp-httplib inflates a gzip or brotli body with no bound on what it inflates to; the
+    // API's bodies are small text, sent as is.
+    const std::string encoding = req.get_header_value("Content-Encoding");
+    if (!encoding.empty() && encoding != "identity") {
+      Fail(res, 415, "send the body uncompressed: Content-Encoding '" + encoding + "' is not accepted");
+      res.set_header("Connection", "close");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    // cpp-httplib answers a POST that has neither a body nor a Content-Length with a bare 400
+    // before any route runs; `curl -X POST .../cancel` sends just that. Such requests are
+    // taken here, before it reads the body: cancel and drain need none.
+    if (req.method != "POST" || req.has_header("Content-Length") || req.has_header("Transfer-Encoding")) {
+      return httplib::Server::HandlerResponse::Unhandled;
     }
     static const std::regex cancel(kCancelRoute);
     static const std::regex drain(kDrainRoute);

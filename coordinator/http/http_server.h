@@ -21,6 +21,8 @@ class Server;
 
 namespace coupler::coordinator::http {
 
+class ConnectionGate;
+
 struct HttpOptions {
   std::string listen;    // "HOST:PORT" (PORT 0: any free port)
   std::string tls_cert;  // both set: HTTPS
@@ -40,6 +42,7 @@ struct HttpContext {
   LoopChannel* loop = nullptr;
   std::string token;
   std::string version;
+  const ConnectionGate* connections = nullptr;  // set by HttpServer: its counts for /metrics
 };
 
 class HttpServer {
@@ -54,9 +57,11 @@ class HttpServer {
   const std::string& url() const { return url_; }
 
  private:
-  HttpServer(std::unique_ptr<httplib::Server> server, HttpContext context);
+  HttpServer(std::unique_ptr<ConnectionGate> gate, std::unique_ptr<httplib::Server> server,
+             HttpContext context);
   void Routes();
 
+  std::unique_ptr<ConnectionGate> gate_;  // first: outlives the server's threads
   std::unique_ptr<httplib::Server> server_;
   HttpContext context_;
   std::string url_;

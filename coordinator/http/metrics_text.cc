@@ -211,4 +211,17 @@ std::string RenderMetrics(const Snapshot& s, std::string_view version) {
   return e.Take();
 }
 
+std::string RenderConnectionMetrics(const ConnectionCounts& c) {
+  Exposition e;
+  e.Gauge("coupler_http_connections_open", "HTTP connections open now.", static_cast<double>(c.open));
+  e.Counter("coupler_http_connections_refused_total",
+            "HTTP connections closed at once: over the total or per-address cap, with every "
+            "connection in the way serving a request.",
+            static_cast<double>(c.refused));
+  e.Counter("coupler_http_connections_evicted_total",
+            "HTTP connections closed while they waited for a request, to make room for a new one.",
+            static_cast<double>(c.evicted));
+  return e.Take();
+}
+
 }  // namespace coupler::coordinator::http

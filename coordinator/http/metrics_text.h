@@ -9,11 +9,16 @@
 #include <string>
 #include <string_view>
 
+#include "coordinator/http/connection_gate.h"
 #include "coordinator/http/snapshot.h"
 
 namespace coupler::coordinator::http {
 
 std::string RenderMetrics(const Snapshot& snapshot, std::string_view version);
+
+// The HTTP side's own connection counts (ConnectionGate), served after RenderMetrics' text:
+// they change with every connection, not with the loop's snapshots.
+std::string RenderConnectionMetrics(const ConnectionCounts& counts);
 
 // A label value escaped as the format wants it (backslash, double quote, newline).
 std::string EscapeLabelValue(std::string_view value);

@@ -1,0 +1,73 @@
+#include "coordinator/http/connection_gate.h"
+
+#include <sys/socket.h>
+
+namespace coupler::coordinator::http {
+
+ConnectionGate::Ticket::~Ticket() {
+  if (gate_ != nullptr) gate_->Release(id_);
+}
+
+void ConnectionGate::Ticket::SetWaiting(bool waiting) { gate_->SetWaiting(id_, waiting); }
+
+std::optional<ConnectionGate::Ticket> ConnectionGate::Admit(const std::string& peer, int fd) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (closed_) return std::nullopt;
+  auto count = per_peer_.find(peer);
+  if (count != per_peer_.end() && count->second >= max_per_peer_ && !EvictOldestWaiting(&peer)) {
+    ++refused_;
+    return std::nullopt;
+  }
+  if (open_.size() >= max_total_ && !EvictOldestWaiting(nullptr)) {
+    ++refused_;
+    return std::nullopt;
+  }
+  const uint64_t id = next_id_++;
+  open_.emplace(id, Entry{peer, fd, true});
+  ++per_peer_[peer];
+  return Ticket(this, id);
+}
+
+bool ConnectionGate::EvictOldestWaiting(const std::string* peer) {
+  for (auto it = open_.begin(); it != open_.end(); ++it) {
+    if (!it->second.waiting || (peer != nullptr && it->second.peer != *peer)) continue;
+    // The owner's thread sees the end of the stream and closes the socket itself; the entry
+    // goes now, so the place is free for the caller.
+    ::shutdown(it->second.fd, SHUT_RDWR);
+    Erase(it);
+    ++evicted_;
+    return true;
+  }
+  return false;
+}
+
+void ConnectionGate::Erase(Entries::iterator it) {
+  auto count = per_peer_.find(it->second.peer);
+  if (count != per_peer_.end() && --count->second == 0) per_peer_.erase(count);
+  open_.erase(it);
+}
+
+void ConnectionGate::Release(uint64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = open_.find(id);
+  if (it != open_.end()) Erase(it);  // absent when it was evicted
+}
+
+void ConnectionGate::SetWaiting(uint64_t id, bool waiting) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = open_.find(id);
+  if (it != open_.end()) it->second.waiting = waiting;
+}
+
+void ConnectionGate::ShutdownAll() {
+  std::lock_guard<std::mutex> lock(mu_);
+  closed_ = true;
+  for (auto& [id, entry] : open_) ::shutdown(entry.fd, SHUT_RDWR);
+}
+
+ConnectionCounts ConnectionGate::counts() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return {open_.size(), refused_, evicted_};
+}
+
+}  // namespace coupler::coordinator::http

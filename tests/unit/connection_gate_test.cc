@@ -1,0 +1,88 @@
+// Which HTTP connections the coordinator keeps (coordinator/http/connection_gate.h): past a
+// cap the oldest one waiting for a request makes room; one serving a request never does.
+#include "coordinator/http/connection_gate.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace coupler::coordinator::http {
+namespace {
+
+// One end of a socket pair per connection: an evicted one is shut down, which the other end
+// reads as the end of the stream.
+class Sockets {
+ public:
+  ~Sockets() {
+    for (int fd : fds_) ::close(fd);
+  }
+  int Add() {
+    int sv[2];
+    EXPECT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    fds_.push_back(sv[0]);
+    fds_.push_back(sv[1]);
+    peers_.push_back(sv[1]);
+    return sv[0];
+  }
+  // The connection's socket was shut down by the gate.
+  bool ShutDown(size_t i) const {
+    pollfd p{peers_[i], POLLIN, 0};
+    char c;
+    return ::poll(&p, 1, 0) == 1 && ::recv(peers_[i], &c, 1, MSG_DONTWAIT) == 0;
+  }
+
+ private:
+  std::vector<int> fds_;
+  std::vector<int> peers_;
+};
+
+TEST(ConnectionGateTest, APeerOverItsCapClosesItsOldestWaitingConnection) {
+  ConnectionGate gate(10, 2);
+  Sockets s;
+  std::vector<ConnectionGate::Ticket> held;
+  held.push_back(*gate.Admit("10.0.0.1", s.Add()));
+  held.push_back(*gate.Admit("10.0.0.1", s.Add()));
+  held[0].SetWaiting(false);  // serving a request: stays
+  ASSERT_TRUE(gate.Admit("10.0.0.1", s.Add()).has_value());
+  EXPECT_FALSE(s.ShutDown(0));
+  EXPECT_TRUE(s.ShutDown(1));
+  EXPECT_EQ(gate.counts().evicted, 1u);
+  // Another address has its own places.
+  EXPECT_TRUE(gate.Admit("10.0.0.2", s.Add()).has_value());
+  EXPECT_EQ(gate.counts().refused, 0u);
+}
+
+TEST(ConnectionGateTest, OverTheTotalTheNewOneIsRefusedOnlyWhenAllAreServing) {
+  ConnectionGate gate(2, 2);
+  Sockets s;
+  std::vector<ConnectionGate::Ticket> held;
+  held.push_back(*gate.Admit("a", s.Add()));
+  held.push_back(*gate.Admit("b", s.Add()));
+  ASSERT_TRUE(gate.Admit("c", s.Add()).has_value());  // "a" waited longest: closed
+  EXPECT_TRUE(s.ShutDown(0));
+  held[1].SetWaiting(false);
+  std::optional<ConnectionGate::Ticket> d = gate.Admit("d", s.Add());
+  ASSERT_TRUE(d.has_value());  // the place "c" held, released when its ticket went
+  d->SetWaiting(false);
+  EXPECT_FALSE(gate.Admit("e", s.Add()).has_value());
+  EXPECT_EQ(gate.counts().refused, 1u);
+  EXPECT_EQ(gate.counts().open, 2u);
+}
+
+TEST(ConnectionGateTest, ShutdownAllClosesEveryConnectionAndAdmitsNoMore) {
+  ConnectionGate gate(10, 10);
+  Sockets s;
+  std::optional<ConnectionGate::Ticket> t = gate.Admit("a", s.Add());
+  ASSERT_TRUE(t.has_value());
+  t->SetWaiting(false);
+  gate.ShutdownAll();
+  EXPECT_TRUE(s.ShutDown(0));
+  EXPECT_FALSE(gate.Admit("a", s.Add()).has_value());
+}
+
+}  // namespace
+}  // namespace coupler::coordinator::http
