@@ -10,7 +10,7 @@ PACKAGES=(
   libcereal-dev rapidjson-dev libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev libyaml-cpp-dev libsqlite3-dev
-  libopenblas-dev libcpp-httplib-dev
+  libopenblas-dev libcpp-httplib-dev libssl-dev
   python3 python3-zmq
   iproute2 util-linux
   # The operations tests: a real Prometheus scrapes /metrics (promtool checks it), a real
