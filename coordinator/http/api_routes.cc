@@ -1,9 +1,6 @@
 #include "coordinator/http/api_routes.h"
 
 #include <httplib.h>
-#include <rapidjson/document.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
 #include <algorithm>
 #include <cctype>
@@ -14,8 +11,8 @@
 #include "coordinator/http/api_token.h"
 #include "coordinator/http/metrics_text.h"
 #include "coordinator/http/page.h"
+#include "coordinator/http/submission_json.h"
 #include "runtime/job/job_phase.h"
-#include "runtime/job/json_nesting.h"
 #include "runtime/job/task_logs.h"
 #include "runtime/util/json_writer.h"
 #include "runtime/wire/codec.h"
@@ -172,42 +169,7 @@ Result<wire::SubmitJob> ParseSubmission(const Request& req) {
   submit.spec_path = "request.yaml";
   const std::string type = req.get_header_value("Content-Type");
   if (type.rfind("application/json", 0) == 0) {
-    // rapidjson's DOM parser recurses once per level: a body nested 200,000 deep would
-    // overflow this thread's stack. Refused on the text first, at the spec readers' own
-    // bound (one more level for the submission's object around the spec).
-    if (Status nesting = job::CheckJsonNesting(req.body, job::kMaxSpecDepth + 1); !nesting.ok()) {
-      return InvalidArgument("the JSON body is " + nesting.message());
-    }
-    rapidjson::Document d;
-    d.Parse(req.body.data(), req.body.size());
-    if (d.HasParseError() || !d.IsObject()) {
-      return InvalidArgument("the body is not a JSON object: send {\"spec\": ..., \"submission_id\": ...}");
-    }
-    if (!d.HasMember("spec")) return InvalidArgument("the body has no \"spec\"");
-    const auto& spec = d["spec"];
-    if (spec.IsString()) {
-      submit.spec_text.assign(spec.GetString(), spec.GetStringLength());
-    } else if (spec.IsObject()) {
-      rapidjson::StringBuffer buf;
-      rapidjson::Writer<rapidjson::StringBuffer> w(buf);
-      spec.Accept(w);
-      submit.spec_text.assign(buf.GetString(), buf.GetSize());
-    } else {
-      return InvalidArgument("\"spec\" must be the spec's text (YAML or JSON) or a JSON object");
-    }
-    auto text = [&](const char* key, std::string& out) -> Status {
-      if (!d.HasMember(key)) return Status::Ok();
-      if (!d[key].IsString()) return InvalidArgument(std::string("\"") + key + "\" must be a string");
-      out.assign(d[key].GetString(), d[key].GetStringLength());
-      return Status::Ok();
-    };
-    COUPLER_RETURN_IF_ERROR(text("submission_id", submit.submission_id));
-    COUPLER_RETURN_IF_ERROR(text("path", submit.spec_path));
-    COUPLER_RETURN_IF_ERROR(text("cwd", submit.cwd));
-    if (d.HasMember("priority")) {
-      if (!d["priority"].IsInt()) return InvalidArgument("\"priority\" must be an integer");
-      submit.priority = d["priority"].GetInt();
-    }
+    COUPLER_RETURN_IF_ERROR(ReadSubmissionJson(req.body, submit));
   } else if (type.rfind("application/yaml", 0) == 0 || type.rfind("text/yaml", 0) == 0 ||
              type.rfind("application/x-yaml", 0) == 0 || type.rfind("text/plain", 0) == 0) {
     submit.spec_text = req.body;
