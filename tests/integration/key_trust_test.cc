@@ -156,7 +156,8 @@ TEST(KeyTrustTest, ALiveClientConnectionOfARevokedKeyIsRefused) {
   fs::copy_file(dave / "dave.pub", listed);
   client::ClientSecurity sec;
   sec.keys_dir = dave.string();
-  Result<std::unique_ptr<client::Client>> c = client::Client::Connect(cluster.endpoint(), 10s, sec);
+  Result<std::unique_ptr<client::Client>> c =
+      client::Client::Connect(ClientEndpoint(cluster), 10s, sec);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   // One connection, kept: the handshake happens once, before revocation.
   ASSERT_TRUE((*c)->Status().ok()) << cluster.Logs();
