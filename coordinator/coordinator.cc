@@ -186,6 +186,7 @@ Status Coordinator::StartSecurity() {
   allow_lists_ = std::make_shared<AllowLists>(*server_keys_);
   // Before any server socket binds: without a handler, libzmq would admit any key.
   COUPLER_ASSIGN_OR_RETURN(zap_, ZapHandler::Start(ctx_, allow_lists_));
+  sessions_ = std::make_unique<SessionCheck>(allow_lists_);
   return Status::Ok();
 }
 
@@ -276,6 +277,9 @@ Status Coordinator::Run(const std::atomic<bool>& stop) {
           ++dropped_;
           continue;
         }
+        if (!SessionAllowed(kWorkersDomain, (*m)->identity, (*m)->user_id, (*m)->peer_key)) {
+          continue;
+        }
         OnWorkerMessage((*m)->identity, (*m)->user_id, (*m)->payload);
       }
     }
@@ -284,7 +288,12 @@ Status Coordinator::Run(const std::atomic<bool>& stop) {
         auto m = net::TryRecvRouted(clients_);
         if (!received(m)) break;
         ++received_;
-        OnClientMessage((*m)->identity, (*m)->user_id, (*m)->payload, (*m)->has_empty_delimiter);
+        if (!SessionAllowed(kClientsDomain, (*m)->identity, (*m)->user_id, (*m)->peer_key)) {
+          RefuseRevoked((*m)->identity, (*m)->payload, (*m)->has_empty_delimiter);
+          continue;
+        }
+        OnClientMessage((*m)->identity, PeerPrincipal((*m)->user_id, (*m)->peer_key),
+                        (*m)->payload, (*m)->has_empty_delimiter);
       }
     }
     if (!broken && (ready & 4u)) {
@@ -296,7 +305,7 @@ Status Coordinator::Run(const std::atomic<bool>& stop) {
       for (int i = 0; i < 64; ++i) {
         auto m = net::TryRecvRouted(http_requests_);
         if (!received(m)) break;
-        OnClientMessage("h" + (*m)->identity, http::kApiUser, (*m)->payload, false);
+        OnClientMessage("h" + (*m)->identity, Principal::HttpApi(), (*m)->payload, false);
       }
     }
     if (broken) break;

@@ -21,6 +21,7 @@
 #include "coordinator/http/snapshot.h"
 #include "coordinator/launch_relay.h"
 #include "coordinator/pool_metrics.h"
+#include "coordinator/principal.h"
 #include "coordinator/reuse_index.h"
 #include "coordinator/scheduler.h"
 #include "coordinator/store/state_store.h"
@@ -121,8 +122,20 @@ class Coordinator {
                        const std::string& payload);
   void OnRegister(const std::string& route, const std::string& user,
                   const wire::RegisterWorker& reg);
-  void OnClientMessage(const std::string& identity, const std::string& user,
+  // `who`: the key (or the HTTP API) the request acts as.
+  void OnClientMessage(const std::string& identity, const Principal& who,
                        const std::string& payload, bool delimiter);
+  // Who a peer on a keyed socket is: its key, named `user`; Insecure() under --insecure.
+  Principal PeerPrincipal(const std::string& user, const std::string& key) const;
+  // Is the key of connection `route` on `domain`'s socket (`user`, `key`: what its handshake
+  // gave) still on that list under that name? A refused message is counted as dropped; each
+  // key's first refusal since the lists changed is logged, and a worker registered on that
+  // connection is lost at once (its tasks run elsewhere; none is sent to it any more). Always
+  // true under --insecure.
+  bool SessionAllowed(const char* domain, const std::string& route, const std::string& user,
+                      const std::string& key);
+  // Answers a client whose key left its allow-list after its connection opened.
+  void RefuseRevoked(const std::string& identity, const std::string& payload, bool delimiter);
   void OnResults(const std::string& worker_id, const wire::TaskResult& result);
   void OnSubmit(const std::string& identity, const std::string& user,
                 const wire::SubmitJob& submit, bool delimiter);
@@ -133,18 +146,18 @@ class Coordinator {
   void AnswerDuplicates(const std::string& submission_id, const wire::SubmitReply* reply,
                         const Status& error);
   void OnStatus(const std::string& identity, const wire::StatusRequest& req, bool delimiter);
-  void OnCancel(const std::string& identity, const std::string& user, const wire::CancelJob& req,
+  void OnCancel(const std::string& identity, const Principal& who, const wire::CancelJob& req,
                 bool delimiter);
   // The unfinished job holding the pinned run directory `graph` asks for; "" if none.
   std::string RunDirHolder(const job::JobGraph& graph) const;
-  void OnRetry(const std::string& identity, const std::string& user, const wire::RetryJob& req,
+  void OnRetry(const std::string& identity, const Principal& who, const wire::RetryJob& req,
                bool delimiter);
   // A node of `job` finished by running: its outputs become reusable (reuse_index.h).
   void RecordReusable(const JobState& job, uint32_t plan_node);
-  void OnDrain(const std::string& identity, const std::string& user,
-               const wire::DrainWorker& req, bool delimiter);
-  // May the client key `user` act on a job submitted by `owner` (empty owner: admins only)?
-  bool MayControl(const std::string& user, const std::string& owner);
+  void OnDrain(const std::string& identity, const Principal& who, const wire::DrainWorker& req,
+               bool delimiter);
+  // May `who` act on a job submitted by `owner` (a principal's label; empty: admins only)?
+  bool MayControl(const Principal& who, const std::string& owner);
   void ReplyError(const std::string& identity, const Status& status, wire::MessageType about,
                   bool delimiter);
 
@@ -200,6 +213,7 @@ class Coordinator {
   std::optional<net::ServerKeys> server_keys_;
   std::shared_ptr<AllowLists> allow_lists_;
   std::unique_ptr<ZapHandler> zap_;
+  std::unique_ptr<SessionCheck> sessions_;  // null under --insecure
   std::string keys_dir_;
   zmq::socket_t workers_;
   zmq::socket_t clients_;

@@ -171,7 +171,52 @@ void Coordinator::OnResults(const std::string& worker_id, const wire::TaskResult
   }
 }
 
-void Coordinator::OnClientMessage(const std::string& identity, const std::string& user,
+Principal Coordinator::PeerPrincipal(const std::string& user, const std::string& key) const {
+  if (!sessions_) return Principal::Insecure();
+  return Principal::Key(user, key);
+}
+
+bool Coordinator::SessionAllowed(const char* domain, const std::string& route,
+                                 const std::string& user, const std::string& key) {
+  if (!sessions_) return true;
+  const SessionCheck::Verdict v = sessions_->Check(domain, user, key);
+  if (v.allowed) return true;
+  ++dropped_;
+  if (v.first_refusal) {
+    Logger("coordinator")->warn("refusing the messages of an open {} connection of key '{}' "
+                                "({}...): that key is no longer in authorized/{}/ under that name",
+                                domain, user, key.substr(0, 8), domain);
+  }
+  auto known = route_to_worker_.find(route);
+  if (domain == std::string_view(kWorkersDomain) && known != route_to_worker_.end()) {
+    // Lost now, not at its heartbeat timeout: until then it would still be sent tasks, and a
+    // pool whose only worker was revoked hears nobody, which reads as the coordinator's own
+    // link being down (nobody is reaped then).
+    const std::string id = known->second;
+    route_to_worker_.erase(known);
+    const WorkerEntry* w = scheduler_.registry().Find(id);
+    if (w != nullptr && !w->gone() && w->route == route) {
+      const std::vector<LostAttempt> lost = scheduler_.RemoveWorker(id, NowMs());
+      Logger("coordinator")->warn("worker {} is lost: its key '{}' was revoked ({} task(s) to run "
+                                  "elsewhere)", id, user, lost.size());
+      events_.WorkerLost(id, lost.size());
+      RecordLost(lost);
+    }
+  }
+  return false;
+}
+
+void Coordinator::RefuseRevoked(const std::string& identity, const std::string& payload,
+                                bool delimiter) {
+  Result<wire::MessageType> type = wire::PeekType(payload);
+  ReplyError(identity,
+             PermissionDenied("this key is no longer authorized by the coordinator (it left "
+                              "authorized/clients/ or was replaced there since this connection "
+                              "opened)"),
+             type.ok() ? *type : static_cast<wire::MessageType>(0), delimiter);
+}
+
+void Coordinator::OnClientMessage(const std::string& identity, const Principal& who,
                                   const std::string& payload, bool delimiter) {
   wire::DecodeLimits limits;
   limits.max_payload_bytes = options_.max_message_bytes;
@@ -185,15 +230,15 @@ void Coordinator::OnClientMessage(const std::string& identity, const std::string
     return;
   }
   if (const auto* submit = std::get_if<wire::SubmitJob>(&*msg)) {
-    OnSubmit(identity, user, *submit, delimiter);
+    OnSubmit(identity, who.label(), *submit, delimiter);
   } else if (const auto* status = std::get_if<wire::StatusRequest>(&*msg)) {
     OnStatus(identity, *status, delimiter);
   } else if (const auto* cancel = std::get_if<wire::CancelJob>(&*msg)) {
-    OnCancel(identity, user, *cancel, delimiter);
+    OnCancel(identity, who, *cancel, delimiter);
   } else if (const auto* retry = std::get_if<wire::RetryJob>(&*msg)) {
-    OnRetry(identity, user, *retry, delimiter);
+    OnRetry(identity, who, *retry, delimiter);
   } else if (const auto* drain = std::get_if<wire::DrainWorker>(&*msg)) {
-    OnDrain(identity, user, *drain, delimiter);
+    OnDrain(identity, who, *drain, delimiter);
   } else if (std::holds_alternative<wire::WorkersRequest>(*msg)) {
     wire::WorkersReply reply;
     reply.workers = scheduler_.Workers(NowMs());
@@ -432,12 +477,20 @@ void Coordinator::AnswerWaiters(bool all_due) {
   waiters_.swap(still);
 }
 
-bool Coordinator::MayControl(const std::string& user, const std::string& owner) {
-  if (!allow_lists_) return true;  // --insecure: nobody is told apart
-  // The HTTP API's token is the state directory owner's: an admin's credential.
-  if (user == http::kApiUser) return true;
-  if (!owner.empty() && user == owner) return true;
-  return allow_lists_->IsAdmin(user);
+bool Coordinator::MayControl(const Principal& who, const std::string& owner) {
+  switch (who.kind) {
+    case Principal::Kind::kInsecure:
+      return true;  // --insecure: nobody is told apart
+    case Principal::Kind::kHttpApi:
+      // The HTTP API's token is the state directory owner's: an admin's credential.
+      return true;
+    case Principal::Kind::kKey:
+      // Its own jobs by name (a key replaced under the same name keeps them); an admin's
+      // rights by key. The API's label holds '@', which no key name may: no key owns its jobs.
+      if (!owner.empty() && who.name == owner) return true;
+      return allow_lists_ != nullptr && allow_lists_->IsAdmin(who.public_z85);
+  }
+  return false;
 }
 
 void Coordinator::ReplyError(const std::string& identity, const Status& status,
@@ -445,8 +498,9 @@ void Coordinator::ReplyError(const std::string& identity, const Status& status,
   ReplyToClient(identity, wire::Encode(wire::ErrorFromStatus(status, about)), delimiter);
 }
 
-void Coordinator::OnCancel(const std::string& identity, const std::string& user,
+void Coordinator::OnCancel(const std::string& identity, const Principal& who,
                            const wire::CancelJob& req, bool delimiter) {
+  const std::string user = who.label();
   JobState* job = scheduler_.FindJob(req.job_id);
   auto summary = finished_.find(req.job_id);
   if (job == nullptr && summary == finished_.end()) {
@@ -454,7 +508,7 @@ void Coordinator::OnCancel(const std::string& identity, const std::string& user,
     return;
   }
   const std::string& owner = job != nullptr ? job->submitted_by() : summary->second.submitted_by;
-  if (!MayControl(user, owner)) {
+  if (!MayControl(who, owner)) {
     Logger("coordinator")->warn("refused to cancel job {} for key '{}': it is not the submitter "
                                 "nor an admin", req.job_id, user);
     ReplyError(identity,
@@ -504,8 +558,9 @@ void Coordinator::RecordReusable(const JobState& job, uint32_t plan_node) {
   }
 }
 
-void Coordinator::OnRetry(const std::string& identity, const std::string& user,
+void Coordinator::OnRetry(const std::string& identity, const Principal& who,
                           const wire::RetryJob& req, bool delimiter) {
+  const std::string user = who.label();
   auto refuse = [&](const Status& why) {
     ReplyError(identity, why, wire::MessageType::kRetryJob, delimiter);
   };
@@ -514,7 +569,7 @@ void Coordinator::OnRetry(const std::string& identity, const std::string& user,
   auto summary = finished_.find(req.job_id);
   if (job == nullptr && summary == finished_.end()) return refuse(NotFound("no job " + req.job_id));
   const std::string& owner = job != nullptr ? job->submitted_by() : summary->second.submitted_by;
-  if (!MayControl(user, owner)) {
+  if (!MayControl(who, owner)) {
     Logger("coordinator")->warn("refused to retry job {} for key '{}': it is not the submitter "
                                 "nor an admin", req.job_id, user);
     return refuse(PermissionDenied("job " + req.job_id + " was submitted by '" + owner +
@@ -587,9 +642,10 @@ void Coordinator::OnRetry(const std::string& identity, const std::string& user,
                 delimiter);
 }
 
-void Coordinator::OnDrain(const std::string& identity, const std::string& user,
+void Coordinator::OnDrain(const std::string& identity, const Principal& who,
                           const wire::DrainWorker& req, bool delimiter) {
-  if (!MayControl(user, "")) {
+  const std::string user = who.label();
+  if (!MayControl(who, "")) {
     Logger("coordinator")->warn("refused to drain worker {} for key '{}': not an admin",
                                 req.worker_id, user);
     ReplyError(identity,

@@ -15,9 +15,10 @@
 
 namespace coupler::coordinator::http {
 
-// The key name requests from the API act as: the token is the state directory owner's
-// credential, so it may do what an admin key may.
-inline constexpr const char* kApiUser = "http-api";
+// What jobs submitted through the API record as their submitter. Only a label: requests from
+// the API act as Principal::kHttpApi (coordinator/principal.h), never as a name a key file
+// could claim, and '@' is outside the characters a key name may hold.
+inline constexpr const char* kApiUser = "@http-api";
 
 class LoopChannel {
  public:

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
@@ -33,17 +34,6 @@ std::string OctalMode(mode_t mode) {
   char buf[8];
   std::snprintf(buf, sizeof(buf), "%04o", static_cast<unsigned>(mode & 07777));
   return buf;
-}
-
-// Names become file names and appear in logs: keep them plain.
-bool ValidName(const std::string& name) {
-  if (name.empty() || name.size() > 64 || name[0] == '.' || name[0] == '-') return false;
-  for (char c : name) {
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.')) {
-      return false;
-    }
-  }
-  return true;
 }
 
 std::string Render(const CurveKey& key, bool with_secret) {
@@ -114,12 +104,21 @@ Result<KeyRole> ParseKeyRole(std::string_view text) {
                          "': expected coordinator, worker or client");
 }
 
-Result<CurveKey> GenerateKey(KeyRole role, const std::string& name) {
-  if (!ValidName(name)) {
-    return InvalidArgument("key name '" + name +
-                           "' must be 1-64 letters, digits, '-', '_' or '.', not starting "
-                           "with '.' or '-'");
+// Names become file names and appear in logs and status: keep them plain.
+Status CheckKeyName(const std::string& name) {
+  bool plain = !name.empty() && name.size() <= 64 && name[0] != '.' && name[0] != '-';
+  for (char c : name) {
+    plain = plain &&
+            (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.');
   }
+  if (plain) return Status::Ok();
+  return InvalidArgument("key name '" + name +
+                         "' must be 1-64 letters, digits, '-', '_' or '.', not starting "
+                         "with '.' or '-'");
+}
+
+Result<CurveKey> GenerateKey(KeyRole role, const std::string& name) {
+  COUPLER_RETURN_IF_ERROR(CheckKeyName(name));
   if (!zmq_has("curve")) return Unavailable("this libzmq was built without CURVE support");
   char pub[41];
   char sec[41];
@@ -199,17 +198,43 @@ Result<CurveKey> ReadKeyFile(const std::string& path) {
   return key;
 }
 
-Result<std::map<std::string, std::string>> ReadAllowList(const std::string& dir) {
-  std::map<std::string, std::string> out;
+Result<std::map<std::string, std::string>> ReadAllowList(const std::string& dir,
+                                                         std::vector<std::string>* refused) {
+  auto refuse = [&](std::string why) {
+    if (refused != nullptr) refused->push_back(std::move(why));
+  };
   std::error_code ec;
-  if (!fs::exists(dir, ec)) return out;
+  if (!fs::exists(dir, ec)) return std::map<std::string, std::string>();
+  std::map<std::string, std::vector<std::string>> names_of;  // public -> every name it has
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     if (entry.path().extension() != ".pub") continue;
-    COUPLER_ASSIGN_OR_RETURN(CurveKey key, ReadKeyFile(entry.path().string()));
+    const std::string file = entry.path().filename().string();
     // The file name is the name an operator sees and removes; it wins over the text inside.
-    out[key.public_z85] = entry.path().stem().string();
+    const std::string name = entry.path().stem().string();
+    if (Status s = CheckKeyName(name); !s.ok()) {
+      refuse(dir + "/" + file + ": " + std::string(s.message()));
+      continue;
+    }
+    Result<CurveKey> key = ReadKeyFile(entry.path().string());
+    if (!key.ok()) {
+      refuse(std::string(key.status().message()));
+      continue;
+    }
+    names_of[key->public_z85].push_back(name);
   }
   if (ec) return Internal("cannot list " + dir + ": " + ec.message());
+  std::map<std::string, std::string> out;
+  for (auto& [key, names] : names_of) {
+    if (names.size() == 1) {
+      out[key] = names.front();
+      continue;
+    }
+    std::sort(names.begin(), names.end());
+    std::string listed;
+    for (const std::string& n : names) listed += (listed.empty() ? "" : ", ") + n + ".pub";
+    refuse(dir + ": one key under " + std::to_string(names.size()) + " names (" + listed +
+           "): admitted under none until one is removed");
+  }
   return out;
 }
 

@@ -10,6 +10,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "runtime/status.h"
 
@@ -38,9 +39,17 @@ Status WritePublicKey(const std::string& path, const CurveKey& key);
 // Reads a .key or .pub file. A .key file readable by others is refused: its secret is exposed.
 Result<CurveKey> ReadKeyFile(const std::string& path);
 
+// Whether `name` may name a key (and so a file, and a peer in logs and status): 1-64 of
+// [A-Za-z0-9._-], not starting with '.' or '-'. InvalidArgument says what is wrong.
+Status CheckKeyName(const std::string& name);
+
 // The names and keys in an allow-list directory (NAME.pub files): public Z85 -> name. A
-// missing directory is an empty list; an unreadable or malformed file is an error.
-Result<std::map<std::string, std::string>> ReadAllowList(const std::string& dir);
+// missing directory is an empty list; one that cannot be listed is an error. A file that lists
+// nobody is left out, its reason appended to `refused` (when given): a name CheckKeyName
+// refuses, a file that is unreadable or no key file, and a public key under two names (then
+// under neither: a peer's identity must not depend on the order the folder is read in).
+Result<std::map<std::string, std::string>> ReadAllowList(
+    const std::string& dir, std::vector<std::string>* refused = nullptr);
 
 // What a worker or client presents: its own pair and the coordinator's public key.
 struct PeerKeys {

@@ -106,6 +106,7 @@ Result<std::optional<RoutedMessage>> TryRecvRouted(zmq::socket_t& router) {
   m.identity = frames.front().to_string();
   if (frames.size() >= 2) m.payload = frames.back().to_string();
   if (const char* user = zmq_msg_gets(frames.back().handle(), "User-Id")) m.user_id = user;
+  if (const char* key = zmq_msg_gets(frames.back().handle(), "X-Key")) m.peer_key = key;
   m.has_empty_delimiter = frames.size() >= 3 && frames[1].size() == 0;
   return std::optional<RoutedMessage>(std::move(m));
 }

@@ -27,6 +27,9 @@ struct RoutedMessage {
   // Who the ZAP handler said the peer is (the name of its authorized key); empty on a
   // plaintext socket.
   std::string user_id;
+  // The public key (Z85) the peer's handshake proved, as the ZAP handler attached it (its
+  // "X-Key" property); empty on a plaintext socket.
+  std::string peer_key;
 };
 
 // How a server socket authenticates its peers: CURVE with `keys`, each handshake checked by
