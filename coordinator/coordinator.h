@@ -60,6 +60,9 @@ struct CoordinatorOptions {
   // long. A batch scheduler's cancel signals coordinator and workers together; this keeps the
   // coordinator up while the workers finish (scripts/slurm/coupler-pool.sbatch).
   int64_t stop_drain_ms = 0;
+  // Start even when the state lost commits (its WAL deleted, an older copy put back), with a
+  // warning; otherwise such a state is refused (store::LostCommits).
+  bool accept_state_loss = false;
 };
 
 // The address HTTP listens on by default for a coordinator whose workers connect to
