@@ -374,6 +374,7 @@ void Coordinator::PersistFinishedJobs() {
                                   job->total_attempts(),
                                   job->error().empty() ? "" : " — " + job->error());
       events_.JobFinished(job->id(), JobPhaseName(job->phase()), job->error());
+      scheduler_.ReleaseFinished(job->id());
     }
   }
 }
