@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -378,8 +379,10 @@ void JobState::Compact(wire::JobStatus summary) {
   light.source_file = std::move(graph_.source_file);
   light.base_dir = std::move(graph_.base_dir);
   light.priority = graph_.priority;
-  graph_ = std::move(light);
-  plan_ = plan::Plan();
+  // Moved out, not assigned over: assigning a short string keeps the long one's buffer (a
+  // 16 MiB description would stay).
+  job::JobGraph old = std::exchange(graph_, std::move(light));
+  plan::Plan old_plan = std::exchange(plan_, plan::Plan());
   table_ = TaskTable(plan_);
   FreeAll(state_);
   FreeAll(attempts_);
