@@ -184,5 +184,38 @@ TEST(StateLimitsTest, MemoryReturnsAfterBigSpecsAreCancelled) {
   EXPECT_EQ(st->jobs.size(), 1 + ids.size());
 }
 
+// A cancelled job too big to keep in full shows its totals, and `coupler retry` rebuilds it
+// from the store: it runs again with every node.
+TEST(StateLimitsTest, ACompactedJobShowsItsTotalsAndCanBeRetried) {
+  Cluster cluster;  // no workers: the job stays queued until cancelled
+  ASSERT_TRUE(cluster.StartCoordinator()) << cluster.Logs();
+  const fs::path spec = cluster.dir() / "wide.yaml";
+  {
+    std::ofstream out(spec);
+    out << "name: wide\nworkdir: work\nnodes:\n";
+    for (int n = 0; n < 1500; ++n) out << "  - {id: n" << n << ", op: noop}\n";
+  }
+  const std::string id = cluster.Submit(spec);
+  ASSERT_FALSE(id.empty()) << cluster.Logs();
+  CommandResult cancelled = cluster.Cli({"cancel", id});
+  ASSERT_EQ(cancelled.exit_code, 0) << cancelled.err;
+  std::optional<JobView> st = cluster.WaitJobFinished(id, 60s);
+  ASSERT_TRUE(st) << cluster.Logs();
+  EXPECT_EQ(st->state, "cancelled");
+  EXPECT_EQ(st->total, 1500u);
+  EXPECT_TRUE(WaitUntil([&] { st = cluster.Job(id); return st && st->nodes.empty(); }, 60s, 100ms))
+      << "still " << (st ? st->nodes.size() : 0) << " node lines";
+
+  CommandResult retried = cluster.Cli({"retry", id});
+  ASSERT_EQ(retried.exit_code, 0) << retried.err << cluster.Logs();
+  EXPECT_THAT(retried.out, HasSubstr("1500 of 1500 tasks"));
+  st = cluster.Job(id);
+  ASSERT_TRUE(st) << cluster.Logs();
+  EXPECT_EQ(st->state, "running");
+  EXPECT_EQ(st->nodes.size(), 1500u);
+  EXPECT_EQ(st->queued, 1500u);
+  ASSERT_TRUE(cluster.coordinator().running()) << cluster.Logs();
+}
+
 }  // namespace
 }  // namespace coupler::itest
