@@ -74,6 +74,9 @@ void AddServiceCommands(CLI::App& app, CommandBody* run) {
                 "on SIGTERM/SIGINT, drain the pool first (workers finish and commit what they "
                 "hold) for up to this long; 0: stop at once")
       ->capture_default_str();
+  c->add_flag(store::kAcceptStateLossFlag, copts->accept_state_loss,
+              "start even though the state lost commits (its WAL deleted, an older backup put "
+              "back): continue with what the database holds, forgetting the rest");
   c->add_option("--ready-file", copts->ready_file, "write the bound endpoints here once listening");
   c->add_option("--keys", copts->keys_dir,
                 "coordinator key set (default: STATE/keys, created at first start)");

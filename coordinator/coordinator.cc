@@ -56,7 +56,10 @@ Result<std::unique_ptr<Coordinator>> Coordinator::Create(const CoordinatorOption
   const std::string client_ep =
       options.client_listen.empty() ? net::ClientEndpointFor(options.listen) : options.client_listen;
   if (options.insecure) COUPLER_RETURN_IF_ERROR(CheckPlaintextAllowed(options.listen, client_ep));
-  COUPLER_ASSIGN_OR_RETURN(auto store, store::StateStore::Open(options.state_dir));
+  COUPLER_ASSIGN_OR_RETURN(
+      auto store, store::StateStore::Open(options.state_dir, store::OpenMode::kReadWrite,
+                                          options.accept_state_loss ? store::LostCommits::kAccept
+                                                                    : store::LostCommits::kRefuse));
   std::unique_ptr<Coordinator> c(new Coordinator(options, std::move(store)));
   COUPLER_RETURN_IF_ERROR(c->Resume());
   COUPLER_RETURN_IF_ERROR(c->StartSecurity());
@@ -401,6 +404,7 @@ void Coordinator::PersistFinishedJobs() {
                                   job->total_attempts(),
                                   job->error().empty() ? "" : " — " + job->error());
       events_.JobFinished(job->id(), JobPhaseName(job->phase()), job->error());
+      scheduler_.ReleaseFinished(job->id());
     }
   }
 }

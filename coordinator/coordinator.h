@@ -69,6 +69,9 @@ struct CoordinatorOptions {
   // The reuse catalogue (store/reuse_store.h); empty: STATE/reuse.db. `coupler run` keeps it
   // in the user's ~/.coupler, since its state is temporary and reuse spans its runs.
   std::string reuse_catalog;
+  // Start even when the state lost commits (its WAL deleted, an older copy put back), with a
+  // warning; otherwise such a state is refused (store::LostCommits).
+  bool accept_state_loss = false;
 };
 
 // The address HTTP listens on by default for a coordinator whose workers connect to

@@ -598,7 +598,7 @@ void Coordinator::OnRetry(const std::string& identity, const Principal& who,
                           [&](const store::JobRecord& r) { return r.id == req.job_id; });
   if (rec == records->end()) return refuse(Internal("job " + req.job_id + " is not in the store"));
   std::unique_ptr<JobState> restored;
-  if (job == nullptr) {
+  if (job == nullptr || job->compacted()) {
     // Finished before this coordinator started: rebuilt from the store as a restart would.
     auto commits = store_->LoadCommits(rec->id);
     auto attempts = store_->LoadAttempts(rec->id);

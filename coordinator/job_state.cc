@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -14,7 +15,7 @@ JobState::JobState(std::string id, job::JobGraph graph, plan::Plan plan, Dataset
       graph_(std::move(graph)),
       plan_(std::move(plan)),
       table_(plan_),
-      specs_(graph_, plan_, std::move(datasets)) {
+      specs_(std::in_place, graph_, plan_, std::move(datasets)) {
   const size_t n = plan_.nodes.size();
   state_.assign(table_.size(), static_cast<uint8_t>(TaskState::kBlocked));
   attempts_.assign(table_.size(), 0);
@@ -354,8 +355,61 @@ void JobState::Cancel() {
   ForgetRunning();
 }
 
+namespace {
+
+// Frees a container's memory (clear() keeps the capacity).
+template <typename T>
+void FreeAll(T& c) {
+  T().swap(c);
+}
+
+}  // namespace
+
+void JobState::Compact(wire::JobStatus summary) {
+  COUPLER_CHECK(finished() && running_ == 0) << "job " << id_ << " is not finished";
+  summary_ = std::move(summary);
+  specs_.reset();  // before the graph and plan it borrows
+  // What the event loop still reads of a finished job: where its run directory is.
+  job::JobGraph light;
+  light.name = std::move(graph_.name);
+  light.workdir = std::move(graph_.workdir);
+  light.workdir_root = std::move(graph_.workdir_root);
+  light.run_dir = std::move(graph_.run_dir);
+  light.reuse = graph_.reuse;
+  light.source_file = std::move(graph_.source_file);
+  light.base_dir = std::move(graph_.base_dir);
+  light.priority = graph_.priority;
+  // Moved out, not assigned over: assigning a short string keeps the long one's buffer (a
+  // 16 MiB description would stay).
+  job::JobGraph old = std::exchange(graph_, std::move(light));
+  plan::Plan old_plan = std::exchange(plan_, plan::Plan());
+  table_ = TaskTable(plan_);
+  FreeAll(state_);
+  FreeAll(attempts_);
+  FreeAll(unreported_losses_);
+  FreeAll(attempt_base_);
+  FreeAll(node_keys_);
+  FreeAll(reused_from_);
+  FreeAll(deps_left_);
+  FreeAll(node_done_);
+  FreeAll(node_maps_done_);
+  FreeAll(node_attempts_);
+  FreeAll(node_running_);
+  FreeAll(node_error_);
+  FreeAll(readers_);
+  FreeAll(ready_);
+  FreeAll(ready_gpu_);
+  FreeAll(ready_by_node_);
+  FreeAll(ready_gangs_);
+  FreeAll(gang_hosts_);
+  FreeAll(backing_off_);
+  FreeAll(tried_on_);
+}
+
 void JobState::Retry() {
   COUPLER_CHECK(phase_ != JobPhase::kSucceeded) << "job " << id_;
+  COUPLER_CHECK(!compacted()) << "job " << id_ << " was compacted: rebuild it from the store";
+  compact_wanted_ = false;
   ready_.clear();
   ready_gpu_.clear();
   ready_by_node_.clear();
@@ -411,7 +465,7 @@ void JobState::MarkReused(size_t p, std::string from) {
 }
 
 wire::TaskSpec JobState::MakeSpec(uint64_t t) const {
-  wire::TaskSpec spec = specs_.Make(table_.Describe(t));
+  wire::TaskSpec spec = specs_->Make(table_.Describe(t));
   spec.job_id = id_;
   spec.task_id = t;
   spec.attempt = attempts_[t] > 0 ? attempts_[t] - 1u : 0u;

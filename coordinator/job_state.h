@@ -137,6 +137,18 @@ class JobState {
   void RestoreAttempts(uint64_t task, uint32_t attempts);
   void Cancel();
 
+  // A finished job that nothing needs in full any more (its end is on disk, no task of it is
+  // held) keeps only `summary`, what status shows of it: the graph, plan, task table and
+  // per-task state of a job of 200,000 nodes are hundreds of MiB. From then on table() is
+  // empty (results for it are stale), and `coupler retry` rebuilds it from the store, as after
+  // a restart. The Scheduler decides when (Scheduler::ReleaseFinished).
+  void Compact(wire::JobStatus summary);
+  bool compacted() const { return summary_.has_value(); }
+  const wire::JobStatus& summary() const { return *summary_; }
+  // Asked for once the job's end is on disk; a Retry withdraws it (the next end asks again).
+  void WantCompact() { compact_wanted_ = true; }
+  bool compact_wanted() const { return compact_wanted_; }
+
   // `coupler retry`: a failed or cancelled job runs again in place. Its done tasks stay done;
   // every other task is queued again (as its inputs allow) with a fresh attempt budget: its
   // attempts go on numbering after the old ones (so logs and late results never mix) but
@@ -226,7 +238,7 @@ class JobState {
   job::JobGraph graph_;
   plan::Plan plan_;
   TaskTable table_;
-  TaskSpecs specs_;
+  std::optional<TaskSpecs> specs_;  // reset by Compact
   std::vector<uint8_t> state_;         // TaskState per task
   std::vector<uint8_t> attempts_;      // attempts started per task (capped at 255)
   std::vector<uint8_t> unreported_losses_;  // see ChargeUnreportedLoss
@@ -266,6 +278,8 @@ class JobState {
   std::multimap<int64_t, uint64_t> backing_off_;
   // Per task with failed attempts: the workers they ran on (see Taker::elsewhere).
   std::map<uint64_t, std::vector<std::string>> tried_on_;
+  std::optional<wire::JobStatus> summary_;  // set by Compact
+  bool compact_wanted_ = false;
 };
 
 }  // namespace coupler::coordinator

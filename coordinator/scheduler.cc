@@ -1,5 +1,7 @@
 #include "coordinator/scheduler.h"
 
+#include <malloc.h>
+
 #include <algorithm>
 
 #include "coordinator/status_report.h"
@@ -37,6 +39,12 @@ bool Scheduler::OtherWorkerCanRun(const JobState& job, size_t plan_node,
 }
 
 void Scheduler::AddJob(std::unique_ptr<JobState> job) {
+  if (auto it = job_index_.find(job->id());
+      it != job_index_.end() && jobs_[it->second]->compacted()) {
+    // `coupler retry` of a compacted job: the job rebuilt from the store takes its place.
+    jobs_[it->second] = std::move(job);
+    return;
+  }
   job_index_[job->id()] = static_cast<uint32_t>(jobs_.size());
   jobs_.push_back(std::move(job));
 }
@@ -125,6 +133,7 @@ std::vector<LostAttempt> Scheduler::ReapSilentWorkers(int64_t now_ms) {
                        "worker " + id + " died (no heartbeat) while running the task");
     lost.insert(lost.end(), l.begin(), l.end());
   }
+  CompactReleased();  // the tasks a finished job still had out may have ended meanwhile
   return lost;
 }
 
@@ -371,7 +380,57 @@ std::vector<std::string> Scheduler::Cancel(const std::string& job_id) {
   return holders;
 }
 
+void Scheduler::ReleaseFinished(const std::string& job_id) {
+  auto it = job_index_.find(job_id);
+  if (it == job_index_.end()) return;
+  JobState& job = *jobs_[it->second];
+  if (!job.finished() || job.compacted()) return;
+  constexpr size_t kBigDescription = 64 << 10;
+  if (job.plan().nodes.size() <= kDetailedNodes && job.graph().description.size() < kBigDescription) {
+    return;
+  }
+  job.WantCompact();
+  CompactReleased();
+}
+
+bool Scheduler::Holds(uint32_t index) const {
+  const TaskKey first{index, 0};
+  if (auto g = running_gangs_.lower_bound(first); g != running_gangs_.end() && g->first.first == index) {
+    return true;
+  }
+  for (const auto& [id, w] : registry_.workers()) {
+    auto t = w.inflight.lower_bound(first);
+    if (t != w.inflight.end() && t->first.first == index) return true;
+  }
+  return false;
+}
+
+void Scheduler::CompactReleased() {
+  bool freed = false;
+  for (size_t i = 0; i < jobs_.size(); ++i) {
+    JobState& job = *jobs_[i];
+    if (!job.compact_wanted() || job.compacted() || !job.finished()) continue;
+    if (Holds(static_cast<uint32_t>(i))) continue;
+    wire::JobStatus summary = Status(job);
+    // A restarted coordinator shows a finished job the same way: its totals. The nodes that
+    // failed stay, so that status still says where (a few: they all fail alike).
+    constexpr size_t kFailedNodesKept = 20;
+    std::vector<wire::NodeStatus> failed;
+    for (wire::NodeStatus& n : summary.nodes) {
+      if (!n.error.empty() && failed.size() < kFailedNodesKept) failed.push_back(std::move(n));
+    }
+    summary.nodes = std::move(failed);
+    job.Compact(std::move(summary));
+    freed = true;
+  }
+  // The state was built on the admission thread, in its own malloc arena; glibc keeps what is
+  // freed there (and holes in the main heap) mapped unless asked: a cancelled 200,000-node
+  // job would otherwise leave the coordinator hundreds of MiB larger until it restarts.
+  if (freed) malloc_trim(0);
+}
+
 wire::JobStatus Scheduler::Status(const JobState& job) const {
+  if (job.compacted()) return job.summary();
   const auto index = job_index_.find(job.id());
   return ReportJob(job, registry_, gangs_,
                    index == job_index_.end() ? std::nullopt : std::optional(index->second));

@@ -96,6 +96,15 @@ class Scheduler {
   // true then.
   bool OnHeartbeat(const std::string& worker_id, const wire::Heartbeat& beat, int64_t now_ms);
 
+  // The event loop has `job_id`'s end on disk. A big finished job (see kDetailedNodes) keeps
+  // only its summary from then on (JobState::Compact), as soon as no worker holds a task of
+  // it (a failed job's other tasks may still be out: checked again at every reap), and the
+  // freed memory goes back to the system.
+  void ReleaseFinished(const std::string& job_id);
+  // A finished job keeps its per-node status lines while it has at most this many plan nodes
+  // (and its spec's description is small); a bigger one keeps its totals and its failed nodes.
+  static constexpr size_t kDetailedNodes = 1000;
+
   // Cancels a job. Returns the workers holding its tasks, to be told to abandon them.
   std::vector<std::string> Cancel(const std::string& job_id);
 
@@ -119,6 +128,10 @@ class Scheduler {
   bool ShareFits(const WorkerEntry& w, uint64_t bytes) const;
   // Frees every slot of a running gang's attempt.
   void EndGang(const TaskKey& key);
+  // Compacts the finished jobs that asked for it and are held by no worker any more.
+  void CompactReleased();
+  // Does a worker still hold (or a gang still run) a task of the job at `index`?
+  bool Holds(uint32_t index) const;
   // When the retry of a task that has failed `failures` times may start (0: at once).
   int64_t RetryAt(uint32_t failures) const;
   // Is there a worker other than `tried` that could take a task of the node now (alive, not

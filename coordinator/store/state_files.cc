@@ -109,14 +109,4 @@ Status CheckStateFiles(const std::string& dir, const std::string& db_file) {
   return CheckWal(db.string() + "-wal");
 }
 
-Status MarkStateCreated(const std::string& dir) {
-  const fs::path marker = fs::path(dir) / kStateMarker;
-  std::error_code ec;
-  if (fs::exists(marker, ec)) return Status::Ok();
-  std::ofstream out(marker, std::ios::trunc);
-  out << "coupler state: " << dir << "/coupler.db holds this coordinator's jobs\n";
-  if (!out) return Unavailable("cannot write " + marker.string());
-  return Status::Ok();
-}
-
 }  // namespace coupler::store

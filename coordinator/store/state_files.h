@@ -12,14 +12,13 @@
 namespace coupler::store {
 
 // The marker a state directory gets once its database holds the schema: from then on, a
-// missing or empty database there is damage, not a fresh start.
+// missing or empty database there is damage, not a fresh start. It also records the
+// database's commit generation (commit_generation.h).
 inline constexpr const char* kStateMarker = "coupler.state";
 
 // InvalidArgument, naming the file and what to do, when `dir` held state and its database is
 // missing, empty, without a SQLite header, or its WAL is damaged. OK for a fresh directory.
 Status CheckStateFiles(const std::string& dir, const std::string& db_file);
-// Writes the marker (once the schema exists).
-Status MarkStateCreated(const std::string& dir);
 
 // The WAL at `path`: OK when absent, empty or sound (a torn last frame after a crash is sound:
 // SQLite never committed it); InvalidArgument when its header fails its checksum or a frame

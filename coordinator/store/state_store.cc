@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -15,6 +16,7 @@
 #include "coordinator/store/path_list.h"
 #include "coordinator/store/state_files.h"
 #include "coordinator/store/store_schema.h"
+#include "runtime/logging.h"
 
 namespace coupler::store {
 namespace {
@@ -26,6 +28,9 @@ namespace fs = std::filesystem;
 constexpr int kBusyTimeoutMs = 5000;
 // After a big flush the WAL is truncated back to this on checkpoint instead of staying huge.
 constexpr int64_t kJournalSizeLimit = 64ll << 20;
+// WAL frames after which a commit checkpoints: SQLite's own auto-checkpoint threshold, which
+// the store's WAL hook takes over.
+constexpr int kCheckpointPages = 1000;
 
 constexpr const char* kPutJob =
     "INSERT OR REPLACE INTO jobs (id, number, name, spec_text, spec_path, base_dir, priority, "
@@ -55,6 +60,7 @@ constexpr const char* kLoadAttempts =
 constexpr const char* kInsertSent = "INSERT INTO sent (job_id, tasks) VALUES (?,?)";
 constexpr const char* kLoadSent = "SELECT tasks FROM sent WHERE job_id = ?";
 constexpr const char* kNextJobNumber = "SELECT COALESCE(MAX(number), 0) + 1 FROM jobs";
+constexpr const char* kSetGeneration = "UPDATE generation SET value = ? WHERE id = 1";
 
 // The digits at the end of a job id, if there are 1..18 of them (so they fit an int64).
 std::optional<int64_t> JobNumberFromId(std::string_view id) {
@@ -153,9 +159,41 @@ Status ConfigureForWriting(SqliteDb& db, const std::string& path) {
   return db.Exec(limit.c_str());
 }
 
+// True when a passive checkpoint copied the whole WAL into the database file, which
+// synchronous=NORMAL then syncs: everything committed so far survives a power loss.
+bool CheckpointCompletes(sqlite3* db) {
+  int log_frames = -1;
+  int copied = -1;
+  const int rc =
+      sqlite3_wal_checkpoint_v2(db, nullptr, SQLITE_CHECKPOINT_PASSIVE, &log_frames, &copied);
+  return rc == SQLITE_OK && log_frames >= 0 && log_frames == copied;
+}
+
+// The writer's generation at open: what the database holds, checked against what the marker
+// recorded. Runs before anything bumps the generation.
+Result<CommitGeneration> OpenGeneration(SqliteDb& db, const std::string& dir,
+                                        const std::string& path, LostCommits lost) {
+  COUPLER_ASSIGN_OR_RETURN(uint64_t found, ReadGeneration(db));
+  CommitGeneration now{found, 0, CurrentBootId()};
+  const std::optional<CommitGeneration> recorded = ReadCommitGeneration(dir);
+  if (recorded) {
+    Status check = CheckCommitGeneration(dir, path, *recorded, found, now.boot_id);
+    if (!check.ok()) {
+      if (lost == LostCommits::kRefuse) return check;
+      Logger("store")->warn("{} — starting anyway, as {} asks: what those commits recorded is "
+                            "forgotten",
+                            check.message(), kAcceptStateLossFlag);
+    }
+    now.durable = std::min(recorded->durable, found);
+  }
+  if (CheckpointCompletes(db.get())) now.durable = found;
+  return now;
+}
+
 }  // namespace
 
-Result<std::unique_ptr<StateStore>> StateStore::Open(const std::string& dir, OpenMode mode) {
+Result<std::unique_ptr<StateStore>> StateStore::Open(const std::string& dir, OpenMode mode,
+                                                     LostCommits lost) {
   COUPLER_RETURN_IF_ERROR(PrepareDir(dir, mode));
   const std::string path = (fs::path(dir) / kFileName).string();
   const bool writing = mode == OpenMode::kReadWrite;
@@ -179,23 +217,53 @@ Result<std::unique_ptr<StateStore>> StateStore::Open(const std::string& dir, Ope
     return SqliteError(rc, "sqlite3_busy_timeout", db.get());
   }
 
+  CommitGeneration generation;
   if (writing) {
     // Refuse foreign or newer files before the WAL switch writes to them.
     COUPLER_RETURN_IF_ERROR(CheckSchema(db, path));
     COUPLER_RETURN_IF_ERROR(ConfigureForWriting(db, path));
     COUPLER_RETURN_IF_ERROR(EnsureSchema(db, path));
-    COUPLER_RETURN_IF_ERROR(MarkStateCreated(dir));
+    COUPLER_ASSIGN_OR_RETURN(generation, OpenGeneration(db, dir, path, lost));
+    // Also the marker's first writing: from here on a missing database is damage.
+    COUPLER_RETURN_IF_ERROR(WriteCommitGeneration(dir, path, generation));
   } else {
     COUPLER_RETURN_IF_ERROR(CheckSchemaForReading(db, path));
   }
 
-  std::unique_ptr<StateStore> store(new StateStore(path, mode, std::move(db)));
+  std::unique_ptr<StateStore> store(
+      new StateStore(dir, path, mode, std::move(db), std::move(generation)));
   COUPLER_RETURN_IF_ERROR(store->PrepareStatements());
+  // Replaces SQLite's auto-checkpoint (AfterCommit checkpoints instead).
+  if (writing) sqlite3_wal_hook(store->db_.get(), &StateStore::OnWalCommit, store.get());
   return store;
 }
 
-StateStore::StateStore(std::string path, OpenMode mode, SqliteDb db)
-    : path_(std::move(path)), mode_(mode), db_(std::move(db)) {}
+StateStore::StateStore(std::string dir, std::string path, OpenMode mode, SqliteDb db,
+                       CommitGeneration generation)
+    : dir_(std::move(dir)),
+      path_(std::move(path)),
+      mode_(mode),
+      generation_(std::move(generation)),
+      db_(std::move(db)) {}
+
+int StateStore::OnWalCommit(void* self, sqlite3* /*db*/, const char* /*name*/, int pages) {
+  static_cast<StateStore*>(self)->wal_pages_ = pages;
+  return SQLITE_OK;
+}
+
+void StateStore::AfterCommit() {
+  if (wal_pages_ >= kCheckpointPages && CheckpointCompletes(db_.get())) {
+    generation_.durable = generation_.committed;
+  }
+  Status recorded = WriteCommitGeneration(dir_, path_, generation_);
+  if (!recorded.ok() && !marker_failed_) {
+    // The commit itself stands; only the check at the next start is weaker until a write works.
+    Logger("store")->warn("{}: a lost WAL would go unnoticed at the next start until it can be "
+                          "written",
+                          recorded.message());
+  }
+  marker_failed_ = !recorded.ok();
+}
 
 StateStore::~StateStore() = default;
 
@@ -215,6 +283,7 @@ Status StateStore::PrepareStatements() {
       {&next_job_number_, kNextJobNumber},
       {&insert_sent_, kInsertSent},
       {&load_sent_, kLoadSent},
+      {&set_generation_, kSetGeneration},
   };
   for (const Entry& e : entries) {
     COUPLER_ASSIGN_OR_RETURN(*e.stmt, SqliteStatement::Prepare(db_.get(), e.sql));
@@ -235,11 +304,18 @@ Status StateStore::WriteWithBuffered(const std::string& what, Fn&& also) {
   if (!txn.ok()) return txn.status().WithContext(context);
   Status status = WriteBufferedRows();
   if (status.ok()) status = also();
+  if (status.ok()) {
+    StatementReset reset(set_generation_);
+    set_generation_.BindInt64(1, ToSql(generation_.committed + 1));
+    status = set_generation_.Step().status();
+  }
   if (status.ok()) status = txn->Commit();
   if (!status.ok()) return status.WithContext(context);  // txn's destructor rolls back
+  ++generation_.committed;
   commits_.clear();
   attempts_.clear();
   sent_.clear();
+  AfterCommit();
   return Status::Ok();
 }
 

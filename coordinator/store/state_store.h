@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "runtime/status.h"
+#include "coordinator/store/commit_generation.h"
 #include "coordinator/store/records.h"
 #include "coordinator/store/sqlite_db.h"
 
@@ -20,6 +21,13 @@ enum class OpenMode {
   kReadOnly,   // anyone else (status tools): reads while the coordinator writes, thanks to WAL
 };
 
+// What a writer's Open does when the database holds fewer commits than the state marker
+// recorded (its WAL deleted, an older copy put back; see commit_generation.h).
+enum class LostCommits {
+  kRefuse,  // InvalidArgument naming the files, both generations and what to do
+  kAccept,  // the operator said so: start with what the database holds, with a warning
+};
+
 // Durability contract (grouped commit): a task row is durable once a Flush returns OK, or once a
 // PutJob/SetJobState returns OK, since those write everything buffered before them in the same
 // transaction — so what is on disk is always a prefix of the calls made, and a job is never
@@ -27,6 +35,9 @@ enum class OpenMode {
 // buffered when the store is destroyed are lost, as in a crash: call Flush before shutting down.
 // Commits are synchronous=NORMAL: durable against a process crash at once, against power loss
 // from the next WAL checkpoint; never an fsync per task.
+// Every write transaction also bumps the database's commit generation, and the state marker
+// (coupler.state) records it, renamed into place after each commit (no sync either), so a
+// writer's Open refuses a database that lost commits a process crash could not have lost.
 //
 // Not thread-safe: one owner (the coordinator's event loop) calls everything.
 class StateStore {
@@ -34,9 +45,11 @@ class StateStore {
   static constexpr const char* kFileName = "coupler.db";
 
   // Opens DIR/coupler.db, creating both in kReadWrite mode. Errors say which dir or file and why
-  // (not a directory, not writable, not a SQLite file, written by a newer coupler, ...).
+  // (not a directory, not writable, not a SQLite file, written by a newer coupler, lost
+  // commits unless `lost` is kAccept, ...).
   static Result<std::unique_ptr<StateStore>> Open(const std::string& dir,
-                                                  OpenMode mode = OpenMode::kReadWrite);
+                                                  OpenMode mode = OpenMode::kReadWrite,
+                                                  LostCommits lost = LostCommits::kRefuse);
 
   StateStore(const StateStore&) = delete;
   StateStore& operator=(const StateStore&) = delete;
@@ -75,8 +88,14 @@ class StateStore {
   // none, so ids stay unique across restarts. Counts stored jobs only.
   Result<uint64_t> NextJobNumber();
 
+  // The generation of the last commit (0 before any), and of the last one a completed
+  // checkpoint synced into the database file.
+  uint64_t generation() const { return generation_.committed; }
+  uint64_t durable_generation() const { return generation_.durable; }
+
  private:
-  StateStore(std::string path, OpenMode mode, SqliteDb db);
+  StateStore(std::string dir, std::string path, OpenMode mode, SqliteDb db,
+             CommitGeneration generation);
   Status PrepareStatements();
   Status CheckWritable() const;
   // Writes the buffered rows, then runs `also`, in one transaction; the buffer is cleared only if
@@ -84,13 +103,21 @@ class StateStore {
   template <typename Fn>
   Status WriteWithBuffered(const std::string& what, Fn&& also);
   Status WriteBufferedRows();
+  // After a commit: checkpoints once the WAL is long (in place of SQLite's auto-checkpoint, so
+  // the store knows what is synced), then records the generation in the marker.
+  void AfterCommit();
+  static int OnWalCommit(void* self, sqlite3* db, const char* name, int pages);
 
+  std::string dir_;
   std::string path_;
   OpenMode mode_;
   std::vector<TaskCommit> commits_;
   std::vector<AttemptRecord> attempts_;
   std::vector<SentAttempts> sent_;
   std::string paths_scratch_;  // reused encoding buffer: one allocation per flush, not per row
+  CommitGeneration generation_;
+  int wal_pages_ = 0;          // frames in the WAL after the last commit (OnWalCommit)
+  bool marker_failed_ = false;  // the last marker write failed (warned once, until one works)
 
   // The connection first, so it is destroyed after the statements that borrow it.
   SqliteDb db_;
@@ -104,6 +131,7 @@ class StateStore {
   SqliteStatement insert_sent_;
   SqliteStatement load_sent_;
   SqliteStatement next_job_number_;
+  SqliteStatement set_generation_;
 };
 
 }  // namespace coupler::store

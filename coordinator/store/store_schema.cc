@@ -65,6 +65,17 @@ CREATE TABLE sent (
 CREATE INDEX sent_by_job ON sent(job_id);
 )sql";
 
+// One row, bumped by every write transaction. The state marker records it outside the
+// database and its WAL, so a start can tell that commits were lost (commit_generation.h).
+// IF NOT EXISTS: also the migration from an older version.
+constexpr const char* kCreateGeneration = R"sql(
+CREATE TABLE IF NOT EXISTS generation (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  value INTEGER NOT NULL
+);
+INSERT OR IGNORE INTO generation (id, value) VALUES (1, 0);
+)sql";
+
 struct SchemaInfo {
   int64_t user_version = 0;
   int64_t application_id = 0;
@@ -149,12 +160,21 @@ Status EnsureSchema(SqliteDb& db, const std::string& path) {
     COUPLER_RETURN_IF_ERROR(
         db.Exec("ALTER TABLE jobs ADD COLUMN submission_id TEXT NOT NULL DEFAULT '';"));
   }
+  // Older states start counting at 0: their marker records no generation, so nothing is
+  // checked until the first commit records one.
+  COUPLER_RETURN_IF_ERROR(db.Exec(kCreateGeneration));
   const std::string pragmas = "PRAGMA application_id = " + std::to_string(kApplicationId) +
                               "; PRAGMA user_version = " + std::to_string(kSchemaVersion) + ";";
   COUPLER_RETURN_IF_ERROR(db.Exec(pragmas.c_str()));
   Status status = txn.Commit();
   if (!status.ok()) return status.WithContext("create schema in " + path);
   return Status::Ok();
+}
+
+Result<uint64_t> ReadGeneration(SqliteDb& db) {
+  COUPLER_ASSIGN_OR_RETURN(int64_t value,
+                           QueryInt(db, "SELECT COALESCE(MAX(value), 0) FROM generation"));
+  return static_cast<uint64_t>(value);
 }
 
 Status CheckSchemaForReading(SqliteDb& db, const std::string& path) {

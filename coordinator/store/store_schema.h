@@ -10,8 +10,9 @@
 namespace coupler::store {
 
 // Bump when the tables change, and teach EnsureSchema to migrate from the previous version.
-// 2: jobs.submitted_by and a finished job's counts; 3: jobs.submission_id.
-inline constexpr int kSchemaVersion = 3;
+// 2: jobs.submitted_by and a finished job's counts; 3: jobs.submission_id; 4: the commit
+// generation (table generation).
+inline constexpr int kSchemaVersion = 4;
 // PRAGMA application_id: "CPLR". Tells our files apart from other SQLite databases.
 inline constexpr int kApplicationId = 0x43504c52;
 
@@ -22,6 +23,9 @@ Status CheckSchema(SqliteDb& db, const std::string& path);
 // Creates the tables in a fresh database; checks again inside the write transaction, so two
 // coordinators racing on a new state dir cannot both create them.
 Status EnsureSchema(SqliteDb& db, const std::string& path);
+
+// The commit generation the database holds (see commit_generation.h); 0 before the first.
+Result<uint64_t> ReadGeneration(SqliteDb& db);
 
 // For a read-only opener: the file must already hold coupler state of a version this build reads.
 Status CheckSchemaForReading(SqliteDb& db, const std::string& path);
