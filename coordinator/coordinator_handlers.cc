@@ -477,10 +477,6 @@ void Coordinator::AnswerWaiters(bool all_due) {
   waiters_.swap(still);
 }
 
-namespace {
-constexpr std::string_view kLegacyApiOwner = "http-api";
-}  // namespace
-
 bool Coordinator::MayControl(const Principal& who, const std::string& owner) {
   switch (who.kind) {
     case Principal::Kind::kInsecure:
@@ -491,9 +487,7 @@ bool Coordinator::MayControl(const Principal& who, const std::string& owner) {
     case Principal::Kind::kKey:
       // Its own jobs by name (a key replaced under the same name keeps them); an admin's
       // rights by key. The API's label holds '@', which no key name may: no key owns its jobs.
-      // "http-api" is how jobs the API submitted before it had its own principal were
-      // recorded: a key of that name never owns them either.
-      if (!owner.empty() && owner != kLegacyApiOwner && who.name == owner) return true;
+      if (!owner.empty() && who.name == owner) return true;
       return allow_lists_ != nullptr && allow_lists_->IsAdmin(who.public_z85);
   }
   return false;
