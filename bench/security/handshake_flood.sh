@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Dispatch while unauthenticated peers flood the client port with refused CURVE handshakes:
+# a real coordinator and 2 workers (2 slots each, keys on), a noop job of TASKS tasks timed by
+# the coordinator (submitted -> finished), alone and during FLOOD refused handshakes with fresh
+# keys (handshake_flood.py), ROUNDS times each, alternated. Prints each round's tasks/s, the
+# median ratio, and how many lines the coordinator's log grew by during the floods.
+# Usage: bench/security/handshake_flood.sh [TASKS=1000000] [FLOOD=20000] [ROUNDS=2]
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+COUPLER="${COUPLER:-$ROOT/build/bin/coupler}"
+TASKS="${1:-1000000}"
+FLOOD="${2:-20000}"
+ROUNDS="${3:-2}"
+DIR="$(mktemp -d /tmp/coupler-flood-XXXXXX)"
+PORT=$((20000 + RANDOM % 10000))
+EP="tcp://127.0.0.1:$PORT"
+CLIENTS="tcp://127.0.0.1:$((PORT + 1))"
+pids=()
+cleanup() { kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$DIR"; }
+trap cleanup EXIT
+
+"$COUPLER" coordinator --listen "$EP" --state "$DIR/state" --http off \
+  --ready-file "$DIR/ready" 2> "$DIR/coordinator.log" &
+pids+=($!)
+for _ in $(seq 100); do [[ -s "$DIR/ready" ]] && break; sleep 0.1; done
+for w in 1 2; do
+  "$COUPLER" worker --coordinator "$EP" --slots 2 --id "w$w" \
+    --keys "$DIR/state/keys/local-worker" 2> "$DIR/worker$w.log" &
+  pids+=($!)
+done
+printf 'name: flood\nnodes:\n  - {id: n, op: noop, params: {tasks: %s}}\n' "$TASKS" > "$DIR/job.yaml"
+KEYS="$DIR/state/keys/local-client"
+sleep 1
+
+# Runs the job; prints its tasks/s from the coordinator's own times.
+run_job() {
+  local id
+  id=$("$COUPLER" submit "$DIR/job.yaml" --coordinator "$EP" --keys "$KEYS")
+  "$COUPLER" status "$id" --wait --json --coordinator "$EP" --keys "$KEYS" > "$DIR/status.json" 2>/dev/null || true
+  python3 -c "import json,sys; j=json.load(open(sys.argv[1])); j=j['jobs'][0] if 'jobs' in j else j; print('%.0f' % (j['tasks']['done'] / ((j['finished_ms'] - j['submitted_ms']) / 1000.0)))" "$DIR/status.json"
+}
+
+alone=(); flooded=(); grown=()
+for r in $(seq "$ROUNDS"); do
+  alone+=("$(run_job)")
+  before=$(wc -l < "$DIR/coordinator.log")
+  python3 "$ROOT/bench/security/handshake_flood.py" "$CLIENTS" "$DIR/state/keys/coordinator.pub" "$FLOOD" > "$DIR/flood.out" &
+  flood=$!
+  sleep 0.5
+  flooded+=("$(run_job)")
+  wait "$flood"
+  sleep 11  # the refused-handshake summary comes once per 10 s window
+  grown+=($(( $(wc -l < "$DIR/coordinator.log") - before )))
+  echo "round $r: alone ${alone[-1]} tasks/s, during the flood ${flooded[-1]} tasks/s ($(cat "$DIR/flood.out")), log +${grown[-1]} lines" >&2
+done
+python3 - "${alone[*]}" "${flooded[*]}" <<'PY'
+import statistics, sys
+a = [float(x) for x in sys.argv[1].split()]
+f = [float(x) for x in sys.argv[2].split()]
+print(f"alone: median {statistics.median(a):.0f} tasks/s; during the flood: median {statistics.median(f):.0f} tasks/s; ratio {statistics.median(f) / statistics.median(a):.2f}")
+PY
