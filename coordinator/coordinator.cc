@@ -46,7 +46,7 @@ Coordinator::Coordinator(CoordinatorOptions options, std::unique_ptr<store::Stat
       store_(std::move(store)),
       events_({options_.state_dir + "/" + kEventLogFile, options_.event_log_bytes, kEventLogKeep}),
       scheduler_(options_.dead_after_ms, options_.gang_hold_timeout_ms),
-      ctx_(1),
+      ctx_(2),  // I/O threads: the workers' socket, the clients' (Bind)
       started_(std::chrono::steady_clock::now()) {
   scheduler_.SetRetryPolicy(kDefaultRetryPolicy, [this] { return NowMs(); });
 }
@@ -200,10 +200,12 @@ Status Coordinator::Bind() {
     worker_sec = {&*server_keys_, kWorkersDomain};
     client_sec = {&*server_keys_, kClientsDomain};
   }
-  COUPLER_ASSIGN_OR_RETURN(workers_, net::BindRouter(ctx_, options_.listen, worker_sec));
+  // Each socket its own I/O thread: CURVE handshakes anyone can start on the client port (a
+  // flood of unknown keys) are computed off the thread that carries the workers' traffic.
+  COUPLER_ASSIGN_OR_RETURN(workers_, net::BindRouter(ctx_, options_.listen, worker_sec, 0, 1u));
   const std::string client_ep =
       options_.client_listen.empty() ? net::ClientEndpointFor(options_.listen) : options_.client_listen;
-  COUPLER_ASSIGN_OR_RETURN(clients_, net::BindRouter(ctx_, client_ep, client_sec, kClientQueue));
+  COUPLER_ASSIGN_OR_RETURN(clients_, net::BindRouter(ctx_, client_ep, client_sec, kClientQueue, 2u));
   worker_endpoint_ = net::LastEndpoint(workers_);
   client_endpoint_ = net::LastEndpoint(clients_);
   // So a worker or client of this user on this machine finds the keys without being told.

@@ -11,6 +11,7 @@ COUPLER="${COUPLER:-$ROOT/build/bin/coupler}"
 TASKS="${1:-1000000}"
 FLOOD="${2:-20000}"
 ROUNDS="${3:-2}"
+PY=/usr/bin/python3  # Debian's, with python3-zmq
 DIR="$(mktemp -d /tmp/coupler-flood-XXXXXX)"
 PORT=$((20000 + RANDOM % 10000))
 EP="tcp://127.0.0.1:$PORT"
@@ -36,15 +37,19 @@ sleep 1
 run_job() {
   local id
   id=$("$COUPLER" submit "$DIR/job.yaml" --coordinator "$EP" --keys "$KEYS")
-  "$COUPLER" status "$id" --wait --json --coordinator "$EP" --keys "$KEYS" > "$DIR/status.json" 2>/dev/null || true
-  python3 -c "import json,sys; j=json.load(open(sys.argv[1])); j=j['jobs'][0] if 'jobs' in j else j; print('%.0f' % (j['tasks']['done'] / ((j['finished_ms'] - j['submitted_ms']) / 1000.0)))" "$DIR/status.json"
+  while :; do
+    "$COUPLER" status "$id" --json --coordinator "$EP" --keys "$KEYS" > "$DIR/status.json"
+    grep -q '"state": *"\(succeeded\|failed\|cancelled\)"' "$DIR/status.json" && break
+    sleep 0.2
+  done
+  "$PY" -c "import json,sys; j=json.load(open(sys.argv[1])); j=j['jobs'][0] if 'jobs' in j else j; print('%.0f' % (j['tasks']['done'] / ((j['finished_ms'] - j['submitted_ms']) / 1000.0)))" "$DIR/status.json"
 }
 
 alone=(); flooded=(); grown=()
 for r in $(seq "$ROUNDS"); do
   alone+=("$(run_job)")
   before=$(wc -l < "$DIR/coordinator.log")
-  python3 "$ROOT/bench/security/handshake_flood.py" "$CLIENTS" "$DIR/state/keys/coordinator.pub" "$FLOOD" > "$DIR/flood.out" &
+  "$PY" "$ROOT/bench/security/handshake_flood.py" "$CLIENTS" "$DIR/state/keys/coordinator.pub" "$FLOOD" > "$DIR/flood.out" &
   flood=$!
   sleep 0.5
   flooded+=("$(run_job)")
@@ -53,7 +58,7 @@ for r in $(seq "$ROUNDS"); do
   grown+=($(( $(wc -l < "$DIR/coordinator.log") - before )))
   echo "round $r: alone ${alone[-1]} tasks/s, during the flood ${flooded[-1]} tasks/s ($(cat "$DIR/flood.out")), log +${grown[-1]} lines" >&2
 done
-python3 - "${alone[*]}" "${flooded[*]}" <<'PY'
+"$PY" - "${alone[*]}" "${flooded[*]}" <<'PY'
 import statistics, sys
 a = [float(x) for x in sys.argv[1].split()]
 f = [float(x) for x in sys.argv[2].split()]

@@ -39,10 +39,12 @@ Result<bool> RecvFrames(zmq::socket_t& socket, std::vector<zmq::message_t>& fram
 }  // namespace
 
 Result<zmq::socket_t> BindRouter(zmq::context_t& ctx, const std::string& endpoint,
-                                 const ServerSecurity& security, int peer_queue) {
+                                 const ServerSecurity& security, int peer_queue,
+                                 uint64_t io_threads) {
   try {
     zmq::socket_t s(ctx, zmq::socket_type::router);
     s.set(zmq::sockopt::linger, 0);
+    if (io_threads != 0) s.set(zmq::sockopt::affinity, io_threads);
     s.set(zmq::sockopt::sndhwm, peer_queue > 0 ? peer_queue : kHighWaterMark);
     s.set(zmq::sockopt::rcvhwm, peer_queue > 0 ? peer_queue : kHighWaterMark);
     if (peer_queue > 0) {

@@ -44,8 +44,11 @@ struct ServerSecurity {
 // cannot take over another peer's route.
 // `peer_queue`: replies held for one peer at most (0: the default, for 100,000s of tasks in
 // flight); past it, SendRouted fails at once instead of queueing (a peer that does not read).
+// `io_threads`: which of the context's I/O threads serve its connections (a bit mask, ZMQ_AFFINITY;
+// 0: any), so one socket's handshakes can be kept off another's thread.
 Result<zmq::socket_t> BindRouter(zmq::context_t& ctx, const std::string& endpoint,
-                                 const ServerSecurity& security = {}, int peer_queue = 0);
+                                 const ServerSecurity& security = {}, int peer_queue = 0,
+                                 uint64_t io_threads = 0);
 // A DEALER connected to `endpoint`; with `keys`, over CURVE as that key to that server. A
 // `monitor` is attached before the connect, reporting failed handshakes with `peer`.
 Result<zmq::socket_t> ConnectDealer(zmq::context_t& ctx, const std::string& endpoint,
