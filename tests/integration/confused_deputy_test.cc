@@ -65,13 +65,18 @@ bool CanUnshareMounts() {
   if (geteuid() != 0) return false;
   const std::string unshare = FindProgram("unshare");
   if (unshare.empty()) return false;
-  return RunToEnd({unshare, "-m", "--propagation", "private", FindProgram("true")}, "/tmp", 20s)
+  // The worker's own namespace needs a tmpfs mounted in it, not only the namespace (a
+  // container may allow the one and not the other).
+  return RunToEnd({unshare, "-m", "--propagation", "private", FindProgram("sh"), "-c",
+                   "mount -t tmpfs tmpfs /tmp"},
+                  "/tmp", 20s)
              .exit_code == 0;
 }
 
 TEST(ConfusedDeputyTest, AJobCannotMakeTheCoordinatorLinkItsStateIntoARun) {
   if (!CanUnshareMounts()) {
-    GTEST_SKIP() << "needs root to give the worker its own mount namespace (CI runs as root)";
+    GTEST_SKIP() << "needs root (and mounts allowed) to give the worker its own mount namespace "
+                    "with the state hidden (CI runs as root)";
   }
   Cluster c;
   ASSERT_TRUE(c.StartCoordinator()) << c.Logs();
