@@ -17,29 +17,13 @@
 #include "runtime/net/curve_keys.h"
 #include "runtime/net/endpoint.h"
 #include "tests/integration/coupler_cluster.h"
+#include "tests/integration/key_sets.h"
 
 namespace coupler::itest {
 namespace {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-// `coupler keygen DIR --role ROLE --name NAME`, its public key put on `lists`, and the
-// coordinator's public key beside it: what an operator does for a new user or host.
-fs::path KeygenAndAuthorize(Cluster& c, const std::string& name, const std::string& role,
-                            const std::vector<std::string>& lists) {
-  const fs::path dir = c.dir() / ("keys-" + name);
-  CommandResult r = RunToEnd({kCoupler, "keygen", dir.string(), "--role", role, "--name", name},
-                             c.logs());
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  for (const std::string& list : lists) {
-    fs::copy_file(dir / (name + ".pub"), c.keys() / "authorized" / list / (name + ".pub"),
-                  fs::copy_options::overwrite_existing);
-  }
-  fs::copy_file(c.keys() / "coordinator.pub", dir / "coordinator.pub",
-                fs::copy_options::overwrite_existing);
-  return dir;
-}
 
 // Every regular file under `dir` (symlinks not followed) whose bytes contain `needle`.
 std::vector<std::string> FilesHolding(const fs::path& dir, const std::string& needle) {

@@ -13,25 +13,13 @@
 #include "client/client.h"
 #include "runtime/net/curve_keys.h"
 #include "tests/integration/coupler_cluster.h"
+#include "tests/integration/key_sets.h"
 
 namespace coupler::itest {
 namespace {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-// `coupler keygen` of a `role` key named `name` into its own folder (the cluster's
-// coordinator.pub copied beside it, as an operator would); the folder.
-fs::path Keygen(Cluster& cluster, const std::string& folder, const std::string& name,
-                const std::string& role) {
-  const fs::path dir = cluster.dir() / folder;
-  CommandResult r = RunToEnd({kCoupler, "keygen", dir.string(), "--role", role, "--name", name},
-                             cluster.logs(), 30s);
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  fs::copy_file(cluster.keys() / "coordinator.pub", dir / "coordinator.pub",
-                fs::copy_options::overwrite_existing);
-  return dir;
-}
 
 fs::path AllowList(Cluster& cluster, const std::string& list) {
   return cluster.keys() / "authorized" / list;
@@ -45,16 +33,6 @@ void OverwriteInPlace(const fs::path& from, const fs::path& to) {
   out << text;
 }
 
-fs::path WriteSpec(Cluster& cluster, const std::string& name, int tasks, int sleep_ms) {
-  const fs::path spec = cluster.dir() / (name + ".yaml");
-  WriteFile(spec, "name: " + name + "\nworkdir: work-" + name + "\nnodes:\n  - id: n\n    op: noop\n" +
-                      "    params: {tasks: " + std::to_string(tasks) +
-                      ", sleep_ms: " + std::to_string(sleep_ms) + "}\n");
-  return spec;
-}
-
-size_t CountLines(const std::string& s) { return std::count(s.begin(), s.end(), '\n'); }
-
 std::string ClientEndpoint(Cluster& cluster) {
   const std::string ready = ReadFile(cluster.dir() / "ready");
   const size_t at = ready.find("clients=");
@@ -67,7 +45,7 @@ TEST(KeyTrustTest, AKeyNamedHttpApiHasAPlainClientsRights) {
   ASSERT_TRUE(cluster.StartCoordinator()) << cluster.Logs();
   cluster.StartWorker("w1", 1);
   ASSERT_TRUE(cluster.WaitWorkersAlive(1)) << cluster.Logs();
-  const std::string mine = cluster.Submit(WriteSpec(cluster, "local-job", 200, 100));
+  const std::string mine = cluster.Submit(WriteNoopSpec(cluster, "local-job", 200, 100));
   ASSERT_FALSE(mine.empty()) << cluster.Logs();
   // The name the HTTP API's requests once acted under, claimed by a key file.
   const fs::path claimer = Keygen(cluster, "keys-claimer", "http-api", "client");
@@ -85,7 +63,7 @@ TEST(KeyTrustTest, AKeyNamedHttpApiHasAPlainClientsRights) {
   EXPECT_EQ(cluster.Workers()["w1"].first, "alive");
 
   // A plain client nonetheless: it submits, and cancels its own job.
-  CommandResult submit = cluster.Cli({"submit", WriteSpec(cluster, "its-own", 5, 1000).string(),
+  CommandResult submit = cluster.Cli({"submit", WriteNoopSpec(cluster, "its-own", 5, 1000).string(),
                                       "--keys", claimer.string()});
   ASSERT_EQ(submit.exit_code, 0) << submit.err;
   std::string own = submit.out;
@@ -126,8 +104,8 @@ TEST(KeyTrustTest, AnAdminFileReplacedInPlaceTakesTheOldKeysRightsWithinOneSecon
   const fs::path other = Keygen(cluster, "keys-carol-2", "carol", "client");
   fs::copy_file(carol / "carol.pub", AllowList(cluster, "clients") / "carol.pub");
   fs::copy_file(carol / "carol.pub", AllowList(cluster, "admins") / "carol.pub");
-  const std::string first = cluster.Submit(WriteSpec(cluster, "first", 200, 100));
-  const std::string second = cluster.Submit(WriteSpec(cluster, "second", 200, 100));
+  const std::string first = cluster.Submit(WriteNoopSpec(cluster, "first", 200, 100));
+  const std::string second = cluster.Submit(WriteNoopSpec(cluster, "second", 200, 100));
   ASSERT_FALSE(first.empty() || second.empty()) << cluster.Logs();
   // An admin: it cancels the local key's job.
   CommandResult as_admin = cluster.Cli({"cancel", first, "--keys", carol.string()});
@@ -202,7 +180,7 @@ TEST(KeyTrustTest, ALiveWorkerOfARevokedKeyIsDeclaredLost) {
   ASSERT_TRUE(after);
   EXPECT_GT(after->messages_dropped, before->messages_dropped);
   // Nothing is sent to it any more.
-  const std::string id = cluster.Submit(WriteSpec(cluster, "after", 2, 0));
+  const std::string id = cluster.Submit(WriteNoopSpec(cluster, "after", 2, 0));
   ASSERT_FALSE(id.empty()) << cluster.Logs();
   std::this_thread::sleep_for(1s);
   const auto st = cluster.Job(id);

@@ -10,6 +10,7 @@
 
 #include "runtime/net/curve_keys.h"
 #include "tests/integration/coupler_cluster.h"
+#include "tests/integration/key_sets.h"
 
 namespace coupler::itest {
 namespace {
@@ -55,20 +56,6 @@ fs::path Relabel(Cluster& cluster, const std::string& from, const std::string& k
   return dir;
 }
 
-fs::path WriteSpec(Cluster& cluster, const std::string& name, int tasks, int sleep_ms) {
-  const fs::path spec = cluster.dir() / (name + ".yaml");
-  WriteFile(spec, "name: " + name + "\nworkdir: work-" + name + "\nnodes:\n  - id: n\n    op: noop\n" +
-                      "    params: {tasks: " + std::to_string(tasks) +
-                      ", sleep_ms: " + std::to_string(sleep_ms) + "}\n");
-  return spec;
-}
-
-size_t CountLines(const std::string& s) {
-  size_t n = 0;
-  for (char c : s) n += c == '\n';
-  return n;
-}
-
 TEST(SecurityTest, StateDatabaseKeysAndReadyFileAreTheOwnersAlone) {
   Cluster cluster;
   // An older coupler left a world-readable state dir: it is tightened, not trusted.
@@ -83,7 +70,7 @@ TEST(SecurityTest, StateDatabaseKeysAndReadyFileAreTheOwnersAlone) {
   EXPECT_EQ(Mode(cluster.keys() / "local-worker" / "local-worker.key"), 0600u);
   EXPECT_EQ(Mode(cluster.keys() / "local-client" / "local.key"), 0600u);
   // A job's spec (and the secrets its commands hold) is in the WAL once submitted.
-  ASSERT_FALSE(cluster.Submit(WriteSpec(cluster, "j", 1, 0)).empty()) << cluster.Logs();
+  ASSERT_FALSE(cluster.Submit(WriteNoopSpec(cluster, "j", 1, 0)).empty()) << cluster.Logs();
   EXPECT_EQ(Mode(cluster.state() / "coupler.db-wal"), 0600u);
   const auto c = cluster.Coordinator();
   ASSERT_TRUE(c) << cluster.Logs();
@@ -94,7 +81,7 @@ TEST(SecurityTest, AClientWithAnUnauthorizedKeyIsRefusedInOneLineAndNothingIsSub
   Cluster cluster;
   ASSERT_TRUE(cluster.StartCoordinator()) << cluster.Logs();
   const fs::path mallory = MakeKeySet(cluster, "mallory", net::KeyRole::kClient);
-  const fs::path spec = WriteSpec(cluster, "evil", 1, 0);
+  const fs::path spec = WriteNoopSpec(cluster, "evil", 1, 0);
   CommandResult r = cluster.Cli({"submit", spec.string(), "--keys", mallory.string()}, 30s);
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_THAT(r.err, HasSubstr("refused this key"));
@@ -140,7 +127,7 @@ TEST(SecurityTest, UserNobodyCannotReachRootsCoordinator) {
 TEST(SecurityTest, AWorkerKeyIsNoClientKeyAndAClientKeyIsNoWorkerKey) {
   Cluster cluster;
   ASSERT_TRUE(cluster.StartCoordinator()) << cluster.Logs();
-  ASSERT_FALSE(cluster.Submit(WriteSpec(cluster, "waiting", 3, 0)).empty()) << cluster.Logs();
+  ASSERT_FALSE(cluster.Submit(WriteNoopSpec(cluster, "waiting", 3, 0)).empty()) << cluster.Logs();
 
   const fs::path worker_as_client = Relabel(cluster, "local-worker", "local-worker.key", "client");
   CommandResult r = cluster.Cli({"status", "--keys", worker_as_client.string()}, 30s);
@@ -180,7 +167,7 @@ TEST(SecurityTest, AnotherKeyCannotTakeOverALiveWorkersId) {
   EXPECT_EQ(*code, 1);
   EXPECT_THAT(thief.err(), HasSubstr("registered with another key"));
 
-  const std::string id = cluster.Submit(WriteSpec(cluster, "after", 20, 0));
+  const std::string id = cluster.Submit(WriteNoopSpec(cluster, "after", 20, 0));
   ASSERT_FALSE(id.empty()) << cluster.Logs();
   const auto st = cluster.WaitJobFinished(id);
   ASSERT_TRUE(st) << cluster.Logs();
@@ -198,7 +185,7 @@ TEST(SecurityTest, OnlyTheSubmitterOrAnAdminCancelsAndOnlyAnAdminDrains) {
   ASSERT_TRUE(cluster.StartCoordinator()) << cluster.Logs();
   cluster.StartWorker("w1", 1);
   ASSERT_TRUE(cluster.WaitWorkersAlive(1)) << cluster.Logs();
-  const std::string mine = cluster.Submit(WriteSpec(cluster, "local-job", 200, 100));
+  const std::string mine = cluster.Submit(WriteNoopSpec(cluster, "local-job", 200, 100));
   ASSERT_FALSE(mine.empty()) << cluster.Logs();
   const fs::path bob = MakeKeySet(cluster, "bob", net::KeyRole::kClient, {"clients"});
 
@@ -215,7 +202,7 @@ TEST(SecurityTest, OnlyTheSubmitterOrAnAdminCancelsAndOnlyAnAdminDrains) {
   EXPECT_EQ(cluster.Workers()["w1"].first, "alive");
 
   // Bob may cancel his own job; the local key is an admin and may cancel anyone's.
-  CommandResult submit = cluster.Cli({"submit", WriteSpec(cluster, "bobs", 5, 1000).string(),
+  CommandResult submit = cluster.Cli({"submit", WriteNoopSpec(cluster, "bobs", 5, 1000).string(),
                                       "--keys", bob.string()});
   ASSERT_EQ(submit.exit_code, 0) << submit.err;
   std::string bobs = submit.out;
@@ -257,7 +244,7 @@ TEST(SecurityTest, InsecureOnLoopbackWorksAndWarnsAtEveryStart) {
   cluster.StartWorker("w1", 1, {"--insecure"});
   ASSERT_TRUE(cluster.WaitWorkersAlive(1)) << cluster.Logs();
   // A client of the same user finds that this coordinator speaks plaintext.
-  const std::string id = cluster.Submit(WriteSpec(cluster, "plain", 3, 0));
+  const std::string id = cluster.Submit(WriteNoopSpec(cluster, "plain", 3, 0));
   ASSERT_FALSE(id.empty()) << cluster.Logs();
   const auto st = cluster.WaitJobFinished(id);
   ASSERT_TRUE(st);
