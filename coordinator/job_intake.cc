@@ -1,5 +1,7 @@
 #include "coordinator/job_intake.h"
 
+#include <sys/stat.h>
+
 #include "runtime/io/output_layout.h"
 #include <algorithm>
 #include <cstdlib>
@@ -207,8 +209,15 @@ Result<AdmittedJob> AdmitJob(const wire::SubmitJob& submit, const std::string& j
   const std::string marker = util::RandomToken();
   COUPLER_RETURN_IF_ERROR(job::WriteWorkdirMarker(graph.workdir, job_id, marker));
   // Every run's node keys are kept, reused or not, so a later run can reuse this one's outputs.
+  // Dataset files (checked above) and the files a command names in the spec's folder, which
+  // are read only where an input could be.
   auto hash = [&context](const std::string& path) -> Result<uint64_t> {
+    if (context.roots != nullptr) COUPLER_RETURN_IF_ERROR(context.roots->Check("input", path));
     if (context.reuse != nullptr) return context.reuse->Hash(path);
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+      return InvalidArgument(path + " is not a regular file");
+    }
     return io::HashFile(path);
   };
   COUPLER_ASSIGN_OR_RETURN(run.keys, NodeKeys(graph, plan, datasets, hash));

@@ -45,7 +45,63 @@ void PutParam(std::string& out, const job::ParamValue& value) {
       value);
 }
 
+// The command's words with shell quoting undone: '...' literal, "..." with \" and \\, and a
+// backslash outside quotes escaping the next character. Operators (; | &) end a word.
+std::vector<std::string> ShellWords(std::string_view command) {
+  std::vector<std::string> words;
+  std::string word;
+  bool in_word = false;
+  auto end_word = [&] {
+    if (in_word) words.push_back(std::move(word));
+    word.clear();
+    in_word = false;
+  };
+  for (size_t i = 0; i < command.size(); ++i) {
+    const char c = command[i];
+    if (c == '\'' ) {
+      const size_t close = command.find('\'', i + 1);
+      if (close == std::string_view::npos) break;
+      word.append(command.substr(i + 1, close - i - 1));
+      in_word = true;
+      i = close;
+    } else if (c == '"') {
+      in_word = true;
+      for (++i; i < command.size() && command[i] != '"'; ++i) {
+        if (command[i] == '\\' && i + 1 < command.size()) ++i;
+        word.push_back(command[i]);
+      }
+    } else if (c == '\\' && i + 1 < command.size()) {
+      word.push_back(command[++i]);
+      in_word = true;
+    } else if (c == ' ' || c == '\t' || c == '\n' || c == ';' || c == '|' || c == '&' ||
+               c == '(' || c == ')' || c == '<' || c == '>') {
+      end_word();
+    } else {
+      word.push_back(c);
+      in_word = true;
+    }
+  }
+  end_word();
+  return words;
+}
+
 }  // namespace
+
+std::vector<std::string> CommandFilesUnder(std::string_view command, std::string_view folder) {
+  std::vector<std::string> files;
+  if (folder.empty()) return files;
+  const std::string prefix = folder.ends_with('/') ? std::string(folder) : std::string(folder) + "/";
+  for (std::string& word : ShellWords(command)) {
+    // `--config=/spec/dir/x.yaml`: the path after the '='.
+    const size_t eq = word.find('=');
+    if (!word.starts_with(prefix) && eq != std::string::npos) word.erase(0, eq + 1);
+    if (word.size() > prefix.size() && word.starts_with(prefix) &&
+        word.find("/../") == std::string::npos && !word.ends_with("/..")) {
+      files.push_back(std::move(word));
+    }
+  }
+  return files;
+}
 
 Result<std::vector<std::string>> NodeKeys(const job::JobGraph& graph, const plan::Plan& plan,
                                           const DatasetListing& datasets, const FileHasher& hash) {
@@ -86,6 +142,20 @@ Result<std::vector<std::string>> NodeKeys(const job::JobGraph& graph, const plan
         // The name inside a dataset folder counts (shard order); the folder's own path does
         // not: the same bytes copied elsewhere are the same input.
         Put(text, in.kind == job::InputRef::Kind::kFile ? std::string() : f.substr(f.rfind('/') + 1));
+        Put(text, io::HashHex(*h));
+      }
+    }
+    // The files a command names in the spec's folder: its scripts and configs.
+    if (pn.op == "exec" || pn.op == "mpi_exec") {
+      const auto command = node.params.find("command");
+      const std::string* line =
+          command == node.params.end() ? nullptr : std::get_if<std::string>(&command->second);
+      for (const std::string& f : line ? CommandFilesUnder(*line, graph.base_dir)
+                                       : std::vector<std::string>{}) {
+        Result<uint64_t> h = hash(f);
+        if (!h.ok()) continue;  // not a file to hash: an output, a folder, a flag
+        Put(text, "command file");
+        Put(text, f.substr(graph.base_dir.size()));
         Put(text, io::HashHex(*h));
       }
     }

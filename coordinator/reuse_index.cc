@@ -138,6 +138,8 @@ Status ReuseIndex::Record(const std::string& root, const std::string& key,
 Result<uint64_t> ReuseIndex::Hash(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return NotFound("cannot read " + path + ": it is gone");
+  // Only regular files: a FIFO a command names would block the read, a folder has no bytes.
+  if (!S_ISREG(st.st_mode)) return InvalidArgument(path + " is not a regular file");
   store::FileHashEntry now;
   now.path = path;
   now.bytes = static_cast<uint64_t>(st.st_size);

@@ -39,6 +39,13 @@ Result<ColumnMoments> ComputeMoments(std::span<const int32_t> column, Backend ba
   return Compute(column, backend);
 }
 
+Result<ColumnMoments> ComputeMoments(std::span<const int64_t> column, Backend backend) {
+  if (backend == Backend::kCuda) {
+    return Unavailable("column_stats: int64 columns are summarized on the CPU");
+  }
+  return MomentsCpu(column.data(), column.size());
+}
+
 ColumnMoments MergeMoments(const ColumnMoments& a, const ColumnMoments& b) {
   if (a.count == 0) return b;
   if (b.count == 0) return a;

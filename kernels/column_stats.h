@@ -30,6 +30,9 @@ struct ColumnMoments {
 // order: count, min and max equal the CPU's, mean and M2 agree to rounding. Unavailable for kCuda in a CPU-only build or without a device.
 Result<ColumnMoments> ComputeMoments(std::span<const float> column, Backend backend);
 Result<ColumnMoments> ComputeMoments(std::span<const int32_t> column, Backend backend);
+// int64 (ids, counts): the int64 minimum is a missing value and is skipped. CPU only: kCuda
+// answers Unavailable, so RunKernel runs it on the CPU twin.
+Result<ColumnMoments> ComputeMoments(std::span<const int64_t> column, Backend backend);
 
 // Chan et al.: the moments of the concatenation of the data behind `a` and `b`.
 ColumnMoments MergeMoments(const ColumnMoments& a, const ColumnMoments& b);

@@ -39,7 +39,7 @@ Status EvaluateExpression(const expr::Program& program, std::span<const Expressi
       return InvalidArgument("column '" + want.name + "' has no values");
     }
     data[c] = inputs[c].data;
-    bytes[c] = have == ElementType::kFloat64 ? 8 : 4;
+    bytes[c] = ElementSize(have);
     dictionaries[c] = inputs[c].dictionary;
   }
   COUPLER_ASSIGN_OR_RETURN(const std::vector<expr::Instruction> code,

@@ -86,5 +86,9 @@ template Result<size_t> Compact<uint16_t>(std::span<const uint16_t>, std::span<c
                                           std::span<uint16_t>, Backend);
 template Result<size_t> Compact<double>(std::span<const double>, std::span<const uint8_t>,
                                         std::span<double>, Backend);
+template Result<size_t> Compact<int64_t>(std::span<const int64_t>, std::span<const uint8_t>,
+                                         std::span<int64_t>, Backend);
+template Result<size_t> Compact<uint8_t>(std::span<const uint8_t>, std::span<const uint8_t>,
+                                         std::span<uint8_t>, Backend);
 
 }  // namespace coupler::kernels

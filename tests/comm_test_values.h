@@ -16,7 +16,9 @@ inline void Store(ElementType type, double v, void* buf, size_t i) {
     case ElementType::kFloat32: static_cast<float*>(buf)[i] = static_cast<float>(v); return;
     case ElementType::kFloat64: static_cast<double*>(buf)[i] = v; return;
     case ElementType::kInt32: static_cast<int32_t*>(buf)[i] = static_cast<int32_t>(v); return;
-    case ElementType::kInt64: static_cast<int64_t*>(buf)[i] = static_cast<int64_t>(v); return;
+    case ElementType::kInt64:
+    case ElementType::kDatetime64: static_cast<int64_t*>(buf)[i] = static_cast<int64_t>(v); return;
+    case ElementType::kBool: static_cast<uint8_t*>(buf)[i] = v != 0; return;
     case ElementType::kFloat16:
       static_cast<uint16_t*>(buf)[i] = precision::FloatToHalfBits(static_cast<float>(v));
       return;
@@ -31,7 +33,9 @@ inline double Load(ElementType type, const void* buf, size_t i) {
     case ElementType::kFloat32: return static_cast<const float*>(buf)[i];
     case ElementType::kFloat64: return static_cast<const double*>(buf)[i];
     case ElementType::kInt32: return static_cast<const int32_t*>(buf)[i];
-    case ElementType::kInt64: return static_cast<double>(static_cast<const int64_t*>(buf)[i]);
+    case ElementType::kInt64:
+    case ElementType::kDatetime64: return static_cast<double>(static_cast<const int64_t*>(buf)[i]);
+    case ElementType::kBool: return static_cast<const uint8_t*>(buf)[i];
     case ElementType::kFloat16: return precision::HalfBitsToFloat(static_cast<const uint16_t*>(buf)[i]);
     case ElementType::kBFloat16: return precision::Bf16BitsToFloat(static_cast<const uint16_t*>(buf)[i]);
   }

@@ -17,15 +17,24 @@
 #include "kernels/cpu/category_codes.h"
 #include "kernels/cpu/plain_decimal.h"
 #include "kernels/csv_import.h"
+#include "runtime/io/iso_datetime.h"
 
 namespace coupler::kernels {
 namespace {
 
 constexpr size_t kSkipped = static_cast<size_t>(-1);
 
-enum class Sink : uint8_t { kSkip, kFloat32, kFloat64, kInt32, kString };
+enum class Sink : uint8_t { kSkip, kFloat32, kFloat64, kInt32, kInt64, kBool, kDatetime, kString };
 
-enum class FieldError : uint8_t { kOk, kNotNumber, kOutOfRange, kNotInteger, kMissingInt };
+enum class FieldError : uint8_t {
+  kOk,
+  kNotNumber,
+  kOutOfRange,
+  kNotInteger,
+  kMissingInt,
+  kNotBool,
+  kMissingBool,
+};
 
 struct StringColumn {
   CategoryCodes codes;
@@ -38,6 +47,8 @@ struct FieldSink {
   std::vector<float>* f32 = nullptr;
   std::vector<double>* f64 = nullptr;
   std::vector<int32_t>* i32 = nullptr;
+  std::vector<int64_t>* i64 = nullptr;  // int64 and datetime64 columns
+  std::vector<uint8_t>* b8 = nullptr;
   StringColumn* strings = nullptr;
 };
 
@@ -56,6 +67,9 @@ bool NaTokensLookNumeric(const std::vector<std::string>& na_values) {
   }
   return false;
 }
+
+// The ISO 8601 spellings import_csv reads (runtime/io/iso_datetime.h).
+bool ParseDatetime(std::string_view text, int64_t& out) { return io::ParseIsoDatetime(text, out); }
 
 FieldError FromNumber(io::CsvNumber n) {
   switch (n) {
@@ -87,6 +101,12 @@ class RangeParser {
       } else if (c.dtype == ElementType::kInt32) {
         s.sink = Sink::kInt32;
         s.i32 = &outputs_[o].Vector<int32_t>();
+      } else if (c.dtype == ElementType::kInt64 || c.dtype == ElementType::kDatetime64) {
+        s.sink = c.dtype == ElementType::kInt64 ? Sink::kInt64 : Sink::kDatetime;
+        s.i64 = &outputs_[o].Vector<int64_t>();
+      } else if (c.dtype == ElementType::kBool) {
+        s.sink = Sink::kBool;
+        s.b8 = &outputs_[o].Vector<uint8_t>();
       } else if (c.dtype == ElementType::kFloat64) {
         s.sink = Sink::kFloat64;
         s.f64 = &outputs_[o].Vector<double>();
@@ -102,8 +122,13 @@ class RangeParser {
       if (s.f32 != nullptr) s.f32->reserve(rows);
       if (s.f64 != nullptr) s.f64->reserve(rows);
       if (s.i32 != nullptr) s.i32->reserve(rows);
+      if (s.i64 != nullptr) s.i64->reserve(rows);
+      if (s.b8 != nullptr) s.b8->reserve(rows);
     }
   }
+
+  // Timestamps that did not parse and were stored as NaT, per output column.
+  const std::vector<CsvCoerced>& coerced() const { return coerced_; }
 
   size_t fields() const { return sinks_.size(); }
   bool na_first() const { return na_first_; }
@@ -163,6 +188,43 @@ class RangeParser {
         s.i32->push_back(v);
         return e;
       }
+      case Sink::kInt64: {
+        int64_t v = 0;
+        if (!na_first_) {
+          const auto r = std::from_chars(text.data(), text.data() + text.size(), v);
+          if (r.ec == std::errc() && r.ptr == text.data() + text.size() &&
+              v != io::kMissingInt64) {
+            s.i64->push_back(v);
+            return FieldError::kOk;
+          }
+        }
+        if (io::IsCsvMissing(text, options_.na_values)) {
+          s.i64->push_back(io::kMissingInt64);
+          return FieldError::kOk;
+        }
+        const FieldError e = FromNumber(io::ParseCsvInt64(text, v));
+        s.i64->push_back(v);
+        return e;
+      }
+      case Sink::kBool: {
+        bool v = false;
+        if (io::ParseCsvBool(text, v)) {
+          s.b8->push_back(v ? 1 : 0);
+          return FieldError::kOk;
+        }
+        return io::IsCsvMissing(text, options_.na_values) ? FieldError::kMissingBool
+                                                          : FieldError::kNotBool;
+      }
+      case Sink::kDatetime: {
+        int64_t v = 0;
+        if (ParseDatetime(text, v)) {
+          s.i64->push_back(v);
+          return FieldError::kOk;
+        }
+        s.i64->push_back(io::kMissingInt64);  // NaT
+        if (!io::IsCsvMissing(text, options_.na_values)) Coerce(s.out, text);
+        return FieldError::kOk;
+      }
       case Sink::kString: {
         if (io::IsCsvMissing(text, options_.na_values)) {
           s.i32->push_back(-1);
@@ -173,6 +235,18 @@ class RangeParser {
       }
     }
     return FieldError::kOk;
+  }
+
+  // A field of a datetime column that is neither a timestamp nor missing: counted, and the
+  // first one kept for the note the task prints.
+  [[gnu::noinline]] void Coerce(size_t out, std::string_view text) {
+    if (coerced_.empty()) coerced_.resize(outputs_.size());
+    CsvCoerced& c = coerced_[out];
+    if (c.count++ == 0) {
+      c.column = outputs_[out].name();
+      c.first_value = std::string(text.substr(0, 40));
+      c.first_row = outputs_[out].size() - 1;  // NaT is already stored
+    }
   }
 
   Result<io::Table> Finish() {
@@ -191,6 +265,7 @@ class RangeParser {
   std::vector<io::Column> outputs_;
   std::vector<StringColumn> strings_;
   std::vector<FieldSink> sinks_;  // per field of the file
+  std::vector<CsvCoerced> coerced_;  // empty until a timestamp fails to parse
 };
 
 std::string FieldErrorText(FieldError e, std::string_view column, ElementType dtype,
@@ -200,7 +275,22 @@ std::string FieldErrorText(FieldError e, std::string_view column, ElementType dt
     case FieldError::kOutOfRange:
       return std::string("is out of ") + std::string(ElementTypeName(dtype)) + " range" +
              (hints ? " (set dtypes: {" + col + ": float64} for a wider type)" : "");
-    case FieldError::kNotInteger: return "is not an int32 label";
+    case FieldError::kNotInteger:
+      return dtype == ElementType::kInt64
+                 ? "is not an integer" +
+                       std::string(hints ? " (the column was typed int64 from the file's first "
+                                           "lines; set dtypes: {" + col + ": float64} if it "
+                                           "holds fractions)"
+                                         : "")
+                 : "is not an int32 label";
+    case FieldError::kNotBool:
+      return "is not true or false" +
+             std::string(hints ? " (the column was typed bool from the file's first lines; set "
+                                 "dtypes: {" + col + ": string} to keep it as text)"
+                               : "");
+    case FieldError::kMissingBool:
+      return "is a missing value, which a bool column cannot hold" +
+             std::string(hints ? " (set dtypes: {" + col + ": string})" : "");
     case FieldError::kMissingInt:
       return "is a missing value, which an int32 column cannot hold" +
              std::string(hints ? " (drop those rows first, or if it is not the label_column, "
@@ -209,7 +299,8 @@ std::string FieldErrorText(FieldError e, std::string_view column, ElementType dt
     default:
       return "is not a number" +
              std::string(hints ? " (the column's type was taken from the file's first lines; "
-                                 "if it holds text, set dtypes: {" + col + ": string})"
+                                 "if this token marks a missing value, add it to na_values; "
+                                 "if the column holds text, set dtypes: {" + col + ": string})"
                                : "");
   }
 }
@@ -244,7 +335,8 @@ Result<std::vector<std::string>> CsvColumnNames(std::string_view text,
 
 namespace {
 Result<io::Table> ParseRange(std::string_view text, CsvRange range, const io::CsvLayout& layout,
-                             const CsvOptions& options, bool hints);
+                             const CsvOptions& options, bool hints,
+                             std::vector<CsvCoerced>* coerced);
 }  // namespace
 
 Result<io::Table> ParseCsvRange(std::string_view text, CsvRange range,
@@ -257,7 +349,7 @@ Result<io::Table> ParseCsvRange(std::string_view text, CsvRange range,
     layout.schema.columns.push_back(
         {names[i], label ? ElementType::kInt32 : ElementType::kFloat32, false});
   }
-  return ParseRange(text, range, layout, options, /*hints=*/false);
+  return ParseRange(text, range, layout, options, /*hints=*/false, nullptr);
 }
 
 namespace {
@@ -265,7 +357,8 @@ namespace {
 // `hints`: errors suggest dtypes (a layout InferCsvLayout typed); the all-numeric reader's
 // callers have no dtypes to set.
 Result<io::Table> ParseRange(std::string_view text, CsvRange range, const io::CsvLayout& layout,
-                             const CsvOptions& options, bool hints) {
+                             const CsvOptions& options, bool hints,
+                             std::vector<CsvCoerced>* coerced) {
   const size_t columns = layout.header.size();
   if (columns == 0) return InvalidArgument("no columns");
   range.end = std::min(range.end, text.size());
@@ -315,18 +408,23 @@ Result<io::Table> ParseRange(std::string_view text, CsvRange range, const io::Cs
       for (size_t c = 0; c < columns; ++c) {
         const FieldSink& sink = parser.sink(c);
         const bool last = c + 1 == columns;
-        if (!na_first && (sink.sink == Sink::kFloat32 || sink.sink == Sink::kInt32)) {
+        if (!na_first && (sink.sink == Sink::kFloat32 || sink.sink == Sink::kInt32 ||
+                          sink.sink == Sink::kInt64)) {
           // Taken only when the scan stopped exactly at this field's end: a comma, or the
           // line's end for the last field; a wrong field count falls through to be reported.
           float f = 0;
           int32_t i = 0;
+          int64_t l = 0;
           const char* stop = sink.sink == Sink::kFloat32 ? ScanPlainFloat(p, line_end, f)
-                                                         : ScanPlainInt32(p, line_end, i);
+                             : sink.sink == Sink::kInt32 ? ScanPlainInt32(p, line_end, i)
+                                                         : ScanPlainInt64(p, line_end, l);
           if (stop != nullptr && (last ? stop == line_end : stop < line_end && *stop == ',')) {
             if (sink.sink == Sink::kFloat32) {
               sink.f32->push_back(f);
-            } else {
+            } else if (sink.sink == Sink::kInt32) {
               sink.i32->push_back(i);
+            } else {
+              sink.i64->push_back(l);
             }
             p = stop + 1;
             continue;
@@ -367,14 +465,16 @@ Result<io::Table> ParseRange(std::string_view text, CsvRange range, const io::Cs
     }
     line_begin = next;
   }
+  if (coerced != nullptr) *coerced = parser.coerced();
   return parser.Finish();
 }
 
 }  // namespace
 
 Result<io::Table> ParseCsvRange(std::string_view text, CsvRange range,
-                                const io::CsvLayout& layout, const CsvOptions& options) {
-  return ParseRange(text, range, layout, options, /*hints=*/true);
+                                const io::CsvLayout& layout, const CsvOptions& options,
+                                std::vector<CsvCoerced>* coerced) {
+  return ParseRange(text, range, layout, options, /*hints=*/true, coerced);
 }
 
 }  // namespace coupler::kernels

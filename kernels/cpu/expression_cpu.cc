@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #if defined(__SSE2__)
@@ -143,6 +144,20 @@ void EvaluateExpressionCpu(const Instruction* code, size_t count, int registers,
         case OpCode::kLoadFloat64:
           view[in.dst] = static_cast<const double*>(inputs[in.arg]) + start;
           continue;
+        case OpCode::kLoadBool:
+          view[in.dst] = static_cast<const uint8_t*>(inputs[in.arg]) + start;
+          continue;
+        case OpCode::kLoadInt64:
+          {
+            const int64_t* __restrict x = static_cast<const int64_t*>(inputs[in.arg]) + start;
+            double* __restrict o = static_cast<double*>(own);
+            constexpr int64_t kMissing = std::numeric_limits<int64_t>::min();  // io::kMissingInt64
+            for (size_t i = 0; i < n; ++i) {
+              o[i] = x[i] == kMissing ? std::numeric_limits<double>::quiet_NaN()
+                                      : static_cast<double>(x[i]);
+            }
+          }
+          break;
         case OpCode::kLoadInt32:
           {
             const int32_t* __restrict x = static_cast<const int32_t*>(inputs[in.arg]) + start;

@@ -73,5 +73,7 @@ template size_t CompactCpu<float>(const float*, const uint8_t*, size_t, float*);
 template size_t CompactCpu<int32_t>(const int32_t*, const uint8_t*, size_t, int32_t*);
 template size_t CompactCpu<uint16_t>(const uint16_t*, const uint8_t*, size_t, uint16_t*);
 template size_t CompactCpu<double>(const double*, const uint8_t*, size_t, double*);
+template size_t CompactCpu<int64_t>(const int64_t*, const uint8_t*, size_t, int64_t*);
+template size_t CompactCpu<uint8_t>(const uint8_t*, const uint8_t*, size_t, uint8_t*);
 
 }  // namespace coupler::kernels

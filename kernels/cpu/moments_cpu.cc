@@ -20,10 +20,16 @@ namespace {
 
 constexpr size_t kMomentsBlock = 2048;
 
+// int64 columns (ids, counts) mark a missing value with the int64 minimum (io::kMissingInt64);
+// it is always checked, since it does not turn the block's sums into NaN.
+constexpr int64_t kMissingInt64 = std::numeric_limits<int64_t>::min();
+
 template <bool kSkipMissing, typename T>
 bool Present(T v) {
   if constexpr (kSkipMissing && std::is_floating_point_v<T>) {
     return v == v;  // false for NaN only
+  } else if constexpr (std::is_same_v<T, int64_t>) {
+    return v != kMissingInt64;
   } else {
     return true;
   }
@@ -48,8 +54,8 @@ ColumnMoments BlockMoments(const T* x, size_t n) {
       const bool p = Present<kSkipMissing>(v);
       sum[j] += p ? static_cast<double>(v) : 0.0;
       present[j] += p ? 1.0 : 0.0;
-      lo[j] = v < lo[j] ? v : lo[j];  // NaN compares false: min and max skip it
-      hi[j] = v > hi[j] ? v : hi[j];
+      lo[j] = p && v < lo[j] ? v : lo[j];  // NaN compares false: min and max skip it
+      hi[j] = p && v > hi[j] ? v : hi[j];
     }
   }
   for (size_t j = 0; i < n; ++i, ++j) {
@@ -57,8 +63,8 @@ ColumnMoments BlockMoments(const T* x, size_t n) {
     const bool p = Present<kSkipMissing>(v);
     sum[j] += p ? static_cast<double>(v) : 0.0;
     present[j] += p ? 1.0 : 0.0;
-    lo[j] = v < lo[j] ? v : lo[j];
-    hi[j] = v > hi[j] ? v : hi[j];
+    lo[j] = p && v < lo[j] ? v : lo[j];
+    hi[j] = p && v > hi[j] ? v : hi[j];
   }
   ColumnMoments m;
   double total = 0;
@@ -112,5 +118,6 @@ ColumnMoments Moments(const T* in, size_t n) {
 
 ColumnMoments MomentsCpu(const float* in, size_t n) { return Moments(in, n); }
 ColumnMoments MomentsCpu(const int32_t* in, size_t n) { return Moments(in, n); }
+ColumnMoments MomentsCpu(const int64_t* in, size_t n) { return Moments(in, n); }
 
 }  // namespace coupler::kernels

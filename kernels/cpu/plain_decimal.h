@@ -82,4 +82,22 @@ inline const char* ScanPlainInt32(const char* p, const char* end, int32_t& out) 
   return p;
 }
 
+// Parses [-]digits (1 to 18 of them, so always in int64 range and never its minimum, the
+// missing value) from p; returns the first byte after them, or nullptr.
+inline const char* ScanPlainInt64(const char* p, const char* end, int64_t& out) {
+  const bool negative = p < end && *p == '-';
+  p += negative ? 1 : 0;
+  int64_t value = 0;
+  int digits = 0;
+  for (; p < end; ++p) {
+    const auto d = static_cast<uint32_t>(static_cast<unsigned char>(*p) - '0');
+    if (d >= 10) break;
+    if (++digits > 18) return nullptr;
+    value = value * 10 + static_cast<int64_t>(d);
+  }
+  if (digits == 0) return nullptr;
+  out = negative ? -value : value;
+  return p;
+}
+
 }  // namespace coupler::kernels

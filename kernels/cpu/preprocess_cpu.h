@@ -11,6 +11,8 @@ namespace coupler::kernels {
 
 ColumnMoments MomentsCpu(const float* in, size_t n);
 ColumnMoments MomentsCpu(const int32_t* in, size_t n);
+// int64: the int64 minimum is a missing value and is skipped.
+ColumnMoments MomentsCpu(const int64_t* in, size_t n);
 
 // out[i] = float((in[i] - mean) * inv_stddev); `in` and `out` must not overlap.
 void StandardizeCpu(const float* in, float* out, size_t n, double mean, double inv_stddev);

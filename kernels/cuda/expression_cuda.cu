@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <vector>
 
+#include <math_constants.h>
+
 #include "kernels/cuda/column_pass.h"
 #include "kernels/cuda/expression_cuda.h"
 
@@ -32,6 +34,11 @@ __device__ double Apply(const Instruction& in, const double* r, const void* cons
     case OpCode::kLoadFloat32: return static_cast<const float*>(cols[in.arg])[i];
     case OpCode::kLoadFloat64: return static_cast<const double*>(cols[in.arg])[i];
     case OpCode::kLoadInt32: return static_cast<const int32_t*>(cols[in.arg])[i];
+    case OpCode::kLoadInt64: {
+      const int64_t v = static_cast<const int64_t*>(cols[in.arg])[i];
+      return v == INT64_MIN ? CUDART_NAN : static_cast<double>(v);  // the missing value
+    }
+    case OpCode::kLoadBool: return static_cast<const uint8_t*>(cols[in.arg])[i];
     case OpCode::kConst: return in.value;
     case OpCode::kToFloat64: return a;
     case OpCode::kNeg: return -a;

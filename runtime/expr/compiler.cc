@@ -138,12 +138,21 @@ class Compiler {
     }
     switch (c->dtype) {
       case ElementType::kFloat32: out.type = ValueType::kFloat32; return true;
+      // int64 and datetime64 (nanoseconds) are exact in float64 up to 2^53; a missing value
+      // reads as NaN, so it compares false and isnan() finds it.
       case ElementType::kFloat64:
-      case ElementType::kInt32: out.type = ValueType::kFloat64; return true;
+      case ElementType::kInt32:
+      case ElementType::kInt64:
+      case ElementType::kDatetime64: out.type = ValueType::kFloat64; return true;
+      case ElementType::kBool:
+        out.kind = Kind::kBool;
+        out.type = ValueType::kBool;
+        return true;
       default:
         return Fail(n.offset, "column '" + n.name + "' is " +
                                   std::string(ElementTypeName(c->dtype)) +
-                                  "; expressions read float32, float64 and int32 columns",
+                                  "; expressions read float32, float64, int32, int64, "
+                                  "datetime64 and bool columns",
                     "cast after filtering and deriving, not before");
     }
   }
@@ -344,9 +353,14 @@ class Compiler {
       case NodeKind::kColumn: {
         if (self.kind == Kind::kCategorical) return true;
         const ElementType dtype = program_.columns[self.column].dtype;
-        ins.op = dtype == ElementType::kFloat32   ? OpCode::kLoadFloat32
-                 : dtype == ElementType::kFloat64 ? OpCode::kLoadFloat64
-                                                  : OpCode::kLoadInt32;
+        switch (dtype) {
+          case ElementType::kFloat32: ins.op = OpCode::kLoadFloat32; break;
+          case ElementType::kFloat64: ins.op = OpCode::kLoadFloat64; break;
+          case ElementType::kInt64:
+          case ElementType::kDatetime64: ins.op = OpCode::kLoadInt64; break;
+          case ElementType::kBool: ins.op = OpCode::kLoadBool; break;
+          default: ins.op = OpCode::kLoadInt32; break;
+        }
         ins.arg = self.column;
         ins.type = self.type;
         return Push(ins);  // a parent running in float64 widens it (Widen)

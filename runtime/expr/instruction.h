@@ -41,6 +41,8 @@ enum class OpCode : uint8_t {
   kAnd,
   kOr,
   kNot,
+  kLoadInt64,  // dst(f64) = column `arg` (int64 or datetime64); the missing value is NaN
+  kLoadBool,   // dst(bool) = column `arg` (bool)
 };
 
 struct Instruction {

@@ -35,7 +35,18 @@ bool TinyMagnitude(std::string_view number) {
 
 }  // namespace
 
-std::vector<std::string> DefaultCsvNaValues() { return {"NA", "nan", "NaN", "N/A", "null"}; }
+std::vector<std::string> DefaultCsvNaValues() {
+  return {"#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN",
+          "<NA>", "N/A", "NA", "NULL", "NaN", "n/a", "nan", "null"};
+}
+
+std::vector<std::string> CsvNaTokens(const std::vector<std::string>& extra, bool keep_default) {
+  std::vector<std::string> tokens = keep_default ? DefaultCsvNaValues() : std::vector<std::string>{};
+  for (const std::string& token : extra) {
+    if (std::find(tokens.begin(), tokens.end(), token) == tokens.end()) tokens.push_back(token);
+  }
+  return tokens;
+}
 
 size_t CsvTextStart(std::string_view text) {
   return text.starts_with(kUtf8Bom) ? kUtf8Bom.size() : 0;
@@ -167,7 +178,7 @@ bool IsCsvMissing(std::string_view field, const std::vector<std::string>& na_val
   const std::string_view s = CsvTrimBlanks(field);
   if (s.empty()) return true;
   for (const std::string& na : na_values) {
-    if (s == na) return true;
+    if (na.size() == s.size() && s == na) return true;
   }
   return false;
 }
@@ -205,6 +216,40 @@ CsvNumber ParseCsvDouble(std::string_view field, double& out) {
     return CsvNumber::kOk;
   }
   return ec == std::errc() ? CsvNumber::kOk : CsvNumber::kNotNumber;
+}
+
+CsvNumber ParseCsvInt64(std::string_view field, int64_t& out) {
+  const std::string_view s = NumberText(field);
+  if (s.empty()) return CsvNumber::kEmpty;
+  const char* const end = s.data() + s.size();
+  const auto [ptr, ec] = std::from_chars(s.data(), end, out);
+  if (ptr == end) {
+    if (ec == std::errc::result_out_of_range) return CsvNumber::kOutOfRange;
+    if (ec == std::errc()) {
+      return out == std::numeric_limits<int64_t>::min() ? CsvNumber::kOutOfRange : CsvNumber::kOk;
+    }
+  }
+  double value = 0;
+  if (const CsvNumber e = ParseCsvDouble(field, value); e != CsvNumber::kOk) return e;
+  if (value != std::trunc(value)) return CsvNumber::kNotInteger;
+  // Whole doubles beyond 2^53 are not known to be the integer the text meant.
+  if (!(std::fabs(value) <= 9007199254740992.0)) return CsvNumber::kOutOfRange;
+  out = static_cast<int64_t>(value);
+  return CsvNumber::kOk;
+}
+
+bool ParseCsvBool(std::string_view field, bool& out) {
+  std::string_view s = CsvTrimBlanks(field);
+  if (s.size() >= 2 && s.front() == '"' && s.back() == '"') s = s.substr(1, s.size() - 2);
+  if (s == "true" || s == "True" || s == "TRUE") {
+    out = true;
+    return true;
+  }
+  if (s == "false" || s == "False" || s == "FALSE") {
+    out = false;
+    return true;
+  }
+  return false;
 }
 
 CsvNumber ParseCsvInt32(std::string_view field, int32_t& out) {

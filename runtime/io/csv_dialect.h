@@ -14,18 +14,25 @@
 
 namespace coupler::io {
 
-// pandas' default NA list, kept modest. The empty field is always missing, whatever na_values
-// says (it cannot be a number, and a spec list cannot hold an empty name).
+// pandas' default NA tokens (read_csv's list in pandas 1.5, Debian 12's): NULL from SQL
+// exports, #N/A from spreadsheets, nan/NaN from numpy, and the rest. The empty field is always
+// missing, whatever na_values says (it cannot be a number, and a spec list cannot hold an empty
+// name).
 std::vector<std::string> DefaultCsvNaValues();
+
+// The tokens an import reads as missing: the defaults plus `extra` (a node's `na_values`), or
+// `extra` alone when keep_default is false (`keep_default_na: false`), as pandas combines them.
+std::vector<std::string> CsvNaTokens(const std::vector<std::string>& extra, bool keep_default);
 
 struct CsvOptions {
   bool header = true;        // the first line names the columns; else c0, c1, ...
   std::string label_column;  // parsed as int32; empty: none
   // Keep only these columns, in this list's order; empty: every column, in file order.
   std::vector<std::string> columns;
-  // Forced types, column -> float32 | float64 | int32 | string; other columns are inferred.
+  // Forced types, column -> float32 | float64 | int32 | int64 | bool | datetime | string; other
+  // columns are inferred.
   job::ParamMap dtypes;
-  // Fields that mean "missing" (besides the empty field); replaces the default when set.
+  // Fields that mean "missing" (besides the empty field): CsvNaTokens of the node's params.
   std::vector<std::string> na_values = DefaultCsvNaValues();
 };
 
@@ -72,6 +79,15 @@ enum class CsvNumber { kOk, kEmpty, kNotNumber, kOutOfRange, kNotInteger };
 // zero; overflow of the target type is kOutOfRange.
 CsvNumber ParseCsvFloat(std::string_view field, float& out);
 CsvNumber ParseCsvDouble(std::string_view field, double& out);
+
+// An int64: an optional sign and digits (blanks, quotes and a leading '+' allowed, as for
+// floats), or a float spelling of a whole number that int64 holds exactly; kNotInteger for 4.5,
+// kOutOfRange beyond int64 (and for the int64 minimum, which marks a missing value).
+CsvNumber ParseCsvInt64(std::string_view field, int64_t& out);
+
+// True and False as pandas reads them: true/True/TRUE and false/False/FALSE (blanks and quotes
+// around allowed). False for anything else.
+bool ParseCsvBool(std::string_view field, bool& out);
 
 // An int32, or a float spelling of a whole number ("3.0", as tools that write every number as a
 // float do); kNotInteger for 4.5 or a value outside int32.

@@ -1,7 +1,11 @@
 #include "runtime/io/csv_schema.h"
 
 #include <algorithm>
+#include <charconv>
+#include <limits>
 #include <optional>
+
+#include "runtime/io/iso_datetime.h"
 
 namespace coupler::io {
 namespace {
@@ -23,9 +27,67 @@ std::optional<ColumnSchema> ForcedType(const std::string& name, std::string_view
   if (type == "float32") return ColumnSchema{name, ElementType::kFloat32, false};
   if (type == "float64") return ColumnSchema{name, ElementType::kFloat64, false};
   if (type == "int32") return ColumnSchema{name, ElementType::kInt32, false};
+  if (type == "int64") return ColumnSchema{name, ElementType::kInt64, false};
+  if (type == "bool") return ColumnSchema{name, ElementType::kBool, false};
+  if (type == "datetime" || type == "datetime64[ns]") {
+    return ColumnSchema{name, ElementType::kDatetime64, false};
+  }
   if (type == "string") return ColumnSchema{name, ElementType::kInt32, true};
   return std::nullopt;
 }
+
+// What the sampled fields of one column still allow. A column starts allowing everything and
+// loses a type at its first sampled value that type cannot hold; missing values allow all.
+struct Candidates {
+  bool any_value = false;
+  bool any_missing = false;
+  bool int64 = true;     // every value an integer spelling int64 holds
+  bool number = true;    // every value a number
+  bool float64 = false;  // some value beyond float32's range
+  bool boolean = true;   // every value true/false
+  bool datetime = true;  // every value an ISO 8601 timestamp
+
+  bool Open() const { return int64 || number || boolean || datetime; }
+
+  void See(std::string_view field) {
+    any_value = true;
+    if (int64) {
+      std::string_view s = CsvTrimBlanks(field);
+      if (s.size() >= 2 && s.front() == '"' && s.back() == '"') s = s.substr(1, s.size() - 2);
+      if (s.starts_with('+')) s.remove_prefix(1);
+      int64_t v = 0;
+      const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+      int64 = !s.empty() && ec == std::errc() && ptr == s.data() + s.size() &&
+              v != std::numeric_limits<int64_t>::min();
+    }
+    if (number) {
+      float f = 0;
+      const CsvNumber n = ParseCsvFloat(field, f);
+      number = n == CsvNumber::kOk || n == CsvNumber::kOutOfRange;
+      float64 = float64 || n == CsvNumber::kOutOfRange;
+    }
+    if (boolean) {
+      bool b = false;
+      boolean = ParseCsvBool(field, b);
+    }
+    if (datetime) {
+      int64_t ns = 0;
+      datetime = ParseIsoDatetime(field, ns);
+    }
+  }
+
+  // The column's type once sampling ends. Integers are int64 whatever their size in the sample,
+  // so a bigger id later in the file still fits; a number too big for float32 makes float64; a
+  // bool column with a missing value is a string column (numpy's bool has no missing value).
+  ColumnSchema Decide(const std::string& name) const {
+    if (!any_value) return {name, ElementType::kFloat32, false};
+    if (int64) return {name, ElementType::kInt64, false};
+    if (number) return {name, float64 ? ElementType::kFloat64 : ElementType::kFloat32, false};
+    if (boolean && !any_missing) return {name, ElementType::kBool, false};
+    if (datetime) return {name, ElementType::kDatetime64, false};
+    return {name, ElementType::kInt32, true};
+  }
+};
 
 void SplitPlain(std::string_view line, std::vector<std::string_view>& fields) {
   fields.clear();
@@ -92,7 +154,8 @@ Result<CsvLayout> InferCsvLayout(std::string_view whole, const CsvOptions& optio
     std::optional<ColumnSchema> forced = ForcedType(entry.key, entry.value);
     if (!forced) {
       return InvalidArgument("dtypes: '" + entry.key + "': unknown type '" + entry.value +
-                             "' (expected float32, float64, int32 or string)");
+                             "' (expected float32, float64, int32, int64, bool, datetime or "
+                             "string)");
     }
     if (entry.key == options.label_column && !(forced->dtype == ElementType::kInt32 &&
                                                !forced->categorical)) {
@@ -101,9 +164,9 @@ Result<CsvLayout> InferCsvLayout(std::string_view whole, const CsvOptions& optio
     types[*index] = std::move(forced);
   }
 
-  // Sampling: every kept column without a forced type starts as float32 and becomes a string
-  // column at its first sampled field that is neither missing nor a number.
-  std::vector<bool> is_string(header.size(), false);
+  // Sampling: every kept column without a forced type narrows its candidates field by field
+  // and stops being looked at once only a string column is left.
+  std::vector<Candidates> candidates(header.size());
   std::vector<size_t> undecided;
   for (const size_t f : layout.fields) {
     if (!types[f]) undecided.push_back(f);
@@ -144,27 +207,23 @@ Result<CsvLayout> InferCsvLayout(std::string_view whole, const CsvOptions& optio
     for (size_t u = 0; u < undecided.size();) {
       const size_t f = undecided[u];
       const std::string_view field = has_quote ? std::string_view(quoted[f]) : plain[f];
-      float value = 0;
-      const bool numeric = IsCsvMissing(field, options.na_values) ||
-                           ParseCsvFloat(field, value) != CsvNumber::kNotNumber;
-      if (numeric) {
+      Candidates& c = candidates[f];
+      if (IsCsvMissing(field, options.na_values)) {
+        c.any_missing = true;
+      } else {
+        c.See(field);
+      }
+      if (c.Open()) {
         ++u;
         continue;
       }
-      is_string[f] = true;
       undecided.erase(undecided.begin() + static_cast<std::ptrdiff_t>(u));
     }
     begin = next;
   }
 
   for (const size_t f : layout.fields) {
-    if (types[f]) {
-      layout.schema.columns.push_back(*types[f]);
-    } else if (is_string[f]) {
-      layout.schema.columns.push_back({header[f], ElementType::kInt32, true});
-    } else {
-      layout.schema.columns.push_back({header[f], ElementType::kFloat32, false});
-    }
+    layout.schema.columns.push_back(types[f] ? *types[f] : candidates[f].Decide(header[f]));
   }
   return layout;
 }

@@ -18,8 +18,10 @@ namespace coupler::io {
 // within them at most kCsvSchemaSampleLines data lines. Pass text.substr(0, kCsvSchemaSampleBytes)
 // (or the whole text): a prefix shorter than that is taken to be the whole file, so its last line
 // counts even without a newline; in a full-size prefix a last, cut line is ignored.
-inline constexpr size_t kCsvSchemaSampleBytes = 64 * 1024;
-inline constexpr size_t kCsvSchemaSampleLines = 1000;
+// 1 MiB and 10,000 lines: enough that a column's first missing value or first non-integer is
+// usually seen, few enough that every task reads it in milliseconds.
+inline constexpr size_t kCsvSchemaSampleBytes = 1024 * 1024;
+inline constexpr size_t kCsvSchemaSampleLines = 10000;
 
 // What the kernel needs besides the schema: the header and, for each output column, the index
 // of the field it comes from.
@@ -29,9 +31,13 @@ struct CsvLayout {
   TableSchema schema;               // the output columns, in output order
 };
 
-// The types: label_column is int32; a `dtypes` entry forces float32, float64, int32 or string;
-// any other column is float32 when every sampled field is a number or missing (IsCsvMissing),
-// else string (categorical int32 codes). Columns come in `columns`' order, or file order.
+// The types: label_column is int32; a `dtypes` entry forces float32, float64, int32, int64, bool,
+// datetime (datetime64[ns]) or string; any other column is decided from its sampled fields that
+// are not missing (IsCsvMissing): int64 when all are integers, else float32 when all are
+// numbers (float64 when one is beyond float32), else bool when all are true/false and none is
+// missing, else datetime64 when all are ISO 8601 timestamps, else string (categorical int32
+// codes); a column with nothing but missing values is float32. Columns come in `columns`'
+// order, or file order.
 // InvalidArgument for a header problem, an unknown name in columns/dtypes/label_column (listing
 // the header), a dtypes or label_column entry for a column `columns` drops, a bad type name, a
 // dtypes type other than int32 for the label column, and a sampled line with the wrong field

@@ -17,7 +17,8 @@ Status UnsupportedDescr(std::string_view what, std::string_view descr) {
                            "arr.astype(arr.dtype.newbyteorder('<'))");
   }
   return InvalidArgument(message + ", which is not supported; supported: <f4 (float32), "
-                         "<i4 (int32), <f2 (float16), <u2 (bfloat16 bits), <f8 (float64)");
+                         "<i4 (int32), <i8 (int64), <f2 (float16), <u2 (bfloat16 bits), <f8 (float64), "
+                         "|b1 (bool), <M8[ns] (datetime64[ns])");
 }
 
 Result<ElementType> ScalarDType(const PyValue& descr, std::string_view what) {

@@ -13,8 +13,8 @@ Column::Column(std::string name, ElementType dtype, size_t rows)
     case ElementType::kBFloat16: values_ = std::vector<uint16_t>(rows); break;
     case ElementType::kFloat64: values_ = std::vector<double>(rows); break;
     case ElementType::kInt64:
-      COUPLER_CHECK(false) << "column '" << name_ << "' of int64: shards hold no int64";
-      break;
+    case ElementType::kDatetime64: values_ = std::vector<int64_t>(rows); break;
+    case ElementType::kBool: values_ = std::vector<uint8_t>(rows); break;
   }
 }
 

@@ -41,6 +41,9 @@ class Column {
   static Column Float64(std::string name, std::vector<double> values) {
     return Column(std::move(name), std::move(values), ElementType::kFloat64);
   }
+  static Column Int64(std::string name, std::vector<int64_t> values) {
+    return Column(std::move(name), std::move(values), ElementType::kInt64);
+  }
 
   const std::string& name() const { return name_; }
   void set_name(std::string name) { name_ = std::move(name); }
@@ -83,7 +86,7 @@ class Column {
 
  private:
   using Storage = std::variant<std::vector<float>, std::vector<int32_t>, std::vector<uint16_t>,
-                               std::vector<double>>;
+                               std::vector<double>, std::vector<int64_t>, std::vector<uint8_t>>;
 
   std::string name_;
   ElementType dtype_;

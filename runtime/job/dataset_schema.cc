@@ -34,9 +34,10 @@ std::optional<io::TableSchema> CsvHeaderSchema(const NodeSpec& import_node) {
     options.columns = *columns;
   }
   if (const auto* dtypes = FindParam<ParamMap>(import_node, "dtypes")) options.dtypes = *dtypes;
-  if (const auto* na = FindParam<std::vector<std::string>>(import_node, "na_values")) {
-    options.na_values = *na;
-  }
+  const auto* na = FindParam<std::vector<std::string>>(import_node, "na_values");
+  const bool* keep_default_na = FindParam<bool>(import_node, "keep_default_na");
+  options.na_values = io::CsvNaTokens(na != nullptr ? *na : std::vector<std::string>{},
+                                      keep_default_na == nullptr || *keep_default_na);
   auto schema = io::InferCsvSchema(prefix, options);
   if (!schema.ok()) return std::nullopt;
   return std::move(schema).value();

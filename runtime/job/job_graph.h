@@ -9,6 +9,7 @@
 #include <variant>
 #include <vector>
 
+#include "runtime/io/column_schema.h"
 #include "runtime/job/diagnostics.h"
 #include "runtime/job/param_value.h"
 #include "runtime/job/raw_value.h"
@@ -56,6 +57,10 @@ struct NodeSpec {
   // "resources.gpus", ...), so late checks can still point at the line.
   std::map<std::string, SourcePos> positions;
   SourcePos pos;  // the node's own mapping
+  // The columns this node writes, as the validator's column pass derived them (types, nullable,
+  // dictionary); nullopt where they are not known before the job runs (an exec node's output,
+  // or an import_csv whose file the loader could not read).
+  std::optional<io::TableSchema> output_schema;
 
   SourcePos PosOf(const std::string& field) const;
 };

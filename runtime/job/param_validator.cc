@@ -106,7 +106,10 @@ class ParamChecker {
           out.push_back(v.text);
         } else if (v.kind == RawValue::Kind::kSequence) {
           for (const auto& item : v.items) {
-            if (item.kind != RawValue::Kind::kScalar || item.text.empty()) {
+            // A bare NULL in a list of names (na_values: [NULL, NA]) is YAML's null, but the
+            // word is what a list of names can only mean.
+            const bool spelt_null = item.kind == RawValue::Kind::kNull && !item.text.empty();
+            if (!spelt_null && (item.kind != RawValue::Kind::kScalar || item.text.empty())) {
               Error(s.name, item, "expected a list of names, got " + Describe(item) +
                                       " in the list");
               return std::nullopt;
@@ -119,6 +122,28 @@ class ParamChecker {
           }
         } else {
           return mistyped();
+        }
+        return ParamValue(std::move(out));
+      }
+      case ParamType::kIntList: {
+        std::vector<std::string> out;
+        const std::vector<RawValue> one = v.kind == RawValue::Kind::kScalar
+                                              ? std::vector<RawValue>{v}
+                                              : std::vector<RawValue>{};
+        if (v.kind != RawValue::Kind::kScalar && v.kind != RawValue::Kind::kSequence) {
+          return mistyped();
+        }
+        for (const RawValue& item : v.kind == RawValue::Kind::kScalar ? one : v.items) {
+          const auto i = item.kind == RawValue::Kind::kScalar && !item.quoted
+                             ? ParseInt(item.text)
+                             : std::nullopt;
+          if (!i) {
+            Error(s.name, item, "expected a list of integers, got " + Describe(item) +
+                                    " in the list");
+            return std::nullopt;
+          }
+          if (!InRange(s, item, static_cast<double>(*i))) return std::nullopt;
+          out.push_back(std::to_string(*i));
         }
         return ParamValue(std::move(out));
       }

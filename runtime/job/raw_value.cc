@@ -81,10 +81,11 @@ void RawTreeBuilder::Scalar(SourcePos pos, std::string text, bool quoted, uint64
   Emit(std::move(v), Sized{}, anchor);
 }
 
-void RawTreeBuilder::Null(SourcePos pos, uint64_t anchor) {
+void RawTreeBuilder::Null(SourcePos pos, uint64_t anchor, std::string spelling) {
   if (failed()) return;
   RawValue v;
   v.pos = pos;
+  v.text = std::move(spelling);
   Emit(std::move(v), Sized{}, anchor);
 }
 

@@ -20,7 +20,7 @@ struct RawEntry;
 struct RawValue {
   enum class Kind { kNull, kScalar, kSequence, kMap };
   Kind kind = Kind::kNull;
-  std::string text;              // scalar text
+  std::string text;              // scalar text; for a null, the word it was spelt with, if any
   bool quoted = false;           // "8" (a string) vs 8 (a number)
   std::vector<RawValue> items;   // sequence items
   std::vector<RawEntry> entries; // map entries, in file order (duplicates kept, for errors)
@@ -69,7 +69,8 @@ class RawTreeBuilder {
 
   // `anchor` != 0 remembers the value for later Alias(anchor) calls (YAML's &name / *name).
   void Scalar(SourcePos pos, std::string text, bool quoted, uint64_t anchor = 0);
-  void Null(SourcePos pos, uint64_t anchor = 0);
+  // `spelling`: the word a YAML null was written as (NULL, null, ~), kept in RawValue::text.
+  void Null(SourcePos pos, uint64_t anchor = 0, std::string spelling = "");
   void StartSequence(SourcePos pos, uint64_t anchor = 0);
   void StartMap(SourcePos pos, uint64_t anchor = 0);
   void End();  // ends the innermost sequence or map

@@ -53,8 +53,9 @@ class SchemaPass {
   SchemaPass(const JobGraph& g, const ValidationEnv& env, Diagnostics& diags)
       : g_(g), env_(env), diags_(diags), schemas_(g.nodes.size()) {}
 
-  void Run() {
+  std::vector<Schema> Run() {
     for (size_t i : TopologicalOrder(g_)) schemas_[i] = Output(g_.nodes[i]);
+    return std::move(schemas_);
   }
 
  private:
@@ -111,7 +112,8 @@ class SchemaPass {
       return env_.dataset_schema ? env_.dataset_schema(n) : std::nullopt;
     }
     Schema in = FirstInput(n);
-    if (op == "standardize" || op == "clip") return in;
+    if (op == "clip") return in;
+    if (op == "standardize") return Standardize(n, in);
     if (!in) return std::nullopt;
     if (op == "filter") {
       const std::string* where = ParamAs<std::string>(n, "where");
@@ -127,6 +129,10 @@ class SchemaPass {
       const std::string* out = ParamAs<std::string>(n, "out");
       if (a != nullptr) NeedColumn(n, "params.a", *a, *in);
       if (b != nullptr) NeedColumn(n, "params.b", *b, *in);
+      for (io::ColumnSchema& c : in->columns) {  // int64 factors multiply as float32
+        const bool factor = (a != nullptr && c.name == *a) || (b != nullptr && c.name == *b);
+        if (factor && c.dtype == ElementType::kInt64) c.dtype = ElementType::kFloat32;
+      }
       if (out != nullptr && in->Find(*out) == nullptr) {
         in->columns.push_back({*out, ElementType::kFloat32, false});
       }
@@ -135,6 +141,24 @@ class SchemaPass {
     if (op == "cast") return Cast(n, *in);
     if (op == "column_stats") return Stats(n, *in);
     return std::nullopt;  // exec, mpi_exec, train, evaluate, noop: what they write is theirs
+  }
+
+  // The int64 columns standardize rescales come out float32: the named ones, or by default the
+  // ones column_stats summarizes by default.
+  Schema Standardize(const NodeSpec& n, Schema in) {
+    if (!in) return in;
+    const auto* columns = ParamAs<std::vector<std::string>>(n, "columns");
+    for (io::ColumnSchema& c : in->columns) {
+      const bool named = columns != nullptr && !columns->empty() &&
+                         std::find(columns->begin(), columns->end(), c.name) != columns->end();
+      const bool chosen = columns != nullptr && !columns->empty()
+                              ? named
+                              : io::IsSummarizedByDefault(c.dtype, c.categorical);
+      if (chosen && c.dtype == ElementType::kInt64 && !c.categorical) {
+        c.dtype = ElementType::kFloat32;
+      }
+    }
+    return in;
   }
 
   Schema Derive(const NodeSpec& n, io::TableSchema schema) {
@@ -235,7 +259,7 @@ class SchemaPass {
     for (const io::ColumnSchema& c : in.columns) {
       const bool named = columns != nullptr &&
                          std::find(columns->begin(), columns->end(), c.name) != columns->end();
-      if (columns != nullptr ? named : (c.dtype == ElementType::kFloat32 && !c.categorical)) {
+      if (columns != nullptr ? named : io::IsSummarizedByDefault(c.dtype, c.categorical)) {
         out.columns.push_back({c.name, ElementType::kFloat64, false});
       }
     }
@@ -250,8 +274,9 @@ class SchemaPass {
 
 }  // namespace
 
-void CheckColumnSchemas(const JobGraph& graph, const ValidationEnv& env, Diagnostics& diags) {
-  SchemaPass(graph, env, diags).Run();
+void CheckColumnSchemas(JobGraph& graph, const ValidationEnv& env, Diagnostics& diags) {
+  std::vector<std::optional<io::TableSchema>> schemas = SchemaPass(graph, env, diags).Run();
+  for (size_t i = 0; i < graph.nodes.size(); ++i) graph.nodes[i].output_schema = std::move(schemas[i]);
 }
 
 }  // namespace coupler::job

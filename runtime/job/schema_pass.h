@@ -10,7 +10,8 @@
 
 namespace coupler::job {
 
-// `graph` has passed the rest of ValidateJob (inputs resolved, params typed, no cycle).
-void CheckColumnSchemas(const JobGraph& graph, const ValidationEnv& env, Diagnostics& diags);
+// `graph` has passed the rest of ValidateJob (inputs resolved, params typed, no cycle). Sets
+// each node's output_schema.
+void CheckColumnSchemas(JobGraph& graph, const ValidationEnv& env, Diagnostics& diags);
 
 }  // namespace coupler::job

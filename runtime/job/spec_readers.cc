@@ -19,13 +19,28 @@ SourcePos PosOf(const YAML::Mark& m) {
   return {m.line + 1, m.column + 1};
 }
 
+// The word a YAML null was spelt with (null, Null, NULL, ~), read from the text at its mark;
+// empty for a null written as nothing. A list of names keeps it as the name it looks like:
+// `na_values: [NULL]` means the token NULL, not YAML's null.
+std::string NullSpelling(std::string_view text, const YAML::Mark& m) {
+  if (m.is_null() || m.pos < 0 || static_cast<size_t>(m.pos) >= text.size()) return "";
+  const std::string_view rest = text.substr(static_cast<size_t>(m.pos));
+  const std::string_view word = rest.substr(0, rest.find_first_of(",]}#\r\n \t"));
+  for (const std::string_view spelling : {"null", "Null", "NULL", "~"}) {
+    if (word == spelling) return std::string(word);
+  }
+  return "";
+}
+
 // yaml-cpp events → RawTreeBuilder. yaml-cpp tags quoted scalars "!" and plain ones "?".
 class YamlEvents : public YAML::EventHandler {
  public:
-  explicit YamlEvents(RawTreeBuilder& b) : b_(b) {}
+  YamlEvents(RawTreeBuilder& b, std::string_view text) : b_(b), text_(text) {}
   void OnDocumentStart(const YAML::Mark&) override {}
   void OnDocumentEnd() override {}
-  void OnNull(const YAML::Mark& m, YAML::anchor_t a) override { b_.Null(PosOf(m), a); }
+  void OnNull(const YAML::Mark& m, YAML::anchor_t a) override {
+    b_.Null(PosOf(m), a, NullSpelling(text_, m));
+  }
   void OnAlias(const YAML::Mark& m, YAML::anchor_t a) override {
     if (!b_.Alias(PosOf(m), a)) b_.Null(PosOf(m));
   }
@@ -46,6 +61,7 @@ class YamlEvents : public YAML::EventHandler {
 
  private:
   RawTreeBuilder& b_;
+  std::string_view text_;
 };
 
 // Counts documents without building them, to reject a second one.
@@ -210,7 +226,7 @@ std::optional<RawValue> ReadSpecText(std::string_view text, Diagnostics& diags) 
   try {
     std::istringstream in{std::string(text)};
     YAML::Parser parser(in);
-    YamlEvents events(builder);
+    YamlEvents events(builder, text);
     if (!parser.HandleNextDocument(events)) return RawValue{};  // empty document
     if (builder.failed()) {
       ReportLimit(builder, diags);

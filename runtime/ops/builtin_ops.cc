@@ -71,6 +71,20 @@ ParamSchema Timeout() {
                0.001, 7 * 86400.0);
 }
 
+// A command's exit codes the coordinator must not retry, besides 65 (the documented one).
+ParamSchema NoRetryExitCodes() {
+  return Range(Param("no_retry_exit_codes", ParamType::kIntList,
+                     "exit codes that fail the task at once (65 always does)"),
+               1, 255);
+}
+
+// When given, the only exit codes that are retried.
+ParamSchema RetryOnExitCodes() {
+  return Range(Param("retry_on_exit_codes", ParamType::kIntList,
+                     "the only exit codes that are retried (default: all but 65)"),
+               1, 255);
+}
+
 ParamSchema Columns(std::string doc) { return Param("columns", ParamType::kStringList, std::move(doc)); }
 
 }  // namespace
@@ -90,10 +104,15 @@ std::vector<OpDef> BuiltinOpDefs() {
       Param("label_column", ParamType::kString, "column stored as int32 labels"),
       Columns("columns to keep, in this order (default: every column, in file order)"),
       Param("dtypes", ParamType::kStringMap,
-            "forced column types: float32, float64, int32 or string (default: from the first "
-            "lines, float32 or string)"),
+            "forced column types: float32, float64, int32, int64, bool, datetime or string "
+            "(default: from the file's first 1 MiB: int64, float32, bool, datetime or string)"),
       Param("na_values", ParamType::kStringList,
-            "fields read as missing besides the empty one (default: NA, nan, NaN, N/A, null)"),
+            "more fields read as missing (besides the empty one and pandas' defaults: NULL, "
+            "NA, N/A, nan, NaN, #N/A, ...)"),
+      Default(Param("keep_default_na", ParamType::kBool,
+                    "false: only na_values (and the empty field) are missing, not pandas' "
+                    "defaults"),
+              true),
   };
   ops.push_back(import_csv);
 
@@ -186,6 +205,8 @@ std::vector<OpDef> BuiltinOpDefs() {
       Required(Param("command", ParamType::kString,
                      "shell command; {input} {output} {shard} {spec_dir}")),
       Timeout(),
+      NoRetryExitCodes(),
+      RetryOnExitCodes(),
   };
   exec.params[0].placeholders = {"input", "output", "shard", "spec_dir"};
   ops.push_back(exec);
@@ -207,6 +228,8 @@ std::vector<OpDef> BuiltinOpDefs() {
                      "command; {launch} {ranks} {hostfile} {hosts} {input} {output} "
                      "{master_addr} {master_port} {job} {node} {attempt} {spec_dir}")),
       Timeout(),
+      NoRetryExitCodes(),
+      RetryOnExitCodes(),
   };
   mpi_exec.params[0].placeholders = {"ranks",       "hostfile",    "hosts", "launch",
                                      "input",       "output",      "master_addr",

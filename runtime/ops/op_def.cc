@@ -10,6 +10,7 @@ std::string_view ParamTypeName(ParamType t) {
     case ParamType::kString: return "a string";
     case ParamType::kStringList: return "a list of strings";
     case ParamType::kStringMap: return "a mapping of names to strings";
+    case ParamType::kIntList: return "a list of integers";
     case ParamType::kIntOrAuto: return "an integer or 'auto'";
     case ParamType::kPath: return "a file path";
   }

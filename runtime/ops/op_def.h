@@ -19,6 +19,9 @@ enum class ParamType {
   kIntOrAuto,  // an int, or the word "auto"
   kPath,       // a string naming an existing file, relative to the spec
   kStringMap,  // a mapping of names to strings, in the spec's order
+  // A list of integers (exit codes), each within min..max. Kept as their decimal text in a
+  // std::vector<std::string>, so it travels on the wire as a string list does.
+  kIntList,
 };
 std::string_view ParamTypeName(ParamType t);
 

@@ -7,6 +7,36 @@
 #include "runtime/util/json_writer.h"
 
 namespace coupler::plan {
+namespace {
+
+// A column's type as a user reads it: a categorical column is "string" (int32 codes into its
+// dictionary are how it is stored, not what it holds).
+std::string_view TypeName(const io::ColumnSchema& c) {
+  return c.categorical ? "string" : ElementTypeName(c.dtype);
+}
+
+// One block per node whose columns are known, one line per column.
+std::string FormatSchemas(const Plan& plan) {
+  std::string out;
+  for (const auto& n : plan.nodes) {
+    if (!n.schema) continue;
+    size_t name_w = 6, type_w = 4;
+    for (const io::ColumnSchema& c : n.schema->columns) {
+      name_w = std::max(name_w, c.name.size());
+      type_w = std::max(type_w, TypeName(c).size());
+    }
+    out += fmt::format("\ncolumns of {} ({}):\n", n.id, n.schema->columns.size());
+    out += fmt::format("  {:<{}}  {:<{}}  {:<8}  {}\n", "COLUMN", name_w, "TYPE", type_w,
+                       "NULLABLE", "DICTIONARY");
+    for (const io::ColumnSchema& c : n.schema->columns) {
+      out += fmt::format("  {:<{}}  {:<{}}  {:<8}  {}\n", c.name, name_w, TypeName(c), type_w,
+                         c.nullable() ? "yes" : "no", c.categorical ? "yes" : "no");
+    }
+  }
+  return out;
+}
+
+}  // namespace
 
 std::string FormatPlanTable(const Plan& plan) {
   size_t id_w = 4, op_w = 2;
@@ -27,7 +57,7 @@ std::string FormatPlanTable(const Plan& plan) {
                        id_w, n.op, op_w, job::CouplingName(n.coupling), tasks, n.ranks,
                        ops::HardwareClassName(n.hardware), deps.empty() ? "-" : deps);
   }
-  return out;
+  return out + FormatSchemas(plan);
 }
 
 std::string FormatPlanJson(const Plan& plan) {
@@ -52,6 +82,20 @@ std::string FormatPlanJson(const Plan& plan) {
     for (const auto& d : n.deps) w.String(d);
     w.EndArray();
     w.Field("output_shards", n.output_shards);
+    if (n.schema) {
+      w.BeginArray("columns");
+      for (const io::ColumnSchema& c : n.schema->columns) {
+        w.BeginObject();
+        w.Field("name", c.name);
+        w.Field("type", TypeName(c));
+        w.Field("nullable", c.nullable());
+        w.Field("dictionary", c.categorical);
+        w.EndObject();
+      }
+      w.EndArray();
+    } else {
+      w.Null("columns");
+    }
     w.EndObject();
   }
   w.EndArray();

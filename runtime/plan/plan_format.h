@@ -10,7 +10,9 @@ namespace coupler::plan {
 std::string FormatPlanTable(const Plan& plan);
 
 // {"job": NAME, "stages": S, "total_tasks": T, "nodes": [{"id", "op", "coupling", "tasks",
-//  "ranks", "hardware", "stage", "deps": [...]}]}
+//  "ranks", "hardware", "stage", "deps": [...], "output_shards",
+//  "columns": [{"name", "type", "nullable", "dictionary"}] or null where not known}]}
+// The table ends with each node's columns (type, nullable, dictionary) where they are known.
 std::string FormatPlanJson(const Plan& plan);
 
 }  // namespace coupler::plan

@@ -82,6 +82,7 @@ Result<Plan> PlanJob(const JobGraph& graph, const ops::OpRegistry& registry) {
     p.id = node.id;
     p.op = node.op;
     p.node_index = i;
+    p.schema = node.output_schema;
     p.stage = stage[i];
     p.coupling = node.coupling == Coupling::kAuto ? op.default_coupling : node.coupling;
     p.ranks = p.coupling == Coupling::kTight ? node.ranks : 1;

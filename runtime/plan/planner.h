@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,7 @@ struct PlanNode {
   std::vector<std::string> deps;  // node ids this one reads
   int64_t output_shards = 0;
   size_t node_index = 0;     // into JobGraph::nodes
+  std::optional<io::TableSchema> schema;  // the node's output columns, where known
 };
 
 struct Plan {

@@ -10,6 +10,8 @@ std::string_view ElementTypeName(ElementType type) {
     case ElementType::kInt32: return "int32";
     case ElementType::kInt64: return "int64";
     case ElementType::kFloat64: return "float64";
+    case ElementType::kBool: return "bool";
+    case ElementType::kDatetime64: return "datetime64[ns]";
   }
   return "unknown";
 }
@@ -24,7 +26,8 @@ std::optional<ElementType> ParseElementType(std::string_view name) {
       {"float16", ElementType::kFloat16}, {"fp16", ElementType::kFloat16},
       {"bfloat16", ElementType::kBFloat16}, {"bf16", ElementType::kBFloat16},
       {"int32", ElementType::kInt32},     {"int64", ElementType::kInt64},
-      {"float64", ElementType::kFloat64},
+      {"float64", ElementType::kFloat64}, {"bool", ElementType::kBool},
+      {"datetime64[ns]", ElementType::kDatetime64}, {"datetime", ElementType::kDatetime64},
   };
   for (const Spelling& s : kSpellings) {
     if (s.name == name) return s.type;

@@ -12,22 +12,36 @@
 
 namespace coupler {
 
-enum class ElementType : uint8_t { kFloat32, kFloat16, kBFloat16, kInt32, kInt64, kFloat64 };
+// The numbers are pinned: shard headers do not carry them, but wire messages and saved plans do.
+// kBool is numpy's bool (one byte, 0 or 1); kDatetime64 is numpy's datetime64[ns]: int64
+// nanoseconds since the Unix epoch, with NaT (the int64 minimum) for a missing value.
+enum class ElementType : uint8_t {
+  kFloat32 = 0,
+  kFloat16 = 1,
+  kBFloat16 = 2,
+  kInt32 = 3,
+  kInt64 = 4,
+  kFloat64 = 5,
+  kBool = 6,
+  kDatetime64 = 7,
+};
 
 constexpr size_t ElementSize(ElementType type) {
   switch (type) {
     case ElementType::kFloat16:
     case ElementType::kBFloat16: return 2;
+    case ElementType::kBool: return 1;
     case ElementType::kFloat32:
     case ElementType::kInt32: return 4;
     case ElementType::kInt64:
+    case ElementType::kDatetime64:
     case ElementType::kFloat64: return 8;
   }
   return 0;
 }
 
-// "float32", "float16", "bfloat16", "int32", "int64", "float64": the names ops, shards and
-// errors use.
+// "float32", "float16", "bfloat16", "int32", "int64", "float64", "bool", "datetime64[ns]": the
+// names ops, shards, plans and errors use (numpy's).
 std::string_view ElementTypeName(ElementType type);
 
 // "fp32", "fp16" and "bf16", the spellings of training precisions and kernel storage in configs,
@@ -40,6 +54,8 @@ constexpr const char* ShortElementTypeName(ElementType type) {
     case ElementType::kInt32: return "int32";
     case ElementType::kInt64: return "int64";
     case ElementType::kFloat64: return "float64";
+    case ElementType::kBool: return "bool";
+    case ElementType::kDatetime64: return "datetime64[ns]";
   }
   return "unknown";
 }

@@ -51,6 +51,11 @@ class Writer {
     w_.Bool(v);
   }
 
+  void Null(std::string_view key) {
+    Key(key);
+    w_.Null();
+  }
+
   void Key(std::string_view k) { w_.Key(k.data(), static_cast<rapidjson::SizeType>(k.size())); }
   void String(std::string_view s) { w_.String(s.data(), static_cast<rapidjson::SizeType>(s.size())); }
 

@@ -155,8 +155,8 @@ TEST(CsvImportRunTest, TextInANumericColumnFailsWithLineColumnAndHint) {
   {
     std::ofstream csv(scratch.path() / "late.csv");
     csv << "a,b\n";
-    for (int r = 0; r < 1500; ++r) csv << r << "," << r * 2 << "\n";
-    csv << "1500,n/a-ish\n";
+    for (int r = 0; r < 10500; ++r) csv << r << "," << r * 2 << ".5\n";
+    csv << "10500,n/a-ish\n";
     std::ofstream spec(scratch.path() / "late.yaml");
     spec << "name: late\nworkdir: out\nnodes:\n"
             "  - {id: import, op: import_csv, inputs: [late.csv], params: {shards: 1}}\n";
@@ -166,7 +166,7 @@ TEST(CsvImportRunTest, TextInANumericColumnFailsWithLineColumnAndHint) {
                scratch.path());
   EXPECT_NE(r.exit_code, 0) << r.out;
   const std::string all = r.out + r.err;
-  EXPECT_NE(all.find("line 1502, column 'b' (field 2): 'n/a-ish' is not a number"),
+  EXPECT_NE(all.find("line 10502, column 'b' (field 2): 'n/a-ish' is not a number"),
             std::string::npos)
       << all;
   EXPECT_NE(all.find("dtypes: {b: string}"), std::string::npos) << all;

@@ -49,6 +49,7 @@ struct Concatenated {
   size_t rows = 0;
   std::map<std::string, std::vector<float>> f32;
   std::map<std::string, std::vector<int32_t>> i32;
+  std::vector<std::string> int64;  // int64 columns, kept in f32 too (the digits are exact there)
   std::vector<std::string> order;  // column names as stored
 };
 
@@ -70,6 +71,11 @@ Concatenated ReadNode(const fs::path& dir, int shards) {
       } else if (c.dtype() == ElementType::kInt32) {
         auto v = c.values<int32_t>();
         all.i32[c.name()].insert(all.i32[c.name()].end(), v.begin(), v.end());
+      } else if (c.dtype() == ElementType::kInt64) {
+        if (s == 0) all.int64.push_back(c.name());
+        for (const int64_t v : c.values<int64_t>()) {
+          all.f32[c.name()].push_back(static_cast<float>(v));
+        }
       } else {
         ADD_FAILURE() << "unexpected dtype in column " << c.name();
       }
@@ -131,6 +137,8 @@ TEST(DigitsPipelineTest, TwoWorkersMatchSingleProcessReference) {
   const Concatenated imported = ReadNode(work / "import", kShards);
   ASSERT_EQ(imported.shards, static_cast<size_t>(kShards));
   ASSERT_EQ(imported.rows, rows);
+  // The pixels are integers: int64 columns, exactly the file's values.
+  EXPECT_EQ(imported.int64.size(), features);
   for (size_t c = 0; c < features; ++c) {
     ASSERT_EQ(imported.f32.at(csv.names[c]), csv.columns[c]) << csv.names[c];
   }

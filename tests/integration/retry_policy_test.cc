@@ -127,6 +127,49 @@ TEST_F(RetryPolicyTest, ACommandThatFailsOnceRunsAgainOnTheOtherWorker) {
             ReadFile(cluster_.dir() / "work" / "import" / PartName(0)));
 }
 
+// A command says "do not retry me" by its exit status: 65 (COUPLER_NO_RETRY_EXIT in its
+// environment), a code listed in no_retry_exit_codes, or one missing from retry_on_exit_codes.
+// Each fails after one attempt, whatever `retries:` says, and the error says why.
+TEST_F(RetryPolicyTest, ACommandsExitStatusCanSayNotToRetryIt) {
+  ASSERT_TRUE(cluster_.StartCoordinator()) << cluster_.Logs();
+  cluster_.StartWorker("w1", 1);
+  ASSERT_TRUE(cluster_.WaitWorkersAlive(1)) << cluster_.Logs();
+  WriteSyntheticCsv(cluster_.dir() / "in.csv", 20, 2);
+  struct Case {
+    std::string name, exit, params, why;
+  };
+  const std::vector<Case> cases = {
+      {"own", "\"$COUPLER_NO_RETRY_EXIT\"", "", "exit status 65 asks not to be retried"},
+      {"listed", "3", ", no_retry_exit_codes: [3, 4]", "exit status 3 is in no_retry_exit_codes"},
+      {"unlisted", "1", ", retry_on_exit_codes: [75]",
+       "exit status 1 is not in retry_on_exit_codes"},
+  };
+  for (const Case& k : cases) {
+    SCOPED_TRACE(k.name);
+    const fs::path log = cluster_.dir() / (k.name + ".log");
+    WriteFile(cluster_.dir() / (k.name + ".sh"),
+              "echo attempt >> " + log.string() + "\necho 'bad field: colour' >&2\nexit " +
+                  k.exit + "\n");
+    const fs::path spec = cluster_.dir() / (k.name + ".yaml");
+    WriteFile(spec, "name: it-exit-" + k.name + "\nworkdir: work-" + k.name + "\nnodes:\n"
+                    "  - {id: import, op: import_csv, inputs: [in.csv], params: {shards: 1}}\n"
+                    "  - id: step\n    op: exec\n    inputs: [import]\n    retries: 3\n"
+                    "    params: {command: \"sh " + Dir() + "/" + k.name + ".sh\"" + k.params +
+                    "}\n");
+    std::string why;
+    const std::string job = cluster_.Submit(spec, &why);
+    ASSERT_FALSE(job.empty()) << why << cluster_.Logs();
+    const auto st = cluster_.WaitJobFinished(job, 60s);
+    ASSERT_TRUE(st) << cluster_.Logs();
+    EXPECT_EQ(st->state, "failed");
+    EXPECT_EQ(st->node("step").attempts, 1u) << st->error;
+    EXPECT_EQ(Lines(log).size(), 1u);
+    EXPECT_NE(st->error.find("not retried"), std::string::npos) << st->error;
+    EXPECT_NE(st->error.find(k.why), std::string::npos) << st->error;
+    EXPECT_NE(st->error.find("bad field: colour"), std::string::npos) << st->error;
+  }
+}
+
 TEST_F(RetryPolicyTest, AKilledWorkersTaskRunsOnTheOtherWorker) {
   StartTwoWorkers();
   WriteSyntheticCsv(cluster_.dir() / "in.csv", 40, 2);

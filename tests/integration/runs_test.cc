@@ -221,6 +221,38 @@ TEST(RunsTest, ReuseRunsOnlyWhatChangedByContentNotByTimestamp) {
   }
 }
 
+// A script kept beside the spec and named through {spec_dir} is part of its node's key: edited,
+// the node runs again under --reuse; untouched, it is reused.
+TEST(RunsTest, AnEditedScriptNamedThroughSpecDirRunsAgainUnderReuse) {
+  Cluster c;
+  StartPool(c);
+  WriteSyntheticCsv(c.dir() / "in.csv", 60, 2);
+  const fs::path spec = c.dir() / "job.yaml";
+  const fs::path script = c.dir() / "step.sh";
+  WriteFile(script, "echo run >> " + (c.dir() / "ran.log").string() + "\ncp \"$1\" \"$2\"\n");
+  WriteFile(spec, "name: it-script\nworkdir: work\nnodes:\n"
+                  "  - {id: import, op: import_csv, inputs: [in.csv], params: {shards: 2}}\n"
+                  "  - id: step\n    op: exec\n    inputs: [import]\n"
+                  "    params: {command: \"sh {spec_dir}/step.sh {input} {output}\"}\n");
+  auto first = SubmitAndWait(c, spec, false);
+  ASSERT_TRUE(first) << c.Logs();
+  ASSERT_EQ(first->state, "succeeded") << c.Logs();
+  auto same = SubmitAndWait(c, spec, true);
+  ASSERT_TRUE(same) << c.Logs();
+  EXPECT_EQ(same->attempts, 0u) << "the script is unchanged";
+  EXPECT_TRUE(same->reused["step"]);
+  // The spec is untouched; only the script changes.
+  WriteFile(script, "echo run >> " + (c.dir() / "ran.log").string() +
+                        "\ncp \"$1\" \"$2\"  # edited\n");
+  auto edited = SubmitAndWait(c, spec, true);
+  ASSERT_TRUE(edited) << c.Logs();
+  EXPECT_EQ(edited->state, "succeeded") << c.Logs();
+  EXPECT_EQ(edited->node_attempts["import"], 0u);
+  EXPECT_EQ(edited->node_attempts["step"], 2u) << "the edited script was not run";
+  EXPECT_FALSE(edited->reused["step"]);
+  EXPECT_EQ(ReadFile(c.dir() / "ran.log"), "run\nrun\nrun\nrun\n");  // 2 runs x 2 shards
+}
+
 TEST(RunsTest, RetryRunsOnlyTheFailedNodeAndItsDownstreamAndSurvivesARestart) {
   Cluster c;
   StartPool(c);

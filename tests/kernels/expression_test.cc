@@ -26,6 +26,9 @@ struct Frame {
   std::vector<int32_t> label{0, 1, 2, 3, 2};
   std::vector<int32_t> city{0, 1, -1, 2, 1};  // Oslo, Paris, missing, Rome, Paris
   std::vector<std::string> cities{"Oslo", "Paris", "Rome"};
+  // int64 ids with a missing one (the int64 minimum), and a bool column.
+  std::vector<int64_t> id{16777217, std::numeric_limits<int64_t>::min(), 3, int64_t{1} << 53, -1};
+  std::vector<uint8_t> on{1, 1, 0, 1, 0};
 
   io::TableSchema Schema() const {
     io::TableSchema s;
@@ -33,7 +36,9 @@ struct Frame {
                  {"y", ElementType::kFloat32, false},
                  {"d", ElementType::kFloat64, false},
                  {"label", ElementType::kInt32, false},
-                 {"city", ElementType::kInt32, true}};
+                 {"city", ElementType::kInt32, true},
+                 {"id", ElementType::kInt64, false},
+                 {"on", ElementType::kBool, false}};
     return s;
   }
   std::vector<ExpressionInput> Inputs(const expr::Program& p) const {
@@ -44,6 +49,8 @@ struct Frame {
       if (c.name == "d") in.push_back({d.data(), ElementType::kFloat64, nullptr});
       if (c.name == "label") in.push_back({label.data(), ElementType::kInt32, nullptr});
       if (c.name == "city") in.push_back({city.data(), ElementType::kInt32, &cities});
+      if (c.name == "id") in.push_back({id.data(), ElementType::kInt64, nullptr});
+      if (c.name == "on") in.push_back({on.data(), ElementType::kBool, nullptr});
     }
     return in;
   }
@@ -117,6 +124,20 @@ TEST(ExpressionTest, Float64AndInt32PromoteToFloat64) {
   EXPECT_EQ(l[3], 1.5);
   EXPECT_EQ(l[4], 5.0);
   EXPECT_EQ(Float64("label * 0.1")[1], 0.1);  // 0.1 as a double, as numpy int32 * 0.1
+}
+
+// int64 reads exactly into float64 (up to 2^53), its missing value as NaN; a bool column is a
+// condition on its own.
+TEST(ExpressionTest, Int64AndBoolColumnsLoadExactlyAndMissingIsNan) {
+  const std::vector<double> v = Float64("id + 0");
+  EXPECT_EQ(v[0], 16777217.0);
+  EXPECT_TRUE(std::isnan(v[1]));
+  EXPECT_EQ(v[3], 9007199254740992.0);
+  EXPECT_EQ(Condition("id > 16777216"), (std::vector<uint8_t>{1, 0, 0, 1, 0}));
+  EXPECT_EQ(Condition("isnan(id)"), (std::vector<uint8_t>{0, 1, 0, 0, 0}));
+  EXPECT_EQ(Condition("on"), (std::vector<uint8_t>{1, 1, 0, 1, 0}));
+  EXPECT_EQ(Condition("on and id > 0"), (std::vector<uint8_t>{1, 0, 0, 1, 0}));
+  EXPECT_EQ(Condition("not on or x > 1"), (std::vector<uint8_t>{1, 0, 1, 0, 1}));
 }
 
 TEST(ExpressionTest, FunctionsOfNegativesAreNanAsNumpy) {

@@ -48,7 +48,8 @@ TEST(CsvStringsTest, StringColumnsBecomeCodesInFirstSeenOrder) {
   EXPECT_THAT(city.values<int32_t>(), ElementsAre(0, 1, 0, 2, 1));
   EXPECT_THAT(*city.dictionary(), ElementsAre("Paris", "Lyon", "Nice"));
   EXPECT_FALSE(table->column(1).categorical());
-  EXPECT_THAT(table->column(1).values<float>(), ElementsAre(1, 2, 3, 4, 5));
+  EXPECT_EQ(table->column(1).dtype(), ElementType::kInt64);  // integers stay integers
+  EXPECT_THAT(table->column(1).values<int64_t>(), ElementsAre(1, 2, 3, 4, 5));
 }
 
 // Many distinct values (the code table grows several times while the range is read), values
@@ -192,7 +193,7 @@ TEST(CsvStringsTest, ColumnsKeepsASubsetInTheListsOrder) {
   ASSERT_TRUE(table.ok()) << table.status().ToString();
   ASSERT_EQ(table->num_columns(), 2u);
   EXPECT_EQ(table->column(0).name(), "d");
-  EXPECT_THAT(table->column(0).values<float>(), ElementsAre(4, 8));
+  EXPECT_THAT(table->column(0).values<int64_t>(), ElementsAre(4, 8));
   EXPECT_EQ(table->column(1).name(), "b");
   EXPECT_THAT(Decode(table->column(1)), ElementsAre("x", "y"));
   // Skipped fields are not parsed: text in a dropped numeric-looking column is no error.
@@ -202,7 +203,7 @@ TEST(CsvStringsTest, ColumnsKeepsASubsetInTheListsOrder) {
   only_a.dtypes = {};
   auto skipped = ParseTask(odd, only_a);
   ASSERT_TRUE(skipped.ok()) << skipped.status().ToString();
-  EXPECT_THAT(skipped->column(0).values<float>(), ElementsAre(1, 3));
+  EXPECT_THAT(skipped->column(0).values<int64_t>(), ElementsAre(1, 3));
 
   options.columns = {"a", "zz"};
   EXPECT_THAT(ParseTask(text, options).status().message(),
@@ -228,7 +229,7 @@ TEST(CsvStringsTest, DtypesOverrideTheInferredTypes) {
   bad.dtypes = {{"price", "decimal"}};
   EXPECT_THAT(ParseTask(text, bad).status().message(),
               HasSubstr("dtypes: 'price': unknown type 'decimal' (expected float32, float64, "
-                        "int32 or string)"));
+                        "int32, int64, bool, datetime or string)"));
   bad.dtypes = {{"prize", "float32"}};
   EXPECT_THAT(ParseTask(text, bad).status().message(),
               HasSubstr("dtypes: column 'prize' is not a column (the header has: zip, price, "
@@ -251,19 +252,21 @@ TEST(CsvStringsTest, MissingValuesInInt32ColumnsAreErrorsSuggestingFloat32) {
   EXPECT_THAT(forced.status().message(), HasSubstr("dtypes: {n: float32}"));
 }
 
-// Types come from the first 1000 data lines: text after them in a numeric column fails the
-// task with the line, the column, the value and the dtypes hint.
+// Types come from the first 10,000 data lines: text after them in a numeric column fails the
+// task with the line, the column, the value and both fixes (na_values for a missing-value
+// token, dtypes for text).
 TEST(CsvStringsTest, TextAfterTheSampleInANumericColumnNamesLineColumnAndHint) {
   std::string text = "id,amount\n";
-  for (int r = 0; r < 1200; ++r) text += std::to_string(r) + "," + std::to_string(r) + ".5\n";
-  text += "1200,lots\n";  // line 1202
+  for (int r = 0; r < 10200; ++r) text += std::to_string(r) + "," + std::to_string(r) + ".5\n";
+  text += "10200,lots\n";  // line 10202
   auto schema = io::InferCsvSchema(text, {});
   ASSERT_TRUE(schema.ok()) << schema.status().ToString();
   EXPECT_FALSE(schema->Find("amount")->categorical);
   auto table = ParseTask(text, {});
   ASSERT_FALSE(table.ok());
   EXPECT_THAT(table.status().message(),
-              HasSubstr("line 1202, column 'amount' (field 2): 'lots' is not a number"));
+              HasSubstr("line 10202, column 'amount' (field 2): 'lots' is not a number"));
+  EXPECT_THAT(table.status().message(), HasSubstr("add it to na_values"));
   EXPECT_THAT(table.status().message(), HasSubstr("set dtypes: {amount: string}"));
 }
 
@@ -289,7 +292,7 @@ TEST(CsvStringsTest, ByteOrderMarkAndCrlfWithStrings) {
   ASSERT_TRUE(table.ok()) << table.status().ToString();
   EXPECT_EQ(table->column(0).name(), "city");
   EXPECT_THAT(Decode(table->column(0)), ElementsAre("Paris", "Le Mans", "<NA>"));
-  EXPECT_THAT(table->column(1).values<float>(), ElementsAre(1, 2, 3));
+  EXPECT_THAT(table->column(1).values<int64_t>(), ElementsAre(1, 2, 3));
 }
 
 TEST(CsvSchemaTest, InfersFloat32StringsAndTheLabel) {
@@ -313,19 +316,22 @@ TEST(CsvSchemaTest, InfersFloat32StringsAndTheLabel) {
               HasSubstr("label_column 'label' is not among the columns: kept"));
 }
 
-// The sample is the first 64 KiB whatever the caller passes, and a line cut at 64 KiB is left
-// out, so a task passing its mmap's prefix and one passing the whole text agree.
+// The sample is the first 1 MiB whatever the caller passes, and a line cut at 1 MiB is left
+// out, so a task passing its mmap's prefix and one passing the whole text agree. (Lines of 128
+// bytes, so the byte limit comes before the 10,000-line one.)
 TEST(CsvSchemaTest, TheSampleIsTheSameForAPrefixAndTheWholeText) {
-  std::string text = "a,b\n";
-  while (text.size() < io::kCsvSchemaSampleBytes - 6) text += "1,2\n";
-  text += "3,4xyz\n";  // crosses the 64 KiB mark: not sampled, so b stays float32
-  for (int r = 0; r < 100; ++r) text += "5,6\n";
+  const std::string pad(123, 'p');
+  std::string text = "a,b,c\n";
+  while (text.size() < io::kCsvSchemaSampleBytes - 6 - 128) text += "1,2," + pad + "\n";
+  text += "1,2," + std::string(io::kCsvSchemaSampleBytes - 6 - text.size(), 'p') + "\n";
+  text += "3,4xyz,q\n";  // crosses the 1 MiB mark: not sampled, so b stays a number
+  for (int r = 0; r < 100; ++r) text += "5,6,q\n";
   ASSERT_GT(text.size(), io::kCsvSchemaSampleBytes);
   auto whole = io::InferCsvSchema(text, {});
   auto prefix = io::InferCsvSchema(std::string_view(text).substr(0, io::kCsvSchemaSampleBytes), {});
   ASSERT_TRUE(whole.ok() && prefix.ok());
   EXPECT_EQ(*whole, *prefix);
-  EXPECT_EQ(whole->Find("b")->dtype, ElementType::kFloat32);
+  EXPECT_EQ(whole->Find("b")->dtype, ElementType::kInt64);
   EXPECT_FALSE(whole->Find("b")->categorical);
   // A short file is all sample, its unterminated last line included.
   auto small = io::InferCsvSchema("a,b\n1,2\n3,x", {});

@@ -44,5 +44,46 @@ TEST(NodeKeysTest, WhatDoesNotChangeTheOutputsDoesNotChangeTheKey) {
   EXPECT_EQ(KeysOf(Chain(0, 0)), KeysOf(Chain(0, 3)));
 }
 
+// The files a command names inside the spec's folder, quoted or not, as a flag's value too;
+// nothing outside it, nothing that climbs out of it.
+TEST(NodeKeysTest, CommandFilesAreTheWordsNamingPathsInTheSpecsFolder) {
+  EXPECT_EQ(CommandFilesUnder("/usr/bin/python3 '/specs/steps/a b.py' {input} {output} "
+                              "--config=/specs/cfg.yaml && cat /etc/x /specs/../etc/y",
+                              "/specs"),
+            (std::vector<std::string>{"/specs/steps/a b.py", "/specs/cfg.yaml"}));
+  EXPECT_EQ(CommandFilesUnder("sh \"/specs/run.sh\"|tee /specsx/log", "/specs"),
+            (std::vector<std::string>{"/specs/run.sh"}));
+  EXPECT_TRUE(CommandFilesUnder("sh /specs/run.sh", "").empty());
+}
+
+// A script's bytes are part of the key of the exec node naming it through {spec_dir}, and of
+// every node downstream.
+TEST(NodeKeysTest, AnEditedScriptChangesItsNodesKey) {
+  const std::string yaml =
+      "name: keys\nnodes:\n"
+      "  - {id: a, op: noop, params: {tasks: 2}}\n"
+      "  - {id: b, op: exec, inputs: [a], params: {command: \"sh {spec_dir}/b.sh {input}\"}}\n";
+  job::LoadedJob j = job::testing::Load(yaml);
+  ASSERT_TRUE(j.ok()) << j.diags.ToString();
+  Result<plan::Plan> plan = plan::PlanJob(*j.graph);
+  ASSERT_TRUE(plan.ok());
+  uint64_t script = 1;
+  std::vector<std::string> hashed;
+  auto keys = [&] {
+    return NodeKeys(*j.graph, *plan, {}, [&](const std::string& path) -> Result<uint64_t> {
+      hashed.push_back(path);
+      return path == "/specs/b.sh" ? script : Result<uint64_t>(NotFound(path));
+    });
+  };
+  const Result<std::vector<std::string>> before = keys();
+  ASSERT_TRUE(before.ok()) << before.status().ToString();
+  EXPECT_EQ(hashed, (std::vector<std::string>{"/specs/b.sh"}));
+  script = 2;
+  const Result<std::vector<std::string>> after = keys();
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ((*after)[0], (*before)[0]);
+  EXPECT_NE((*after)[1], (*before)[1]);
+}
+
 }  // namespace
 }  // namespace coupler::coordinator

@@ -46,7 +46,13 @@ Table AllDtypes(size_t rows) {
   std::vector<uint16_t> f16(rows);
   std::vector<uint16_t> bf16(rows);
   std::vector<double> f64(rows);
+  std::vector<int64_t> i64(rows);
+  std::vector<uint8_t> flags(rows);
+  std::vector<int64_t> when(rows);
   for (size_t r = 0; r < rows; ++r) {
+    i64[r] = (int64_t{1} << 40) + static_cast<int64_t>(r) * 16777217;
+    flags[r] = r % 3 == 0;
+    when[r] = r % 5 == 4 ? kMissingInt64 : 1704067200'000'000'000 + static_cast<int64_t>(r);
     f32[r] = static_cast<float>(r) * 0.5f - 3.25f;
     i32[r] = static_cast<int32_t>(r * 7919) - 1'000'000;
     f16[r] = static_cast<uint16_t>(0x3C00 + r);
@@ -59,6 +65,9 @@ Table AllDtypes(size_t rows) {
   EXPECT_TRUE(table.AddColumn(Column("half", f16, ElementType::kFloat16)).ok());
   EXPECT_TRUE(table.AddColumn(Column("brain", bf16, ElementType::kBFloat16)).ok());
   EXPECT_TRUE(table.AddColumn(Column::Float64("wide", f64)).ok());
+  EXPECT_TRUE(table.AddColumn(Column::Int64("id", i64)).ok());
+  EXPECT_TRUE(table.AddColumn(Column("flag", flags, ElementType::kBool)).ok());
+  EXPECT_TRUE(table.AddColumn(Column("ts", when, ElementType::kDatetime64)).ok());
   return table;
 }
 
@@ -101,9 +110,17 @@ TEST_F(NpyTest, RoundTripsEveryDtypeAtZeroOneAndManyRows) {
     ExpectSameTable(table, *read);
     EXPECT_EQ(file_bytes, NpyFileSize(table));
     EXPECT_EQ(file_bytes, ReadFile(path).size());
-    const uint64_t data_bytes = rows * (4 + 4 + 2 + 2 + 8);
+    const uint64_t data_bytes = rows * (4 + 4 + 2 + 2 + 8 + 8 + 1 + 8);
     EXPECT_EQ((file_bytes - data_bytes) % 64, 0u);  // numpy pads the header to 64 bytes
   }
+}
+
+// numpy's own type strings, so np.load gives int64 ids, bools and datetime64[ns] timestamps.
+TEST_F(NpyTest, Int64BoolAndDatetimeUseNumpysTypeStrings) {
+  const Table table = AllDtypes(2);
+  ASSERT_TRUE(WriteNpyAtomic(Path("types.npy"), table).ok());
+  const std::string bytes = ReadFile(Path("types.npy"));
+  EXPECT_THAT(bytes, HasSubstr("('id', '<i8'), ('flag', '|b1'), ('ts', '<M8[ns]')"));
 }
 
 TEST_F(NpyTest, SingleColumnRoundTrip) {

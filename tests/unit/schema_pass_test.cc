@@ -198,7 +198,8 @@ TEST(SchemaPassTest, CsvHeaderSchemaInfersTypesWithTheNodesParams) {
   ASSERT_TRUE(s.has_value());
   ASSERT_EQ(s->columns.size(), 4u);
   EXPECT_EQ(s->columns[1].name, "a,b");
-  EXPECT_EQ(s->columns[0].dtype, ElementType::kFloat32);
+  EXPECT_EQ(s->columns[0].dtype, ElementType::kInt64);  // 1 and a missing value
+  EXPECT_EQ(s->columns[1].dtype, ElementType::kInt64);  // 2 and NA
   EXPECT_TRUE(s->columns[2].categorical);
   EXPECT_EQ(s->columns[3].dtype, ElementType::kInt32);
   EXPECT_FALSE(s->columns[3].categorical);

@@ -215,7 +215,7 @@ TEST_F(TaskRunnerTest, ErrorsNameTheOpTheFileAndTheProblem) {
   auto no_column = Run(Spec("clip", {Path("ok.npy")}, Path("c.npy"),
                             {{"min", 0.0}, {"max", 1.0}, {"columns", std::vector<std::string>{"z"}}}));
   EXPECT_THAT(no_column.error,
-              HasSubstr("no column 'z' (the shard has a (float32), b (float32))"));
+              HasSubstr("no column 'z' (the shard has a (int64), b (int64))"));
 
   auto evaluate = Run(Spec("evaluate", {Path("ok.npy")}, Path("e.npy")));
   EXPECT_FALSE(evaluate.ok);

@@ -28,7 +28,9 @@ MPI_Datatype ToMpi(ElementType type) {
     case ElementType::kFloat32: return MPI_FLOAT;
     case ElementType::kFloat64: return MPI_DOUBLE;
     case ElementType::kInt32: return MPI_INT32_T;
-    case ElementType::kInt64: return MPI_INT64_T;
+    case ElementType::kInt64:
+    case ElementType::kDatetime64: return MPI_INT64_T;
+    case ElementType::kBool: return MPI_UINT8_T;
     case ElementType::kFloat16:
     case ElementType::kBFloat16: return MPI_UINT16_T;
   }

@@ -67,7 +67,9 @@ void ReduceBuffers(std::span<const void* const> inputs, void* out, size_t count,
     case ElementType::kFloat32: return ReduceTyped<Plain<float>>(inputs, out, count, op);
     case ElementType::kFloat64: return ReduceTyped<Plain<double>>(inputs, out, count, op);
     case ElementType::kInt32: return ReduceTyped<Plain<int32_t>>(inputs, out, count, op);
-    case ElementType::kInt64: return ReduceTyped<Plain<int64_t>>(inputs, out, count, op);
+    case ElementType::kInt64:
+    case ElementType::kDatetime64: return ReduceTyped<Plain<int64_t>>(inputs, out, count, op);
+    case ElementType::kBool: return ReduceTyped<Plain<uint8_t>>(inputs, out, count, op);
     case ElementType::kFloat16: return ReduceTyped<Half<ElementType::kFloat16>>(inputs, out, count, op);
     case ElementType::kBFloat16: return ReduceTyped<Half<ElementType::kBFloat16>>(inputs, out, count, op);
   }

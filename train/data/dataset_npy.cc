@@ -30,7 +30,9 @@ void ForEachValue(const io::Column& column, Fn fn) {
     case ElementType::kFloat64: return each(column.values<double>(), same);
     case ElementType::kFloat16: return each(column.values<uint16_t>(), precision::HalfBitsToFloat);
     case ElementType::kBFloat16: return each(column.values<uint16_t>(), precision::Bf16BitsToFloat);
-    case ElementType::kInt64: return;  // no column holds int64
+    case ElementType::kInt64:
+    case ElementType::kDatetime64: return each(column.values<int64_t>(), io::Int64AsDouble);
+    case ElementType::kBool: return each(column.values<uint8_t>(), same);
   }
 }
 

@@ -1,6 +1,7 @@
 // column_stats: a map task summarizes one shard into a partial stats file; the reduce task
 // merges every partial (Chan et al.) into the node's stats file. Same file format for both.
 #include "kernels/column_stats.h"
+#include "runtime/io/column_schema.h"
 #include "worker/ops/ops.h"
 #include "worker/ops/shard_io.h"
 #include "worker/ops/stats_file.h"
@@ -16,11 +17,15 @@ Status RunMap(const OpContext& context, OpReport& report) {
                            context.spec.params.Optional<std::vector<std::string>>("columns"));
   const std::vector<std::string> names = columns.value_or(std::vector<std::string>{});
 
-  // Named columns may be float32 or int32; by default every float32 column is summarized.
-  // Categorical columns (a CSV's strings as int32 codes) are not numbers: never summarized.
+  // Named columns may be float32, int32 or int64; by default every float32 and int64 column is
+  // summarized (IsSummarizedByDefault), as pandas' describe() takes its numbers. Categorical
+  // columns (a CSV's strings as int32 codes) are not numbers: never summarized.
   std::vector<size_t> selected;
   if (names.empty()) {
-    COUPLER_ASSIGN_OR_RETURN(selected, SelectColumns(table, {}, ElementType::kFloat32));
+    for (size_t i = 0; i < table.num_columns(); ++i) {
+      const io::Column& c = table.column(i);
+      if (io::IsSummarizedByDefault(c.dtype(), c.categorical())) selected.push_back(i);
+    }
   } else {
     for (const std::string& name : names) {
       const io::Column* column = table.Find(name);
@@ -28,14 +33,15 @@ Status RunMap(const OpContext& context, OpReport& report) {
         return InvalidArgument(input + ": column '" + name +
                                "' is categorical (string codes), not a number to summarize");
       }
-      const bool is_int = column != nullptr && column->dtype() == ElementType::kInt32;
-      auto one = SelectColumns(table, {name}, is_int ? ElementType::kInt32 : ElementType::kFloat32);
+      const bool is_int = column != nullptr && (column->dtype() == ElementType::kInt32 ||
+                                                 column->dtype() == ElementType::kInt64);
+      auto one = SelectColumns(table, {name}, is_int ? column->dtype() : ElementType::kFloat32);
       if (!one.ok()) return one.status().WithContext(input);
       selected.push_back(one->front());
     }
   }
   if (selected.empty()) {
-    return InvalidArgument(input + ": no float32 column to summarize (the shard has " +
+    return InvalidArgument(input + ": no float32 or int64 column to summarize (the shard has " +
                            table.Describe() + ")");
   }
   if (context.Cancelled()) return Cancelled();
@@ -46,9 +52,11 @@ Status RunMap(const OpContext& context, OpReport& report) {
     for (const size_t index : selected) {
       const io::Column& column = table.column(index);
       auto moments = RunKernel(report, [&](kernels::Backend backend) {
-        return column.dtype() == ElementType::kInt32
-                   ? kernels::ComputeMoments(column.values<int32_t>(), backend)
-                   : kernels::ComputeMoments(column.values<float>(), backend);
+        switch (column.dtype()) {
+          case ElementType::kInt32: return kernels::ComputeMoments(column.values<int32_t>(), backend);
+          case ElementType::kInt64: return kernels::ComputeMoments(column.values<int64_t>(), backend);
+          default: return kernels::ComputeMoments(column.values<float>(), backend);
+        }
       });
       if (!moments.ok()) return moments.status();
       stats.push_back({column.name(), *moments});

@@ -62,7 +62,10 @@ float ValueAt(const io::Column& column, size_t row) {
     case ElementType::kFloat64: return static_cast<float>(column.values<double>()[row]);
     case ElementType::kFloat16: return precision::HalfBitsToFloat(column.values<uint16_t>()[row]);
     case ElementType::kBFloat16: return precision::Bf16BitsToFloat(column.values<uint16_t>()[row]);
-    case ElementType::kInt64: break;  // no column holds int64
+    case ElementType::kInt64:
+    case ElementType::kDatetime64:
+      return static_cast<float>(io::Int64AsDouble(column.values<int64_t>()[row]));
+    case ElementType::kBool: return column.values<uint8_t>()[row];
   }
   return 0;
 }

@@ -10,6 +10,7 @@
 #include <cmath>
 
 #include "runtime/io/atomic_file.h"
+#include "worker/ops/exit_code_rule.h"
 #include "worker/ops/gang_launch.h"
 #include "worker/ops/missing_shard.h"
 #include "worker/ops/ops.h"
@@ -30,6 +31,7 @@ Status RunExec(const OpContext& context, OpReport& report) {
   const wire::TaskSpec& spec = context.spec;
   COUPLER_ASSIGN_OR_RETURN(const std::string command, spec.params.Get<std::string>("command"));
   COUPLER_ASSIGN_OR_RETURN(double timeout_s, spec.params.Get<double>("timeout"));
+  COUPLER_ASSIGN_OR_RETURN(const ExitCodeRule exit_rule, ExitCodeRuleFrom(spec.params));
   if (spec.timeout_ms > 0) timeout_s = std::min(timeout_s, static_cast<double>(spec.timeout_ms) / 1e3);
 
   std::string inputs;
@@ -58,13 +60,15 @@ Status RunExec(const OpContext& context, OpReport& report) {
                                                       {"output", ShellQuote(temp)},
                                                       {"shard", std::to_string(spec.shard_index)}});
   auto result = RunOpCommand(std::move(line), timeout_s, context.cancel, report.kernel_ms,
-                             context.logs);
+                             context.logs, {NoRetryExitVariable()});
   if (!result.ok()) return result.status();
   const ShellResult& r = *result;
   const bool succeeded = r.end == ShellResult::End::kExited && r.exit_status == 0;
   if (!succeeded) {
     if (!temp.empty()) io::RemoveQuietly(temp);
-    const Status ended = EndStatus(r, timeout_s, "command");
+    const Status ended =
+        ApplyExitCodeRule(exit_rule, r.end == ShellResult::End::kExited, r.exit_status,
+                          EndStatus(r, timeout_s, "command"));
     if (missing_input.ok() || r.end != ShellResult::End::kExited) return ended;
     // Not retried: the input will be as missing next time.
     return Status(StatusCode::kInvalidData,

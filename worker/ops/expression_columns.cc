@@ -105,7 +105,13 @@ Result<size_t> KeepRows(io::Table& table, std::span<const uint8_t> keep, OpRepor
       case ElementType::kFloat64:
         COUPLER_RETURN_IF_ERROR(KeepColumn<double>(column, keep, kept, report));
         break;
-      case ElementType::kInt64: return Internal("an int64 column in a shard");
+      case ElementType::kInt64:
+      case ElementType::kDatetime64:
+        COUPLER_RETURN_IF_ERROR(KeepColumn<int64_t>(column, keep, kept, report));
+        break;
+      case ElementType::kBool:
+        COUPLER_RETURN_IF_ERROR(KeepColumn<uint8_t>(column, keep, kept, report));
+        break;
     }
   }
   return kept;

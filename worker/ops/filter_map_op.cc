@@ -24,6 +24,7 @@ Status RunFilterMap(const OpContext& context, OpReport& report) {
   COUPLER_ASSIGN_OR_RETURN(const double threshold, params.Get<double>("threshold"));
   COUPLER_ASSIGN_OR_RETURN(const std::string out_name, params.Get<std::string>("out"));
   COUPLER_ASSIGN_OR_RETURN(io::Table table, ReadShard(input, report));
+  WidenInt64ToFloat32(table, {a_name, b_name});  // integer factors multiply as float32
   auto factors = SelectColumns(table, {a_name, b_name}, ElementType::kFloat32);
   if (!factors.ok()) return factors.status().WithContext(input);
   if (table.Find(out_name) != nullptr) {

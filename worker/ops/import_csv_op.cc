@@ -1,7 +1,7 @@
 // import_csv: task i of N parses the i-th byte range of one CSV file (kernels/csv_import.h)
 // into one .npy shard (and its string columns' dictionaries beside it). The file is mapped, so a
-// task touches only its range's pages plus the first 64 KiB, from which every task decides the
-// same column types (runtime/io/csv_schema.h).
+// task touches only its range's pages plus the sample at the file's start, from which every task
+// decides the same column types (runtime/io/csv_schema.h).
 #include "kernels/csv_import.h"
 #include "runtime/io/mapped_file.h"
 #include "worker/ops/ops.h"
@@ -27,7 +27,10 @@ Status RunImportCsv(const OpContext& context, OpReport& report) {
   if (dtypes) options.dtypes = *dtypes;
   COUPLER_ASSIGN_OR_RETURN(const std::optional<std::vector<std::string>> na_values,
                            params.Optional<std::vector<std::string>>("na_values"));
-  if (na_values) options.na_values = *na_values;
+  COUPLER_ASSIGN_OR_RETURN(const std::optional<bool> keep_default_na,
+                           params.Optional<bool>("keep_default_na"));
+  options.na_values = io::CsvNaTokens(na_values.value_or(std::vector<std::string>{}),
+                                      keep_default_na.value_or(true));
   // The node's task count, as the coordinator planned it from the `shards` param.
   const int64_t shards = spec.shards;
   if (shards < 1 || spec.shard_index < 0 || spec.shard_index >= shards) {
@@ -45,11 +48,20 @@ Status RunImportCsv(const OpContext& context, OpReport& report) {
   file.AdviseSequential(range.begin, range.end - range.begin);
   if (context.Cancelled()) return Cancelled();
 
+  std::vector<kernels::CsvCoerced> coerced;
   auto table = [&] {
     KernelTimer timer(report.kernel_ms);
-    return kernels::ParseCsvRange(text, range, *layout, options);
+    return kernels::ParseCsvRange(text, range, *layout, options, &coerced);
   }();
   if (!table.ok()) return table.status().WithContext(csv_path);
+  // Timestamps that did not parse became NaT; the task's log says how many, per column.
+  for (const kernels::CsvCoerced& c : coerced) {
+    if (c.count == 0 || context.logs == nullptr) continue;
+    context.logs->Note("import_csv: column '" + c.column + "': " + std::to_string(c.count) +
+                       " value(s) not an ISO 8601 timestamp stored as NaT (missing); the first, "
+                       "row " + std::to_string(c.first_row) + " of this shard: '" +
+                       c.first_value + "'");
+  }
   report.bytes_read += range.end - range.begin;
   report.rows_in = report.rows_out = table->rows();
   if (context.Cancelled()) return Cancelled();

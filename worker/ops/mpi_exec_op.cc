@@ -27,6 +27,7 @@
 #include <string>
 
 #include "runtime/io/unique_fd.h"
+#include "worker/ops/exit_code_rule.h"
 #include "worker/ops/gang_launch.h"
 #include "worker/ops/ops.h"
 #include "worker/ops/shard_io.h"
@@ -178,6 +179,8 @@ Status RunMpiExec(const OpContext& context, OpReport& report) {
   // {launch} passes it itself.
   const bool rank_logs = context.logs != nullptr && !context.logs->rank_dir().empty();
   if (rank_logs) env.push_back(std::string(kRankLogsVariable) + "=" + context.logs->rank_dir());
+  env.push_back(NoRetryExitVariable());
+  COUPLER_ASSIGN_OR_RETURN(const ExitCodeRule exit_rule, ExitCodeRuleFrom(spec.params));
   LaunchErrorWatch launch_error;
   auto result = RunOpCommand(std::move(line), timeout_s, context.cancel, report.kernel_ms,
                              context.logs, std::move(env),
@@ -185,7 +188,9 @@ Status RunMpiExec(const OpContext& context, OpReport& report) {
   // Bounded only once the group has ended: mpirun writes these files itself.
   if (rank_logs) TrimLogFilesUnder(context.logs->rank_dir(), context.logs->bound());
   if (!result.ok()) return result.status();
-  if (Status s = EndStatus(*result, timeout_s, "mpi_exec (" + std::to_string(ranks) + " ranks)");
+  if (Status s = ApplyExitCodeRule(
+          exit_rule, result->end == ShellResult::End::kExited, result->exit_status,
+          EndStatus(*result, timeout_s, "mpi_exec (" + std::to_string(ranks) + " ranks)"));
       !s.ok()) {
     // The launcher's word on a lost host says more than Open MPI's banner after it.
     if (launch_error.line().empty() || result->end == ShellResult::End::kCancelled) return s;

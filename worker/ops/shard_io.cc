@@ -91,6 +91,19 @@ Result<std::string> OutputPath(const OpContext& context) {
   return context.spec.output_path;
 }
 
+void WidenInt64ToFloat32(io::Table& table, const std::vector<std::string>& names) {
+  for (const std::string& name : names) {
+    io::Column* column = table.Find(name);
+    if (column == nullptr || column->dtype() != ElementType::kInt64) continue;
+    std::vector<float> widened(column->size());
+    const std::span<const int64_t> values = column->values<int64_t>();
+    for (size_t r = 0; r < widened.size(); ++r) {
+      widened[r] = static_cast<float>(io::Int64AsDouble(values[r]));
+    }
+    *column = io::Column::Float32(name, std::move(widened));
+  }
+}
+
 Result<std::vector<size_t>> SelectColumns(const io::Table& table,
                                           const std::vector<std::string>& names,
                                           ElementType dtype) {

@@ -39,6 +39,11 @@ Status ForEachPartial(const OpContext& context, OpReport& report, std::string_vi
                       const std::function<Status(size_t index, const std::string& path,
                                                  const io::Table& partial)>& visit);
 
+// Replaces each named int64 column by its float32 values (a missing value becomes NaN), for ops
+// whose arithmetic is float32 (standardize, filter_map): counts and pixel values are exact,
+// integers past 2^24 round, which is what scaling them means anyway. Other columns stay.
+void WidenInt64ToFloat32(io::Table& table, const std::vector<std::string>& names);
+
 // Indexes of the columns an op works on: `names` (each must exist and hold `dtype`), or when
 // `names` is empty every column holding `dtype`. Errors list what the shard has.
 Result<std::vector<size_t>> SelectColumns(const io::Table& table,

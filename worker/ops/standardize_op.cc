@@ -1,6 +1,6 @@
-// standardize: inputs [data shard, stats file]; each selected float32 column becomes
-// (x - mean) / stddev with the population stddev of the reduced stats. Other columns pass
-// through unchanged.
+// standardize: inputs [data shard, stats file]; each selected float32 or int64 column becomes
+// (x - mean) / stddev with the population stddev of the reduced stats, as float32 (an int64
+// column's missing values become NaN). Other columns pass through unchanged.
 #include "kernels/standardize.h"
 #include "worker/ops/ops.h"
 #include "worker/ops/shard_io.h"
@@ -25,6 +25,8 @@ Status RunStandardize(const OpContext& context, OpReport& report) {
   if (names.empty()) {
     for (const NamedMoments& s : *stats) names.push_back(s.column);
   }
+  // int64 features (counts, ids a user chose to scale) turn into float32 first.
+  WidenInt64ToFloat32(table, names);
   auto selected = SelectColumns(table, names, ElementType::kFloat32);
   if (!selected.ok()) return selected.status().WithContext(data_path);
   std::vector<const kernels::ColumnMoments*> moments;

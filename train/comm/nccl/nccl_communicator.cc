@@ -30,7 +30,9 @@ ncclDataType_t ToNccl(ElementType type) {
     case ElementType::kFloat16: return ncclFloat16;
     case ElementType::kBFloat16: return ncclBfloat16;
     case ElementType::kInt32: return ncclInt32;
-    case ElementType::kInt64: return ncclInt64;
+    case ElementType::kInt64:
+    case ElementType::kDatetime64: return ncclInt64;
+    case ElementType::kBool: return ncclUint8;
     case ElementType::kFloat64: return ncclFloat64;
   }
   return ncclFloat32;
