@@ -40,6 +40,11 @@ find_package(PkgConfig QUIET)
 coupler_require(PKG_CONFIG_FOUND "pkg-config" "pkg-config")
 pkg_check_modules(HTTPLIB QUIET IMPORTED_TARGET cpp-httplib)
 coupler_require(HTTPLIB_FOUND "cpp-httplib" "libcpp-httplib-dev")
+# import_csv reads .csv.gz and .csv.zst as streams.
+find_package(ZLIB QUIET)
+coupler_require(ZLIB_FOUND "zlib" "zlib1g-dev")
+pkg_check_modules(ZSTD QUIET IMPORTED_TARGET libzstd)
+coupler_require(ZSTD_FOUND "libzstd" "libzstd-dev")
 
 if(COUPLER_BUILD_TESTS)
   find_package(GTest CONFIG QUIET)

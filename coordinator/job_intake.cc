@@ -142,6 +142,25 @@ Result<job::JobGraph> LoadSpec(const std::string& text, const std::string& spec_
     (*probes)[path] = info;
     return info;
   };
+  // A glob or a folder of CSV files is listed only inside the data roots (the files it yields
+  // are then probed, and so checked, one by one).
+  env.list_files = [roots, &refused](const std::string& path)
+      -> std::optional<std::vector<std::string>> {
+    if (roots != nullptr) {
+      // The folder listed: for a pattern, the part before its first wildcard's component.
+      std::string folder = path;
+      if (job::IsGlobPattern(path)) {
+        folder = path.substr(0, path.find_first_of("*?["));
+        folder = folder.substr(0, folder.rfind('/'));
+        if (folder.empty()) folder = "/";
+      }
+      if (Status s = roots->Check("input", folder); !s.ok()) {
+        if (!refused) refused = s;
+        return std::vector<std::string>{};
+      }
+    }
+    return job::ListDatasetFiles(path);
+  };
   // No env.dataset_schema: the coordinator does not read a CSV's header for the client. Its
   // columns would come back in diagnostics ("unknown column 'x' (columns: ...)") with the
   // coordinator's rights over the file; `coupler plan` and `coupler submit` check them as the

@@ -8,6 +8,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,6 +44,26 @@ struct CsvRange {
 // quotes are not data here: the parser refuses a quoted field that spans lines.
 CsvRange CsvTaskRange(std::string_view text, bool header, size_t index, size_t count);
 
+// The lines of `text` a task reading bytes [from, to) of it takes: from the first line starting
+// after `from` (the first data line when `from` is 0) to the end of the line holding `to - 1`.
+// CsvTaskRange is this over equal byte ranges.
+CsvRange CsvRangeBetween(std::string_view text, bool header, size_t from, size_t to);
+
+// A dataset of several files (plain or compressed), split among `count` tasks without any
+// coordination, as one file is: the files' on-disk sizes laid end to end are cut into `count`
+// equal byte ranges. A plain file's part of task `index`'s range is read by lines
+// (CsvRangeBetween over [begin, end)); a compressed file cannot be entered in the middle, so
+// the task whose range holds its first byte reads it whole. Every line is read exactly once.
+struct CsvFilePart {
+  size_t file = 0;        // index into the dataset's files
+  bool whole = false;     // a compressed file, read whole
+  uint64_t begin = 0;     // plain files: bytes [begin, end) of the file
+  uint64_t end = 0;
+};
+std::vector<CsvFilePart> CsvTaskFiles(const std::vector<uint64_t>& sizes,
+                                      const std::vector<bool>& compressed, size_t index,
+                                      size_t count);
+
 // The column names (io::CsvHeaderNames), and InvalidArgument for a label_column that is not one.
 Result<std::vector<std::string>> CsvColumnNames(std::string_view text, const CsvOptions& options);
 
@@ -55,6 +77,29 @@ Result<std::vector<std::string>> CsvColumnNames(std::string_view text, const Csv
 Result<io::Table> ParseCsvRange(std::string_view text, CsvRange range,
                                 const io::CsvLayout& layout, const CsvOptions& options,
                                 std::vector<CsvCoerced>* coerced = nullptr);
+
+// A parser that keeps its columns (and string dictionaries) across calls, for a dataset read in
+// pieces: byte ranges of several files, or the decompressed chunks of a .gz/.zst stream. Every
+// piece is parsed into the same columns, one dictionary per string column.
+class CsvRowParser {
+ public:
+  CsvRowParser(io::CsvLayout layout, CsvOptions options);
+  ~CsvRowParser();
+  CsvRowParser(const CsvRowParser&) = delete;
+  CsvRowParser& operator=(const CsvRowParser&) = delete;
+
+  // Parses the lines in text[range], as ParseCsvRange does; `lines_before` is the number of
+  // the file's lines before text's first byte, so errors name the file's line.
+  Status Parse(std::string_view text, CsvRange range, uint64_t lines_before = 0);
+  // Timestamps stored as NaT so far, per output column.
+  std::vector<CsvCoerced> coerced() const;
+  // The columns; call once, last.
+  Result<io::Table> Finish();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 // All-numeric files (the training program's CSV reader): every column float32 and the label
 // column int32, no type inference; `names` are CsvColumnNames(text, options).

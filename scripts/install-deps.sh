@@ -11,6 +11,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev libyaml-cpp-dev libsqlite3-dev
   libopenblas-dev libcpp-httplib-dev libssl-dev
+  zlib1g-dev libzstd-dev
   python3 python3-zmq
   iproute2 util-linux
   # The operations tests: a real Prometheus scrapes /metrics (promtool checks it), a real

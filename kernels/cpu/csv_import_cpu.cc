@@ -117,13 +117,17 @@ class RangeParser {
     }
   }
 
+  // Room for `rows` more rows (a stream's next chunk adds to what is there).
   void Reserve(size_t rows) {
+    auto more = [rows](auto* v) {
+      if (v != nullptr) v->reserve(v->size() + rows);
+    };
     for (FieldSink& s : sinks_) {
-      if (s.f32 != nullptr) s.f32->reserve(rows);
-      if (s.f64 != nullptr) s.f64->reserve(rows);
-      if (s.i32 != nullptr) s.i32->reserve(rows);
-      if (s.i64 != nullptr) s.i64->reserve(rows);
-      if (s.b8 != nullptr) s.b8->reserve(rows);
+      more(s.f32);
+      more(s.f64);
+      more(s.i32);
+      more(s.i64);
+      more(s.b8);
     }
   }
 
@@ -307,6 +311,50 @@ std::string FieldErrorText(FieldError e, std::string_view column, ElementType dt
 
 }  // namespace
 
+CsvRange CsvRangeBetween(std::string_view text, bool header, size_t from, size_t to) {
+  const size_t size = text.size();
+  const size_t first = FirstDataByte(text, header);
+  const size_t begin = from == 0 ? first : std::max(io::CsvAfterNewline(text, from), first);
+  const size_t end = to >= size ? size : io::CsvAfterNewline(text, to);
+  return {begin, std::max(begin, end)};
+}
+
+std::vector<CsvFilePart> CsvTaskFiles(const std::vector<uint64_t>& sizes,
+                                      const std::vector<bool>& compressed, size_t index,
+                                      size_t count) {
+  std::vector<CsvFilePart> parts;
+  uint64_t total = 0;
+  for (const uint64_t s : sizes) total += s;
+  if (count == 0 || index >= count) return parts;
+  // index * total / count without overflowing, as CsvTaskRange cuts one file.
+  auto offset = [total, count](uint64_t i) {
+    return total / count * i + total % count * i / count;
+  };
+  const uint64_t from = offset(index);
+  const uint64_t to = index + 1 == count ? total : offset(index + 1);
+  uint64_t start = 0;  // the file's first byte in the laid-out dataset
+  for (size_t f = 0; f < sizes.size(); start += sizes[f], ++f) {
+    const uint64_t stop = start + sizes[f];
+    if (compressed[f]) {
+      // Its first byte decides; an empty file belongs to the task its position falls in.
+      const bool mine = index + 1 == count ? start >= from : (start >= from && start < to);
+      if (mine && !(sizes[f] == 0 && start == total && index + 1 != count)) {
+        parts.push_back({f, true, 0, sizes[f]});
+      }
+      continue;
+    }
+    if (stop <= from || start >= to) {
+      // An empty plain file still has a header to check: the task its position falls in.
+      if (sizes[f] == 0 && start >= from && (start < to || index + 1 == count)) {
+        parts.push_back({f, false, 0, 0});
+      }
+      continue;
+    }
+    parts.push_back({f, false, std::max(from, start) - start, std::min(to, stop) - start});
+  }
+  return parts;
+}
+
 CsvRange CsvTaskRange(std::string_view text, bool header, size_t index, size_t count) {
   const size_t size = text.size();
   if (count == 0 || index >= count) return {size, size};
@@ -354,23 +402,26 @@ Result<io::Table> ParseCsvRange(std::string_view text, CsvRange range,
 
 namespace {
 
+// Parses the lines in text[range] into `parser`'s columns. `lines_before`: the lines of the file
+// before text's first byte (a stream's earlier chunks), so errors give the file's line number.
 // `hints`: errors suggest dtypes (a layout InferCsvLayout typed); the all-numeric reader's
 // callers have no dtypes to set.
-Result<io::Table> ParseRange(std::string_view text, CsvRange range, const io::CsvLayout& layout,
-                             const CsvOptions& options, bool hints,
-                             std::vector<CsvCoerced>* coerced) {
+Status ParseLines(RangeParser& parser, std::string_view text, CsvRange range,
+                  const io::CsvLayout& layout, bool hints, uint64_t lines_before) {
   const size_t columns = layout.header.size();
   if (columns == 0) return InvalidArgument("no columns");
   range.end = std::min(range.end, text.size());
-  RangeParser parser(layout, options);
   if (range.begin < range.end) {
     // Reserving from the first line's length avoids most regrowth on uniform files.
     const size_t first = io::CsvLineAt(text, range.begin, range.end).size() + 1;
     parser.Reserve((range.end - range.begin) / first + 16);
   }
 
+  auto line_number = [&](size_t line_begin) {
+    return lines_before + io::CsvLineNumber(text, line_begin);
+  };
   auto line_error = [&](size_t line_begin, const std::string& what) {
-    return InvalidArgument("line " + std::to_string(io::CsvLineNumber(text, line_begin)) + what);
+    return InvalidArgument("line " + std::to_string(line_number(line_begin)) + what);
   };
   auto field_error = [&](size_t line_begin, size_t c, std::string_view field, FieldError e) {
     const io::ColumnSchema* schema = layout.schema.Find(layout.header[c]);
@@ -455,7 +506,7 @@ Result<io::Table> ParseRange(std::string_view text, CsvRange range, const io::Cs
       size_t open = 0;
       if (!io::SplitCsvLine(line, quoted, &open).ok()) {
         return InvalidArgument(io::CsvQuotedNewlineMessage(
-            io::CsvLineNumber(text, line_begin), open < columns ? layout.header[open] : "", open));
+            line_number(line_begin), open < columns ? layout.header[open] : "", open));
       }
       if (quoted.size() != columns) return count_error(line_begin, quoted.size());
       for (size_t c = 0; c < columns; ++c) {
@@ -465,6 +516,14 @@ Result<io::Table> ParseRange(std::string_view text, CsvRange range, const io::Cs
     }
     line_begin = next;
   }
+  return Status::Ok();
+}
+
+Result<io::Table> ParseRange(std::string_view text, CsvRange range, const io::CsvLayout& layout,
+                             const CsvOptions& options, bool hints,
+                             std::vector<CsvCoerced>* coerced) {
+  RangeParser parser(layout, options);
+  COUPLER_RETURN_IF_ERROR(ParseLines(parser, text, range, layout, hints, 0));
   if (coerced != nullptr) *coerced = parser.coerced();
   return parser.Finish();
 }
@@ -476,5 +535,25 @@ Result<io::Table> ParseCsvRange(std::string_view text, CsvRange range,
                                 std::vector<CsvCoerced>* coerced) {
   return ParseRange(text, range, layout, options, /*hints=*/true, coerced);
 }
+
+struct CsvRowParser::Impl {
+  Impl(io::CsvLayout l, CsvOptions o)
+      : layout(std::move(l)), options(std::move(o)), parser(layout, options) {}
+  io::CsvLayout layout;
+  CsvOptions options;
+  RangeParser parser;  // refers to the two above
+};
+
+CsvRowParser::CsvRowParser(io::CsvLayout layout, CsvOptions options)
+    : impl_(std::make_unique<Impl>(std::move(layout), std::move(options))) {}
+CsvRowParser::~CsvRowParser() = default;
+
+Status CsvRowParser::Parse(std::string_view text, CsvRange range, uint64_t lines_before) {
+  return ParseLines(impl_->parser, text, range, impl_->layout, /*hints=*/true, lines_before);
+}
+
+std::vector<CsvCoerced> CsvRowParser::coerced() const { return impl_->parser.coerced(); }
+
+Result<io::Table> CsvRowParser::Finish() { return impl_->parser.Finish(); }
 
 }  // namespace coupler::kernels

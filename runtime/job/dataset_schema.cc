@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/io/compressed_text.h"
 #include "runtime/io/csv_schema.h"
 
 namespace coupler::job {
@@ -19,12 +20,11 @@ const T* FindParam(const NodeSpec& node, const char* name) {
 
 std::optional<io::TableSchema> CsvHeaderSchema(const NodeSpec& import_node) {
   if (import_node.resolved_inputs.empty()) return std::nullopt;
-  std::ifstream in(import_node.resolved_inputs.front().path, std::ios::binary);
-  if (!in) return std::nullopt;
-  // The same prefix every import task reads its types from.
-  std::string prefix(io::kCsvSchemaSampleBytes, '\0');
-  in.read(prefix.data(), static_cast<std::streamsize>(prefix.size()));
-  prefix.resize(static_cast<size_t>(in.gcount()));
+  // The same prefix (decompressed, for a .gz or .zst) every import task reads its types from.
+  Result<std::string> read =
+      io::ReadTextPrefix(import_node.resolved_inputs.front().path, io::kCsvSchemaSampleBytes);
+  if (!read.ok()) return std::nullopt;
+  const std::string prefix = std::move(read).value();
   io::CsvOptions options;
   if (const bool* header = FindParam<bool>(import_node, "header")) options.header = *header;
   if (const auto* label = FindParam<std::string>(import_node, "label_column")) {

@@ -69,6 +69,7 @@ LoadedJob LoadJobFile(const std::string& path) {
   fs::path abs = fs::absolute(path, ec);
   ValidationEnv env;
   env.probe = ProbePath;
+  env.list_files = ListDatasetFiles;
   env.dataset_schema = CsvHeaderSchema;
   return LoadJobText(text, path, abs.parent_path().lexically_normal().string(), env);
 }

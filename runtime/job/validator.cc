@@ -1,8 +1,10 @@
 #include "runtime/job/validator.h"
 
-#include <filesystem>
+#include <glob.h>
+
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <unordered_map>
 
 #include "runtime/io/output_layout.h"
@@ -107,6 +109,8 @@ class GraphValidator {
         }
         ref.kind = InputRef::Kind::kNode;
         ref.node_index = it->second;
+      } else if (ExpandsToFiles(n, op, k, name, field)) {
+        continue;  // its files were added (or an error was reported)
       } else {
         ref.path = ResolvePath(env_.base_dir, name);
         PathInfo info = env_.probe ? env_.probe(ref.path) : PathInfo{PathInfo::Kind::kDirectory, 1};
@@ -148,10 +152,52 @@ class GraphValidator {
     }
   }
 
+  // The slot input k fills; nullptr past the slots of an op whose last slot does not repeat.
+  static const ops::InputSlot* SlotOf(const OpDef& op, size_t k) {
+    if (k < op.inputs.size()) return &op.inputs[k];
+    return op.last_slot_repeats && !op.inputs.empty() ? &op.inputs.back() : nullptr;
+  }
+
+  // A file input given as a glob or a folder (import_csv: `data/*.csv.gz`, `data/events/`)
+  // becomes one input per file, in name order. False when `name` is a single path.
+  bool ExpandsToFiles(NodeSpec& n, const OpDef* op, size_t k, const std::string& name,
+                      const std::string& field) {
+    const ops::InputSlot* slot = op != nullptr ? SlotOf(*op, k) : nullptr;
+    if (slot == nullptr || !slot->dataset_file || !env_.list_files) return false;
+    const std::string path = ResolvePath(env_.base_dir, name);
+    const bool pattern = IsGlobPattern(name);
+    if (!pattern) {
+      const PathInfo info = env_.probe ? env_.probe(path) : PathInfo{};
+      if (info.kind != PathInfo::Kind::kDirectory) return false;
+    }
+    const std::optional<std::vector<std::string>> files = env_.list_files(path);
+    if (!files) return false;
+    if (files->empty()) {
+      diags_.Add(n.PosOf(field), n.id, field,
+                 pattern ? "no file matches '" + name + "' (looked for " + path + ")"
+                         : "folder '" + name + "' holds no .csv, .csv.gz or .csv.zst file");
+      return true;
+    }
+    for (const std::string& file : *files) {
+      InputRef ref;
+      ref.name = file;
+      ref.path = file;
+      const PathInfo info = env_.probe ? env_.probe(file) : PathInfo{PathInfo::Kind::kFile, 0};
+      if (info.kind != PathInfo::Kind::kFile) {
+        diags_.Add(n.PosOf(field), n.id, field, "'" + file + "' is not a readable file");
+        continue;
+      }
+      ref.kind = InputRef::Kind::kFile;
+      n.resolved_inputs.push_back(std::move(ref));
+    }
+    return true;
+  }
+
   void CheckSlot(const NodeSpec& n, const OpDef& op, size_t k, const InputRef& ref,
                  const std::string& field) {
-    if (k >= op.inputs.size()) return;
-    const ops::InputSlot& slot = op.inputs[k];
+    const ops::InputSlot* slot_of = SlotOf(op, k);
+    if (slot_of == nullptr) return;
+    const ops::InputSlot& slot = *slot_of;
     if (slot.dataset_file) {
       if (ref.kind != InputRef::Kind::kFile) {
         diags_.Add(n.PosOf(field), n.id, field,
@@ -272,6 +318,39 @@ class GraphValidator {
 };
 
 }  // namespace
+
+bool IsGlobPattern(std::string_view path) {
+  return path.find_first_of("*?[") != std::string_view::npos;
+}
+
+std::optional<std::vector<std::string>> ListDatasetFiles(const std::string& abs_path) {
+  std::vector<std::string> files;
+  if (IsGlobPattern(abs_path)) {
+    glob_t matches{};
+    const int rc = ::glob(abs_path.c_str(), GLOB_NOSORT, nullptr, &matches);
+    if (rc == 0) {
+      for (size_t i = 0; i < matches.gl_pathc; ++i) {
+        std::error_code ec;
+        if (fs::is_regular_file(matches.gl_pathv[i], ec)) files.emplace_back(matches.gl_pathv[i]);
+      }
+    }
+    globfree(&matches);
+  } else {
+    std::error_code ec;
+    if (!fs::is_directory(abs_path, ec)) return std::nullopt;
+    for (const auto& e : fs::directory_iterator(abs_path, ec)) {
+      const std::string name = e.path().filename().string();
+      const bool csv = name.ends_with(".csv") || name.ends_with(".csv.gz") ||
+                       name.ends_with(".csv.zst");
+      std::error_code type_ec;
+      if (csv && !name.starts_with(".") && e.is_regular_file(type_ec)) {
+        files.push_back(e.path().string());
+      }
+    }
+  }
+  std::sort(files.begin(), files.end());  // byte order, whatever the locale
+  return files;
+}
 
 PathInfo ProbePath(const std::string& abs_path) {
   std::error_code ec;

@@ -4,6 +4,8 @@
 
 #include <functional>
 #include <optional>
+#include <string_view>
+#include <vector>
 #include <string>
 
 #include "runtime/job/diagnostics.h"
@@ -29,7 +31,18 @@ struct ValidationEnv {
   // runtime/job/dataset_schema.h). Null, or nullopt for a node: unknown, and the expressions
   // downstream are checked when the tasks run instead. Injected like `probe`.
   std::function<std::optional<io::TableSchema>(const NodeSpec& import_node)> dataset_schema;
+  // The files a dataset-file input stands for when it is a glob (`data/*.csv.gz`) or a folder:
+  // the matching regular files, sorted by name (a folder: its *.csv, *.csv.gz, *.csv.zst).
+  // nullopt when `abs_path` is neither (then it is probed as one path). Injected like `probe`;
+  // unset: globs and folders are not expanded.
+  std::function<std::optional<std::vector<std::string>>(const std::string& abs_path)> list_files;
 };
+
+// The list_files used by LoadJob: glob(3) for a pattern (*, ?, [), a listing for a folder.
+std::optional<std::vector<std::string>> ListDatasetFiles(const std::string& abs_path);
+
+// True when `path` holds a glob character (*, ? or [).
+bool IsGlobPattern(std::string_view path);
 
 // The filesystem probe used by LoadJob.
 PathInfo ProbePath(const std::string& abs_path);

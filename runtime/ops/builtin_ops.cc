@@ -96,6 +96,9 @@ std::vector<OpDef> BuiltinOpDefs() {
   import_csv.output = OutputShape::kFromParam;
   import_csv.count_param = "shards";
   import_csv.inputs = {InputSlot{"csv", {}, true}};
+  // One dataset of many files: a list, a glob (`data/*.csv.gz`) or a folder of CSV files.
+  import_csv.max_inputs = SIZE_MAX;
+  import_csv.last_slot_repeats = true;
   import_csv.params = {
       Range(Default(Param("shards", ParamType::kInt, "number of output shards (one task each)"),
                     int64_t{8}),

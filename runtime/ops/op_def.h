@@ -73,6 +73,8 @@ struct OpDef {
   OutputShape output = OutputShape::kSameAsInput;
   std::string count_param;     // for kFixed / kFromParam
   std::vector<InputSlot> inputs;  // fixed slots, in order
+  // Inputs past the slots take the last slot's kind (import_csv: every input is a CSV file).
+  bool last_slot_repeats = false;
   size_t min_inputs = 0;
   size_t max_inputs = 0;       // SIZE_MAX = any number
   std::vector<ParamSchema> params;

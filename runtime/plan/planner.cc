@@ -44,7 +44,8 @@ Result<Plan> PlanJob(const JobGraph& graph, const ops::OpRegistry& registry) {
     const NodeSpec& node = graph.nodes[i];
     defs[i] = registry.Find(node.op);
     if (defs[i] == nullptr) return InvalidArgument("node '" + node.id + "': unknown op '" + node.op + "'");
-    if (node.resolved_inputs.size() != node.inputs.size()) {
+    // An entry may stand for several files (a glob, a folder of CSVs), never for none.
+    if (node.resolved_inputs.size() < node.inputs.size()) {
       return InvalidArgument("node '" + node.id + "': inputs not resolved (validate the job first)");
     }
     for (const InputRef& in : node.resolved_inputs) {
