@@ -195,6 +195,12 @@ class GraphValidator {
 
   void CheckSlot(const NodeSpec& n, const OpDef& op, size_t k, const InputRef& ref,
                  const std::string& field) {
+    if (ref.kind == InputRef::Kind::kNode && g_.nodes[ref.node_index].op == "write_csv") {
+      diags_.Add(n.PosOf(field), n.id, field,
+                 "'" + ref.name + "' is a write_csv node: its CSV files are the job's output, "
+                 "not shards another node reads (read its input instead)");
+      return;
+    }
     const ops::InputSlot* slot_of = SlotOf(op, k);
     if (slot_of == nullptr) return;
     const ops::InputSlot& slot = *slot_of;

@@ -179,6 +179,14 @@ std::vector<OpDef> BuiltinOpDefs() {
   };
   ops.push_back(cast);
 
+  OpDef write_csv = Loose("write_csv", "each shard as a CSV file (part-NNNNN.csv)",
+                          Expansion::kPerShard);
+  write_csv.params = {
+      Default(Param("delimiter", ParamType::kString, "the field separator (one character)"),
+              std::string(",")),
+  };
+  ops.push_back(write_csv);
+
   OpDef evaluate = Loose("evaluate", "score a trained model on held-out shards",
                          Expansion::kPerShardWithReduce);
   evaluate.hardware = HardwareClass::kGpu;

@@ -143,6 +143,31 @@ class RealTableTest(unittest.TestCase):
         want_ts = self.want["ts_raw"].dt.tz_localize(None).to_numpy().astype("datetime64[ns]")
         np.testing.assert_array_equal(records["ts"], want_ts)  # NaT where pandas has NaT
 
+    def test_write_csv_gives_pandas_the_same_table(self):
+        """write_csv's files, read back by pandas, hold what the pipeline computed."""
+        self.assertEqual(self.run_result.returncode, 0,
+                         self.run_result.stdout + self.run_result.stderr)
+        files = sorted(glob.glob(os.path.join(self.workdir, "latest", "export", "part-*.csv")))
+        self.assertEqual(len(files), 4, files)
+        got = pd.concat([pd.read_csv(f) for f in files], ignore_index=True)
+        want = self.want
+        self.assertEqual(list(got.columns), ["id", "ts", "device", "site", "f0", "f1", "f4",
+                                             "f5", "count", "active", "ratio"])
+        np.testing.assert_array_equal(got.id.to_numpy(), want["id"])
+        ts = pd.to_datetime(got.ts, utc=True).dt.tz_localize(None).to_numpy()
+        np.testing.assert_array_equal(ts.astype("datetime64[ns]").view("int64"), want["ts"])
+        self.assertEqual(list(got.device.fillna("")), list(want["device"]))
+        self.assertEqual(list(got.site.fillna("")), list(want["site"]))
+        self.assertTrue(got.active.all())
+        # float32 written in its shortest round-trip form reads back exactly
+        np.testing.assert_array_equal(got["count"].to_numpy(dtype="float32"),
+                                      self.node_column("slim", "count"))
+        np.testing.assert_allclose(got.ratio.to_numpy(dtype="float32"), want["ratio"],
+                                   rtol=1e-5, atol=1e-6)
+
+    def node_column(self, node, column):
+        return np.concatenate([np.load(p)[column] for p in self.node_shards(node)])
+
     def test_a_glob_of_gzip_files_imports_as_the_plain_file_does(self):
         """The same table as 4 .csv.gz files (each with its header), imported through a glob,
         gives the rows the plain file gives, in order, strings decoded alike."""

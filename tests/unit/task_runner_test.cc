@@ -19,6 +19,7 @@
 #include <gtest/gtest.h>
 
 #include "runtime/io/npy_reader.h"
+#include "worker/ops/shard_io.h"
 #include "runtime/io/output_layout.h"
 #include "runtime/io/temp_dir.h"
 #include "tests/unit/schema_defaults.h"
@@ -298,6 +299,35 @@ TEST_F(TaskRunnerTest, AShardAnExecDidNotWriteIsNamedWithWhyByItsReaders) {
   EXPECT_THAT(unexplained.error,
               HasSubstr("clip: input shard 1 of node 'clean' (" + part + ") is missing: open "));
   EXPECT_EQ(unexplained.error_code, Code(StatusCode::kNotFound));
+}
+
+// write_csv: the header, quoted strings (a comma, a quote, blanks at an end), empty fields for
+// every kind of missing value, shortest round-trip floats, ISO 8601 datetimes, True/False.
+TEST_F(TaskRunnerTest, WriteCsvWritesWhatPandasReadsBack) {
+  io::Table table;
+  ASSERT_TRUE(table.AddColumn(io::Column::Int64("id", {16777217, io::kMissingInt64})).ok());
+  ASSERT_TRUE(table.AddColumn(io::Column("ts", std::vector<int64_t>{1704067201123456000,
+                                                                     io::kMissingInt64},
+                                         ElementType::kDatetime64))
+                  .ok());
+  io::Column city = io::Column::Int32("city", {0, -1});
+  city.set_dictionary(std::make_shared<io::Column::Dictionary>(
+      io::Column::Dictionary{"The \"Hub\", Porto"}));
+  ASSERT_TRUE(table.AddColumn(std::move(city)).ok());
+  ASSERT_TRUE(table.AddColumn(io::Column::Float32("x", {0.1f, NAN})).ok());
+  ASSERT_TRUE(table.AddColumn(io::Column("ok", std::vector<uint8_t>{1, 0}, ElementType::kBool)).ok());
+  OpReport written;
+  ASSERT_TRUE(WriteShard(Path("in.npy"), table, written).ok());  // with the dictionary beside
+  const wire::TaskSpec spec = Spec("write_csv", {Path("in.npy")}, Path("out/part-00000.npy"));
+  const wire::TaskOutcome outcome = Run(spec);
+  ASSERT_TRUE(outcome.ok) << outcome.error;
+  EXPECT_THAT(outcome.output_paths, ElementsAre(Path("out/part-00000.csv")));
+  std::ifstream in(Path("out/part-00000.csv"));
+  const std::string text((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_EQ(text,
+            "id,ts,city,x,ok\n"
+            "16777217,2024-01-01 00:00:01.123456,\"The \"\"Hub\"\", Porto\",0.1,True\n"
+            ",,,,False\n");
 }
 
 TEST_F(TaskRunnerTest, NoopDoesNothingAndHonoursCancel) {

@@ -28,6 +28,7 @@ constexpr Runner kRunners[] = {
     {"clip", &RunClip, true},
     {"cast", &RunCast, true},
     {"exec", &RunExec},
+    {"write_csv", &RunWriteCsv},
     {"evaluate", &RunEvaluate},
     {"train", &RunTrain},
     {"mpi_exec", &RunMpiExec},
