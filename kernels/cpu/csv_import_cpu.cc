@@ -34,6 +34,7 @@ enum class FieldError : uint8_t {
   kMissingInt,
   kNotBool,
   kMissingBool,
+  kNotUtf8,
 };
 
 struct StringColumn {
@@ -135,6 +136,7 @@ class RangeParser {
   const std::vector<CsvCoerced>& coerced() const { return coerced_; }
 
   size_t fields() const { return sinks_.size(); }
+  char delimiter() const { return options_.delimiter; }
   bool na_first() const { return na_first_; }
   const FieldSink& sink(size_t field) const { return sinks_[field]; }
 
@@ -234,6 +236,14 @@ class RangeParser {
           s.i32->push_back(-1);
           return FieldError::kOk;
         }
+        // Only strings (and names) may hold non-ASCII bytes: checked, or converted, here.
+        if (!io::IsAscii(text)) {
+          if (options_.encoding == io::TextEncoding::kLatin1) {
+            s.i32->push_back(s.strings->codes.Intern(io::Latin1ToUtf8(text)));
+            return FieldError::kOk;
+          }
+          if (io::FirstInvalidUtf8(text)) return FieldError::kNotUtf8;
+        }
         s.i32->push_back(s.strings->codes.Intern(text));
         return FieldError::kOk;
       }
@@ -292,6 +302,10 @@ std::string FieldErrorText(FieldError e, std::string_view column, ElementType dt
              std::string(hints ? " (the column was typed bool from the file's first lines; set "
                                  "dtypes: {" + col + ": string} to keep it as text)"
                                : "");
+    case FieldError::kNotUtf8:
+      return "is not UTF-8" + std::string(hints ? " (if the file is Latin-1, set encoding: "
+                                                  "latin-1)"
+                                                : "");
     case FieldError::kMissingBool:
       return "is a missing value, which a bool column cannot hold" +
              std::string(hints ? " (set dtypes: {" + col + ": string})" : "");
@@ -370,7 +384,8 @@ CsvRange CsvTaskRange(std::string_view text, bool header, size_t index, size_t c
 Result<std::vector<std::string>> CsvColumnNames(std::string_view text,
                                                 const CsvOptions& options) {
   COUPLER_ASSIGN_OR_RETURN(std::vector<std::string> names,
-                           io::CsvHeaderNames(text, options.header));
+                           io::CsvHeaderNames(text, options.header, options.delimiter,
+                                              options.encoding));
   if (!options.label_column.empty() &&
       std::find(names.begin(), names.end(), options.label_column) == names.end()) {
     std::string list;
@@ -428,7 +443,7 @@ Status ParseLines(RangeParser& parser, std::string_view text, CsvRange range,
     const ElementType dtype = schema != nullptr ? schema->dtype : ElementType::kFloat32;
     return line_error(line_begin, ", column '" + layout.header[c] + "' (field " +
                                       std::to_string(c + 1) + "): '" +
-                                      std::string(field.substr(0, 40)) + "' " +
+                                      io::PrintableField(field) + "' " +
                                       FieldErrorText(e, layout.header[c], dtype, hints));
   };
   auto count_error = [&](size_t line_begin, size_t found) {
@@ -441,6 +456,7 @@ Status ParseLines(RangeParser& parser, std::string_view text, CsvRange range,
   // strings take their code, everything else (missing values, blanks, other spellings, new
   // strings, errors) goes through Store.
   const bool na_first = parser.na_first();
+  const char delimiter = parser.delimiter();
   const char* const base = text.data();
   std::vector<std::string> quoted;
   for (size_t line_begin = range.begin; line_begin < range.end;) {
@@ -469,7 +485,8 @@ Status ParseLines(RangeParser& parser, std::string_view text, CsvRange range,
           const char* stop = sink.sink == Sink::kFloat32 ? ScanPlainFloat(p, line_end, f)
                              : sink.sink == Sink::kInt32 ? ScanPlainInt32(p, line_end, i)
                                                          : ScanPlainInt64(p, line_end, l);
-          if (stop != nullptr && (last ? stop == line_end : stop < line_end && *stop == ',')) {
+          if (stop != nullptr &&
+              (last ? stop == line_end : stop < line_end && *stop == delimiter)) {
             if (sink.sink == Sink::kFloat32) {
               sink.f32->push_back(f);
             } else if (sink.sink == Sink::kInt32) {
@@ -482,9 +499,10 @@ Status ParseLines(RangeParser& parser, std::string_view text, CsvRange range,
           }
         }
         const char* q = p;
-        while (q < line_end && *q != ',') ++q;
+        while (q < line_end && *q != delimiter) ++q;
         if ((q == line_end) != last) {
-          const auto commas = static_cast<size_t>(std::count(line.begin(), line.end(), ','));
+          const auto commas =
+              static_cast<size_t>(std::count(line.begin(), line.end(), delimiter));
           return count_error(line_begin, commas + 1);
         }
         const std::string_view field(p, static_cast<size_t>(q - p));
@@ -504,7 +522,7 @@ Status ParseLines(RangeParser& parser, std::string_view text, CsvRange range,
       }
     } else {
       size_t open = 0;
-      if (!io::SplitCsvLine(line, quoted, &open).ok()) {
+      if (!io::SplitCsvLine(line, quoted, &open, delimiter).ok()) {
         return InvalidArgument(io::CsvQuotedNewlineMessage(
             line_number(line_begin), open < columns ? layout.header[open] : "", open));
       }

@@ -4,7 +4,9 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <optional>
 #include <limits>
 #include <system_error>
 
@@ -87,15 +89,48 @@ std::string_view CsvTrimBlanks(std::string_view s) {
   return s;
 }
 
+Status SetCsvDialect(CsvOptions& options, const std::string& delimiter,
+                     const std::string& encoding) {
+  if (delimiter.size() != 1 || delimiter == "\"" || delimiter == "\n" || delimiter == "\r") {
+    return InvalidArgument("delimiter must be one character other than a quote or a line break, "
+                           "got '" + PrintableField(delimiter) + "'");
+  }
+  options.delimiter = delimiter[0];
+  const std::optional<TextEncoding> e = ParseTextEncoding(encoding);
+  if (!e) {
+    return InvalidArgument("encoding must be utf-8 or latin-1, got '" + PrintableField(encoding) +
+                           "'");
+  }
+  options.encoding = *e;
+  return Status::Ok();
+}
+
+std::string PrintableField(std::string_view field, size_t max) {
+  field = field.substr(0, max);
+  std::string out;
+  while (!field.empty()) {
+    const std::optional<size_t> bad = FirstInvalidUtf8(field);
+    const size_t good = bad.value_or(field.size());
+    out.append(field.substr(0, good));
+    if (!bad) break;
+    char hex[8];
+    std::snprintf(hex, sizeof hex, "\\x%02X", static_cast<unsigned char>(field[good]));
+    out += hex;
+    field.remove_prefix(good + 1);
+  }
+  return out;
+}
+
 Status SplitCsvLine(std::string_view line, std::vector<std::string>& fields,
-                    size_t* field_index) {
+                    size_t* field_index, char delimiter) {
   fields.clear();
   size_t i = 0;
   const size_t n = line.size();
   while (true) {
     std::string field;
     size_t start = i;
-    while (start < n && IsBlank(line[start])) ++start;
+    // Blanks before a quote; a tab that is the delimiter ends the field instead.
+    while (start < n && line[start] != delimiter && IsBlank(line[start])) ++start;
     if (start < n && line[start] == '"') {
       size_t j = start + 1;
       bool closed = false;
@@ -119,7 +154,7 @@ Status SplitCsvLine(std::string_view line, std::vector<std::string>& fields,
         return InvalidArgument("a quoted field is still open at the end of the line");
       }
       // After the closing quote: blanks are dropped, other text is kept (pandas keeps it too).
-      const size_t comma = line.find(',', j);
+      const size_t comma = line.find(delimiter, j);
       const std::string_view rest =
           CsvTrimBlanks(line.substr(j, comma == std::string_view::npos ? n - j : comma - j));
       field.append(rest);
@@ -128,7 +163,7 @@ Status SplitCsvLine(std::string_view line, std::vector<std::string>& fields,
       i = comma + 1;
       continue;
     }
-    const size_t comma = line.find(',', i);
+    const size_t comma = line.find(delimiter, i);
     fields.emplace_back(line.substr(i, comma == std::string_view::npos ? n - i : comma - i));
     if (comma == std::string_view::npos) return Status::Ok();
     i = comma + 1;
@@ -144,12 +179,13 @@ std::string CsvQuotedNewlineMessage(size_t line, std::string_view column, size_t
          "(e.g. with a space) before importing";
 }
 
-Result<std::vector<std::string>> CsvHeaderNames(std::string_view text, bool header) {
+Result<std::vector<std::string>> CsvHeaderNames(std::string_view text, bool header,
+                                                char delimiter, TextEncoding encoding) {
   const size_t start = CsvTextStart(text);
   if (start >= text.size()) return InvalidArgument("the file is empty");
   std::vector<std::string> fields;
   size_t open = 0;
-  if (!SplitCsvLine(CsvLineAt(text, start, text.size()), fields, &open).ok()) {
+  if (!SplitCsvLine(CsvLineAt(text, start, text.size()), fields, &open, delimiter).ok()) {
     return InvalidArgument(CsvQuotedNewlineMessage(1, "", open));
   }
   std::vector<std::string> names;
@@ -159,6 +195,16 @@ Result<std::vector<std::string>> CsvHeaderNames(std::string_view text, bool head
       continue;
     }
     std::string name(CsvTrimBlanks(fields[i]));
+    if (!IsAscii(name)) {
+      if (encoding == TextEncoding::kLatin1) {
+        name = Latin1ToUtf8(name);
+      } else if (const std::optional<size_t> bad = FirstInvalidUtf8(name)) {
+        return InvalidArgument("line 1: the name of column " + std::to_string(i + 1) + " ('" +
+                               PrintableField(name) + "') is not UTF-8 at its byte " +
+                               std::to_string(*bad + 1) +
+                               "; if the file is Latin-1, set encoding: latin-1");
+      }
+    }
     if (name.empty()) {
       return InvalidArgument("line 1: column " + std::to_string(i + 1) +
                              " has an empty name in the header");

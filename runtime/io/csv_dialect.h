@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "runtime/io/text_encoding.h"
 #include "runtime/job/param_value.h"
 #include "runtime/status.h"
 
@@ -34,7 +35,17 @@ struct CsvOptions {
   job::ParamMap dtypes;
   // Fields that mean "missing" (besides the empty field): CsvNaTokens of the node's params.
   std::vector<std::string> na_values = DefaultCsvNaValues();
+  char delimiter = ',';  // ';' for European exports, '\t' for TSV
+  // UTF-8 is checked (in strings and names, the only fields that may hold non-ASCII bytes);
+  // Latin-1 is converted to UTF-8.
+  TextEncoding encoding = TextEncoding::kUtf8;
 };
+
+// The options' delimiter and encoding from a node's `delimiter` and `encoding` params:
+// InvalidArgument for a delimiter that is not one character (or is a quote or a line break)
+// and for an unknown encoding.
+Status SetCsvDialect(CsvOptions& options, const std::string& delimiter,
+                     const std::string& encoding);
 
 // Where the text starts: past a UTF-8 byte-order mark (Excel writes one).
 size_t CsvTextStart(std::string_view text);
@@ -58,15 +69,20 @@ std::string_view CsvTrimBlanks(std::string_view s);
 // at the end of the line is InvalidArgument: tasks split a file at newlines, so a quoted field
 // must not hold a line break; `field_index` (if not null) gets the 0-based field that was open.
 Status SplitCsvLine(std::string_view line, std::vector<std::string>& fields,
-                    size_t* field_index = nullptr);
+                    size_t* field_index = nullptr, char delimiter = ',');
 
 // The message for a quoted field that spans lines, shared by the schema pass and the kernel.
 std::string CsvQuotedNewlineMessage(size_t line, std::string_view column, size_t field);
 
 // The column names: the header line's fields (blanks trimmed, quotes removed), or c0..cN-1 for
-// the N fields of the first line. InvalidArgument for an empty text or an empty or duplicate
-// name (naming line 1 and the column).
-Result<std::vector<std::string>> CsvHeaderNames(std::string_view text, bool header);
+// the N fields of the first line. InvalidArgument for an empty text, an empty or duplicate name
+// (naming line 1 and the column), or a name that is not UTF-8 (Latin-1 names are converted).
+Result<std::vector<std::string>> CsvHeaderNames(std::string_view text, bool header,
+                                                char delimiter = ',',
+                                                TextEncoding encoding = TextEncoding::kUtf8);
+
+// `field` for an error message: bytes that are not UTF-8 as \xNN, at most `max` bytes.
+std::string PrintableField(std::string_view field, size_t max = 40);
 
 // True for the empty field and for a field equal to one of `na_values` (blanks trimmed).
 bool IsCsvMissing(std::string_view field, const std::vector<std::string>& na_values);

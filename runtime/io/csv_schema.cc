@@ -89,11 +89,11 @@ struct Candidates {
   }
 };
 
-void SplitPlain(std::string_view line, std::vector<std::string_view>& fields) {
+void SplitPlain(std::string_view line, std::vector<std::string_view>& fields, char delimiter) {
   fields.clear();
   size_t start = 0;
   while (true) {
-    const size_t comma = line.find(',', start);
+    const size_t comma = line.find(delimiter, start);
     if (comma == std::string_view::npos) {
       fields.push_back(line.substr(start));
       return;
@@ -107,7 +107,8 @@ void SplitPlain(std::string_view line, std::vector<std::string_view>& fields) {
 
 Result<CsvLayout> InferCsvLayout(std::string_view whole, const CsvOptions& options) {
   CsvLayout layout;
-  COUPLER_ASSIGN_OR_RETURN(layout.header, CsvHeaderNames(whole, options.header));
+  COUPLER_ASSIGN_OR_RETURN(layout.header, CsvHeaderNames(whole, options.header, options.delimiter,
+                                                         options.encoding));
   // Callers may pass more than the prefix; the sample stays the same either way.
   const std::string_view text = whole.substr(0, kCsvSchemaSampleBytes);
   const std::vector<std::string>& header = layout.header;
@@ -190,13 +191,13 @@ Result<CsvLayout> InferCsvLayout(std::string_view whole, const CsvOptions& optio
     const bool has_quote = line.find('"') != std::string_view::npos;
     if (has_quote) {
       size_t open = 0;
-      if (!SplitCsvLine(line, quoted, &open).ok()) {
+      if (!SplitCsvLine(line, quoted, &open, options.delimiter).ok()) {
         return InvalidArgument(CsvQuotedNewlineMessage(
             CsvLineNumber(text, begin), open < header.size() ? header[open] : "", open));
       }
       count = quoted.size();
     } else {
-      SplitPlain(line, plain);
+      SplitPlain(line, plain, options.delimiter);
       count = plain.size();
     }
     if (count != header.size()) {

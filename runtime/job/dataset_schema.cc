@@ -38,6 +38,13 @@ std::optional<io::TableSchema> CsvHeaderSchema(const NodeSpec& import_node) {
   const bool* keep_default_na = FindParam<bool>(import_node, "keep_default_na");
   options.na_values = io::CsvNaTokens(na != nullptr ? *na : std::vector<std::string>{},
                                       keep_default_na == nullptr || *keep_default_na);
+  const auto* delimiter = FindParam<std::string>(import_node, "delimiter");
+  const auto* encoding = FindParam<std::string>(import_node, "encoding");
+  if (!io::SetCsvDialect(options, delimiter != nullptr ? *delimiter : ",",
+                         encoding != nullptr ? *encoding : "utf-8")
+           .ok()) {
+    return std::nullopt;
+  }
   auto schema = io::InferCsvSchema(prefix, options);
   if (!schema.ok()) return std::nullopt;
   return std::move(schema).value();

@@ -112,6 +112,14 @@ std::vector<OpDef> BuiltinOpDefs() {
       Param("na_values", ParamType::kStringList,
             "more fields read as missing (besides the empty one and pandas' defaults: NULL, "
             "NA, N/A, nan, NaN, #N/A, ...)"),
+      Default(Choices(Param("delimiter", ParamType::kString,
+                            "the field separator: ',', ';', a tab (TSV) or '|'"),
+                      {",", ";", "\t", "|"}),
+              std::string(",")),
+      Default(Choices(Param("encoding", ParamType::kString,
+                            "utf-8 (checked) or latin-1 (converted to UTF-8)"),
+                      {"utf-8", "latin-1"}),
+              std::string("utf-8")),
       Default(Param("keep_default_na", ParamType::kBool,
                     "false: only na_values (and the empty field) are missing, not pandas' "
                     "defaults"),
@@ -182,7 +190,9 @@ std::vector<OpDef> BuiltinOpDefs() {
   OpDef write_csv = Loose("write_csv", "each shard as a CSV file (part-NNNNN.csv)",
                           Expansion::kPerShard);
   write_csv.params = {
-      Default(Param("delimiter", ParamType::kString, "the field separator (one character)"),
+      Default(Choices(Param("delimiter", ParamType::kString,
+                            "the field separator: ',', ';', a tab or '|'"),
+                      {",", ";", "\t", "|"}),
               std::string(",")),
   };
   ops.push_back(write_csv);

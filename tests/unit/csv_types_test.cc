@@ -159,6 +159,55 @@ TEST(CsvTypesTest, DtypesForceInt64BoolAndDatetime) {
   EXPECT_THAT(table->Find("d")->values<double>(), ElementsAre(16777217.0));
 }
 
+TEST(CsvTypesTest, SemicolonsAndTabsSeparateFieldsAsCommasDo) {
+  CsvOptions semi;
+  ASSERT_TRUE(io::SetCsvDialect(semi, ";", "utf-8").ok());
+  auto table = ParseTask("id;name;x\n1;\"a;b\";1.5\n2;c,d;\n", semi);
+  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  EXPECT_THAT(table->Find("id")->values<int64_t>(), ElementsAre(1, 2));
+  EXPECT_THAT(*table->Find("name")->dictionary(), ElementsAre("a;b", "c,d"));
+  EXPECT_TRUE(std::isnan(table->Find("x")->values<float>()[1]));
+
+  CsvOptions tsv;
+  ASSERT_TRUE(io::SetCsvDialect(tsv, "\t", "utf-8").ok());
+  // An empty field before a quoted one stays empty: the tab is a delimiter, not a blank.
+  auto tabs = ParseTask("a\tb\tc\n1\t\t\"q\"\n2\tz\t\"r\"\n", tsv);
+  ASSERT_TRUE(tabs.ok()) << tabs.status().ToString();
+  EXPECT_THAT(tabs->Find("b")->values<int32_t>(), ElementsAre(-1, 0));
+  EXPECT_THAT(*tabs->Find("c")->dictionary(), ElementsAre("q", "r"));
+
+  CsvOptions bad;
+  EXPECT_THAT(io::SetCsvDialect(bad, ";;", "utf-8").message(), HasSubstr("one character"));
+  EXPECT_THAT(io::SetCsvDialect(bad, ",", "cp1252").message(),
+              HasSubstr("encoding must be utf-8 or latin-1"));
+}
+
+// UTF-8 is checked where non-ASCII bytes can be (strings, names) and the error names the line,
+// the column and the fix without echoing the bad bytes raw; Latin-1 is converted.
+TEST(CsvTypesTest, Latin1IsConvertedAndBadUtf8NamesItsLineAndTheFix) {
+  const std::string text = "id,city\n1,S\xE3o Paulo\n2,Z\xFCrich\n";
+  auto utf8 = ParseTask(text, {});
+  ASSERT_FALSE(utf8.ok());
+  EXPECT_THAT(utf8.status().message(),
+              HasSubstr("line 2, column 'city' (field 2): 'S\\xE3o Paulo' is not UTF-8 (if the "
+                        "file is Latin-1, set encoding: latin-1)"));
+  CsvOptions latin1;
+  ASSERT_TRUE(io::SetCsvDialect(latin1, ",", "latin-1").ok());
+  auto converted = ParseTask(text, latin1);
+  ASSERT_TRUE(converted.ok()) << converted.status().ToString();
+  EXPECT_THAT(*converted->Find("city")->dictionary(), ElementsAre("São Paulo", "Zürich"));
+
+  auto header = ParseTask("id,pre\xE7o\n1,2\n", {});
+  EXPECT_THAT(header.status().message(), HasSubstr("the name of column 2 ('pre\\xE7o') is not UTF-8"));
+  auto named = ParseTask("id,pre\xE7o\n1,2\n", latin1);
+  ASSERT_TRUE(named.ok());
+  EXPECT_EQ(named->column(1).name(), "preço");
+  // Valid UTF-8 passes as it is.
+  auto fine = ParseTask("id,city\n1,São Paulo\n", {});
+  ASSERT_TRUE(fine.ok());
+  EXPECT_THAT(*fine->Find("city")->dictionary(), ElementsAre("São Paulo"));
+}
+
 TEST(IsoDatetimeTest, SpellingsPandasReadsGiveTheSameNanoseconds) {
   int64_t ns = 0;
   ASSERT_TRUE(io::ParseIsoDatetime("1970-01-01", ns));

@@ -39,6 +39,12 @@ Result<kernels::CsvOptions> OptionsFrom(const wire::TaskParams& params) {
                            params.Optional<bool>("keep_default_na"));
   options.na_values = io::CsvNaTokens(na_values.value_or(std::vector<std::string>{}),
                                       keep_default_na.value_or(true));
+  COUPLER_ASSIGN_OR_RETURN(const std::optional<std::string> delimiter,
+                           params.Optional<std::string>("delimiter"));
+  COUPLER_ASSIGN_OR_RETURN(const std::optional<std::string> encoding,
+                           params.Optional<std::string>("encoding"));
+  COUPLER_RETURN_IF_ERROR(
+      io::SetCsvDialect(options, delimiter.value_or(","), encoding.value_or("utf-8")));
   return options;
 }
 
@@ -47,7 +53,8 @@ Status CheckHeader(std::string_view text, const std::string& path, const io::Csv
                    const kernels::CsvOptions& options, const std::string& first_path) {
   if (!options.header || text.empty()) return Status::Ok();
   COUPLER_ASSIGN_OR_RETURN(const std::vector<std::string> names,
-                           io::CsvHeaderNames(text, options.header));
+                           io::CsvHeaderNames(text, options.header, options.delimiter,
+                                              options.encoding));
   if (names == layout.header) return Status::Ok();
   std::string list;
   for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
