@@ -89,8 +89,12 @@ class CsvRowParser {
   CsvRowParser& operator=(const CsvRowParser&) = delete;
 
   // Parses the lines in text[range], as ParseCsvRange does; `lines_before` is the number of
-  // the file's lines before text's first byte, so errors name the file's line.
-  Status Parse(std::string_view text, CsvRange range, uint64_t lines_before = 0);
+  // the file's lines before text's first byte, so errors name the file's line. With
+  // quoted_newlines and `unfinished` given, a record whose quoted field is still open at the
+  // range's end is not an error: parsing stops before it and *unfinished is its offset (else
+  // range.end), for the caller to pass again with the text that follows.
+  Status Parse(std::string_view text, CsvRange range, uint64_t lines_before = 0,
+               size_t* unfinished = nullptr);
   // Timestamps stored as NaT so far, per output column.
   std::vector<CsvCoerced> coerced() const;
   // The columns; call once, last.

@@ -137,6 +137,7 @@ class RangeParser {
 
   size_t fields() const { return sinks_.size(); }
   char delimiter() const { return options_.delimiter; }
+  bool quoted_newlines() const { return options_.quoted_newlines; }
   bool na_first() const { return na_first_; }
   const FieldSink& sink(size_t field) const { return sinks_[field]; }
 
@@ -422,7 +423,8 @@ namespace {
 // `hints`: errors suggest dtypes (a layout InferCsvLayout typed); the all-numeric reader's
 // callers have no dtypes to set.
 Status ParseLines(RangeParser& parser, std::string_view text, CsvRange range,
-                  const io::CsvLayout& layout, bool hints, uint64_t lines_before) {
+                  const io::CsvLayout& layout, bool hints, uint64_t lines_before,
+                  size_t* unfinished = nullptr) {
   const size_t columns = layout.header.size();
   if (columns == 0) return InvalidArgument("no columns");
   range.end = std::min(range.end, text.size());
@@ -463,7 +465,7 @@ Status ParseLines(RangeParser& parser, std::string_view text, CsvRange range,
     const char* const start = base + line_begin;
     const auto* nl = static_cast<const char*>(std::memchr(start, '\n', range.end - line_begin));
     const char* line_end = nl != nullptr ? nl : base + range.end;
-    const size_t next = nl != nullptr ? static_cast<size_t>(nl - base) + 1 : range.end;
+    size_t next = nl != nullptr ? static_cast<size_t>(nl - base) + 1 : range.end;
     if (line_end > start && line_end[-1] == '\r') --line_end;
     if (line_end == start) {
       line_begin = next;
@@ -522,7 +524,24 @@ Status ParseLines(RangeParser& parser, std::string_view text, CsvRange range,
       }
     } else {
       size_t open = 0;
-      if (!io::SplitCsvLine(line, quoted, &open, delimiter).ok()) {
+      bool split = io::SplitCsvLine(line, quoted, &open, delimiter).ok();
+      // A quoted field that holds line breaks: the record takes the next line too, and more,
+      // until its quotes close.
+      while (!split && parser.quoted_newlines() && next < range.end) {
+        const char* more = base + next;
+        const auto* nl2 = static_cast<const char*>(std::memchr(more, '\n', range.end - next));
+        const char* end2 = nl2 != nullptr ? nl2 : base + range.end;
+        next = nl2 != nullptr ? static_cast<size_t>(nl2 - base) + 1 : range.end;
+        if (end2 > more && end2[-1] == '\r') --end2;
+        split = io::SplitCsvLine(std::string_view(start, static_cast<size_t>(end2 - start)),
+                                 quoted, &open, delimiter)
+                    .ok();
+      }
+      if (!split && parser.quoted_newlines() && unfinished != nullptr) {
+        *unfinished = line_begin;  // its end is in text not read yet: the caller's next piece
+        return Status::Ok();
+      }
+      if (!split) {
         return InvalidArgument(io::CsvQuotedNewlineMessage(
             line_number(line_begin), open < columns ? layout.header[open] : "", open));
       }
@@ -566,8 +585,11 @@ CsvRowParser::CsvRowParser(io::CsvLayout layout, CsvOptions options)
     : impl_(std::make_unique<Impl>(std::move(layout), std::move(options))) {}
 CsvRowParser::~CsvRowParser() = default;
 
-Status CsvRowParser::Parse(std::string_view text, CsvRange range, uint64_t lines_before) {
-  return ParseLines(impl_->parser, text, range, impl_->layout, /*hints=*/true, lines_before);
+Status CsvRowParser::Parse(std::string_view text, CsvRange range, uint64_t lines_before,
+                           size_t* unfinished) {
+  if (unfinished != nullptr) *unfinished = range.end;
+  return ParseLines(impl_->parser, text, range, impl_->layout, /*hints=*/true, lines_before,
+                    unfinished);
 }
 
 std::vector<CsvCoerced> CsvRowParser::coerced() const { return impl_->parser.coerced(); }

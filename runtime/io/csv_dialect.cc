@@ -174,9 +174,9 @@ std::string CsvQuotedNewlineMessage(size_t line, std::string_view column, size_t
   const std::string where =
       column.empty() ? "" : ", column '" + std::string(column) + "'";
   return "line " + std::to_string(line) + where + " (field " + std::to_string(field + 1) +
-         "): a quoted field runs past the end of the line. import_csv splits the file among "
-         "its tasks at newlines, so quoted fields must not contain line breaks; replace them "
-         "(e.g. with a space) before importing";
+         "): a quoted field runs past the end of the line. If the file's quoted fields hold "
+         "line breaks, set quoted_newlines: true (each file is then read whole by one task); "
+         "else the quote is not closed";
 }
 
 Result<std::vector<std::string>> CsvHeaderNames(std::string_view text, bool header,

@@ -39,6 +39,9 @@ struct CsvOptions {
   // UTF-8 is checked (in strings and names, the only fields that may hold non-ASCII bytes);
   // Latin-1 is converted to UTF-8.
   TextEncoding encoding = TextEncoding::kUtf8;
+  // Quoted fields may hold line breaks (RFC 4180). Tasks then cannot split a file at newlines,
+  // so each file is read whole by one task.
+  bool quoted_newlines = false;
 };
 
 // The options' delimiter and encoding from a node's `delimiter` and `encoding` params:

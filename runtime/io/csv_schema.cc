@@ -179,7 +179,7 @@ Result<CsvLayout> InferCsvLayout(std::string_view whole, const CsvOptions& optio
   std::vector<std::string> quoted;
   for (size_t lines = 0; !undecided.empty() && begin < text.size() &&
                          lines < kCsvSchemaSampleLines;) {
-    const size_t next = CsvAfterNewline(text, begin);
+    size_t next = CsvAfterNewline(text, begin);
     if (!whole_file && (next == text.size() && !text.ends_with('\n'))) break;  // a cut line
     const std::string_view line = CsvLineAt(text, begin, text.size());
     if (line.empty()) {
@@ -191,7 +191,19 @@ Result<CsvLayout> InferCsvLayout(std::string_view whole, const CsvOptions& optio
     const bool has_quote = line.find('"') != std::string_view::npos;
     if (has_quote) {
       size_t open = 0;
-      if (!SplitCsvLine(line, quoted, &open, options.delimiter).ok()) {
+      bool split = SplitCsvLine(line, quoted, &open, options.delimiter).ok();
+      // quoted_newlines: the record goes on over the next lines until its quotes close.
+      while (!split && options.quoted_newlines && next < text.size()) {
+        const size_t after = CsvAfterNewline(text, next);
+        if (!whole_file && after == text.size() && !text.ends_with('\n')) break;
+        next = after;
+        std::string_view record = text.substr(begin, next - begin);
+        if (record.ends_with('\n')) record.remove_suffix(1);
+        if (record.ends_with('\r')) record.remove_suffix(1);
+        split = SplitCsvLine(record, quoted, &open, options.delimiter).ok();
+      }
+      if (!split && options.quoted_newlines && !whole_file) break;  // a record the sample cut
+      if (!split) {
         return InvalidArgument(CsvQuotedNewlineMessage(
             CsvLineNumber(text, begin), open < header.size() ? header[open] : "", open));
       }

@@ -38,6 +38,7 @@ std::optional<io::TableSchema> CsvHeaderSchema(const NodeSpec& import_node) {
   const bool* keep_default_na = FindParam<bool>(import_node, "keep_default_na");
   options.na_values = io::CsvNaTokens(na != nullptr ? *na : std::vector<std::string>{},
                                       keep_default_na == nullptr || *keep_default_na);
+  if (const bool* q = FindParam<bool>(import_node, "quoted_newlines")) options.quoted_newlines = *q;
   const auto* delimiter = FindParam<std::string>(import_node, "delimiter");
   const auto* encoding = FindParam<std::string>(import_node, "encoding");
   if (!io::SetCsvDialect(options, delimiter != nullptr ? *delimiter : ",",

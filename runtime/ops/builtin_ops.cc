@@ -120,6 +120,10 @@ std::vector<OpDef> BuiltinOpDefs() {
                             "utf-8 (checked) or latin-1 (converted to UTF-8)"),
                       {"utf-8", "latin-1"}),
               std::string("utf-8")),
+      Default(Param("quoted_newlines", ParamType::kBool,
+                    "quoted fields may hold line breaks; each file is then read whole by one "
+                    "task"),
+              false),
       Default(Param("keep_default_na", ParamType::kBool,
                     "false: only na_values (and the empty field) are missing, not pandas' "
                     "defaults"),

@@ -301,6 +301,26 @@ TEST_F(TaskRunnerTest, AShardAnExecDidNotWriteIsNamedWithWhyByItsReaders) {
   EXPECT_EQ(unexplained.error_code, Code(StatusCode::kNotFound));
 }
 
+// quoted_newlines: a file's line breaks inside quotes are data; the file is read whole by one
+// of the node's tasks (the one whose byte range holds its start), the others write empty shards.
+TEST_F(TaskRunnerTest, ImportWithQuotedNewlinesReadsEachFileWholeInOneTask) {
+  std::ofstream(Path("notes.csv")) << "id,note\n1,\"first\nsecond\"\n2,x\n3,\"a\n\nb\"\n";
+  size_t rows = 0;
+  for (int32_t shard = 0; shard < 3; ++shard) {
+    SCOPED_TRACE(shard);
+    const std::string out = Path("notes-" + std::to_string(shard) + ".npy");
+    const io::Table t = RunOk(Spec("import_csv", {Path("notes.csv")}, out,
+                                   wire::TaskParams{{"quoted_newlines", true}}, shard, 3));
+    EXPECT_EQ(t.rows(), shard == 0 ? 3u : 0u);
+    rows += t.rows();
+  }
+  EXPECT_EQ(rows, 3u);
+  const wire::TaskOutcome refused =
+      Run(Spec("import_csv", {Path("notes.csv")}, Path("strict.npy"), {}, 0, 1));
+  EXPECT_FALSE(refused.ok);
+  EXPECT_THAT(refused.error, HasSubstr("set quoted_newlines: true"));
+}
+
 // write_csv: the header, quoted strings (a comma, a quote, blanks at an end), empty fields for
 // every kind of missing value, shortest round-trip floats, ISO 8601 datetimes, True/False.
 TEST_F(TaskRunnerTest, WriteCsvWritesWhatPandasReadsBack) {

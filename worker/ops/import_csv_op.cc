@@ -45,6 +45,9 @@ Result<kernels::CsvOptions> OptionsFrom(const wire::TaskParams& params) {
                            params.Optional<std::string>("encoding"));
   COUPLER_RETURN_IF_ERROR(
       io::SetCsvDialect(options, delimiter.value_or(","), encoding.value_or("utf-8")));
+  COUPLER_ASSIGN_OR_RETURN(const std::optional<bool> quoted_newlines,
+                           params.Optional<bool>("quoted_newlines"));
+  options.quoted_newlines = quoted_newlines.value_or(false);
   return options;
 }
 
@@ -86,13 +89,18 @@ Status ParseStream(const std::string& path, bool first_file, const io::CsvLayout
       begin = kernels::CsvRangeBetween(text, options.header, 0, 0).begin;
       at_start = false;
     }
+    // A record whose quoted field holds a line break past this chunk waits for the next one.
+    size_t done = cut;
     {
       KernelTimer timer(report.kernel_ms);
-      COUPLER_RETURN_IF_ERROR(parser.Parse(text, {begin, cut}, lines_before));
+      COUPLER_RETURN_IF_ERROR(
+          parser.Parse(text, {begin, cut}, lines_before,
+                       ended || !options.quoted_newlines ? nullptr : &done));
     }
-    lines_before += static_cast<uint64_t>(std::count(text.begin(), text.end(), '\n'));
-    report.bytes_read += cut;
-    buffer.erase(0, cut);
+    if (done < begin) done = begin;
+    lines_before += static_cast<uint64_t>(std::count(text.begin(), text.begin() + done, '\n'));
+    report.bytes_read += done;
+    buffer.erase(0, done);
   }
   return Status::Ok();
 }
@@ -118,7 +126,10 @@ Status RunImportCsv(const OpContext& context, OpReport& report) {
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0) return NotFound(path + ": no such file");
     sizes.push_back(static_cast<uint64_t>(st.st_size));
-    compressed.push_back(io::CompressionOf(path) != io::Compression::kNone);
+    // A compressed file cannot be entered in the middle, nor can a file whose quoted fields
+    // may hold line breaks: both are read whole, each by one task.
+    compressed.push_back(io::CompressionOf(path) != io::Compression::kNone ||
+                         options.quoted_newlines);
   }
 
   // The types, from the first file's first bytes (decompressed), as every task decides them.
@@ -133,7 +144,7 @@ Status RunImportCsv(const OpContext& context, OpReport& report) {
                              static_cast<size_t>(shards))) {
     const std::string& path = files[part.file];
     if (context.Cancelled()) return Cancelled();
-    if (part.whole) {
+    if (part.whole && io::CompressionOf(path) != io::Compression::kNone) {
       COUPLER_RETURN_IF_ERROR(ParseStream(path, part.file == 0, *layout, options, files.front(),
                                           parser, context, report)
                                   .WithContext(path));
@@ -145,7 +156,8 @@ Status RunImportCsv(const OpContext& context, OpReport& report) {
       COUPLER_RETURN_IF_ERROR(CheckHeader(text, path, *layout, options, files.front()));
     }
     const kernels::CsvRange range =
-        kernels::CsvRangeBetween(text, options.header, part.begin, part.end);
+        part.whole ? kernels::CsvRangeBetween(text, options.header, 0, text.size())
+                   : kernels::CsvRangeBetween(text, options.header, part.begin, part.end);
     if (range.begin >= range.end) continue;
     file.AdviseSequential(range.begin, range.end - range.begin);
     KernelTimer timer(report.kernel_ms);
