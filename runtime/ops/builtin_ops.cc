@@ -234,6 +234,9 @@ std::vector<OpDef> BuiltinOpDefs() {
       RetryOnExitCodes(),
   };
   exec.params[0].placeholders = {"input", "output", "shard", "spec_dir"};
+  // The first input is what it runs per shard; more inputs (a script, a config, another node)
+  // follow it in {input} and, being inputs, are hashed for --reuse.
+  exec.max_inputs = SIZE_MAX;
   ops.push_back(exec);
 
   OpDef train = Tight("train", "data-parallel MLP training, one rank per GPU", 1);

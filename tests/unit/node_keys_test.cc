@@ -56,6 +56,31 @@ TEST(NodeKeysTest, CommandFilesAreTheWordsNamingPathsInTheSpecsFolder) {
   EXPECT_TRUE(CommandFilesUnder("sh /specs/run.sh", "").empty());
 }
 
+// exec takes more inputs after the one it runs per shard, files among them: a script given as
+// an input is hashed like a dataset file.
+TEST(NodeKeysTest, AFileInputOfAnExecIsHashed) {
+  job::LoadedJob j = job::testing::Load(
+      "name: keys\nnodes:\n"
+      "  - {id: a, op: noop, params: {tasks: 2}}\n"
+      "  - {id: b, op: exec, inputs: [a, /cfg/train.yaml], params: {command: \"true {input}\"}}\n");
+  ASSERT_TRUE(j.ok()) << j.diags.ToString();
+  Result<plan::Plan> plan = plan::PlanJob(*j.graph);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan->nodes[1].map_tasks, 2);  // one task per shard of the first input
+  uint64_t content = 1;
+  auto keys = [&] {
+    return NodeKeys(*j.graph, *plan, {}, [&](const std::string& path) -> Result<uint64_t> {
+      EXPECT_EQ(path, "/cfg/train.yaml");
+      return content;
+    });
+  };
+  const auto before = keys();
+  content = 2;
+  const auto after = keys();
+  ASSERT_TRUE(before.ok() && after.ok());
+  EXPECT_NE((*before)[1], (*after)[1]);
+}
+
 // A script's bytes are part of the key of the exec node naming it through {spec_dir}, and of
 // every node downstream.
 TEST(NodeKeysTest, AnEditedScriptChangesItsNodesKey) {
