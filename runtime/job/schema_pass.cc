@@ -144,16 +144,21 @@ class SchemaPass {
   }
 
   // The int64 columns standardize rescales come out float32: the named ones, or by default the
-  // ones column_stats summarizes by default.
+  // ones its stats input summarized (as the op takes them from the stats file); unknown stats:
+  // the ones column_stats summarizes by default.
   Schema Standardize(const NodeSpec& n, Schema in) {
     if (!in) return in;
-    const auto* columns = ParamAs<std::vector<std::string>>(n, "columns");
+    std::vector<std::string> names;
+    if (const auto* columns = ParamAs<std::vector<std::string>>(n, "columns")) names = *columns;
+    const bool by_default = names.empty();
+    if (by_default && n.resolved_inputs.size() > 1 &&
+        n.resolved_inputs[1].kind == InputRef::Kind::kNode) {
+      if (const Schema& stats = schemas_[n.resolved_inputs[1].node_index]) names = Names(*stats);
+    }
     for (io::ColumnSchema& c : in->columns) {
-      const bool named = columns != nullptr && !columns->empty() &&
-                         std::find(columns->begin(), columns->end(), c.name) != columns->end();
-      const bool chosen = columns != nullptr && !columns->empty()
-                              ? named
-                              : io::IsSummarizedByDefault(c.dtype, c.categorical);
+      const bool chosen =
+          names.empty() ? io::IsSummarizedByDefault(c.dtype, c.categorical)
+                        : std::find(names.begin(), names.end(), c.name) != names.end();
       if (chosen && c.dtype == ElementType::kInt64 && !c.categorical) {
         c.dtype = ElementType::kFloat32;
       }

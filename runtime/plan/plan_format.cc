@@ -15,22 +15,42 @@ std::string_view TypeName(const io::ColumnSchema& c) {
   return c.categorical ? "string" : ElementTypeName(c.dtype);
 }
 
-// One block per node whose columns are known, one line per column.
+bool SameKind(const io::ColumnSchema& a, const io::ColumnSchema& b) {
+  return a.dtype == b.dtype && a.categorical == b.categorical;
+}
+
+// One block per node whose columns are known, one line per column; a run of three or more
+// neighbours of one kind (64 pixel columns) is one line, "p0 .. p63 (64)", so a wide table
+// stays readable (--json lists every column).
 std::string FormatSchemas(const Plan& plan) {
   std::string out;
   for (const auto& n : plan.nodes) {
     if (!n.schema) continue;
-    size_t name_w = 6, type_w = 4;
-    for (const io::ColumnSchema& c : n.schema->columns) {
-      name_w = std::max(name_w, c.name.size());
-      type_w = std::max(type_w, TypeName(c).size());
+    const std::vector<io::ColumnSchema>& columns = n.schema->columns;
+    std::vector<std::pair<std::string, const io::ColumnSchema*>> lines;
+    for (size_t i = 0; i < columns.size();) {
+      size_t j = i + 1;
+      while (j < columns.size() && SameKind(columns[j], columns[i])) ++j;
+      if (j - i >= 3) {
+        lines.emplace_back(fmt::format("{} .. {} ({})", columns[i].name, columns[j - 1].name,
+                                       j - i),
+                           &columns[i]);
+      } else {
+        for (size_t k = i; k < j; ++k) lines.emplace_back(columns[k].name, &columns[k]);
+      }
+      i = j;
     }
-    out += fmt::format("\ncolumns of {} ({}):\n", n.id, n.schema->columns.size());
+    size_t name_w = 6, type_w = 4;
+    for (const auto& [name, c] : lines) {
+      name_w = std::max(name_w, name.size());
+      type_w = std::max(type_w, TypeName(*c).size());
+    }
+    out += fmt::format("\ncolumns of {} ({}):\n", n.id, columns.size());
     out += fmt::format("  {:<{}}  {:<{}}  {:<8}  {}\n", "COLUMN", name_w, "TYPE", type_w,
                        "NULLABLE", "DICTIONARY");
-    for (const io::ColumnSchema& c : n.schema->columns) {
-      out += fmt::format("  {:<{}}  {:<{}}  {:<8}  {}\n", c.name, name_w, TypeName(c), type_w,
-                         c.nullable() ? "yes" : "no", c.categorical ? "yes" : "no");
+    for (const auto& [name, c] : lines) {
+      out += fmt::format("  {:<{}}  {:<{}}  {:<8}  {}\n", name, name_w, TypeName(*c), type_w,
+                         c->nullable() ? "yes" : "no", c->categorical ? "yes" : "no");
     }
   }
   return out;
