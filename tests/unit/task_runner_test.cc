@@ -301,6 +301,28 @@ TEST_F(TaskRunnerTest, AShardAnExecDidNotWriteIsNamedWithWhyByItsReaders) {
   EXPECT_EQ(unexplained.error_code, Code(StatusCode::kNotFound));
 }
 
+// A filter keeps only the dictionary entries its kept rows use, in their old order, with the
+// codes renumbered: the strings read back are the same, the sidecar is smaller.
+TEST_F(TaskRunnerTest, FilterDropsDictionaryEntriesNoKeptRowUses) {
+  io::Table table;
+  io::Column city = io::Column::Int32("city", {0, 1, 2, 1, -1, 3});
+  city.set_dictionary(std::make_shared<io::Column::Dictionary>(
+      io::Column::Dictionary{"Oslo", "Paris", "Rome", "Lima"}));
+  ASSERT_TRUE(table.AddColumn(std::move(city)).ok());
+  ASSERT_TRUE(table.AddColumn(io::Column::Float32("x", {0, 5, 5, 5, 5, 0})).ok());
+  OpReport written;
+  ASSERT_TRUE(WriteShard(Path("in.npy"), table, written).ok());
+  const wire::TaskSpec spec = Spec("filter", {Path("in.npy")}, Path("out.npy"),
+                                   wire::TaskParams{{"where", std::string("x > 1")}});
+  ASSERT_TRUE(Run(spec).ok);
+  OpReport read;
+  Result<io::Table> out = ReadShard(Path("out.npy"), read);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  const io::Column& kept = *out->Find("city");
+  EXPECT_THAT(*kept.dictionary(), ElementsAre("Paris", "Rome"));
+  EXPECT_THAT(kept.values<int32_t>(), ElementsAre(0, 1, 0, -1));
+}
+
 // quoted_newlines: a file's line breaks inside quotes are data; the file is read whole by one
 // of the node's tasks (the one whose byte range holds its start), the others write empty shards.
 TEST_F(TaskRunnerTest, ImportWithQuotedNewlinesReadsEachFileWholeInOneTask) {

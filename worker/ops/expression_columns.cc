@@ -1,5 +1,6 @@
 #include "worker/ops/expression_columns.h"
 
+#include <memory>
 #include <string>
 
 #include "kernels/expression.h"
@@ -29,6 +30,29 @@ Status Evaluate(const expr::Program& program, const io::Table& table, void* out,
   });
 }
 
+// After a filter, a dictionary keeps only the entries some kept row uses, in their old order,
+// and the codes follow: a selective filter does not carry the whole shard's dictionary on
+// (its sidecar is read by every later node).
+void DropUnusedEntries(io::Column& column) {
+  const io::Column::Dictionary& dictionary = *column.dictionary();
+  const std::span<int32_t> codes = column.values<int32_t>();
+  std::vector<int32_t> remap(dictionary.size(), -1);
+  for (const int32_t c : codes) {
+    if (c >= 0 && static_cast<size_t>(c) < remap.size()) remap[static_cast<size_t>(c)] = 0;
+  }
+  auto kept = std::make_shared<io::Column::Dictionary>();
+  for (size_t i = 0; i < remap.size(); ++i) {
+    if (remap[i] < 0) continue;
+    remap[i] = static_cast<int32_t>(kept->size());
+    kept->push_back(dictionary[i]);
+  }
+  if (kept->size() == dictionary.size()) return;  // every entry still used
+  for (int32_t& c : codes) {
+    if (c >= 0 && static_cast<size_t>(c) < remap.size()) c = remap[static_cast<size_t>(c)];
+  }
+  column.set_dictionary(std::move(kept));
+}
+
 template <typename T>
 Status KeepColumn(io::Column& column, std::span<const uint8_t> keep, size_t kept,
                   OpReport& report) {
@@ -41,7 +65,10 @@ Status KeepColumn(io::Column& column, std::span<const uint8_t> keep, size_t kept
   out.resize(kept);
   std::shared_ptr<const io::Column::Dictionary> dictionary = column.dictionary();
   column = io::Column(column.name(), std::move(out), column.dtype());
-  if (dictionary != nullptr) column.set_dictionary(std::move(dictionary));
+  if (dictionary != nullptr) {
+    column.set_dictionary(std::move(dictionary));
+    DropUnusedEntries(column);
+  }
   return Status::Ok();
 }
 

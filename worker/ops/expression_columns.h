@@ -31,8 +31,8 @@ Result<std::vector<uint8_t>> EvaluateCondition(const expr::Program& program,
 Result<io::Column> EvaluateColumn(const expr::Program& program, const io::Table& table,
                                   std::string name, OpReport& report);
 
-// Keeps the rows with keep[i] != 0 in every column, in order; returns how many. Dictionaries
-// stay with their columns.
+// Keeps the rows with keep[i] != 0 in every column, in order; returns how many. A dictionary
+// keeps only the entries the kept rows use (in their old order), the codes renumbered to match.
 Result<size_t> KeepRows(io::Table& table, std::span<const uint8_t> keep, OpReport& report);
 
 }  // namespace coupler::worker
