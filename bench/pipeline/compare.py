@@ -24,6 +24,34 @@ NODES = {"import": "parse", "stats": "stats", "standardize": "standardize",
          "filter": "filter", "derive": "derive"}
 
 
+def stage_times(state, nodes=NODES):
+    """From a coupler run's events.jsonl: each stage's seconds, and per node its tasks' summed
+    [wall_ms, kernel_ms, bytes]. A node starts when its inputs are done (its first task may be
+    sent earlier, to wait prefetched in a worker), so its time runs from the later of the two to
+    its last task."""
+    first, last, cost = {}, {}, {}
+    with open(os.path.join(state, "events.jsonl")) as f:
+        for line in f:
+            event = json.loads(line)
+            node = event.get("node")
+            if node not in nodes:
+                continue
+            if event["event"] == "task_assigned":
+                first[node] = min(first.get(node, event["ms"]), event["ms"])
+            elif event["event"] == "task_done":
+                last[node] = max(last.get(node, 0), event["ms"])
+                c = cost.setdefault(node, [0.0, 0.0, 0])
+                c[0] += event.get("wall_ms", 0)
+                c[1] += event.get("kernel_ms", 0)
+                c[2] += event.get("bytes", 0)
+    stages, previous_end = {}, None
+    for node, stage in nodes.items():
+        start = first[node] if previous_end is None else max(first[node], previous_end)
+        stages[stage] = (last[node] - start) / 1000.0
+        previous_end = last[node]
+    return stages, cost
+
+
 def run_coupler(csv, work, shards):
     spec_text = open(os.path.join(HERE, "pipeline.yaml")).read()
     spec_text = (spec_text.replace("WORKDIR", os.path.join(work, "coupler-out"))
@@ -41,29 +69,7 @@ def run_coupler(csv, work, shards):
     subprocess.run([os.path.join(ROOT, "build", "bin", "coupler"), "run", spec, "--workers", "2",
                     "--state", state], check=True, stdout=subprocess.DEVNULL)
     total = time.perf_counter() - t
-    first, last, cost = {}, {}, {}
-    with open(os.path.join(state, "events.jsonl")) as f:
-        for line in f:
-            event = json.loads(line)
-            node = event.get("node")
-            if node not in NODES:
-                continue
-            if event["event"] == "task_assigned":
-                first[node] = min(first.get(node, event["ms"]), event["ms"])
-            elif event["event"] == "task_done":
-                last[node] = max(last.get(node, 0), event["ms"])
-                c = cost.setdefault(node, [0.0, 0.0, 0])
-                c[0] += event.get("wall_ms", 0)
-                c[1] += event.get("kernel_ms", 0)
-                c[2] += event.get("bytes", 0)
-    stages = {}
-    previous_end = None
-    for node, stage in NODES.items():
-        # A node starts when its inputs are done (its first task may be sent earlier, to wait
-        # prefetched in a worker), so its time is from the later of the two to its last task.
-        start = first[node] if previous_end is None else max(first[node], previous_end)
-        stages[stage] = (last[node] - start) / 1000.0
-        previous_end = last[node]
+    stages, cost = stage_times(state)
     rows = count_rows(os.path.join(work, "coupler-out", "latest", "derive"))
     # Where each stage's time went, summed over its tasks: compute (the kernel) against the
     # rest of the attempt (reading and writing shards, starting).

@@ -23,6 +23,8 @@ import sys
 import threading
 import time
 
+from compare import stage_times  # the same events.jsonl reading as the numeric comparison
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 STAGES = ["parse", "stats", "standardize", "filter", "derive", "write"]
@@ -113,26 +115,7 @@ def run_coupler(csv, work, shards):
     shutil.rmtree(os.path.join(out, "runs"), ignore_errors=True)
     seconds, peak, _ = run_measured([os.path.join(ROOT, "build", "bin", "coupler"), "run", spec,
                                      "--workers", "2", "--state", state])
-    first, last, cost = {}, {}, {}
-    with open(os.path.join(state, "events.jsonl")) as f:
-        for line in f:
-            event = json.loads(line)
-            node = event.get("node")
-            if node not in NODES:
-                continue
-            if event["event"] == "task_assigned":
-                first[node] = min(first.get(node, event["ms"]), event["ms"])
-            elif event["event"] == "task_done":
-                last[node] = max(last.get(node, 0), event["ms"])
-                c = cost.setdefault(node, [0.0, 0.0, 0])
-                c[0] += event.get("wall_ms", 0)
-                c[1] += event.get("kernel_ms", 0)
-                c[2] += event.get("bytes", 0)
-    stages, previous_end = {}, None
-    for node, stage in NODES.items():
-        start = first[node] if previous_end is None else max(first[node], previous_end)
-        stages[stage] = (last[node] - start) / 1000.0
-        previous_end = last[node]
+    stages, cost = stage_times(state, NODES)
     import numpy as np
     latest = os.path.join(out, "latest")
     rows = sum(np.load(os.path.join(latest, "derive", n), mmap_mode="r").shape[0]
