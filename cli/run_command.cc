@@ -18,8 +18,8 @@
 #include "cli/signals.h"
 #include "cli/status_format.h"
 #include "client/client.h"
-#include "runtime/io/npy_reader.h"
 #include "runtime/io/output_layout.h"
+#include "runtime/io/shard_file.h"
 #include "runtime/job/job_loader.h"
 #include "runtime/net/key_discovery.h"
 #include "runtime/net/curve_keys.h"
@@ -100,7 +100,7 @@ void PrintAccuracy(const job::JobGraph& graph, const std::string& run_dir) {
   for (const auto& node : graph.nodes) {
     if (node.op != "evaluate") continue;
     const std::string path = io::ShardPath(run_dir, node.id, 0);
-    Result<io::Table> table = io::ReadNpy(path);
+    Result<io::Table> table = io::ReadShardFile(path);
     const io::Column* accuracy = table.ok() ? table->Find("accuracy") : nullptr;
     const io::Column* correct = table.ok() ? table->Find("correct") : nullptr;
     const io::Column* total = table.ok() ? table->Find("total") : nullptr;

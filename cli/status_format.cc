@@ -173,7 +173,7 @@ std::string JobSummaryText(const wire::JobStatus& j, double wall_s) {
                        n.tasks_done, n.tasks_total, group, n.attempts, reused,
                        n.error.empty() ? "" : "  ", n.error);
   }
-  // Where this run's files are: its own run directory, {node}/part-NNNNN.npy inside.
+  // Where this run's files are: its own run directory, {node}/part-NNNNN.npz (.npy) inside.
   if (!j.workdir.empty()) out += fmt::format("outputs: {}\n", j.workdir);
   return out;
 }

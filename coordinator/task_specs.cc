@@ -14,7 +14,8 @@ TaskSpecs::TaskSpecs(const job::JobGraph& graph, const plan::Plan& plan, Dataset
 
 std::string TaskSpecs::OutputPath(size_t p, int64_t shard, bool partial) const {
   return io::ShardPath(graph_.workdir, plan_.nodes[p].id, shard,
-                       partial ? io::ShardKind::kPartial : io::ShardKind::kPart);
+                       partial ? io::ShardKind::kPartial : io::ShardKind::kPart,
+                       plan_.nodes[p].output_format);
 }
 
 bool TaskSpecs::WholeNode(size_t p) const {

@@ -34,10 +34,21 @@ echo "   (import -> stats -> standardize -> clip -> cast, and filter_map: every 
 # Each run has its own directory (runs/JOB); `latest` points at the newest (docs/runs.md).
 OUT_DIR="$ROOT/coupler-work/preprocess-only/latest"
 echo
-echo "== outputs: one .npy shard per task, readable with numpy.load"
+echo "== outputs: one .npz shard per task (one .npy per column), readable with numpy.load"
+# Each shard's columns and their types, read from the members' .npy headers (Python's zipfile).
 for node in import stats standardize clipped half features; do
-  printf '  %-12s %3d files  %s\n' "$node" "$(ls "$OUT_DIR/$node" | wc -l)" \
-    "$(head -c 256 "$OUT_DIR/$node/part-00000.npy" | tr -d '\000' | grep -ao "{'descr'.\{0,60\}" | head -n1)..."
+  printf '  %-12s %3d files  %s\n' "$node" "$(ls "$OUT_DIR/$node" | grep -c '^part-')" \
+    "$(/usr/bin/python3 -c '
+import ast, sys, zipfile
+z = zipfile.ZipFile(sys.argv[1])
+cols = []
+for name in z.namelist():
+    with z.open(name) as f:
+        head = f.read(256)
+    if name.endswith(".npy"):
+        cols.append(name[:-4] + ":" + ast.literal_eval(head[10 if head[6] == 1 else 12:head.index(b"}") + 1].decode())["descr"])
+print(" ".join(cols[:6]) + (" ... (%d columns)" % len(cols) if len(cols) > 6 else ""))
+' "$OUT_DIR/$node/part-00000.npz")"
 done
 echo
 echo "== the mixed graph: coupler run examples/digits-pipeline.yaml --workers 2"

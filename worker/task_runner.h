@@ -21,7 +21,8 @@
 // - `timeout_ms`: exec, train and mpi_exec honour it (with their own `timeout` param, the
 //   smaller wins).
 //
-// Shards are 1-D structured .npy arrays (runtime/io/npy_reader.h; docs/ops.md, "Shard format").
+// Shards are .npz archives of columns, or .npy arrays of records that a command wrote
+// (runtime/io/shard_file.h; docs/ops.md, "Shard format").
 #pragma once
 
 #include <atomic>

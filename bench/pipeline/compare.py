@@ -81,8 +81,9 @@ def run_coupler(csv, work, shards):
 
 def count_rows(node_dir):
     import numpy as np
-    return sum(np.load(os.path.join(node_dir, name), mmap_mode="r").shape[0]
-               for name in os.listdir(node_dir) if name.endswith(".npy"))
+    shards = [np.load(os.path.join(node_dir, name))
+              for name in os.listdir(node_dir) if name.endswith(".npz")]
+    return sum(len(shard[shard.files[0]]) for shard in shards)
 
 
 def run_python(script, csv, work, extra=()):

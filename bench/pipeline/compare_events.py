@@ -118,8 +118,9 @@ def run_coupler(csv, work, shards):
     stages, cost = stage_times(state, NODES)
     import numpy as np
     latest = os.path.join(out, "latest")
-    rows = sum(np.load(os.path.join(latest, "derive", n), mmap_mode="r").shape[0]
-               for n in os.listdir(os.path.join(latest, "derive")) if n.endswith(".npy"))
+    shards = [np.load(os.path.join(latest, "derive", n))
+              for n in os.listdir(os.path.join(latest, "derive")) if n.endswith(".npz")]
+    rows = sum(len(shard[shard.files[0]]) for shard in shards)
     breakdown = {}
     for node, c in cost.items():
         written = dir_bytes(os.path.join(latest, node))

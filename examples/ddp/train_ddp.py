@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """A small PyTorch DistributedDataParallel run over gloo, as one rank of an mpi_exec group.
 
-Every rank loads the digits shards that coupler's import_csv wrote (1-D structured .npy arrays,
-one field per column), holds out the same seeded test rows, trains its own slice of the rest
+Every rank loads the digits shards that coupler's import_csv wrote (.npz files, one array
+per column), holds out the same seeded test rows, trains its own slice of the rest
 through DDP (gradients averaged over the ranks each step), and rank 0 writes result.json into
 --output. The rank and world size come from the launcher: mpirun (OMPI_COMM_WORLD_*), srun
 (SLURM_PROCID / SLURM_NTASKS) or PMIx; the rendezvous is tcp://MASTER_ADDR:MASTER_PORT, which
@@ -29,19 +29,21 @@ def launcher_env(names, default):
 
 
 def load_shards(paths, label_column):
-    """All rows of every .npy shard under `paths` (folders or files), in shard order."""
+    """All rows of every shard under `paths` (folders or files), in shard order: coupler's
+    .npz of columns, or an .npy of records."""
     files = []
     for path in paths:
         if os.path.isdir(path):
-            files += sorted(glob.glob(os.path.join(path, "*.npy")))
+            files += sorted(glob.glob(os.path.join(path, "*.np[yz]")))
         else:
             files.append(path)
     if not files:
-        sys.exit(f"train_ddp: no .npy shards in {paths}")
+        sys.exit(f"train_ddp: no .npz or .npy shards in {paths}")
     features, labels = [], []
     for f in files:
         shard = np.load(f)
-        names = [n for n in shard.dtype.names if n != label_column]
+        columns = shard.files if hasattr(shard, "files") else shard.dtype.names
+        names = [n for n in columns if n != label_column and not n.endswith(".dictionary.json")]
         features.append(np.stack([shard[n].astype(np.float32) for n in names], axis=1))
         labels.append(shard[label_column].astype(np.int64))
     return np.concatenate(features), np.concatenate(labels)
@@ -49,7 +51,7 @@ def load_shards(paths, label_column):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("data", nargs="+", help="the input dataset(s): folders of .npy shards")
+    p.add_argument("data", nargs="+", help="the input dataset(s): folders of .npz or .npy shards")
     p.add_argument("--master-addr", required=True)
     p.add_argument("--master-port", required=True, type=int)
     p.add_argument("--output", required=True, help="folder for result.json (rank 0)")

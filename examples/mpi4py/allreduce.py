@@ -2,8 +2,8 @@
 """mpi4py under mpi_exec: each rank sums one column of its share of the shards, an allreduce
 adds the ranks' sums, and rank 0 writes total.json into --output.
 
-The shards are the .npy files coupler's import_csv wrote (1-D structured arrays, one field
-per column); rank r of n reads shards r, r+n, r+2n, ... so every row is counted once.
+The shards are the .npz files coupler's import_csv wrote (one array per column; an .npy of
+records, as a command writes, reads the same way); rank r of n reads shards r, r+n, r+2n, ... so every row is counted once.
 """
 import argparse
 import glob
@@ -16,7 +16,7 @@ from mpi4py import MPI
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("data", nargs="+", help="the input dataset(s): folders of .npy shards")
+    p.add_argument("data", nargs="+", help="the input dataset(s): folders of .npz or .npy shards")
     p.add_argument("--column", required=True)
     p.add_argument("--output", required=True, help="folder for total.json (rank 0)")
     args = p.parse_args()
@@ -25,7 +25,7 @@ def main():
     rank, size = comm.Get_rank(), comm.Get_size()
     shards = []
     for path in args.data:
-        shards += sorted(glob.glob(os.path.join(path, "*.npy"))) if os.path.isdir(path) else [path]
+        shards += sorted(glob.glob(os.path.join(path, "*.np[yz]"))) if os.path.isdir(path) else [path]
     mine = shards[rank::size]
     local_sum, local_rows = 0.0, 0
     for f in mine:

@@ -90,6 +90,22 @@ class Reader {
  public:
   explicit Reader(std::string_view text) : s_(text) {}
 
+  // A bare list of strings: one column's dictionary member in an .npz shard.
+  Result<Column::Dictionary> List() {
+    Column::Dictionary out;
+    COUPLER_RETURN_IF_ERROR(Expect('['));
+    bool items = !Peek(']');
+    while (items) {
+      COUPLER_ASSIGN_OR_RETURN(std::string value, String());
+      out.push_back(std::move(value));
+      items = Peek(',');
+      if (!items) COUPLER_RETURN_IF_ERROR(Expect(']'));
+    }
+    SkipSpace();
+    if (pos_ != s_.size()) return Error("text after the list");
+    return out;
+  }
+
   Result<std::vector<NamedDictionary>> Document() {
     std::vector<NamedDictionary> out;
     COUPLER_RETURN_IF_ERROR(Expect('{'));
@@ -120,7 +136,7 @@ class Reader {
 
  private:
   Status Error(const std::string& what) const {
-    return InvalidArgument("dictionary sidecar, byte " + std::to_string(pos_) + ": " + what);
+    return InvalidArgument("dictionary, byte " + std::to_string(pos_) + ": " + what);
   }
   void SkipSpace() {
     while (pos_ < s_.size() &&
@@ -243,6 +259,29 @@ std::string EncodeDictionaries(const Table& table) {
   return out;
 }
 
+std::string EncodeDictionary(const Column::Dictionary& dictionary) {
+  std::string out = "[";
+  for (size_t i = 0; i < dictionary.size(); ++i) {
+    if (i > 0) out += ", ";
+    AppendJsonString(out, dictionary[i]);
+  }
+  out += "]\n";
+  return out;
+}
+
+Result<Column::Dictionary> DecodeDictionary(std::string_view json) { return Reader(json).List(); }
+
+Status CheckCodes(const Column& column, size_t dictionary_size) {
+  const auto size = static_cast<int64_t>(dictionary_size);
+  for (const int32_t code : column.values<int32_t>()) {
+    if (code < -1 || code >= size) {
+      return InvalidArgument("column '" + column.name() + "' holds code " + std::to_string(code) +
+                             " but its dictionary has " + std::to_string(size) + " entries");
+    }
+  }
+  return Status::Ok();
+}
+
 Result<std::vector<NamedDictionary>> DecodeDictionaries(std::string_view json) {
   return Reader(json).Document();
 }
@@ -255,13 +294,8 @@ Status AttachDictionaries(Table& table, std::vector<NamedDictionary> dictionarie
                              "', which is not an int32 column of the shard (" +
                              table.Describe() + "): the sidecar is stale");
     }
-    const auto size = static_cast<int64_t>(entry.second.size());
-    for (const int32_t code : column->values<int32_t>()) {
-      if (code < -1 || code >= size) {
-        return InvalidArgument("column '" + entry.first + "' holds code " +
-                               std::to_string(code) + " but its dictionary has " +
-                               std::to_string(size) + " entries: the sidecar is stale");
-      }
+    if (Status codes = CheckCodes(*column, entry.second.size()); !codes.ok()) {
+      return InvalidArgument(codes.message() + ": the sidecar is stale");
     }
     column->set_dictionary(
         std::make_shared<const Column::Dictionary>(std::move(entry.second)));

@@ -1,6 +1,8 @@
-// The dictionary sidecar of a shard with categorical columns: "<shard>.dict.json", one JSON
-// object {"column": ["a", "b", ...], ...} whose list index is the int32 code in the .npy, so a
-// numpy user maps codes back to strings with json.load alone. CSV text is bytes, not always
+// The dictionaries of categorical columns as JSON: in an .npz shard one member per column,
+// "<column>.dictionary.json", a list ["a", "b", ...] whose index is the int32 code in
+// "<column>.npy"; beside an .npy of records (a command's output, or a shard written by an
+// earlier release), the sidecar "<shard>.dict.json", one object {"column": [...], ...}. Either
+// way a numpy user maps codes back to strings with json alone. CSV text is bytes, not always
 // UTF-8: valid UTF-8 is written as is (control characters, '"' and '\' escaped), and each byte
 // that is not valid UTF-8 as the lone surrogate \udc80..\udcff, Python's "surrogateescape",
 // so s.encode("utf-8", "surrogateescape") gives the original bytes back. Pure: text in, text out.
@@ -15,6 +17,14 @@
 #include "runtime/status.h"
 
 namespace coupler::io {
+
+// One column's dictionary as a JSON list, and back (InvalidArgument with the byte offset).
+std::string EncodeDictionary(const Column::Dictionary& dictionary);
+Result<Column::Dictionary> DecodeDictionary(std::string_view json);
+
+// InvalidArgument naming the column and the code when a code of the (int32, loaded) column is
+// outside [-1, dictionary_size).
+Status CheckCodes(const Column& column, size_t dictionary_size);
 
 // "<shard>.dict.json" beside the shard.
 std::string DictionarySidecarPath(std::string_view shard_path);

@@ -188,4 +188,19 @@ Result<std::string> EncodeNpyHeader(const Table& table) {
   return out;
 }
 
+std::string EncodeArrayNpyHeader(ElementType dtype, uint64_t rows) {
+  std::string dict = "{'descr': '" + std::string(NpyDescr(dtype)) +
+                     "', 'fortran_order': False, 'shape': (" + std::to_string(rows) + ",), }";
+  const size_t unpadded = kNpyPreambleV1 + dict.size() + 1;
+  dict.append((64 - unpadded % 64) % 64, ' ');
+  dict += '\n';
+  std::string out(kNpyMagic);
+  out += static_cast<char>(1);
+  out += '\0';
+  out += static_cast<char>(dict.size() & 0xFF);  // well under 64 KiB: version 1.0
+  out += static_cast<char>(dict.size() >> 8);
+  out += dict;
+  return out;
+}
+
 }  // namespace coupler::io

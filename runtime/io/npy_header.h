@@ -46,4 +46,8 @@ Result<NpyLayout> ParseNpyHeader(std::string_view header);
 // a multiple of 64 bytes as numpy does. InvalidArgument for a table that cannot be a shard.
 Result<std::string> EncodeNpyHeader(const Table& table);
 
+// The complete preamble of a plain 1-D array of `rows` values of `dtype` (one column of an .npz
+// shard), padded as numpy pads it.
+std::string EncodeArrayNpyHeader(ElementType dtype, uint64_t rows);
+
 }  // namespace coupler::io

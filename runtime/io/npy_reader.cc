@@ -29,8 +29,9 @@ uint64_t LittleEndian(const unsigned char* bytes, size_t n) {
 
 class NpyFileReader {
  public:
-  NpyFileReader(std::string_view path, UniqueFd fd, uint64_t size)
-      : path_(path), fd_(std::move(fd)), size_(size) {}
+  // The .npy at bytes [base, base + size) of the file: the whole file, or an .npz member.
+  NpyFileReader(std::string_view path, int fd, uint64_t base, uint64_t size)
+      : path_(path), fd_(fd), base_(base), size_(size) {}
 
   Result<Table> Read() {
     COUPLER_ASSIGN_OR_RETURN(const NpyLayout layout, ReadLayout());
@@ -40,8 +41,9 @@ class NpyFileReader {
     }
     if (layout.fields.size() == 1) {  // the records are the column: read straight into it
       if (layout.rows > 0) {
-        COUPLER_RETURN_IF_ERROR(PreadFull(fd_.get(), table.column(0).data(),
-                                          table.column(0).size_bytes(), data_offset_, path_));
+        COUPLER_RETURN_IF_ERROR(PreadFull(fd_, table.column(0).data(),
+                                          table.column(0).size_bytes(),
+                                          static_cast<off_t>(base_ + data_offset_), path_));
       }
       return table;
     }
@@ -50,9 +52,9 @@ class NpyFileReader {
                                  layout.record_bytes);
     for (uint64_t row = 0; row < layout.rows; row += chunk_rows) {
       const size_t rows = std::min<uint64_t>(chunk_rows, layout.rows - row);
-      COUPLER_RETURN_IF_ERROR(PreadFull(fd_.get(), chunk.data(), rows * layout.record_bytes,
-                                        static_cast<off_t>(data_offset_ + row * layout.record_bytes),
-                                        path_));
+      COUPLER_RETURN_IF_ERROR(
+          PreadFull(fd_, chunk.data(), rows * layout.record_bytes,
+                    static_cast<off_t>(base_ + data_offset_ + row * layout.record_bytes), path_));
       for (size_t f = 0; f < layout.fields.size(); ++f) {
         const size_t item = ElementSize(layout.fields[f].dtype);
         GatherField(chunk.data(), layout.record_bytes, rows, layout.fields[f].offset, item,
@@ -62,10 +64,7 @@ class NpyFileReader {
     return table;
   }
 
- private:
-  Status Error(const std::string& what) const {
-    return InvalidArgument(std::string(path_) + ": " + what);
-  }
+  uint64_t data_offset() const { return base_ + data_offset_; }
 
   Result<NpyLayout> ReadLayout() {
     unsigned char preamble[kNpyPreambleV2] = {};
@@ -73,7 +72,7 @@ class NpyFileReader {
       return Error("not a .npy file: only " + std::to_string(size_) + " bytes long");
     }
     const size_t head = static_cast<size_t>(std::min<uint64_t>(size_, kNpyPreambleV2));
-    COUPLER_RETURN_IF_ERROR(PreadFull(fd_.get(), preamble, head, 0, path_));
+    COUPLER_RETURN_IF_ERROR(PreadFull(fd_, preamble, head, static_cast<off_t>(base_), path_));
     if (!std::equal(kNpyMagic.begin(), kNpyMagic.end(), preamble,
                     [](char a, unsigned char b) { return static_cast<unsigned char>(a) == b; })) {
       return Error("not a .npy file: bad magic bytes (expected \\x93NUMPY)");
@@ -98,8 +97,8 @@ class NpyFileReader {
                    " runs past the end of the file (" + std::to_string(size_) + " bytes)");
     }
     std::string header(header_len, '\0');
-    COUPLER_RETURN_IF_ERROR(PreadFull(fd_.get(), header.data(), header.size(),
-                                      static_cast<off_t>(preamble_bytes), path_));
+    COUPLER_RETURN_IF_ERROR(PreadFull(fd_, header.data(), header.size(),
+                                      static_cast<off_t>(base_ + preamble_bytes), path_));
     auto layout = ParseNpyHeader(header);
     if (!layout.ok()) return Error(layout.status().message());
     data_offset_ = preamble_bytes + header_len;
@@ -121,8 +120,14 @@ class NpyFileReader {
     return std::move(layout).value();
   }
 
+ private:
+  Status Error(const std::string& what) const {
+    return InvalidArgument(std::string(path_) + ": " + what);
+  }
+
   std::string_view path_;
-  UniqueFd fd_;
+  int fd_;
+  uint64_t base_ = 0;
   uint64_t size_ = 0;
   uint64_t data_offset_ = 0;
 };
@@ -138,7 +143,15 @@ Result<Table> ReadNpy(std::string_view path, uint64_t* file_bytes) {
   if (!S_ISREG(st.st_mode)) return InvalidArgument(name + ": not a regular file");
   const auto size = static_cast<uint64_t>(st.st_size);
   if (file_bytes != nullptr) *file_bytes = size;
-  return NpyFileReader(path, std::move(fd), size).Read();
+  return NpyFileReader(path, fd.get(), 0, size).Read();
+}
+
+Result<NpyLayout> ReadNpyLayoutAt(int fd, uint64_t offset, uint64_t size, std::string_view name,
+                                  uint64_t* data_offset) {
+  NpyFileReader reader(name, fd, offset, size);
+  COUPLER_ASSIGN_OR_RETURN(NpyLayout layout, reader.ReadLayout());
+  *data_offset = reader.data_offset();
+  return layout;
 }
 
 }  // namespace coupler::io

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "runtime/io/npy_header.h"
 #include "runtime/io/table.h"
 #include "runtime/status.h"
 
@@ -15,5 +16,11 @@ namespace coupler::io {
 // <f8; big-endian refused) and that the file is exactly header + rows * record bytes long.
 // NotFound when the file does not exist. `file_bytes`, when given, receives the file's size.
 Result<Table> ReadNpy(std::string_view path, uint64_t* file_bytes = nullptr);
+
+// The layout of the .npy occupying bytes [offset, offset + size) of `fd` (an .npz member),
+// validated as ReadNpy validates a file (`name` in its errors); *data_offset receives the file
+// offset where its data begins.
+Result<NpyLayout> ReadNpyLayoutAt(int fd, uint64_t offset, uint64_t size, std::string_view name,
+                                  uint64_t* data_offset);
 
 }  // namespace coupler::io

@@ -62,20 +62,8 @@ Status WriteNpyAtomic(std::string_view path, const Table& table) {
 }
 
 Status WriteFloatArrayNpyAtomic(const std::string& path, std::span<const float> values) {
-  std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (" +
-                     std::to_string(values.size()) + ",), }";
-  // Pad with spaces and end with '\n' so the data starts on a 64-byte boundary, as numpy does.
-  const size_t unpadded = kNpyPreambleV1 + dict.size() + 1;
-  dict.append((64 - unpadded % 64) % 64, ' ');
-  dict += '\n';
-  if (dict.size() > 0xFFFF) return InvalidArgument("npy header too long for " + path);
-  std::string preamble(kNpyMagic);
-  preamble += static_cast<char>(1);
-  preamble += static_cast<char>(0);
-  preamble += static_cast<char>(dict.size() & 0xFF);
-  preamble += static_cast<char>(dict.size() >> 8);
-  preamble += dict;
-  const std::span<const std::byte> parts[] = {std::as_bytes(std::span(preamble)),
+  const std::string header = EncodeArrayNpyHeader(ElementType::kFloat32, values.size());
+  const std::span<const std::byte> parts[] = {std::as_bytes(std::span(header)),
                                               std::as_bytes(values)};
   return WriteFileAtomic(path, parts, /*durable=*/false);
 }

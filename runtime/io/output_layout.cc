@@ -12,16 +12,16 @@ std::string NodeDir(std::string_view workdir, std::string_view node) {
   return dir;
 }
 
-std::string ShardFileName(int64_t shard, ShardKind kind) {
+std::string ShardFileName(int64_t shard, ShardKind kind, ShardFormat format) {
   char name[48];
-  std::snprintf(name, sizeof(name), "%s-%05lld.npy", kind == ShardKind::kPartial ? "partial" : "part",
-                static_cast<long long>(shard));
+  std::snprintf(name, sizeof(name), "%s-%05lld.%s", kind == ShardKind::kPartial ? "partial" : "part",
+                static_cast<long long>(shard), format == ShardFormat::kColumns ? "npz" : "npy");
   return name;
 }
 
 std::string ShardPath(std::string_view workdir, std::string_view node, int64_t shard,
-                      ShardKind kind) {
-  return NodeDir(workdir, node) + '/' + ShardFileName(shard, kind);
+                      ShardKind kind, ShardFormat format) {
+  return NodeDir(workdir, node) + '/' + ShardFileName(shard, kind, format);
 }
 
 bool IsTempFileName(std::string_view name) { return name.find(kTempInfix) != std::string_view::npos; }
@@ -40,7 +40,8 @@ std::optional<long> TempWriterPid(std::string_view final_name, std::string_view 
 }
 
 bool IsShardFileName(std::string_view name) {
-  return name.size() > 4 && name.ends_with(".npy") && name.front() != '.' && !IsTempFileName(name);
+  return name.size() > 4 && (name.ends_with(".npy") || name.ends_with(".npz")) &&
+         name.front() != '.' && !IsTempFileName(name);
 }
 
 }  // namespace coupler::io

@@ -1,5 +1,6 @@
-// Where a job's outputs live and how their files are named: `{workdir}/{node}/part-NNNNN.npy`
-// for a node's shards (`partial-NNNNN.npy` for what its map tasks hand its reduce), and which
+// Where a job's outputs live and how their files are named: `{workdir}/{node}/part-NNNNN.npz`
+// for a node's shards (`partial-NNNNN.npz` for what its map tasks hand its reduce; `.npy` where
+// a command writes the file), and which
 // names in a folder are shards and which are temporaries of an unfinished write. The
 // coordinator plans these paths, the workers write them, `coupler run` and the loaders read
 // them: all of them through this header, so the layout cannot drift between them.
@@ -15,14 +16,18 @@ namespace coupler::io {
 // The folder holding a node's outputs: "{workdir}/{node}".
 std::string NodeDir(std::string_view workdir, std::string_view node);
 
-// A shard's file name: "part-00004.npy", or "partial-00004.npy" for a map task's partial
+// A shard's file name: "part-00004.npz", or "partial-00004.npz" for a map task's partial
 // result that the node's reduce task combines into its part files.
 enum class ShardKind { kPart, kPartial };
-std::string ShardFileName(int64_t shard, ShardKind kind = ShardKind::kPart);
+// What a shard file holds, and so its extension: kColumns, an .npz of columns (what coupler's
+// ops write, npz_file.h); kRecords, an .npy (what a command's np.save writes: exec's {output}).
+enum class ShardFormat { kColumns, kRecords };
+std::string ShardFileName(int64_t shard, ShardKind kind = ShardKind::kPart,
+                          ShardFormat format = ShardFormat::kColumns);
 
-// "{workdir}/{node}/part-NNNNN.npy" (or partial-NNNNN.npy).
+// "{workdir}/{node}/part-NNNNN.npz" (or partial-NNNNN.npz, or .npy).
 std::string ShardPath(std::string_view workdir, std::string_view node, int64_t shard,
-                      ShardKind kind = ShardKind::kPart);
+                      ShardKind kind = ShardKind::kPart, ShardFormat format = ShardFormat::kColumns);
 
 // What marks a temporary file of an atomic write: "<final name>.tmp.<pid>.<hex>[.ext]"
 // (see atomic_file.h, which names them).
@@ -35,7 +40,7 @@ bool IsTempFileName(std::string_view name);
 // `final_name` ("part-00001.npy.tmp.5471.280e..." → 5471); nullopt for any other name.
 std::optional<long> TempWriterPid(std::string_view final_name, std::string_view name);
 
-// A dataset shard: "*.npy", not hidden, not a temporary.
+// A dataset shard: "*.npz" or "*.npy", not hidden, not a temporary.
 bool IsShardFileName(std::string_view name);
 
 }  // namespace coupler::io

@@ -18,15 +18,27 @@ Column::Column(std::string name, ElementType dtype, size_t rows)
   }
 }
 
+Column Column::Stored(std::string name, ElementType dtype, size_t rows,
+                      std::shared_ptr<const StoredColumn> stored) {
+  COUPLER_CHECK(stored != nullptr) << "column '" << name << "' stored nowhere";
+  Column column(std::move(name), dtype, 0);
+  column.stored_ = std::move(stored);
+  column.stored_rows_ = rows;
+  return column;
+}
+
 size_t Column::size() const {
+  if (stored_ != nullptr) return stored_rows_;
   return std::visit([](const auto& v) { return v.size(); }, values_);
 }
 
 std::byte* Column::data() {
+  COUPLER_CHECK(loaded()) << "column '" << name_ << "' was not loaded from its shard";
   return std::visit([](auto& v) { return reinterpret_cast<std::byte*>(v.data()); }, values_);
 }
 
 void Column::Resize(size_t rows) {
+  COUPLER_CHECK(loaded()) << "column '" << name_ << "' was not loaded from its shard";
   std::visit([rows](auto& v) { v.resize(rows); }, values_);
 }
 

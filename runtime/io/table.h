@@ -1,10 +1,12 @@
 // Table: a shard in memory, held by column (name, dtype, contiguous values) so kernels run tight
-// loops over whole columns. The .npy files store records; the reader and writer transpose.
+// loops over whole columns. A column an op does not use may stay in its shard file unread
+// (StoredColumn): the op's output then takes its bytes over as they are, without loading them.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -18,6 +20,22 @@
 #include "runtime/status.h"
 
 namespace coupler::io {
+
+// Where a column still lies in the shard file it was read from, unread: its values member (an
+// .npy of its own) and, for a categorical column, its dictionary member, as byte ranges of the
+// file opened at read time (a descriptor, so a later rename over the path changes nothing).
+struct StoredMember {
+  uint64_t offset = 0;  // of the member's data in the file
+  uint64_t bytes = 0;
+  uint32_t crc32 = 0;   // the zip checksum of those bytes, carried over as is
+};
+struct StoredColumn {
+  std::shared_ptr<const int> fd;  // owns the descriptor (closed by its deleter)
+  std::string path;               // for messages
+  StoredMember values;
+  uint64_t values_data = 0;  // where the values start in the file, after the member's .npy header
+  std::optional<StoredMember> dictionary;
+};
 
 class Column {
  public:
@@ -44,12 +62,21 @@ class Column {
   static Column Int64(std::string name, std::vector<int64_t> values) {
     return Column(std::move(name), std::move(values), ElementType::kInt64);
   }
+  // A column of `rows` values left unread in its shard file: it has a name, a type and a size,
+  // and can be renamed, kept or dropped, but its values cannot be read (checked: an op loads
+  // the columns it computes with).
+  static Column Stored(std::string name, ElementType dtype, size_t rows,
+                       std::shared_ptr<const StoredColumn> stored);
 
   const std::string& name() const { return name_; }
   void set_name(std::string name) { name_ = std::move(name); }
   ElementType dtype() const { return dtype_; }
   size_t size() const;
   size_t size_bytes() const { return size() * ElementSize(dtype_); }
+
+  // False for a Stored column; its bytes are then stored()'s.
+  bool loaded() const { return stored_ == nullptr; }
+  const std::shared_ptr<const StoredColumn>& stored() const { return stored_; }
 
   // Typed views; asking for the wrong element type is a bug (checked).
   template <typename T>
@@ -65,6 +92,7 @@ class Column {
   std::vector<T>& Vector() {
     COUPLER_CHECK(StoresElementType<T>(dtype_))
         << "column '" << name_ << "' holds " << ElementTypeName(dtype_);
+    COUPLER_CHECK(loaded()) << "column '" << name_ << "' was not loaded from its shard";
     return std::get<std::vector<T>>(values_);
   }
 
@@ -77,10 +105,13 @@ class Column {
 
   // A categorical column (a CSV's string column) is int32 codes into its dictionary; -1 is a
   // missing value. Shared, since ops that keep or filter rows keep the codes and so the
-  // dictionary; nullptr for every other column.
+  // dictionary; nullptr for every other column, and for a Stored one (its dictionary is a
+  // member of its file, still unread).
   using Dictionary = std::vector<std::string>;
   const std::shared_ptr<const Dictionary>& dictionary() const { return dictionary_; }
-  bool categorical() const { return dictionary_ != nullptr; }
+  bool categorical() const {
+    return dictionary_ != nullptr || (stored_ != nullptr && stored_->dictionary.has_value());
+  }
   // Only an int32 column has a dictionary (checked).
   void set_dictionary(std::shared_ptr<const Dictionary> dictionary);
 
@@ -92,6 +123,8 @@ class Column {
   ElementType dtype_;
   Storage values_;
   std::shared_ptr<const Dictionary> dictionary_;
+  std::shared_ptr<const StoredColumn> stored_;
+  size_t stored_rows_ = 0;
 };
 
 class Table {

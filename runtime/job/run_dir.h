@@ -1,6 +1,6 @@
 // Where one submission of a spec writes: its run directory under the spec's workdir.
 // Layout (one place names it, like output_layout.h does for the files inside a run):
-//   {workdir}/runs/{job_id}/{node}/part-NNNNN.npy   each submission its own run (the default;
+//   {workdir}/runs/{job_id}/{node}/part-NNNNN.npz   each submission its own run (the default;
 //                                                   runs/{job_id}.2, .3... when that folder
 //                                                   exists: another coordinator's j-000001)
 //   {workdir}/{run_dir}/{node}/...                  a spec's `run_dir:` pins one ('.': workdir)

@@ -215,12 +215,12 @@ class GraphValidator {
     if (ref.kind == InputRef::Kind::kFile) {
       diags_.Add(n.PosOf(field), n.id, field,
                  "'" + ref.name + "' is a file; op '" + op.name +
-                     "' reads a directory of .npy shards or a node (import a CSV with import_csv)");
+                     "' reads a directory of .npz/.npy shards or a node (import a CSV with import_csv)");
       return;
     }
     if (ref.kind == InputRef::Kind::kDirectory && ref.shards == 0 && env_.probe) {
       diags_.Add(n.PosOf(field), n.id, field,
-                 "dataset directory '" + ref.name + "' holds no .npy shards");
+                 "dataset directory '" + ref.name + "' holds no .npz/.npy shards");
       return;
     }
     if (!slot.from_ops.empty()) {

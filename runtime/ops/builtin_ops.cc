@@ -92,7 +92,7 @@ ParamSchema Columns(std::string doc) { return Param("columns", ParamType::kStrin
 std::vector<OpDef> BuiltinOpDefs() {
   std::vector<OpDef> ops;
 
-  OpDef import_csv = Loose("import_csv", "split a CSV file into .npy shards", Expansion::kFixed);
+  OpDef import_csv = Loose("import_csv", "split CSV files into .npz shards", Expansion::kFixed);
   import_csv.output = OutputShape::kFromParam;
   import_csv.count_param = "shards";
   import_csv.inputs = {InputSlot{"csv", {}, true}};
@@ -237,6 +237,7 @@ std::vector<OpDef> BuiltinOpDefs() {
   // The first input is what it runs per shard; more inputs (a script, a config, another node)
   // follow it in {input} and, being inputs, are hashed for --reuse.
   exec.max_inputs = SIZE_MAX;
+  exec.output_format = io::ShardFormat::kRecords;  // np.save(output, ...) writes .npy
   ops.push_back(exec);
 
   OpDef train = Tight("train", "data-parallel MLP training, one rank per GPU", 1);

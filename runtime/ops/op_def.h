@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/io/output_layout.h"
 #include "runtime/job/job_graph.h"
 
 namespace coupler::ops {
@@ -72,6 +73,8 @@ struct OpDef {
   Expansion expansion = Expansion::kPerShard;
   OutputShape output = OutputShape::kSameAsInput;
   std::string count_param;     // for kFixed / kFromParam
+  // Who writes the output shards decides their format: coupler (.npz) or a command (.npy).
+  io::ShardFormat output_format = io::ShardFormat::kColumns;
   std::vector<InputSlot> inputs;  // fixed slots, in order
   // Inputs past the slots take the last slot's kind (import_csv: every input is a CSV file).
   bool last_slot_repeats = false;

@@ -123,6 +123,7 @@ Result<Plan> PlanJob(const JobGraph& graph, const ops::OpRegistry& registry) {
       p.tasks = p.map_tasks + (p.has_reduce ? 1 : 0);
       p.output_shards = op.output == ops::OutputShape::kSingle ? 1 : p.map_tasks;
     }
+    p.output_format = op.output_format;
     out_shards[i] = p.output_shards;
     plan.total_tasks += p.tasks;
     plan.stages = std::max(plan.stages, p.stage + 1);

@@ -25,6 +25,7 @@ struct PlanNode {
   int stage = 0;             // topological level: 0 reads only datasets
   std::vector<std::string> deps;  // node ids this one reads
   int64_t output_shards = 0;
+  io::ShardFormat output_format = io::ShardFormat::kColumns;  // the op's
   size_t node_index = 0;     // into JobGraph::nodes
   std::optional<io::TableSchema> schema;  // the node's output columns, where known
 };

@@ -17,7 +17,7 @@
 #include <regex>
 #include <set>
 
-#include "runtime/io/npy_reader.h"
+#include "runtime/io/shard_file.h"
 #include "tests/hosts/gang_helpers.h"
 #include "tests/hosts/hosts_cluster.h"
 #include "tests/hosts/test_bed.h"
@@ -127,7 +127,7 @@ void WriteDigitsPipeline(const fs::path& spec,
 
 // The held-out accuracy evaluate wrote (its reduce's single row).
 double EvaluatedAccuracy(const fs::path& work) {
-  auto table = io::ReadNpy((work / "evaluate" / PartName(0)).string());
+  auto table = io::ReadShardFile((work / "evaluate" / PartName(0)).string());
   if (!table.ok() || table->Find("accuracy") == nullptr) return -1;
   return table->Find("accuracy")->values<double>()[0];
 }

@@ -55,7 +55,7 @@ TEST_P(LinkFaultsTest, WorkerCutOffForTwiceDeadAfterMidJobLosesNothingAndRejoins
       [&] {
         bool running_copy = false;
         for (const auto& [shard, worker] : LoggedRuns(log)) {
-          running_copy |= worker == "wB" && !fs::exists(work / "copy" / PartName(shard));
+          running_copy |= worker == "wB" && !fs::exists(work / "copy" / CommandPartName(shard));
         }
         return running_copy && cluster.Workers()["wB"].running > 0;
       },

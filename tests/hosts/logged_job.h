@@ -70,7 +70,7 @@ inline std::set<std::string> WorkersThatRan(const std::vector<std::pair<int, std
 // shard; otherwise what differs.
 inline std::string CheckCopiedShards(const fs::path& work, int shards) {
   std::vector<std::string> expected;
-  for (int s = 0; s < shards; ++s) expected.push_back(PartName(s));
+  for (int s = 0; s < shards; ++s) expected.push_back(CommandPartName(s));
   std::string out;
   if (ListDir(work / "copy") != expected) {
     out += "copy/ holds:";
@@ -80,7 +80,7 @@ inline std::string CheckCopiedShards(const fs::path& work, int shards) {
   for (int s = 0; s < shards; ++s) {
     const std::string original = ReadFile(work / "import" / PartName(s));
     if (original.empty()) out += "import shard " + std::to_string(s) + " is empty or missing\n";
-    if (ReadFile(work / "copy" / PartName(s)) != original) {
+    if (ReadFile(work / "copy" / CommandPartName(s)) != original) {
       out += "copy shard " + std::to_string(s) + " differs from its input\n";
     }
   }

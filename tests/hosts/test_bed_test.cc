@@ -418,7 +418,7 @@ TEST(HostsClusterTest, WorkersOnTwoHostsRunAJobOfACoordinatorOnAThird) {
   EXPECT_EQ(st->node("copy").done, 6u);
   EXPECT_EQ(st->node("copy").attempts, 6u);
   for (int shard = 0; shard < 6; ++shard) {
-    EXPECT_EQ(ReadFile(cluster.dir() / "across-work" / "copy" / PartName(shard)),
+    EXPECT_EQ(ReadFile(cluster.dir() / "across-work" / "copy" / CommandPartName(shard)),
               ReadFile(cluster.dir() / "across-work" / "import" / PartName(shard)))
         << "shard " << shard;
   }

@@ -91,7 +91,7 @@ TEST(CoordinatorRestartTest, ResumesFromStateWithoutRerunningCommittedTasks) {
   EXPECT_GE(final_status->attempts, final_status->total);
   for (int s = 0; s < kShards; ++s) {
     EXPECT_GE(runs[s], 1) << "shard " << s << " never ran";
-    const fs::path out = cluster.dir() / "work" / "latest" / "run" / PartName(s);
+    const fs::path out = cluster.dir() / "work" / "latest" / "run" / CommandPartName(s);
     EXPECT_EQ(ReadFile(out), ReadFile(cluster.dir() / "work" / "latest" / "import" / PartName(s)))
         << out;
   }
@@ -127,10 +127,10 @@ TEST(CoordinatorRestartTest, ARestartPlansFromWhatWasAdmittedNotFromTheInputsAsT
   ASSERT_EQ(st->state, "succeeded") << st->error << "\n" << cluster.Logs();
   EXPECT_EQ(st->total, names.size());
   std::vector<std::string> expected;
-  for (size_t i = 0; i < names.size(); ++i) expected.push_back(PartName(static_cast<int>(i)));
+  for (size_t i = 0; i < names.size(); ++i) expected.push_back(CommandPartName(static_cast<int>(i)));
   EXPECT_EQ(ListDir(cluster.dir() / "work" / "latest" / "copy"), expected);
   for (size_t i = 0; i < names.size(); ++i) {
-    EXPECT_EQ(ReadFile(cluster.dir() / "work" / "latest" / "copy" / PartName(static_cast<int>(i))),
+    EXPECT_EQ(ReadFile(cluster.dir() / "work" / "latest" / "copy" / CommandPartName(static_cast<int>(i))),
               "shard " + names[i])
         << "task " << i << " copied the wrong input";
   }

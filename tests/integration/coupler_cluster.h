@@ -14,6 +14,7 @@
 
 #include <rapidjson/document.h>
 
+#include "runtime/io/output_layout.h"
 #include "runtime/job/job_phase.h"
 #include "tests/integration/process_harness.h"
 
@@ -392,10 +393,11 @@ inline std::vector<std::string> ListDir(const fs::path& dir) {
   return names;
 }
 
-inline std::string PartName(int shard) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "part-%05d.npy", shard);
-  return buf;
+// A shard's file name as coupler's ops write it: part-00004.npz ...
+inline std::string PartName(int shard) { return io::ShardFileName(shard); }
+// ... and as an exec node's command writes it (its {output}): part-00004.npy.
+inline std::string CommandPartName(int shard) {
+  return io::ShardFileName(shard, io::ShardKind::kPart, io::ShardFormat::kRecords);
 }
 
 // The shards a task log names, one per line, in the order they were written.

@@ -24,7 +24,7 @@ std::vector<fs::path> NodeShards(const fs::path& workdir, const std::string& nod
   std::error_code ec;
   for (const auto& e : fs::recursive_directory_iterator(workdir, ec)) {
     const fs::path& p = e.path();
-    if (p.parent_path().filename() == node && p.extension() == ".npy" &&
+    if (p.parent_path().filename() == node && p.extension() == ".npz" &&
         p.filename().string().rfind("part-", 0) == 0) {
       out.push_back(p);
     }
@@ -77,7 +77,7 @@ TEST(CsvImportRunTest, StringsAndGapsSurviveImportStatsAndStandardize) {
   std::vector<std::string> got_city;
   std::vector<double> got_x;
   for (const fs::path& shard : imported) {
-    EXPECT_TRUE(fs::exists(shard.string() + ".dict.json")) << shard;
+    EXPECT_FALSE(fs::exists(shard.string() + ".dict.json")) << shard;  // a member, not beside
     worker::OpReport report;
     auto table = worker::ReadShard(shard.string(), report);
     ASSERT_TRUE(table.ok()) << table.status().ToString();
@@ -106,7 +106,7 @@ TEST(CsvImportRunTest, StringsAndGapsSurviveImportStatsAndStandardize) {
   // The stats: x over the present values only; the categorical column is not summarized.
   std::vector<fs::path> stats_files;
   for (const auto& e : fs::recursive_directory_iterator(workdir)) {
-    if (e.path().parent_path().filename() == "stats" && e.path().extension() == ".npy" &&
+    if (e.path().parent_path().filename() == "stats" && e.path().extension() == ".npz" &&
         e.path().filename().string().rfind("partial", 0) != 0) {
       stats_files.push_back(e.path());
     }

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "runtime/io/npy_reader.h"
+#include "runtime/io/shard_file.h"
 #include "tests/integration/coupler_cluster.h"
 
 namespace coupler::itest {
@@ -56,7 +56,7 @@ struct Concatenated {
 Concatenated ReadNode(const fs::path& dir, int shards) {
   Concatenated all;
   for (int s = 0; s < shards; ++s) {
-    auto table = io::ReadNpy((dir / PartName(s)).string());
+    auto table = io::ReadShardFile((dir / PartName(s)).string());
     EXPECT_TRUE(table.ok()) << table.status().ToString();
     if (!table.ok()) continue;
     ++all.shards;

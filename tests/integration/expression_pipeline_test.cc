@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "runtime/io/npy_reader.h"
+#include "runtime/io/shard_file.h"
 #include "tests/integration/coupler_cluster.h"
 
 namespace coupler::itest {
@@ -50,7 +50,7 @@ TEST(ExpressionPipelineTest, FilterDeriveSelectGiveTheHandComputedRows) {
   std::vector<int32_t> labels;
   std::vector<float> scores, roots;
   for (int s = 0; s < 2; ++s) {
-    auto t = io::ReadNpy((dir / "work" / "latest" / "out" / PartName(s)).string());
+    auto t = io::ReadShardFile((dir / "work" / "latest" / "out" / PartName(s)).string());
     ASSERT_TRUE(t.ok()) << t.status().ToString();
     ASSERT_EQ(t->Describe(), "label (int32), score (float32), r (float32)");
     for (int32_t v : t->Find("label")->values<int32_t>()) labels.push_back(v);

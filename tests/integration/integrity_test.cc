@@ -83,7 +83,7 @@ TEST(IntegrityTest, ALateFailureFromAStoppedWorkerDoesNotFailTheRetry) {
   ASSERT_TRUE(st) << cluster.Logs();
   EXPECT_EQ(st->state, "succeeded") << st->error << "\n" << cluster.Logs();
   EXPECT_EQ(st->node("copy").attempts, 2u);
-  EXPECT_EQ(ReadFile(cluster.dir() / "work" / "latest" / "copy" / PartName(0)),
+  EXPECT_EQ(ReadFile(cluster.dir() / "work" / "latest" / "copy" / CommandPartName(0)),
             ReadFile(cluster.dir() / "work" / "latest" / "import" / PartName(0)));
   c = cluster.Coordinator();
   ASSERT_TRUE(c);
@@ -141,7 +141,7 @@ TEST(IntegrityTest, AWorkerBackFromTheDeadDoesNotRunTheQueueGivenToOthers) {
   const std::vector<int> runs = LoggedShards(log);
   EXPECT_LE(runs.size(), static_cast<size_t>(kShards) + 2) << "stale tasks ran again";
   std::vector<std::string> expected;
-  for (int s = 0; s < kShards; ++s) expected.push_back(PartName(s));
+  for (int s = 0; s < kShards; ++s) expected.push_back(CommandPartName(s));
   EXPECT_EQ(ListDir(cluster.dir() / "work" / "latest" / "copy"), expected);
 }
 

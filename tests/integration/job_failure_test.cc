@@ -77,7 +77,7 @@ TEST(JobFailureTest, FailingTaskFailsItsJobWithTheCommandsErrorAndSparesOthers) 
   EXPECT_EQ(st->node("boom").state, "failed");
   EXPECT_NE(st->node("boom").error.find("boom-reason"), std::string::npos);
   EXPECT_EQ(st->node("import").state, "done");
-  EXPECT_FALSE(fs::exists(cluster.dir() / "work-bad" / "latest" / "boom" / PartName(0)));
+  EXPECT_FALSE(fs::exists(cluster.dir() / "work-bad" / "latest" / "boom" / CommandPartName(0)));
 
   const auto good_status = cluster.WaitJobFinished(good_job);
   ASSERT_TRUE(good_status) << cluster.Logs();
@@ -85,7 +85,7 @@ TEST(JobFailureTest, FailingTaskFailsItsJobWithTheCommandsErrorAndSparesOthers) 
   EXPECT_EQ(good_status->done, 6u);
   EXPECT_EQ(good_status->attempts, 6u);
   for (int s = 0; s < 3; ++s) {
-    EXPECT_EQ(ReadFile(cluster.dir() / "work-good" / "latest" / "copy" / PartName(s)),
+    EXPECT_EQ(ReadFile(cluster.dir() / "work-good" / "latest" / "copy" / CommandPartName(s)),
               ReadFile(cluster.dir() / "work-good" / "latest" / "import" / PartName(s)));
   }
 }

@@ -37,7 +37,7 @@ TEST(MpiExecTest, UsersMpiProgramRunsAsOneGangOfTwoRanks) {
             "  - {id: import, op: import_csv, inputs: [small.csv], params: {shards: 2}}\n"
             "  - id: program\n    op: mpi_exec\n    inputs: [import]\n    ranks: 2\n"
             "    params:\n      command: \"mpirun --oversubscribe" << root
-         << " --timeout 60 -np {ranks} --hostfile {hostfile} sh -c 'ls \\\"$0\\\"/*.npy | wc -l'"
+         << " --timeout 60 -np {ranks} --hostfile {hostfile} sh -c 'ls \\\"$0\\\"/*.npz | wc -l'"
             " {input} > {output}/listing.txt\"\n";
   }
   const CommandResult r = RunToEnd({kCoupler, "run", "own-mpi.yaml", "--workers", "2"},

@@ -123,7 +123,7 @@ TEST_F(RetryPolicyTest, ACommandThatFailsOnceRunsAgainOnTheOtherWorker) {
   ASSERT_EQ(ran_on.size(), 2u);
   EXPECT_TRUE(ran_on[0] == "w1" || ran_on[0] == "w2") << ran_on[0];
   EXPECT_NE(ran_on[1], ran_on[0]) << "the retry went back to the worker that failed it";
-  EXPECT_EQ(ReadFile(cluster_.dir() / "work" / "flaky" / PartName(0)),
+  EXPECT_EQ(ReadFile(cluster_.dir() / "work" / "flaky" / CommandPartName(0)),
             ReadFile(cluster_.dir() / "work" / "import" / PartName(0)));
 }
 
@@ -255,7 +255,7 @@ TEST_F(RetryPolicyTest, AShardAnExecDidNotWriteIsNamedWithWhyDownstream) {
   EXPECT_EQ(st->node("clean").state, "done");
   const std::string& error = st->node("stats").error;
   EXPECT_NE(error.find("input shard 1 of node 'clean' ("), std::string::npos) << error;
-  EXPECT_NE(error.find(PartName(1) + ") is missing: its exec task exited 0 without writing "
+  EXPECT_NE(error.find(CommandPartName(1) + ") is missing: its exec task exited 0 without writing "
                        "{output} (command: [ {shard} = 1 ] || cp {input} {output})"),
             std::string::npos)
       << error;

@@ -104,14 +104,14 @@ TEST(RunsTest, TwoConcurrentRunsOfOneSpecWriteDisjointOutputs) {
   for (const auto* r : {&*ra, &*rb}) {
     const fs::path run = r->workdir;
     for (int s = 0; s < 2; ++s) {
-      const std::string part = ReadFile(run / "copy" / PartName(s));
+      const std::string part = ReadFile(run / "copy" / CommandPartName(s));
       EXPECT_FALSE(part.empty()) << run;
       EXPECT_EQ(part, ReadFile(run / "import" / PartName(s))) << run;
     }
   }
   // Separate files, not two names of one, and the newest run is `latest`.
-  EXPECT_NE(Identify(fs::path(ra->workdir) / "copy" / PartName(0)).inode,
-            Identify(fs::path(rb->workdir) / "copy" / PartName(0)).inode);
+  EXPECT_NE(Identify(fs::path(ra->workdir) / "copy" / CommandPartName(0)).inode,
+            Identify(fs::path(rb->workdir) / "copy" / CommandPartName(0)).inode);
   EXPECT_EQ(fs::read_symlink(c.dir() / "work" / "latest"), fs::path("runs") / b);
 }
 
@@ -139,7 +139,7 @@ TEST(RunsTest, APinnedRunDirIsOneRunsAtATime) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->state, "succeeded");
   EXPECT_EQ(r->workdir, (c.dir() / "work" / "fixed").string());
-  EXPECT_TRUE(fs::exists(c.dir() / "work" / "fixed" / "wait" / PartName(0)));
+  EXPECT_TRUE(fs::exists(c.dir() / "work" / "fixed" / "wait" / CommandPartName(0)));
   // Once it has finished, the pinned directory takes the next run.
   auto again = SubmitAndWait(c, spec, false);
   ASSERT_TRUE(again);
@@ -174,9 +174,9 @@ TEST(RunsTest, ReuseRunsOnlyWhatChangedByContentNotByTimestamp) {
   EXPECT_NE(same->workdir, first->workdir);
   for (const char* node : {"import", "copy", "tail"}) EXPECT_TRUE(same->reused[node]) << node;
   for (int s = 0; s < 3; ++s) {
-    EXPECT_EQ(ReadFile(fs::path(same->workdir) / "tail" / PartName(s)),
-              ReadFile(fs::path(first->workdir) / "tail" / PartName(s)));
-    EXPECT_FALSE(ReadFile(fs::path(same->workdir) / "tail" / PartName(s)).empty());
+    EXPECT_EQ(ReadFile(fs::path(same->workdir) / "tail" / CommandPartName(s)),
+              ReadFile(fs::path(first->workdir) / "tail" / CommandPartName(s)));
+    EXPECT_FALSE(ReadFile(fs::path(same->workdir) / "tail" / CommandPartName(s)).empty());
   }
   // The reused outputs outlive the run they came from.
   fs::remove_all(first->workdir);
@@ -196,8 +196,8 @@ TEST(RunsTest, ReuseRunsOnlyWhatChangedByContentNotByTimestamp) {
   EXPECT_EQ(changed->node_attempts["copy"], 0u);
   EXPECT_EQ(changed->node_attempts["tail"], 3u);
   EXPECT_FALSE(changed->reused["tail"]);
-  EXPECT_EQ(ReadFile(fs::path(changed->workdir) / "tail" / PartName(1)),
-            ReadFile(fs::path(changed->workdir) / "copy" / PartName(1)));
+  EXPECT_EQ(ReadFile(fs::path(changed->workdir) / "tail" / CommandPartName(1)),
+            ReadFile(fs::path(changed->workdir) / "copy" / CommandPartName(1)));
 
   // The CSV touched, its bytes the same: still reused (its hash, not its timestamp, counts).
   const std::string bytes = ReadFile(csv);
@@ -304,7 +304,7 @@ TEST(RunsTest, RetryRunsOnlyTheFailedNodeAndItsDownstreamAndSurvivesARestart) {
   EXPECT_EQ(Identify(fs::path(done->workdir) / "import" / PartName(0)), import0);
   EXPECT_EQ(Identify(fs::path(done->workdir) / "import" / PartName(1)), import1);
   for (int s = 0; s < 2; ++s) {
-    EXPECT_EQ(ReadFile(fs::path(done->workdir) / "last" / PartName(s)),
+    EXPECT_EQ(ReadFile(fs::path(done->workdir) / "last" / CommandPartName(s)),
               ReadFile(fs::path(done->workdir) / "import" / PartName(s)));
   }
 
@@ -395,7 +395,7 @@ TEST(RunsTest, RetryIsRefusedForARunningJobAndRunsACancelledOneToItsEnd) {
   auto r = RunOf(c, id);
   ASSERT_TRUE(r);
   EXPECT_EQ(r->state, "succeeded");
-  EXPECT_TRUE(fs::exists(fs::path(r->workdir) / "wait" / PartName(0)));
+  EXPECT_TRUE(fs::exists(fs::path(r->workdir) / "wait" / CommandPartName(0)));
 }
 
 }  // namespace

@@ -6,7 +6,7 @@
 
 #include <regex>
 
-#include "runtime/io/npy_reader.h"
+#include "runtime/io/shard_file.h"
 #include "tests/integration/coupler_cluster.h"
 
 namespace coupler::itest {
@@ -52,7 +52,7 @@ TEST(TrainPipelineTest, DigitsPipelineTrainsAsOneGroupAndEvaluatesHeldOutRows) {
     EXPECT_FALSE(ec) << file << ": " << ec.message();
     EXPECT_GE(written, start) << file << " was not written by this run";
   }
-  auto accuracy = io::ReadNpy((work / "evaluate" / PartName(0)).string());
+  auto accuracy = io::ReadShardFile((work / "evaluate" / PartName(0)).string());
   ASSERT_TRUE(accuracy.ok()) << accuracy.status().ToString();
   ASSERT_NE(accuracy->Find("accuracy"), nullptr);
   const double evaluated = accuracy->Find("accuracy")->values<double>()[0];

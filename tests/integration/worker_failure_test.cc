@@ -68,14 +68,18 @@ TEST(WorkerFailureTest, KilledWorkerTasksAreRerunAndEveryOutputExistsOnce) {
 
   // Each shard exactly once under its final name, nothing else beside it, and each a whole copy.
   std::vector<std::string> expected;
-  for (int s = 0; s < kShards; ++s) expected.push_back(PartName(s));
+  std::vector<std::string> imported;
+  for (int s = 0; s < kShards; ++s) {
+    expected.push_back(CommandPartName(s));
+    imported.push_back(PartName(s));
+  }
   const fs::path work = cluster.dir() / "work" / "latest";
   EXPECT_EQ(ListDir(work / "copy"), expected) << "stray files in the copy node's folder";
-  EXPECT_EQ(ListDir(work / "import"), expected);
+  EXPECT_EQ(ListDir(work / "import"), imported);
   for (int s = 0; s < kShards; ++s) {
     const std::string original = ReadFile(work / "import" / PartName(s));
     ASSERT_FALSE(original.empty());
-    EXPECT_EQ(ReadFile(work / "copy" / PartName(s)), original) << "shard " << s;
+    EXPECT_EQ(ReadFile(work / "copy" / CommandPartName(s)), original) << "shard " << s;
   }
 }
 
@@ -130,7 +134,7 @@ TEST(WorkerFailureTest, SigtermDrainsHeldTasksCommitsThemAndExitsZero) {
   EXPECT_LT(ran_on_w1.size(), static_cast<size_t>(kShards)) << "w1 should not have run it all";
   EXPECT_EQ(after->attempts, after->done) << "a task was lost or re-run";
   for (int s : ran_on_w1) {
-    EXPECT_TRUE(fs::exists(cluster.dir() / "work" / "latest" / "slow" / PartName(s))) << "shard " << s;
+    EXPECT_TRUE(fs::exists(cluster.dir() / "work" / "latest" / "slow" / CommandPartName(s))) << "shard " << s;
   }
 
   // A second worker finishes the rest; no task ran twice.

@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/io/npy_reader.h"
+#include "runtime/io/shard_file.h"
 #include "tests/integration/process_harness.h"
 
 namespace coupler::train_test {
@@ -45,7 +45,7 @@ inline rapidjson::Document ReadMetrics(const fs::path& path) {
 }
 
 inline std::vector<float> ReadWeights(const fs::path& path) {
-  auto table = io::ReadNpy(path.string());
+  auto table = io::ReadShardFile(path.string());
   EXPECT_TRUE(table.ok()) << table.status().ToString();
   if (!table.ok() || table->num_columns() != 1) return {};
   auto values = table->column(0).values<float>();

@@ -64,6 +64,20 @@ def pandas_reference(csv):
     }
 
 
+def read_shard(path):
+    """docs/ops.md's reader: {column: array} of a coupler shard (.npz), strings decoded."""
+    shard = np.load(path)
+    out = {}
+    for name in shard.files:
+        if name.endswith(".dictionary.json"):
+            continue
+        values = shard[name]
+        if name + ".dictionary.json" in shard.files:
+            strings = json.loads(shard[name + ".dictionary.json"]) + [None]
+            values = np.array(strings, dtype=object)[values]  # code -1 picks the None
+        out[name] = values
+    return out
+
 @unittest.skipIf(pd is None, MISSING)
 class RealTableTest(unittest.TestCase):
     @classmethod
@@ -94,7 +108,7 @@ class RealTableTest(unittest.TestCase):
                               cwd=self.root)
 
     def node_shards(self, node):
-        return sorted(glob.glob(os.path.join(self.workdir, "latest", node, "part-*.npy")))
+        return sorted(glob.glob(os.path.join(self.workdir, "latest", node, "part-*.np[yz]")))
 
     def test_the_data_has_what_the_test_is_about(self):
         with open(self.csv, "rb") as f:
@@ -135,10 +149,12 @@ class RealTableTest(unittest.TestCase):
                          self.run_result.stdout + self.run_result.stderr)
         shards = self.node_shards("import")
         self.assertEqual(len(shards), 4)
-        records = np.concatenate([np.load(p) for p in shards])
-        self.assertEqual(records.dtype["id"], np.dtype("<i8"))
-        self.assertEqual(records.dtype["ts"], np.dtype("<M8[ns]"))
-        self.assertEqual(records.dtype["active"], np.dtype("?"))
+        self.assertTrue(all(p.endswith(".npz") for p in shards), shards)
+        records = {name: np.concatenate([np.load(p)[name] for p in shards])
+                   for name in ("id", "ts", "active")}
+        self.assertEqual(records["id"].dtype, np.dtype("<i8"))
+        self.assertEqual(records["ts"].dtype, np.dtype("<M8[ns]"))
+        self.assertEqual(records["active"].dtype, np.dtype("?"))
         np.testing.assert_array_equal(records["id"], self.want["id_raw"])
         self.assertEqual(int(records["id"][217]), 16_777_217)  # float32 would say 16777216
         want_ts = self.want["ts_raw"].dt.tz_localize(None).to_numpy().astype("datetime64[ns]")
@@ -197,15 +213,8 @@ class RealTableTest(unittest.TestCase):
 
         def rows(folder):
             out = {}
-            for path in sorted(glob.glob(os.path.join(folder, "part-*.npy"))):
-                records = np.load(path)
-                with open(path + ".dict.json", encoding="utf-8") as f:
-                    dictionaries = json.load(f)
-                for name in records.dtype.names:
-                    values = records[name]
-                    if name in dictionaries:
-                        names = np.array(list(dictionaries[name]) + [None], dtype=object)
-                        values = names[values]
+            for path in sorted(glob.glob(os.path.join(folder, "part-*.npz"))):
+                for name, values in read_shard(path).items():
                     out.setdefault(name, []).append(values)
             return {k: np.concatenate(v) for k, v in out.items()}
 

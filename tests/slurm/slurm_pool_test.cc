@@ -14,7 +14,7 @@
 
 #include <rapidjson/document.h>
 
-#include "runtime/io/npy_reader.h"
+#include "runtime/io/shard_file.h"
 #include "tests/integration/coupler_cluster.h"
 
 namespace coupler::itest {
@@ -174,7 +174,7 @@ TEST_F(SlurmTest, APoolAllocationRunsTheDigitsPipelineWithItsTrainingAsASlurmSte
 
   // Held-out accuracy, as evaluate committed it.
   const fs::path work = scratch_ / "work" / "latest";
-  auto accuracy = io::ReadNpy((work / "evaluate" / "part-00000.npy").string());
+  auto accuracy = io::ReadShardFile((work / "evaluate" / "part-00000.npz").string());
   ASSERT_TRUE(accuracy.ok()) << accuracy.status().ToString() << logs;
   ASSERT_NE(accuracy->Find("accuracy"), nullptr);
   EXPECT_GE(accuracy->Find("accuracy")->values<double>()[0], 0.95);

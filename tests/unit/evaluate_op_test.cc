@@ -8,7 +8,7 @@
 #include <fstream>
 #include <numeric>
 
-#include "runtime/io/npy_reader.h"
+#include "runtime/io/shard_file.h"
 #include "runtime/io/npy_writer.h"
 #include "worker/ops/op_table.h"
 #include "train/data/dataset.h"
@@ -72,7 +72,7 @@ class EvaluateOpTest : public ::testing::Test {
   }
 
   double Value(const std::string& path, const std::string& column) {
-    auto t = io::ReadNpy(path);
+    auto t = io::ReadShardFile(path);
     EXPECT_TRUE(t.ok()) << t.status().ToString();
     return t.ok() && t->Find(column) != nullptr ? t->Find(column)->values<double>()[0] : -1;
   }

@@ -8,7 +8,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "runtime/io/npy_reader.h"
+#include "runtime/io/shard_file.h"
 #include "runtime/io/npy_writer.h"
 #include "runtime/io/temp_dir.h"
 #include "tests/unit/schema_defaults.h"
@@ -49,7 +49,7 @@ class ExpressionOpsTest : public ::testing::Test {
   io::Table RunOk(const std::string& op, wire::TaskParams params) {
     const wire::TaskOutcome outcome = Run(op, std::move(params));
     EXPECT_TRUE(outcome.ok) << outcome.error;
-    auto table = io::ReadNpy(Path(op + "-out.npy"));
+    auto table = io::ReadShardFile(Path(op + "-out.npy"));
     EXPECT_TRUE(table.ok()) << table.status().ToString();
     return table.ok() ? std::move(table).value() : io::Table();
   }
@@ -70,7 +70,7 @@ TEST_F(ExpressionOpsTest, FilterKeepsTheRowsWhereTheConditionHolds) {
   ASSERT_TRUE(outcome.ok) << outcome.error;
   EXPECT_EQ(outcome.rows_in, 5u);
   EXPECT_EQ(outcome.rows_out, 3u);
-  auto t = io::ReadNpy(Path("filter-out.npy"));
+  auto t = io::ReadShardFile(Path("filter-out.npy"));
   ASSERT_TRUE(t.ok());
   EXPECT_EQ(t->Describe(), "x0 (float32), x1 (float32), label (int32)");
   // Rows 0 (1*2 = 2), 2 (NaN product, but label 2) and 4 (0.5*8 = 4).

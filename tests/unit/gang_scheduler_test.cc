@@ -113,8 +113,8 @@ nodes:
   s.OnOutcome("a", Outcome(train, true));
   auto evals = s.Assign("a");
   ASSERT_EQ(evals.size(), 2u);
-  EXPECT_THAT(evals[1].input_paths, ElementsAre("/w/import/part-00001.npy", "/w/train"));
-  EXPECT_EQ(evals[1].output_path, "/w/eval/partial-00001.npy");
+  EXPECT_THAT(evals[1].input_paths, ElementsAre("/w/import/part-00001.npz", "/w/train"));
+  EXPECT_EQ(evals[1].output_path, "/w/eval/partial-00001.npz");
 }
 
 TEST(GangSchedulerTest, PacksRanksOntoTheFewestWorkers) {

@@ -102,15 +102,15 @@ TEST(SchedulerTest, ReleasesStagesInOrderAndReduceAfterMaps) {
   auto maps = s.Assign("w1");
   ASSERT_EQ(maps.size(), 3u);  // the reduce waits for the maps
   EXPECT_EQ(maps[1].kind, wire::TaskKind::kMap);
-  EXPECT_THAT(maps[1].input_paths.at(0), HasSubstr("/import/part-00001.npy"));
-  EXPECT_THAT(maps[1].output_path, HasSubstr("/stats/partial-00001.npy"));
+  EXPECT_THAT(maps[1].input_paths.at(0), HasSubstr("/import/part-00001.npz"));
+  EXPECT_THAT(maps[1].output_path, HasSubstr("/stats/partial-00001.npz"));
   for (const auto& t : maps) s.OnOutcome("w1", Ok(t));
   auto reduce = s.Assign("w1");
   ASSERT_EQ(reduce.size(), 1u);
   EXPECT_EQ(reduce[0].kind, wire::TaskKind::kReduce);
   EXPECT_EQ(reduce[0].shards, 3u);
   EXPECT_EQ(reduce[0].input_paths.size(), 3u);
-  EXPECT_THAT(reduce[0].output_path, HasSubstr("/stats/part-00000.npy"));
+  EXPECT_THAT(reduce[0].output_path, HasSubstr("/stats/part-00000.npz"));
   s.OnOutcome("w1", Ok(reduce[0]));
   EXPECT_EQ(s.FindJob("j1")->phase(), JobPhase::kSucceeded);
 }

@@ -1,6 +1,6 @@
-// Categorical columns' dictionaries beside their shard: the JSON sidecar's escaping of any byte
-// string, its round trip through WriteShard/ReadShard (so every op that keeps a column keeps
-// its strings), and no stale sidecar after a shard is rewritten without categorical columns.
+// Categorical columns' dictionaries: the JSON's escaping of any byte string, its round trip
+// through WriteShard/ReadShard as a member of the .npz (so every op that keeps a column keeps
+// its strings, loaded or not), and the sidecar beside an .npy of records.
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "runtime/io/dictionary_file.h"
+#include "runtime/io/npy_writer.h"
 #include "runtime/io/temp_dir.h"
 #include "worker/ops/shard_io.h"
 
@@ -90,12 +91,11 @@ TEST(DictionaryFileTest, DecodeAcceptsOtherWritersAndRefusesNonsense) {
 TEST(ShardDictionaryTest, WriteShardAndReadShardKeepTheDictionary) {
   auto dir = io::TempDir::Create();
   ASSERT_TRUE(dir.ok());
-  const std::string path = dir->File("part-00000.npy");
+  const std::string path = dir->File("part-00000.npz");
   OpReport report;
   ASSERT_TRUE(WriteShard(path, CategoricalTable({"Paris", "Lyon"}, {1, -1, 0, 1}), report).ok());
-  const std::string sidecar = path + ".dict.json";
-  ASSERT_TRUE(fs::exists(sidecar));
-  EXPECT_EQ(Slurp(sidecar), "{\n  \"city\": [\"Paris\", \"Lyon\"]\n}\n");
+  EXPECT_FALSE(fs::exists(path + ".dict.json"));  // the dictionary is a member of the archive
+  EXPECT_THAT(Slurp(path), HasSubstr("city.dictionary.json[\"Paris\", \"Lyon\"]\n"));
   EXPECT_EQ(report.output_paths, std::vector<std::string>{path});
 
   auto back = ReadShard(path, report);
@@ -108,18 +108,43 @@ TEST(ShardDictionaryTest, WriteShardAndReadShardKeepTheDictionary) {
   EXPECT_FALSE(back->Find("x")->categorical());
 
   // What an op that passes the column through writes keeps the strings too.
-  const std::string next = dir->File("next.npy");
+  const std::string next = dir->File("next.npz");
   ASSERT_TRUE(WriteShard(next, *back, report).ok());
   auto again = ReadShard(next, report);
-  ASSERT_TRUE(again.ok());
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
   EXPECT_THAT(*again->Find("city")->dictionary(), ElementsAre("Paris", "Lyon"));
 }
 
-// A shard whose rows hold only missing strings: an empty dictionary, still categorical.
+// An op that does not load a categorical column (it is Stored) passes on its codes and its
+// dictionary as they are: the column is categorical still, and the bytes are the same.
+TEST(ShardDictionaryTest, AColumnLeftUnreadKeepsItsDictionary) {
+  auto dir = io::TempDir::Create();
+  ASSERT_TRUE(dir.ok());
+  const std::string path = dir->File("part-00000.npz");
+  OpReport report;
+  ASSERT_TRUE(WriteShard(path, CategoricalTable({"Paris", "Lyon"}, {1, -1, 0, 1}), report).ok());
+  OpReport read;
+  auto only_x = ReadShard(path, read, [](const io::ColumnInfo& c) { return c.name == "x"; });
+  ASSERT_TRUE(only_x.ok()) << only_x.status().ToString();
+  const io::Column* city = only_x->Find("city");
+  ASSERT_NE(city, nullptr);
+  EXPECT_FALSE(city->loaded());
+  EXPECT_TRUE(city->categorical());
+  EXPECT_EQ(city->dictionary(), nullptr);  // still in the file
+  EXPECT_EQ(only_x->rows(), 4u);
+  EXPECT_LT(read.bytes_read, fs::file_size(path));  // the codes and strings were not read
+  ASSERT_TRUE(WriteShard(dir->File("next.npz"), *only_x, report).ok());
+  EXPECT_EQ(Slurp(dir->File("next.npz")), Slurp(path));
+  auto back = ReadShard(dir->File("next.npz"), report);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_THAT(*back->Find("city")->dictionary(), ElementsAre("Paris", "Lyon"));
+  EXPECT_THAT(back->Find("city")->values<int32_t>(), ElementsAre(1, -1, 0, 1));
+}
+
 TEST(ShardDictionaryTest, AnEmptyDictionaryRoundTrips) {
   auto dir = io::TempDir::Create();
   ASSERT_TRUE(dir.ok());
-  const std::string path = dir->File("part-00003.npy");
+  const std::string path = dir->File("part-00003.npz");
   OpReport report;
   ASSERT_TRUE(WriteShard(path, CategoricalTable({}, {-1, -1}), report).ok());
   auto back = ReadShard(path, report);
@@ -128,34 +153,33 @@ TEST(ShardDictionaryTest, AnEmptyDictionaryRoundTrips) {
   EXPECT_TRUE(back->Find("city")->dictionary()->empty());
 }
 
-TEST(ShardDictionaryTest, RewritingWithoutCategoricalsRemovesTheSidecar) {
+// A dictionary member that does not fit its codes (a hand edit, another writer) is refused
+// rather than mapping codes to the wrong strings.
+TEST(ShardDictionaryTest, CodesPastTheDictionaryAreRefused) {
   auto dir = io::TempDir::Create();
   ASSERT_TRUE(dir.ok());
-  const std::string path = dir->File("part-00001.npy");
+  const std::string path = dir->File("part-00002.npz");
   OpReport report;
-  ASSERT_TRUE(WriteShard(path, CategoricalTable({"a"}, {0, 0}), report).ok());
-  ASSERT_TRUE(fs::exists(path + ".dict.json"));
-  io::Table plain;
-  ASSERT_TRUE(plain.AddColumn(io::Column::Float32("x", {1, 2, 3})).ok());
-  ASSERT_TRUE(WriteShard(path, plain, report).ok());
-  EXPECT_FALSE(fs::exists(path + ".dict.json"));
-  auto back = ReadShard(path, report);
-  ASSERT_TRUE(back.ok()) << back.status().ToString();
-  EXPECT_EQ(back->num_columns(), 1u);
-  // No temp files left beside the shard either.
-  size_t files = 0;
-  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir->path())) ++files;
-  EXPECT_EQ(files, 1u);
+  ASSERT_TRUE(WriteShard(path, CategoricalTable({"a"}, {2, 0, 0}), report).ok());
+  auto read = ReadShard(path, report);
+  ASSERT_FALSE(read.ok());
+  EXPECT_THAT(read.status().message(),
+              HasSubstr("column 'city' holds code 2 but its dictionary has 1 entries"));
+  EXPECT_THAT(read.status().message(), HasSubstr("city.dictionary.json"));
 }
 
-// A sidecar that does not belong to its shard (a crash between the two renames, a hand edit)
-// is refused rather than mapping codes to the wrong strings.
-TEST(ShardDictionaryTest, AStaleSidecarIsRefused) {
+// An .npy of records (what np.save writes in an exec command, or an earlier release wrote) is
+// read with the sidecar beside it; a sidecar that does not belong to it is refused.
+TEST(ShardDictionaryTest, AnNpyOfRecordsIsReadWithItsSidecar) {
   auto dir = io::TempDir::Create();
   ASSERT_TRUE(dir.ok());
   const std::string path = dir->File("part-00002.npy");
   OpReport report;
-  ASSERT_TRUE(WriteShard(path, CategoricalTable({"a", "b", "c"}, {2, 0, 1}), report).ok());
+  ASSERT_TRUE(io::WriteNpyAtomic(path, CategoricalTable({"a", "b", "c"}, {2, 0, 1})).ok());
+  { std::ofstream(path + ".dict.json") << R"({"city": ["a", "b", "c"]})"; }
+  auto good = ReadShard(path, report);
+  ASSERT_TRUE(good.ok()) << good.status().ToString();
+  EXPECT_THAT(*good->Find("city")->dictionary(), ElementsAre("a", "b", "c"));
   { std::ofstream(path + ".dict.json") << R"({"city": ["a"]})"; }
   auto short_dictionary = ReadShard(path, report);
   ASSERT_FALSE(short_dictionary.ok());
@@ -165,7 +189,7 @@ TEST(ShardDictionaryTest, AStaleSidecarIsRefused) {
   EXPECT_THAT(ReadShard(path, report).status().message(),
               HasSubstr("names column 'x', which is not an int32 column"));
   { std::ofstream(path + ".dict.json") << "{oops"; }
-  EXPECT_THAT(ReadShard(path, report).status().message(), HasSubstr("dictionary sidecar, byte"));
+  EXPECT_THAT(ReadShard(path, report).status().message(), HasSubstr("dictionary, byte"));
 }
 
 }  // namespace

@@ -10,7 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "kernels/device.h"
-#include "runtime/io/npy_reader.h"
+#include "runtime/io/shard_file.h"
 #include "runtime/io/npy_writer.h"
 #include "runtime/io/table.h"
 #include "runtime/io/temp_dir.h"
@@ -98,7 +98,7 @@ class TaskPlacementRunTest : public ::testing::Test {
   }
 
   void ExpectClipped() const {
-    auto table = io::ReadNpy(Output());
+    auto table = io::ReadShardFile(Output());
     ASSERT_TRUE(table.ok()) << table.status().ToString();
     const auto values = table->column(0).values<float>();
     EXPECT_THAT(std::vector<float>(values.begin(), values.end()), ElementsAre(-1.0f, 0.5f, 1.0f));

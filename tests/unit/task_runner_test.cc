@@ -18,7 +18,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "runtime/io/npy_reader.h"
+#include "runtime/io/shard_file.h"
 #include "worker/ops/shard_io.h"
 #include "runtime/io/output_layout.h"
 #include "runtime/io/temp_dir.h"
@@ -91,7 +91,7 @@ class TaskRunnerTest : public ::testing::Test {
     EXPECT_TRUE(outcome.ok) << outcome.error;
     EXPECT_THAT(outcome.output_paths, ElementsAre(spec.output_path));
     EXPECT_GT(outcome.bytes_processed, 0u);
-    auto table = io::ReadNpy(spec.output_path);
+    auto table = io::ReadShardFile(spec.output_path);
     EXPECT_TRUE(table.ok()) << table.status().ToString();
     return table.ok() ? std::move(table).value() : io::Table();
   }

@@ -123,7 +123,7 @@ TEST_F(TrainDatasetTest, NpyShardErrors) {
   fs::create_directories(shards);
   Result<Dataset> data = LoadDataset(shards, "label");
   ASSERT_FALSE(data.ok());
-  EXPECT_EQ(data.status().message(), shards + ": no .npy shards in the directory");
+  EXPECT_EQ(data.status().message(), shards + ": no .npz or .npy shards in the directory");
 
   ASSERT_TRUE(io::WriteNpyAtomic(shards + "/a.npy", Shard({1}, {1}, {0})).ok());
   data = LoadDataset(shards, "digit");

@@ -122,11 +122,11 @@ INSTANTIATE_TEST_SUITE_P(
         BadSpec{"WrongProducer", "name: j\nnodes:\n  - {id: s, op: noop}\n  - {id: a, op: standardize, inputs: [/data/shards, s]}\n",
                 "input 'stats' of op 'standardize' must be a column_stats node, got 's' (op noop)"},
         BadSpec{"CsvIntoShardOp", "name: j\nnodes:\n  - {id: a, op: clip, inputs: [/data/digits.csv], params: {min: 0, max: 1}}\n",
-                "is a file; op 'clip' reads a directory of .npy shards"},
+                "is a file; op 'clip' reads a directory of .npz/.npy shards"},
         BadSpec{"ImportFromNode", "name: j\nnodes:\n  - {id: s, op: noop}\n  - {id: a, op: import_csv, inputs: [s]}\n",
                 "op 'import_csv' reads a file (csv), but 's' is a node"},
         BadSpec{"EmptyDataset", "name: j\nnodes:\n  - {id: a, op: clip, inputs: [/data/empty], params: {min: 0, max: 1}}\n",
-                "dataset directory '/data/empty' holds no .npy shards"},
+                "dataset directory '/data/empty' holds no .npz/.npy shards"},
         BadSpec{"MissingConfig", "name: j\nnodes:\n  - {id: t, op: train, params: {config: nope.yaml}}\n",
                 "field 'params.config': file 'nope.yaml' not found (looked at /specs/nope.yaml)"}),
     [](const ::testing::TestParamInfo<BadSpec>& p) { return std::string(p.param.name); });

@@ -24,7 +24,7 @@ struct Dataset {
 
 // `path` is a CSV file (header; every column numeric; label_column holds non-negative integers,
 // "3" or "3.0"; read by the import_csv kernel, so empty lines and CRLF are fine) or a directory
-// of .npy shards as the loose path writes them (runtime/io/npy_reader.h: named columns; every
+// of .npz (or .npy) shards as the loose path writes them (runtime/io/shard_file.h: named columns; every
 // shard the same columns, names and dtypes in the same order; read in file-name order;
 // temporaries and hidden files skipped), whose column `label_column` holds the labels and every
 // other column is a feature widened to fp32. Errors: NotFound for a missing path,

@@ -6,8 +6,8 @@
 #include <sstream>
 #include <system_error>
 
-#include "runtime/io/npy_reader.h"
 #include "runtime/io/output_layout.h"
+#include "runtime/io/shard_file.h"
 #include "runtime/precision/half.h"
 #include "train/data/dataset_readers.h"
 
@@ -87,14 +87,14 @@ Result<Dataset> ReadNpyDirDataset(const std::string& dir, const std::string& lab
     }
   }
   if (ec) return InvalidArgument(dir + ": cannot list the directory: " + ec.message());
-  if (files.empty()) return InvalidArgument(dir + ": no .npy shards in the directory");
-  // Name order: shard_00000.npy, shard_00001.npy, ... is the order the loose path wrote.
+  if (files.empty()) return InvalidArgument(dir + ": no .npz or .npy shards in the directory");
+  // Name order: part-00000.npz, part-00001.npz, ... is the order the loose path wrote.
   std::sort(files.begin(), files.end());
 
   Dataset data;
   std::string columns;  // the first shard's "name (dtype), ..." every other must match
   for (const std::string& file : files) {
-    COUPLER_ASSIGN_OR_RETURN(io::Table table, io::ReadNpy(file));
+    COUPLER_ASSIGN_OR_RETURN(io::Table table, io::ReadShardFile(file));
     if (&file == &files.front()) {
       if (table.Find(label_column) == nullptr) {
         return InvalidArgument(file + ": label_column '" + label_column +

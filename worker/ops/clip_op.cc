@@ -28,9 +28,10 @@ Status RunClip(const OpContext& context, OpReport& report) {
   COUPLER_ASSIGN_OR_RETURN(const double hi, params.Get<double>("max"));
   COUPLER_ASSIGN_OR_RETURN(const std::optional<std::vector<std::string>> columns,
                            context.spec.params.Optional<std::vector<std::string>>("columns"));
-  COUPLER_ASSIGN_OR_RETURN(io::Table table, ReadShard(input, report));
-  auto selected = SelectColumns(table, columns.value_or(std::vector<std::string>{}),
-                                ElementType::kFloat32);
+  const std::vector<std::string> names = columns.value_or(std::vector<std::string>{});
+  COUPLER_ASSIGN_OR_RETURN(io::Table table,
+                           ReadShard(input, report, NamedOrOfType(names, ElementType::kFloat32)));
+  auto selected = SelectColumns(table, names, ElementType::kFloat32);
   if (!selected.ok()) return selected.status().WithContext(input);
   if (context.Cancelled()) return Cancelled();
   {

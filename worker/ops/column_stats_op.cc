@@ -1,5 +1,7 @@
 // column_stats: a map task summarizes one shard into a partial stats file; the reduce task
 // merges every partial (Chan et al.) into the node's stats file. Same file format for both.
+#include <algorithm>
+
 #include "kernels/column_stats.h"
 #include "runtime/io/column_schema.h"
 #include "worker/ops/ops.h"
@@ -12,10 +14,15 @@ namespace {
 Status RunMap(const OpContext& context, OpReport& report) {
   COUPLER_ASSIGN_OR_RETURN(const std::string input, InputPath(context, 0, "[data shard]"));
   COUPLER_ASSIGN_OR_RETURN(const std::string output, OutputPath(context));
-  COUPLER_ASSIGN_OR_RETURN(const io::Table table, ReadShard(input, report));
   COUPLER_ASSIGN_OR_RETURN(const std::optional<std::vector<std::string>> columns,
                            context.spec.params.Optional<std::vector<std::string>>("columns"));
   const std::vector<std::string> names = columns.value_or(std::vector<std::string>{});
+  // Only the columns it summarizes are read: never the strings, ids it skips, timestamps.
+  auto summarized = [&names](const io::ColumnInfo& c) {
+    if (names.empty()) return io::IsSummarizedByDefault(c.dtype, c.categorical);
+    return std::find(names.begin(), names.end(), c.name) != names.end() && !c.categorical;
+  };
+  COUPLER_ASSIGN_OR_RETURN(const io::Table table, ReadShard(input, report, summarized));
 
   // Named columns may be float32, int32 or int64; by default every float32 and int64 column is
   // summarized (IsSummarizedByDefault), as pandas' describe() takes its numbers. Categorical

@@ -11,13 +11,19 @@ Status RunDerive(const OpContext& context, OpReport& report) {
   COUPLER_ASSIGN_OR_RETURN(const std::string output, OutputPath(context));
   COUPLER_ASSIGN_OR_RETURN(const job::ParamMap columns,
                            context.spec.params.Get<job::ParamMap>("columns"));
-  COUPLER_ASSIGN_OR_RETURN(io::Table table, ReadShard(input, report));
+  // Nothing is read up front: each expression loads the columns it names, and the rest go to
+  // the output as they are on disk.
+  COUPLER_ASSIGN_OR_RETURN(io::Table table,
+                           ReadShard(input, report, [](const io::ColumnInfo&) { return false; }));
   report.rows_in = table.rows();
   for (const job::ParamEntry& entry : columns) {
     if (context.Cancelled()) return Cancelled();
     auto program = CompileForShard("columns." + entry.key, entry.value, table,
                                    expr::Expect::kNumber);
     if (!program.ok()) return program.status().WithContext(input);
+    std::vector<std::string> used;
+    for (const expr::ProgramColumn& c : program->columns) used.push_back(c.name);
+    COUPLER_RETURN_IF_ERROR(LoadColumns(table, used, report));
     COUPLER_ASSIGN_OR_RETURN(io::Column column,
                              EvaluateColumn(*program, table, entry.key, report));
     io::Column* existing = table.Find(entry.key);

@@ -28,7 +28,7 @@ struct ShardName {
   int64_t shard = -1;
 };
 
-// "{workdir}/{node}/part-NNNNN.npy" read back into its node and shard: only for naming it in
+// "{workdir}/{node}/part-NNNNN.npz" (or .npy) read back into its node and shard: only for naming it in
 // an error. The name must be what io::ShardFileName makes, so the layout has one owner.
 std::optional<ShardName> ParseShardPath(std::string_view path) {
   const std::filesystem::path p(path);
@@ -40,7 +40,11 @@ std::optional<ShardName> ParseShardPath(std::string_view path) {
   int64_t shard = -1;
   const char* first = file.data() + kPrefix.size();
   const auto [end, ec] = std::from_chars(first, file.data() + file.size(), shard);
-  if (ec != std::errc() || shard < 0 || io::ShardFileName(shard) != file) return std::nullopt;
+  if (ec != std::errc() || shard < 0 ||
+      (io::ShardFileName(shard) != file &&
+       io::ShardFileName(shard, io::ShardKind::kPart, io::ShardFormat::kRecords) != file)) {
+    return std::nullopt;
+  }
   const std::string node = p.parent_path().filename().string();
   if (node.empty()) return std::nullopt;
   return ShardName{node, shard};

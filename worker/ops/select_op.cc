@@ -14,7 +14,9 @@ Status RunSelect(const OpContext& context, OpReport& report) {
   COUPLER_ASSIGN_OR_RETURN(const auto keep, params.Optional<std::vector<std::string>>("keep"));
   COUPLER_ASSIGN_OR_RETURN(const auto drop, params.Optional<std::vector<std::string>>("drop"));
   COUPLER_ASSIGN_OR_RETURN(const auto rename, params.Optional<job::ParamMap>("rename"));
-  COUPLER_ASSIGN_OR_RETURN(io::Table table, ReadShard(input, report));
+  // No value is read: the kept columns go to the output as they are on disk.
+  COUPLER_ASSIGN_OR_RETURN(io::Table table,
+                           ReadShard(input, report, [](const io::ColumnInfo&) { return false; }));
   auto missing = [&](const std::string& name, std::string_view param) {
     return InvalidArgument(input + ": " + std::string(param) + ": no column '" + name +
                            "' (the shard has " + table.Describe() + ")");

@@ -1,37 +1,30 @@
 #include "worker/ops/shard_io.h"
 
-#include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <algorithm>
 
-#include "runtime/io/atomic_file.h"
-#include "runtime/io/dictionary_file.h"
-#include "runtime/io/npy_reader.h"
-#include "runtime/io/npy_writer.h"
+#include "runtime/io/shard_file.h"
 #include "worker/ops/missing_shard.h"
 
 namespace coupler::worker {
 
-Result<io::Table> ReadShard(std::string_view path, OpReport& report) {
+Result<io::Table> ReadShard(std::string_view path, OpReport& report,
+                            const io::ColumnWanted& wanted) {
   uint64_t bytes = 0;
-  auto read = io::ReadNpy(path, &bytes);
+  auto read = io::ReadShardFile(path, wanted, &bytes);
   if (!read.ok()) return ExplainMissingInput(path, read.status());  // which shard, and why
-  io::Table table = std::move(read).value();
   report.bytes_read += bytes;
-  const std::string sidecar = io::DictionarySidecarPath(path);
-  std::error_code ec;
-  if (!std::filesystem::exists(sidecar, ec)) return table;  // no categorical column
-  std::ifstream in(sidecar, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (!in || in.bad()) return Internal(sidecar + ": cannot read the dictionary sidecar");
-  const std::string json = std::move(text).str();
-  report.bytes_read += json.size();
-  auto dictionaries = io::DecodeDictionaries(json);
-  if (!dictionaries.ok()) return dictionaries.status().WithContext(sidecar);
-  COUPLER_RETURN_IF_ERROR(
-      io::AttachDictionaries(table, std::move(dictionaries).value()).WithContext(sidecar));
-  return table;
+  return read;
+}
+
+Status LoadColumns(io::Table& table, const std::vector<std::string>& names, OpReport& report) {
+  for (const std::string& name : names) {
+    io::Column* column = table.Find(name);
+    if (column == nullptr || column->loaded()) continue;
+    uint64_t bytes = 0;
+    COUPLER_RETURN_IF_ERROR(io::LoadStoredColumn(*column, &bytes));
+    report.bytes_read += bytes;
+  }
+  return Status::Ok();
 }
 
 Status RunMapOrReduce(const OpContext& context, OpReport& report, OpBody map, OpBody reduce) {
@@ -58,22 +51,10 @@ Status ForEachPartial(const OpContext& context, OpReport& report, std::string_vi
 }
 
 Status WriteShard(std::string_view path, const io::Table& table, OpReport& report) {
-  // The sidecar goes first and the shard last, each by an atomic rename: a reader that sees the
-  // new shard sees its dictionaries. Two files cannot be replaced in one step, so a crash between
-  // the renames can leave a new sidecar beside an old shard; ReadShard then finds codes outside
-  // the dictionary (or a column that is not there) and refuses the pair rather than guess.
-  const std::string sidecar = io::DictionarySidecarPath(path);
-  if (io::HasDictionaries(table)) {
-    const std::string json = io::EncodeDictionaries(table);
-    const std::span<const std::byte> bytes = std::as_bytes(std::span(json.data(), json.size()));
-    COUPLER_RETURN_IF_ERROR(io::WriteFileAtomic(sidecar, {&bytes, 1}, /*durable=*/false));
-    report.bytes_written += json.size();
-  } else {
-    io::RemoveQuietly(sidecar);  // a stale one from an earlier write of this path
-  }
-  COUPLER_RETURN_IF_ERROR(io::WriteNpyAtomic(path, table));
+  uint64_t bytes = 0;
+  COUPLER_RETURN_IF_ERROR(io::WriteNpzAtomic(path, table, &bytes));
   report.output_paths.emplace_back(path);
-  report.bytes_written += io::NpyFileSize(table);
+  report.bytes_written += bytes;
   return Status::Ok();
 }
 
@@ -102,6 +83,13 @@ void WidenInt64ToFloat32(io::Table& table, const std::vector<std::string>& names
     }
     *column = io::Column::Float32(name, std::move(widened));
   }
+}
+
+io::ColumnWanted NamedOrOfType(const std::vector<std::string>& names, ElementType dtype) {
+  return [names, dtype](const io::ColumnInfo& c) {
+    if (names.empty()) return c.dtype == dtype && !c.categorical;
+    return std::find(names.begin(), names.end(), c.name) != names.end();
+  };
 }
 
 Result<std::vector<size_t>> SelectColumns(const io::Table& table,

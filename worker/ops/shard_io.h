@@ -9,17 +9,25 @@
 #include <vector>
 
 #include "runtime/io/dtype.h"
+#include "runtime/io/npz_file.h"
 #include "runtime/io/table.h"
 #include "runtime/status.h"
 #include "worker/ops/op_context.h"
 
 namespace coupler::worker {
 
-Result<io::Table> ReadShard(std::string_view path, OpReport& report);
+// The shard at `path` (io::ReadShardFile): an op names the columns it computes with in `wanted`
+// and leaves the rest unread (Stored), so WriteShard passes them on without loading them.
+// An input that is missing is explained (missing_shard.h).
+Result<io::Table> ReadShard(std::string_view path, OpReport& report,
+                            const io::ColumnWanted& wanted = {});
 
-// Atomic write; records the path in output_paths and the file size in bytes_written. A table
-// with categorical columns also gets its dictionaries beside it (io::DictionarySidecarPath),
-// one without has none (an old sidecar is removed); ReadShard reads them back.
+// Loads the named columns that ReadShard left unread (names not in the table are skipped: the
+// op's own checks name them). Bytes read are counted.
+Status LoadColumns(io::Table& table, const std::vector<std::string>& names, OpReport& report);
+
+// Atomic write of an .npz of columns (io::WriteNpzAtomic); records the path in output_paths and
+// the file size in bytes_written.
 Status WriteShard(std::string_view path, const io::Table& table, OpReport& report);
 
 // input_paths[index], or InvalidArgument saying how many inputs the op expects.
@@ -43,6 +51,10 @@ Status ForEachPartial(const OpContext& context, OpReport& report, std::string_vi
 // whose arithmetic is float32 (standardize, filter_map): counts and pixel values are exact,
 // integers past 2^24 round, which is what scaling them means anyway. Other columns stay.
 void WidenInt64ToFloat32(io::Table& table, const std::vector<std::string>& names);
+
+// For ReadShard: load the columns named in `names`, or when `names` is empty every column
+// holding `dtype` that is not categorical (the columns SelectColumns would pick).
+io::ColumnWanted NamedOrOfType(const std::vector<std::string>& names, ElementType dtype);
 
 // Indexes of the columns an op works on: `names` (each must exist and hold `dtype`), or when
 // `names` is empty every column holding `dtype`. Errors list what the shard has.

@@ -17,14 +17,15 @@ Status RunStandardize(const OpContext& context, OpReport& report) {
   COUPLER_ASSIGN_OR_RETURN(const io::Table stats_table, ReadShard(stats_path, report));
   auto stats = StatsFromTable(stats_table);
   if (!stats.ok()) return stats.status().WithContext(stats_path);
-  COUPLER_ASSIGN_OR_RETURN(io::Table table, ReadShard(data_path, report));
-
   COUPLER_ASSIGN_OR_RETURN(const std::optional<std::vector<std::string>> columns,
                            context.spec.params.Optional<std::vector<std::string>>("columns"));
   std::vector<std::string> names = columns.value_or(std::vector<std::string>{});
   if (names.empty()) {
     for (const NamedMoments& s : *stats) names.push_back(s.column);
   }
+  // Only the columns it scales are read; the rest go to the output as they are on disk.
+  COUPLER_ASSIGN_OR_RETURN(io::Table table,
+                           ReadShard(data_path, report, NamedOrOfType(names, ElementType::kFloat32)));
   // int64 features (counts, ids a user chose to scale) turn into float32 first.
   WidenInt64ToFloat32(table, names);
   auto selected = SelectColumns(table, names, ElementType::kFloat32);

@@ -162,9 +162,9 @@ Status RunWriteCsv(const OpContext& context, OpReport& report) {
     return InvalidArgument("delimiter must be one character other than a quote or a line break");
   }
   COUPLER_ASSIGN_OR_RETURN(const io::Table table, ReadShard(input, report));
-  // part-00003.npy -> part-00003.csv
+  // part-00003.npz -> part-00003.csv
   std::string output = shard_path;
-  if (output.ends_with(".npy")) output.resize(output.size() - 4);
+  if (output.ends_with(".npz") || output.ends_with(".npy")) output.resize(output.size() - 4);
   output += ".csv";
 
   std::string text;

@@ -1,11 +1,10 @@
 """The last step of tests/python/test_real_table.py's pipeline (exec, one process per shard):
-reads a shard as any numpy user would, turns string codes back into text with the dictionary
-beside the shard, and writes one record per row.
+reads a shard (an .npz of columns) as any numpy user would, turns string codes back into text
+with each column's dictionary, and writes one record per row.
 
-    /usr/bin/python3 decode.py INPUT.npy OUTPUT.npy
+    /usr/bin/python3 decode.py INPUT.npz OUTPUT.npy
 """
 import json
-import os
 import sys
 
 import numpy as np
@@ -14,16 +13,12 @@ import numpy as np
 def main() -> None:
     source, target = sys.argv[1], sys.argv[2]
     records = np.load(source)
-    dictionaries = {}
-    if os.path.exists(source + ".dict.json"):
-        with open(source + ".dict.json", encoding="utf-8") as f:
-            dictionaries = json.load(f)
 
     def text(column):
-        names = np.array(list(dictionaries[column]) + [""], dtype=object)
+        names = np.array(json.loads(records[column + ".dictionary.json"]) + [""], dtype=object)
         return names[records[column]]  # code -1 (missing) picks the "" appended
 
-    out = np.empty(len(records), dtype=[("id", "<i8"), ("ts", "<M8[ns]"), ("device", "U16"),
+    out = np.empty(len(records["id"]), dtype=[("id", "<i8"), ("ts", "<M8[ns]"), ("device", "U16"),
                                         ("site", "U40"), ("count", "<f4"), ("ratio", "<f4"),
                                         ("active", "?")])
     out["id"] = records["id"]
