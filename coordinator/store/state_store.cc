@@ -201,6 +201,11 @@ Result<std::unique_ptr<StateStore>> StateStore::Open(const std::string& dir, Ope
     return NotFound("no coupler state in " + dir + " (no " + std::string(kFileName) + ")");
   }
 
+  // The lock before any file is looked at: what a second writer would check, another one owns.
+  StateDirLock lock;
+  if (writing) {
+    COUPLER_ASSIGN_OR_RETURN(lock, StateDirLock::Acquire(dir));
+  }
   COUPLER_RETURN_IF_ERROR(CheckStateFiles(dir, kFileName));
   if (writing) COUPLER_RETURN_IF_ERROR(MakeDbPrivate(path));
   // NOMUTEX: one owner per connection (see the class comment), so SQLite's own locking is waste.
@@ -231,16 +236,17 @@ Result<std::unique_ptr<StateStore>> StateStore::Open(const std::string& dir, Ope
   }
 
   std::unique_ptr<StateStore> store(
-      new StateStore(dir, path, mode, std::move(db), std::move(generation)));
+      new StateStore(std::move(lock), dir, path, mode, std::move(db), std::move(generation)));
   COUPLER_RETURN_IF_ERROR(store->PrepareStatements());
   // Replaces SQLite's auto-checkpoint (AfterCommit checkpoints instead).
   if (writing) sqlite3_wal_hook(store->db_.get(), &StateStore::OnWalCommit, store.get());
   return store;
 }
 
-StateStore::StateStore(std::string dir, std::string path, OpenMode mode, SqliteDb db,
-                       CommitGeneration generation)
-    : dir_(std::move(dir)),
+StateStore::StateStore(StateDirLock lock, std::string dir, std::string path, OpenMode mode,
+                       SqliteDb db, CommitGeneration generation)
+    : lock_(std::move(lock)),
+      dir_(std::move(dir)),
       path_(std::move(path)),
       mode_(mode),
       generation_(std::move(generation)),

@@ -13,6 +13,7 @@
 #include "coordinator/store/commit_generation.h"
 #include "coordinator/store/records.h"
 #include "coordinator/store/sqlite_db.h"
+#include "coordinator/store/state_dir_lock.h"
 
 namespace coupler::store {
 
@@ -44,8 +45,10 @@ class StateStore {
  public:
   static constexpr const char* kFileName = "coupler.db";
 
-  // Opens DIR/coupler.db, creating both in kReadWrite mode. Errors say which dir or file and why
-  // (not a directory, not writable, not a SQLite file, written by a newer coupler, lost
+  // Opens DIR/coupler.db, creating both in kReadWrite mode. A writer first takes the
+  // directory's lock (StateDirLock) and holds it until the store is destroyed: a second writer
+  // on the same directory gets Unavailable naming the holder. Errors say which dir or file and
+  // why (not a directory, not writable, not a SQLite file, written by a newer coupler, lost
   // commits unless `lost` is kAccept, ...).
   static Result<std::unique_ptr<StateStore>> Open(const std::string& dir,
                                                   OpenMode mode = OpenMode::kReadWrite,
@@ -94,7 +97,7 @@ class StateStore {
   uint64_t durable_generation() const { return generation_.durable; }
 
  private:
-  StateStore(std::string dir, std::string path, OpenMode mode, SqliteDb db,
+  StateStore(StateDirLock lock, std::string dir, std::string path, OpenMode mode, SqliteDb db,
              CommitGeneration generation);
   Status PrepareStatements();
   Status CheckWritable() const;
@@ -108,6 +111,9 @@ class StateStore {
   void AfterCommit();
   static int OnWalCommit(void* self, sqlite3* db, const char* name, int pages);
 
+  // A writer's hold on the directory (state_dir_lock.h), declared first so that it is released
+  // last, after the database is closed. Empty for a reader.
+  StateDirLock lock_;
   std::string dir_;
   std::string path_;
   OpenMode mode_;
