@@ -314,6 +314,12 @@ Status Coordinator::Run(const std::atomic<bool>& stop) {
       }
     }
     if (broken) break;
+    if (store_->fenced()) {
+      // Another coordinator owns the state now: this one must not dispatch, answer or commit.
+      failed = store_->fence();
+      log->error("stopping: {}", failed.message());
+      break;
+    }
     Tick();
     Dispatch();
     AnswerWaiters(false);

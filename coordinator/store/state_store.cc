@@ -60,7 +60,10 @@ constexpr const char* kLoadAttempts =
 constexpr const char* kInsertSent = "INSERT INTO sent (job_id, tasks) VALUES (?,?)";
 constexpr const char* kLoadSent = "SELECT tasks FROM sent WHERE job_id = ?";
 constexpr const char* kNextJobNumber = "SELECT COALESCE(MAX(number), 0) + 1 FROM jobs";
-constexpr const char* kSetGeneration = "UPDATE generation SET value = ? WHERE id = 1";
+// Compare-and-set: the generation moves only from the value this writer last wrote or read. It is
+// the store's fencing token: a writer opened later bumps it at once, so an older writer that is
+// still running (its lock taken over without its knowing) changes nothing and is fenced.
+constexpr const char* kSetGeneration = "UPDATE generation SET value = ? WHERE id = 1 AND value = ?";
 
 // The digits at the end of a job id, if there are 1..18 of them (so they fit an int64).
 std::optional<int64_t> JobNumberFromId(std::string_view id) {
@@ -239,7 +242,13 @@ Result<std::unique_ptr<StateStore>> StateStore::Open(const std::string& dir, Ope
       new StateStore(std::move(lock), dir, path, mode, std::move(db), std::move(generation)));
   COUPLER_RETURN_IF_ERROR(store->PrepareStatements());
   // Replaces SQLite's auto-checkpoint (AfterCommit checkpoints instead).
-  if (writing) sqlite3_wal_hook(store->db_.get(), &StateStore::OnWalCommit, store.get());
+  if (writing) {
+    sqlite3_wal_hook(store->db_.get(), &StateStore::OnWalCommit, store.get());
+    // Every writer's start moves the generation on: a writer still running from before (one
+    // whose lock was taken over) then finds it moved at its next write and is fenced.
+    COUPLER_RETURN_IF_ERROR(
+        store->WriteWithBuffered("take the state over", [] { return Status::Ok(); }));
+  }
   return store;
 }
 
@@ -310,11 +319,7 @@ Status StateStore::WriteWithBuffered(const std::string& what, Fn&& also) {
   if (!txn.ok()) return txn.status().WithContext(context);
   Status status = WriteBufferedRows();
   if (status.ok()) status = also();
-  if (status.ok()) {
-    StatementReset reset(set_generation_);
-    set_generation_.BindInt64(1, ToSql(generation_.committed + 1));
-    status = set_generation_.Step().status();
-  }
+  if (status.ok()) status = BumpGeneration();
   if (status.ok()) status = txn->Commit();
   if (!status.ok()) return status.WithContext(context);  // txn's destructor rolls back
   ++generation_.committed;
@@ -323,6 +328,23 @@ Status StateStore::WriteWithBuffered(const std::string& what, Fn&& also) {
   sent_.clear();
   AfterCommit();
   return Status::Ok();
+}
+
+Status StateStore::BumpGeneration() {
+  if (fenced_) return Aborted(fenced_message_);
+  StatementReset reset(set_generation_);
+  set_generation_.BindInt64(1, ToSql(generation_.committed + 1));
+  set_generation_.BindInt64(2, ToSql(generation_.committed));
+  COUPLER_RETURN_IF_ERROR(set_generation_.Step().status());
+  if (sqlite3_changes(db_.get()) == 1) return Status::Ok();
+  const Result<uint64_t> found = ReadGeneration(db_);
+  fenced_ = true;
+  fenced_message_ =
+      "fenced: another coordinator has written " + path_ + " since this one opened it (its " +
+      "generation " + (found.ok() ? std::to_string(*found) : std::string("unknown")) +
+      ", this one's " + std::to_string(generation_.committed) +
+      "); this coordinator writes nothing more and must stop";
+  return Aborted(fenced_message_);
 }
 
 Status StateStore::WriteBufferedRows() {

@@ -75,6 +75,13 @@ class StateStore {
   // Buffered rows not yet written.
   size_t pending() const { return commits_.size() + attempts_.size() + sent_.size(); }
 
+  // True once a write found that another writer opened the state after this one (its lock
+  // taken over: the lock file deleted, a filesystem without working locks). Every write since
+  // has been refused with Aborted and nothing of it written; the owner must stop.
+  bool fenced() const { return fenced_; }
+  // Aborted saying who moved the generation, once fenced(); OK before.
+  Status fence() const { return fenced_ ? Aborted(fenced_message_) : Status::Ok(); }
+
   // Writes every buffered row in one transaction. On error nothing is written and the rows stay
   // buffered, so the caller may retry (a busy database returns Unavailable).
   Status Flush();
@@ -101,6 +108,9 @@ class StateStore {
              CommitGeneration generation);
   Status PrepareStatements();
   Status CheckWritable() const;
+  // Moves the generation one on inside the open transaction, or finds that another writer
+  // moved it (Aborted; fenced() from then on).
+  Status BumpGeneration();
   // Writes the buffered rows, then runs `also`, in one transaction; the buffer is cleared only if
   // it commits. `what` names the operation in errors.
   template <typename Fn>
@@ -123,7 +133,9 @@ class StateStore {
   std::string paths_scratch_;  // reused encoding buffer: one allocation per flush, not per row
   CommitGeneration generation_;
   int wal_pages_ = 0;          // frames in the WAL after the last commit (OnWalCommit)
-  bool marker_failed_ = false;  // the last marker write failed (warned once, until one works)
+  bool marker_failed_ = false;
+  bool fenced_ = false;          // another writer took the state over (BumpGeneration)
+  std::string fenced_message_;  // the last marker write failed (warned once, until one works)
 
   // The connection first, so it is destroyed after the statements that borrow it.
   SqliteDb db_;

@@ -45,5 +45,64 @@ TEST(StateOwnerTest, ASecondCoordinatorOnAHeldStateExitsNamingTheHolder) {
   EXPECT_NE(status.out.find("succeeded"), std::string::npos) << status.out;
 }
 
+// A coordinator whose lock was taken over without its knowing (the lock file deleted, so a
+// second one locked a new file) is fenced by the store's generation: the second one moved it at
+// its start, so the first one's next commit is refused whole and it stops (exit 1) instead of
+// recording a result the new owner never sent.
+TEST(StateOwnerTest, ACoordinatorWhoseLockWasTakenOverCommitsNothingAndStops) {
+  Cluster cluster;
+  ASSERT_TRUE(cluster.StartCoordinator()) << cluster.Logs();
+  cluster.StartWorker("w1", 1);
+  ASSERT_TRUE(cluster.WaitWorkersAlive(1)) << cluster.Logs();
+  WriteSyntheticCsv(cluster.dir() / "in.csv", 40, 2);
+  const fs::path go = cluster.dir() / "go";
+  const fs::path spec = cluster.dir() / "fenced.yaml";
+  // The exec task waits for `go`, so it finishes only after the takeover.
+  WriteFile(spec, "name: it-fenced\nworkdir: work\nnodes:\n"
+                  "  - {id: import, op: import_csv, inputs: [in.csv], params: {shards: 1}}\n"
+                  "  - id: hold\n    op: exec\n    inputs: [import]\n    retries: 0\n"
+                  "    params:\n      command: \"while [ ! -f " + go.string() +
+                  " ]; do sleep 0.05; done; cp {input} {output}\"\n");
+  const std::string job = cluster.Submit(spec);
+  ASSERT_FALSE(job.empty()) << cluster.Logs();
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        const auto j = cluster.Job(job);
+        return j && j->nodes.count("hold") && j->nodes.at("hold").running == 1;
+      },
+      60s))
+      << cluster.Logs();
+
+  fs::remove(cluster.state() / "coordinator.lock");
+  const int port = FreePortPair();
+  ASSERT_GT(port, 0);
+  const std::string second_ep = "tcp://127.0.0.1:" + std::to_string(port);
+  Process::Options o;
+  o.deadline = 120s;
+  o.output = cluster.logs();
+  o.name = "coordinator-second";
+  Process second = Process::Spawn(
+      CoordinatorArgv(second_ep, cluster.state(), cluster.dir() / "ready-2", 300, 3000, {}), o);
+  ASSERT_TRUE(WaitUntil([&] { return ReadFile(cluster.dir() / "ready-2").find("clients=") !=
+                                         std::string::npos; },
+                        60s))
+      << second.err();
+
+  WriteFile(go, "");
+  const std::optional<int> first_exit = cluster.coordinator().WaitExit(60s);
+  ASSERT_TRUE(first_exit.has_value()) << "the fenced coordinator kept running\n" << cluster.Logs();
+  EXPECT_EQ(*first_exit, 1);
+  EXPECT_NE(cluster.coordinator().err().find("fenced: another coordinator has written"),
+            std::string::npos)
+      << cluster.coordinator().err();
+
+  // The new owner has the job, with the held task not done: its result was never committed.
+  const CommandResult status = RunToEnd(
+      {kCoupler, "status", job, "--coordinator", second_ep}, cluster.logs(), 30s);
+  EXPECT_EQ(status.exit_code, 0) << status.out << status.err;
+  EXPECT_NE(status.out.find("1/2 tasks done"), std::string::npos) << status.out;  // import only
+  second.Kill();
+}
+
 }  // namespace
 }  // namespace coupler::itest

@@ -67,16 +67,17 @@ TEST(CommitGenerationTest, AfterTheMachineRestartedOnlyTheSyncedCommitsMustBeThe
 TEST(CommitGenerationTest, EveryCommitIsRecordedAndACheckpointMakesItDurable) {
   TempDir dir;
   auto store = OpenOrDie(dir.str());
-  EXPECT_EQ(store->generation(), 0u);
+  // A writer's start is a commit of its own: it moves the generation that fences older writers.
+  EXPECT_EQ(store->generation(), 1u);
   ASSERT_TRUE(store->PutJob(MakeJob("j-000001")).ok());
   store->AddAttempt({"j-000001", 0, 0, "w1", "failed", "boom", 1});
   ASSERT_TRUE(store->Flush().ok());
-  EXPECT_EQ(store->generation(), 2u);
+  EXPECT_EQ(store->generation(), 3u);
   std::optional<CommitGeneration> recorded = ReadCommitGeneration(dir.str());
   ASSERT_TRUE(recorded);
-  EXPECT_EQ(recorded->committed, 2u);
+  EXPECT_EQ(recorded->committed, 3u);
   EXPECT_EQ(recorded->boot_id, CurrentBootId());
-  EXPECT_LT(recorded->durable, 2u);  // still only in the WAL
+  EXPECT_LT(recorded->durable, 3u);  // still only in the WAL
 
   // Enough rows to pass SQLite's checkpoint threshold: the store checkpoints in its place.
   for (uint64_t t = 0; t < 60'000; ++t) {
@@ -84,8 +85,8 @@ TEST(CommitGenerationTest, EveryCommitIsRecordedAndACheckpointMakesItDurable) {
     store->AddCommit(std::move(c));
   }
   ASSERT_TRUE(store->Flush().ok());
-  EXPECT_EQ(store->durable_generation(), 3u);
-  EXPECT_EQ(ReadCommitGeneration(dir.str())->durable, 3u);
+  EXPECT_EQ(store->durable_generation(), 4u);
+  EXPECT_EQ(ReadCommitGeneration(dir.str())->durable, 4u);
 }
 
 TEST(CommitGenerationTest, AfterAPowerLossTheStateOpensWithWhatWasSynced) {
@@ -110,8 +111,9 @@ TEST(CommitGenerationTest, AcceptingTheLossOpensWithWhatTheDatabaseHolds) {
   auto store = StateStore::Open(dir.str(), OpenMode::kReadWrite, LostCommits::kAccept);
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   EXPECT_EQ((*store)->LoadJobs()->size(), 1u);
-  // The marker now records what the database holds, so the next open needs no flag.
-  EXPECT_EQ(ReadCommitGeneration(dir.str())->committed, 1u);
+  // The marker now records what the database holds (2: the first writer's start and its job;
+  // 3: this start), so the next open needs no flag.
+  EXPECT_EQ(ReadCommitGeneration(dir.str())->committed, 3u);
   store->reset();
   EXPECT_TRUE(StateStore::Open(dir.str()).ok());
 }

@@ -82,5 +82,36 @@ TEST(StateDirLockTest, AHolderNameIsShownOnOneLineWhateverTheFileHolds) {
   EXPECT_THAT(refused.status().message(), ::testing::Not(HasSubstr("second line")));
 }
 
+// The lock taken over behind a writer's back (its file deleted, so a second writer locked a
+// new one): the second writer's start moved the generation, so every write of the first is
+// refused whole, with the reason, and the second writes on.
+TEST(StateDirLockTest, AWriterWhoseLockWasTakenOverIsFencedAndWritesNothing) {
+  TempDir dir;
+  auto old_owner = OpenOrDie(dir.str());
+  ASSERT_TRUE(old_owner->PutJob(MakeJob("j-1")).ok());
+  fs::remove(dir.path() / StateDirLock::kFileName);
+  auto new_owner = OpenOrDie(dir.str());
+
+  old_owner->AddCommit(MakeCommit("j-1", 0, 1));
+  const Status refused = old_owner->Flush();
+  EXPECT_EQ(refused.code(), StatusCode::kAborted);
+  EXPECT_THAT(refused.message(), HasSubstr("fenced: another coordinator has written"));
+  EXPECT_TRUE(old_owner->fenced());
+  EXPECT_EQ(old_owner->PutJob(MakeJob("j-2")).code(), StatusCode::kAborted);
+  EXPECT_EQ(old_owner->SetJobState("j-1", "failed", "x", 1).code(), StatusCode::kAborted);
+
+  new_owner->AddCommit(MakeCommit("j-1", 1, 1));
+  ASSERT_TRUE(new_owner->Flush().ok());
+  EXPECT_FALSE(new_owner->fenced());
+  auto commits = new_owner->LoadCommits("j-1");
+  ASSERT_TRUE(commits.ok());
+  ASSERT_EQ(commits->size(), 1u) << "only the new owner's commit";
+  EXPECT_EQ((*commits)[0].task_id, 1u);
+  auto jobs = new_owner->LoadJobs();
+  ASSERT_TRUE(jobs.ok());
+  ASSERT_EQ(jobs->size(), 1u);
+  EXPECT_EQ((*jobs)[0].state, MakeJob("j-1").state);
+}
+
 }  // namespace
 }  // namespace coupler::store
