@@ -1,10 +1,12 @@
 #include "coordinator/coordinator.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -116,6 +118,13 @@ wire::JobStatus Summary(const store::JobRecord& rec) {
 Status Coordinator::Resume() {
   auto log = Logger("coordinator");
   COUPLER_ASSIGN_OR_RETURN(auto records, store_->LoadJobs());
+  // The start first, then what it found: the abandoned attempts below read as its doing.
+  uint64_t unfinished = 0;
+  for (const auto& rec : records) {
+    const std::optional<JobPhase> phase = job::ParseJobPhase(rec.state);
+    if (!phase || !job::IsFinished(*phase)) ++unfinished;
+  }
+  events_.CoordinatorStarted(store_->generation(), static_cast<uint64_t>(::getpid()), unfinished);
   for (const auto& rec : records) {
     if (!rec.submission_id.empty()) {
       job_of_submission_[rec.submission_id] = rec.id;
@@ -151,8 +160,29 @@ Status Coordinator::Resume() {
     log->info("resuming job {} ({}): {} of {} tasks already done", rec.id, rec.name,
               (*job)->done(), (*job)->table().size());
     scheduler_.AddJob(std::move(*job));
+    NoteAbandonedAttempts(rec.id, commits, attempts, sent);
   }
   return Status::Ok();
+}
+
+void Coordinator::NoteAbandonedAttempts(const std::string& job_id,
+                                        const std::vector<store::TaskCommit>& commits,
+                                        const std::vector<store::AttemptRecord>& attempts,
+                                        const std::vector<std::pair<uint64_t, uint32_t>>& sent) {
+  // Sent, and neither committed nor ended (failed, lost) before the restart: still out there.
+  std::set<uint64_t> committed;
+  for (const auto& c : commits) committed.insert(c.task_id);
+  std::set<std::pair<uint64_t, uint32_t>> ended;
+  for (const auto& a : attempts) ended.insert({a.task_id, a.attempt});
+  std::set<std::pair<uint64_t, uint32_t>> abandoned;
+  for (const auto& t : sent) {
+    if (!committed.count(t.first) && !ended.count(t)) abandoned.insert(t);
+  }
+  for (const auto& [task, attempt] : abandoned) {
+    events_.AttemptAbandoned(EventRef(job_id, task, attempt),
+                             "sent before the coordinator restarted: a result from it is dropped "
+                             "and the task runs again");
+  }
 }
 
 Status Coordinator::OpenIntake() {

@@ -102,6 +102,12 @@ class Coordinator {
  private:
   Coordinator(CoordinatorOptions options, std::unique_ptr<store::StateStore> store);
   Status Resume();
+  // The event log's attempt_abandoned for each attempt of a resumed job that was sent and had
+  // not ended when the coordinator stopped.
+  void NoteAbandonedAttempts(const std::string& job_id,
+                             const std::vector<store::TaskCommit>& commits,
+                             const std::vector<store::AttemptRecord>& attempts,
+                             const std::vector<std::pair<uint64_t, uint32_t>>& sent);
   Status StartSecurity();
   // After StartSecurity (the keys folder is known): the reuse catalogue and the data roots.
   Status OpenIntake();

@@ -191,6 +191,23 @@ void EventLog::WorkerLost(std::string_view worker, uint64_t tasks) {
   End();
 }
 
+void EventLog::CoordinatorStarted(uint64_t epoch, uint64_t pid, uint64_t jobs) {
+  if (!enabled()) return;
+  json::Writer& w = Begin("coordinator_started");
+  w.Field("epoch", epoch);
+  w.Field("pid", pid);
+  w.Field("jobs", jobs);
+  End();
+}
+
+void EventLog::AttemptAbandoned(const TaskEventRef& t, std::string_view reason) {
+  if (!enabled()) return;
+  json::Writer& w = Begin("attempt_abandoned");
+  Task(t);
+  w.Field("reason", reason);
+  End();
+}
+
 Status EventLog::Flush() {
   if (buffer_.empty()) return Status::Ok();
   auto log = Logger("coordinator");

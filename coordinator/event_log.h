@@ -77,6 +77,12 @@ class EventLog {
   void WorkerDrained(std::string_view worker);
   // Given up on: silent past the timeout. `tasks`: the started attempts it took with it.
   void WorkerLost(std::string_view worker, uint64_t tasks);
+  // A start on the state: `epoch` is the state's commit generation after this start moved it
+  // (the number that fences an older coordinator), `jobs` the unfinished jobs it found.
+  void CoordinatorStarted(uint64_t epoch, uint64_t pid, uint64_t jobs);
+  // An attempt sent before the restart that had not ended: its result, when it comes, is
+  // dropped as stale, and the task runs again.
+  void AttemptAbandoned(const TaskEventRef& t, std::string_view reason);
 
   // Writes the buffered lines, rotating first when they would pass the bound. On failure the
   // lines stay buffered for the next flush (the file is cut back to its last whole line), up

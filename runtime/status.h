@@ -3,6 +3,7 @@
 // message for people.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,20 +14,22 @@
 
 namespace coupler {
 
-enum class StatusCode {
+// The numbers are pinned: they travel on the wire (Error.code, TaskOutcome.error_code; the
+// table in docs/protocol.md), so a new code takes the next free number and none is ever reused.
+enum class StatusCode : uint16_t {
   kOk = 0,
-  kInvalidArgument,
-  kNotFound,
-  kUnavailable,
-  kResourceExhausted,
-  kDeadlineExceeded,
-  kAborted,
-  kInternal,
+  kInvalidArgument = 1,
+  kNotFound = 2,
+  kUnavailable = 3,
+  kResourceExhausted = 4,
+  kDeadlineExceeded = 5,
+  kAborted = 6,
+  kInternal = 7,
   // Authenticated, but not allowed (a key not on an allow-list, a job that is not yours).
-  kPermissionDenied,
+  kPermissionDenied = 8,
   // Stopped because someone asked (a cancelled job's task): an outcome of its own, neither a
   // failure to retry nor one to report.
-  kCancelled,
+  kCancelled = 9,
   // The task's own input or parameters are wrong and will be as wrong on the next attempt: a
   // CSV field that does not parse, a column the shard lacks or holds in another type, a param
   // value out of range, an input an upstream task explained it never wrote. The coordinator
@@ -34,7 +37,7 @@ enum class StatusCode {
   // InvalidArgument for these; the worker's task runner reports them as InvalidData
   // (worker/task_runner.cc). Everything else a task fails with (I/O errors, a full disk, a
   // timeout, a lost worker, a command exiting non-zero) may go away and is retried.
-  kInvalidData,
+  kInvalidData = 10,
 };
 
 std::string_view StatusCodeName(StatusCode code);

@@ -1,7 +1,8 @@
 // The coordinator's event log (STATE/events.jsonl) as an operator reads it: a task that fails
 // once and then succeeds shows every step of its story in order, with the failure's reason; a
 // drained worker shows its drain and is not reported lost; a killed one is lost, and what it
-// ran is retried for that cause; a timed-out attempt is retried as a timeout.
+// ran is retried for that cause; a timed-out attempt is retried as a timeout; a restart shows
+// itself with its epoch and names the attempts it abandoned.
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -20,6 +21,7 @@ struct Event {
   std::string event, job, node, worker, reason, cause, state, by;
   uint64_t task = 0, attempt = 0;
   std::string line;
+  uint64_t epoch = 0;
 };
 
 // Every line of the live file, parsed; a line that is not a JSON object fails the test.
@@ -34,6 +36,7 @@ std::vector<Event> ReadEvents(const fs::path& file) {
     Event e{Str(d, "event"), Str(d, "job"),   Str(d, "node"),  Str(d, "worker"),
             Str(d, "reason"), Str(d, "cause"), Str(d, "state"), Str(d, "by"),
             U64(d, "task"),  U64(d, "attempt"), line};
+    e.epoch = U64(d, "epoch");
     events.push_back(std::move(e));
   }
   return events;
@@ -292,6 +295,65 @@ TEST(EventLogTest, ATimedOutAttemptIsRetriedAsATimeout) {
   ASSERT_GE(retried, 0) << Dump(events);
   EXPECT_EQ(events[retried].cause, "timeout") << events[retried].line;
   EXPECT_NE(events[retried].reason.find("timed out"), std::string::npos) << events[retried].line;
+}
+
+TEST(EventLogTest, ARestartRecordsItsEpochAndTheAttemptsItAbandoned) {
+  Cluster cluster(Cluster::Options::Timeouts(300, 5000));
+  ASSERT_TRUE(cluster.StartCoordinator()) << cluster.Logs();
+  cluster.StartWorker("w1", 1);
+  ASSERT_TRUE(cluster.WaitWorkersAlive(1)) << cluster.Logs();
+  WriteSyntheticCsv(cluster.dir() / "in.csv", 20, 2);
+  const fs::path go = cluster.dir() / "go";
+  const fs::path spec = cluster.dir() / "held.yaml";
+  WriteFile(spec, "name: it-events-restart\nworkdir: work\nnodes:\n"
+                  "  - {id: import, op: import_csv, inputs: [in.csv], params: {shards: 1}}\n"
+                  "  - id: hold\n    op: exec\n    inputs: [import]\n"
+                  "    params:\n      command: \"while [ ! -f " + go.string() +
+                  " ]; do sleep 0.05; done; cp {input} {output}\"\n");
+  const std::string job = cluster.Submit(spec);
+  ASSERT_FALSE(job.empty()) << cluster.Logs();
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        const auto j = cluster.Job(job);
+        return j && j->nodes.count("hold") && j->nodes.at("hold").running == 1;
+      },
+      60s))
+      << cluster.Logs();
+
+  cluster.coordinator().Kill();
+  ASSERT_TRUE(cluster.RestartCoordinator()) << cluster.Logs();
+  WriteFile(go, "");
+  const auto final_status = cluster.WaitJobFinished(job);
+  ASSERT_TRUE(final_status) << cluster.Logs();
+  EXPECT_EQ(final_status->state, "succeeded") << final_status->error << cluster.Logs();
+
+  std::vector<Event> events;
+  auto started = [](const Event& e) { return e.event == "coordinator_started"; };
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        events = ReadEvents(cluster.state() / "events.jsonl");
+        return Find(events, 0, [&](const Event& e) {
+                 return e.event == "job_finished" && e.job == job;
+               }) >= 0;
+      },
+      30s, 50ms))
+      << Dump(events) << cluster.Logs();
+  const int first = Find(events, 0, started);
+  ASSERT_GE(first, 0) << Dump(events);
+  const int second = Find(events, first + 1, started);
+  ASSERT_GT(second, first) << Dump(events);
+  EXPECT_GT(events[second].epoch, events[first].epoch) << Dump(events);
+  const int abandoned = Find(events, second, [&](const Event& e) {
+    return e.event == "attempt_abandoned" && e.job == job && e.node == "hold";
+  });
+  ASSERT_GE(abandoned, 0) << Dump(events);
+  EXPECT_NE(events[abandoned].reason.find("coordinator restarted"), std::string::npos);
+  // The import's committed attempt is not abandoned.
+  EXPECT_LT(Find(events, second, [&](const Event& e) {
+              return e.event == "attempt_abandoned" && e.node == "import";
+            }),
+            0)
+      << Dump(events);
 }
 
 }  // namespace

@@ -151,6 +151,30 @@ TEST(WireCodecTest, ErrorWithUnknownOrOkCodeIsNeverSuccess) {
   EXPECT_EQ(StatusFromError(Error{0, 0, "x"}).code(), StatusCode::kInternal);
 }
 
+// The numbers docs/protocol.md gives for Error.code and TaskOutcome.error_code: a peer of
+// another build reads them, so reordering the enum must fail here, not in the field.
+TEST(WireCodecTest, StatusCodesKeepTheirWireNumbers) {
+  const std::pair<StatusCode, uint16_t> pinned[] = {
+      {StatusCode::kOk, 0},
+      {StatusCode::kInvalidArgument, 1},
+      {StatusCode::kNotFound, 2},
+      {StatusCode::kUnavailable, 3},
+      {StatusCode::kResourceExhausted, 4},
+      {StatusCode::kDeadlineExceeded, 5},
+      {StatusCode::kAborted, 6},
+      {StatusCode::kInternal, 7},
+      {StatusCode::kPermissionDenied, 8},
+      {StatusCode::kCancelled, 9},
+      {StatusCode::kInvalidData, 10},
+  };
+  for (const auto& [code, number] : pinned) {
+    EXPECT_EQ(static_cast<uint16_t>(code), number) << StatusCodeName(code);
+    if (code == StatusCode::kOk) continue;
+    EXPECT_EQ(ErrorFromStatus(Status(code, "m"), MessageType::kCancelJob).code, number);
+    EXPECT_EQ(StatusFromError(Error{0, number, "m"}).code(), code) << number;
+  }
+}
+
 TEST(WireCodecTest, SeedFileNamesAreSnakeCase) {
   EXPECT_EQ(SeedFileName(MessageType::kRegisterWorker), "register_worker.bin");
   EXPECT_EQ(SeedFileName(MessageType::kAck), "ack.bin");
