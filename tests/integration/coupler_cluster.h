@@ -164,6 +164,9 @@ inline std::vector<std::string> CoordinatorArgv(const std::string& endpoint, con
   return argv;
 }
 
+// Declared here for Cluster, defined below.
+inline void WriteSyntheticCsv(const fs::path& path, int rows, int cols, unsigned seed = 7);
+
 class Cluster {
  public:
   struct Options {
@@ -245,6 +248,29 @@ class Cluster {
       return "";
     }
     return id;
+  }
+
+  // Submits `name`: a 1-shard import of a small CSV, then an exec node `hold` whose command
+  // waits for the file `go` before copying its input; returns once `hold` is running, so a test
+  // can do its harm (a restart, a takeover) while an attempt is out. The job id, or "".
+  std::string SubmitHeldJob(const std::string& name, const fs::path& go,
+                            const std::string& hold_fields = "") {
+    WriteSyntheticCsv(dir() / "held.csv", 20, 2);
+    const fs::path spec = dir() / (name + ".yaml");
+    WriteFile(spec, "name: " + name + "\nworkdir: work\nnodes:\n"
+                    "  - {id: import, op: import_csv, inputs: [held.csv], params: {shards: 1}}\n"
+                    "  - id: hold\n    op: exec\n    inputs: [import]\n" + hold_fields +
+                    "    params:\n      command: \"while [ ! -f " + go.string() +
+                    " ]; do sleep 0.05; done; cp {input} {output}\"\n");
+    const std::string job = Submit(spec);
+    if (job.empty()) return "";
+    const bool running = WaitUntil(
+        [&] {
+          const auto j = Job(job);
+          return j && j->nodes.count("hold") && j->nodes.at("hold").running == 1;
+        },
+        60s);
+    return running ? job : "";
   }
 
   std::optional<JobView> Job(const std::string& id) {
@@ -370,7 +396,7 @@ class Cluster {
 
 // A CSV of `rows` x `cols` float columns c0..c{cols-1} (values with a fractional part, so the
 // parse is exercised) plus an integer label, with a header line.
-inline void WriteSyntheticCsv(const fs::path& path, int rows, int cols, unsigned seed = 7) {
+inline void WriteSyntheticCsv(const fs::path& path, int rows, int cols, unsigned seed) {
   std::mt19937 rng(seed);
   std::uniform_int_distribution<int> v(-5000, 5000);
   std::ofstream out(path);

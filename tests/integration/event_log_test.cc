@@ -302,23 +302,9 @@ TEST(EventLogTest, ARestartRecordsItsEpochAndTheAttemptsItAbandoned) {
   ASSERT_TRUE(cluster.StartCoordinator()) << cluster.Logs();
   cluster.StartWorker("w1", 1);
   ASSERT_TRUE(cluster.WaitWorkersAlive(1)) << cluster.Logs();
-  WriteSyntheticCsv(cluster.dir() / "in.csv", 20, 2);
   const fs::path go = cluster.dir() / "go";
-  const fs::path spec = cluster.dir() / "held.yaml";
-  WriteFile(spec, "name: it-events-restart\nworkdir: work\nnodes:\n"
-                  "  - {id: import, op: import_csv, inputs: [in.csv], params: {shards: 1}}\n"
-                  "  - id: hold\n    op: exec\n    inputs: [import]\n"
-                  "    params:\n      command: \"while [ ! -f " + go.string() +
-                  " ]; do sleep 0.05; done; cp {input} {output}\"\n");
-  const std::string job = cluster.Submit(spec);
+  const std::string job = cluster.SubmitHeldJob("it-events-restart", go);
   ASSERT_FALSE(job.empty()) << cluster.Logs();
-  ASSERT_TRUE(WaitUntil(
-      [&] {
-        const auto j = cluster.Job(job);
-        return j && j->nodes.count("hold") && j->nodes.at("hold").running == 1;
-      },
-      60s))
-      << cluster.Logs();
 
   cluster.coordinator().Kill();
   ASSERT_TRUE(cluster.RestartCoordinator()) << cluster.Logs();

@@ -54,24 +54,10 @@ TEST(StateOwnerTest, ACoordinatorWhoseLockWasTakenOverCommitsNothingAndStops) {
   ASSERT_TRUE(cluster.StartCoordinator()) << cluster.Logs();
   cluster.StartWorker("w1", 1);
   ASSERT_TRUE(cluster.WaitWorkersAlive(1)) << cluster.Logs();
-  WriteSyntheticCsv(cluster.dir() / "in.csv", 40, 2);
-  const fs::path go = cluster.dir() / "go";
-  const fs::path spec = cluster.dir() / "fenced.yaml";
   // The exec task waits for `go`, so it finishes only after the takeover.
-  WriteFile(spec, "name: it-fenced\nworkdir: work\nnodes:\n"
-                  "  - {id: import, op: import_csv, inputs: [in.csv], params: {shards: 1}}\n"
-                  "  - id: hold\n    op: exec\n    inputs: [import]\n    retries: 0\n"
-                  "    params:\n      command: \"while [ ! -f " + go.string() +
-                  " ]; do sleep 0.05; done; cp {input} {output}\"\n");
-  const std::string job = cluster.Submit(spec);
+  const fs::path go = cluster.dir() / "go";
+  const std::string job = cluster.SubmitHeldJob("it-fenced", go, "    retries: 0\n");
   ASSERT_FALSE(job.empty()) << cluster.Logs();
-  ASSERT_TRUE(WaitUntil(
-      [&] {
-        const auto j = cluster.Job(job);
-        return j && j->nodes.count("hold") && j->nodes.at("hold").running == 1;
-      },
-      60s))
-      << cluster.Logs();
 
   fs::remove(cluster.state() / "coordinator.lock");
   const int port = FreePortPair();
