@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <set>
 
 #include <fmt/format.h>
 
@@ -169,16 +168,7 @@ void Coordinator::NoteAbandonedAttempts(const std::string& job_id,
                                         const std::vector<store::TaskCommit>& commits,
                                         const std::vector<store::AttemptRecord>& attempts,
                                         const std::vector<std::pair<uint64_t, uint32_t>>& sent) {
-  // Sent, and neither committed nor ended (failed, lost) before the restart: still out there.
-  std::set<uint64_t> committed;
-  for (const auto& c : commits) committed.insert(c.task_id);
-  std::set<std::pair<uint64_t, uint32_t>> ended;
-  for (const auto& a : attempts) ended.insert({a.task_id, a.attempt});
-  std::set<std::pair<uint64_t, uint32_t>> abandoned;
-  for (const auto& t : sent) {
-    if (!committed.count(t.first) && !ended.count(t)) abandoned.insert(t);
-  }
-  for (const auto& [task, attempt] : abandoned) {
+  for (const auto& [task, attempt] : AbandonedAttempts(commits, attempts, sent)) {
     events_.AttemptAbandoned(EventRef(job_id, task, attempt),
                              "sent before the coordinator restarted: a result from it is dropped "
                              "and the task runs again");

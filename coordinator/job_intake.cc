@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "coordinator/node_keys.h"
@@ -343,6 +344,21 @@ Result<std::unique_ptr<JobState>> RestoreJob(
     if (task < job->table().size()) job->RestoreAttemptBase(task, base);
   }
   return job;
+}
+
+std::vector<std::pair<uint64_t, uint32_t>> AbandonedAttempts(
+    const std::vector<store::TaskCommit>& commits,
+    const std::vector<store::AttemptRecord>& attempts,
+    const std::vector<std::pair<uint64_t, uint32_t>>& sent) {
+  std::set<uint64_t> committed;
+  for (const auto& c : commits) committed.insert(c.task_id);
+  std::set<std::pair<uint64_t, uint32_t>> ended;
+  for (const auto& a : attempts) ended.insert({a.task_id, a.attempt});
+  std::set<std::pair<uint64_t, uint32_t>> abandoned;
+  for (const auto& t : sent) {
+    if (!committed.count(t.first) && !ended.count(t)) abandoned.insert(t);
+  }
+  return {abandoned.begin(), abandoned.end()};
 }
 
 std::string RunDirOf(const store::JobRecord& record) {

@@ -46,6 +46,14 @@ Result<std::unique_ptr<JobState>> RestoreJob(
     const std::vector<store::AttemptRecord>& attempts,
     const std::vector<std::pair<uint64_t, uint32_t>>& sent = {});
 
+// The attempts of a stored job that were sent and had neither committed nor ended (failed,
+// lost) when the coordinator stopped: still running somewhere, or lost. In (task, attempt)
+// order.
+std::vector<std::pair<uint64_t, uint32_t>> AbandonedAttempts(
+    const std::vector<store::TaskCommit>& commits,
+    const std::vector<store::AttemptRecord>& attempts,
+    const std::vector<std::pair<uint64_t, uint32_t>>& sent);
+
 // The run directory a stored job was admitted with ("" for a record without one), for the
 // status of a finished job after a restart (its logs and outputs are there).
 std::string RunDirOf(const store::JobRecord& record);

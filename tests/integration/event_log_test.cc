@@ -57,6 +57,22 @@ std::string Dump(const std::vector<Event>& events) {
   return out;
 }
 
+// The log once it holds the job's job_finished (lines are written at the next state flush);
+// whatever it holds after 30 s otherwise, for the failure message.
+std::vector<Event> EventsUntilFinished(const Cluster& cluster, const std::string& job,
+                                       bool* finished) {
+  std::vector<Event> events;
+  *finished = WaitUntil(
+      [&] {
+        events = ReadEvents(cluster.state() / "events.jsonl");
+        return Find(events, 0, [&](const Event& e) {
+                 return e.event == "job_finished" && e.job == job;
+               }) >= 0;
+      },
+      30s, 50ms);
+  return events;
+}
+
 TEST(EventLogTest, AFailedThenRetriedTaskAndADrainedWorkerTellTheirStoryInOrder) {
   Cluster cluster;
   ASSERT_TRUE(cluster.StartCoordinator()) << cluster.Logs();
@@ -279,16 +295,9 @@ TEST(EventLogTest, ATimedOutAttemptIsRetriedAsATimeout) {
   ASSERT_TRUE(final_status) << cluster.Logs();
   ASSERT_EQ(final_status->state, "succeeded") << final_status->error << cluster.Logs();
 
-  std::vector<Event> events;
-  ASSERT_TRUE(WaitUntil(
-      [&] {
-        events = ReadEvents(cluster.state() / "events.jsonl");
-        return Find(events, 0, [&](const Event& e) {
-                 return e.event == "job_finished" && e.job == job;
-               }) >= 0;
-      },
-      30s, 50ms))
-      << Dump(events) << cluster.Logs();
+  bool finished = false;
+  const std::vector<Event> events = EventsUntilFinished(cluster, job, &finished);
+  ASSERT_TRUE(finished) << Dump(events) << cluster.Logs();
   const int retried = Find(events, 0, [&](const Event& e) {
     return e.event == "task_retried" && e.job == job && e.node == "slow" && e.attempt == 1;
   });
@@ -313,17 +322,10 @@ TEST(EventLogTest, ARestartRecordsItsEpochAndTheAttemptsItAbandoned) {
   ASSERT_TRUE(final_status) << cluster.Logs();
   EXPECT_EQ(final_status->state, "succeeded") << final_status->error << cluster.Logs();
 
-  std::vector<Event> events;
   auto started = [](const Event& e) { return e.event == "coordinator_started"; };
-  ASSERT_TRUE(WaitUntil(
-      [&] {
-        events = ReadEvents(cluster.state() / "events.jsonl");
-        return Find(events, 0, [&](const Event& e) {
-                 return e.event == "job_finished" && e.job == job;
-               }) >= 0;
-      },
-      30s, 50ms))
-      << Dump(events) << cluster.Logs();
+  bool finished = false;
+  const std::vector<Event> events = EventsUntilFinished(cluster, job, &finished);
+  ASSERT_TRUE(finished) << Dump(events) << cluster.Logs();
   const int first = Find(events, 0, started);
   ASSERT_GE(first, 0) << Dump(events);
   const int second = Find(events, first + 1, started);

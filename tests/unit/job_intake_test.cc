@@ -62,6 +62,17 @@ TEST(JobIntakeTest, ARestoredTaskGoesOnAfterEveryAttemptSentFailedOrCommitted) {
 
 // A restored job's tasks carry the same typed params as the admitted job's, defaults filled in,
 // and the same coordinator decisions (kind, shard count).
+// What a restart reports as abandoned: sent, and neither committed nor ended before it.
+TEST(JobIntakeTest, AbandonedAttemptsAreTheSentOnesThatNeitherCommittedNorEnded) {
+  store::TaskCommit done;
+  done.task_id = 0;
+  store::AttemptRecord lost{"j-1", 2, 0, "w1", "lost", "worker w1 died", 1};
+  const std::vector<std::pair<uint64_t, uint32_t>> sent = {{0, 0}, {2, 1}, {1, 0}, {2, 0}, {1, 0}};
+  const std::vector<std::pair<uint64_t, uint32_t>> want = {{1, 0}, {2, 1}};
+  EXPECT_EQ(AbandonedAttempts({done}, {lost}, sent), want);
+  EXPECT_TRUE(AbandonedAttempts({}, {}, {}).empty());
+}
+
 TEST(JobIntakeTest, ARestoredJobsTasksGetTheSameTypedParams) {
   const std::string text =
       R"({"name": "j", "nodes": [{"id": "a", "op": "noop", "params": {"tasks": 3}}]})";
