@@ -92,15 +92,7 @@ class Reader {
 
   // A bare list of strings: one column's dictionary member in an .npz shard.
   Result<Column::Dictionary> List() {
-    Column::Dictionary out;
-    COUPLER_RETURN_IF_ERROR(Expect('['));
-    bool items = !Peek(']');
-    while (items) {
-      COUPLER_ASSIGN_OR_RETURN(std::string value, String());
-      out.push_back(std::move(value));
-      items = Peek(',');
-      if (!items) COUPLER_RETURN_IF_ERROR(Expect(']'));
-    }
+    COUPLER_ASSIGN_OR_RETURN(Column::Dictionary out, StringList());
     SkipSpace();
     if (pos_ != s_.size()) return Error("text after the list");
     return out;
@@ -117,14 +109,7 @@ class Reader {
         if (seen.first == entry.first) return Error("column '" + entry.first + "' given twice");
       }
       COUPLER_RETURN_IF_ERROR(Expect(':'));
-      COUPLER_RETURN_IF_ERROR(Expect('['));
-      bool items = !Peek(']');
-      while (items) {
-        COUPLER_ASSIGN_OR_RETURN(std::string value, String());
-        entry.second.push_back(std::move(value));
-        items = Peek(',');
-        if (!items) COUPLER_RETURN_IF_ERROR(Expect(']'));
-      }
+      COUPLER_ASSIGN_OR_RETURN(entry.second, StringList());
       out.push_back(std::move(entry));
       more = Peek(',');
       if (!more) COUPLER_RETURN_IF_ERROR(Expect('}'));
@@ -135,6 +120,20 @@ class Reader {
   }
 
  private:
+  // `["a", "b", ...]`: a member's list and each column's list in a sidecar.
+  Result<Column::Dictionary> StringList() {
+    Column::Dictionary out;
+    COUPLER_RETURN_IF_ERROR(Expect('['));
+    bool items = !Peek(']');
+    while (items) {
+      COUPLER_ASSIGN_OR_RETURN(std::string value, String());
+      out.push_back(std::move(value));
+      items = Peek(',');
+      if (!items) COUPLER_RETURN_IF_ERROR(Expect(']'));
+    }
+    return out;
+  }
+
   Status Error(const std::string& what) const {
     return InvalidArgument("dictionary, byte " + std::to_string(pos_) + ": " + what);
   }
