@@ -123,8 +123,9 @@ Status Coordinator::Resume() {
     const std::optional<JobPhase> phase = job::ParseJobPhase(rec.state);
     if (!phase || !job::IsFinished(*phase)) ++unfinished;
   }
-  events_.CoordinatorStarted(store_->generation(), static_cast<uint64_t>(::getpid()), unfinished);
-  for (const auto& rec : records) {
+  epoch_ = store_->generation();
+  events_.CoordinatorStarted(epoch_, static_cast<uint64_t>(::getpid()), unfinished);
+  for (auto& rec : records) {
     if (!rec.submission_id.empty()) {
       job_of_submission_[rec.submission_id] = rec.id;
       submission_of_job_[rec.id] = rec.submission_id;
@@ -139,7 +140,9 @@ Status Coordinator::Resume() {
     COUPLER_ASSIGN_OR_RETURN(auto commits, store_->LoadCommits(rec.id));
     COUPLER_ASSIGN_OR_RETURN(auto attempts, store_->LoadAttempts(rec.id));
     COUPLER_ASSIGN_OR_RETURN(auto sent, store_->LoadSent(rec.id));
+    COUPLER_ASSIGN_OR_RETURN(rec.plan, store_->LoadPlan(rec.id));
     Result<std::unique_ptr<JobState>> job = RestoreJob(rec, commits, attempts, sent);
+    rec.plan.clear();  // held by the job state now; the record stays for its summary
     if (!job.ok()) {
       log->error("cannot resume job {}: {}", rec.id, job.status().message());
       const std::string failed_state(JobPhaseName(JobPhase::kFailed));
@@ -159,20 +162,55 @@ Status Coordinator::Resume() {
     log->info("resuming job {} ({}): {} of {} tasks already done", rec.id, rec.name,
               (*job)->done(), (*job)->table().size());
     scheduler_.AddJob(std::move(*job));
-    NoteAbandonedAttempts(rec.id, commits, attempts, sent);
+    if (const size_t waiting = AwaitInFlight(rec.id, commits, attempts, sent); waiting > 0) {
+      log->info("job {}: {} attempt(s) were in flight; waiting up to {} ms for their workers to "
+                "report them", rec.id, waiting, AdoptionWaitMs());
+    }
   }
   return Status::Ok();
 }
 
-void Coordinator::NoteAbandonedAttempts(const std::string& job_id,
-                                        const std::vector<store::TaskCommit>& commits,
-                                        const std::vector<store::AttemptRecord>& attempts,
-                                        const std::vector<std::pair<uint64_t, uint32_t>>& sent) {
-  for (const auto& [task, attempt] : AbandonedAttempts(commits, attempts, sent)) {
+int64_t Coordinator::AdoptionWaitMs() const {
+  return std::max<int64_t>(2 * options_.dead_after_ms, 10'000);
+}
+
+size_t Coordinator::AwaitInFlight(const std::string& job_id,
+                                  const std::vector<store::TaskCommit>& commits,
+                                  const std::vector<store::AttemptRecord>& attempts,
+                                  const std::vector<std::pair<uint64_t, uint32_t>>& sent) {
+  const std::vector<std::pair<uint64_t, uint32_t>> in_flight =
+      InFlightAttempts(commits, attempts, sent);
+  if (in_flight.empty()) return 0;
+  const std::vector<std::pair<uint64_t, uint32_t>> abandoned =
+      scheduler_.AwaitAdoption(job_id, in_flight, NowMs() + AdoptionWaitMs());
+  for (const auto& [task, attempt] : abandoned) {
     events_.AttemptAbandoned(EventRef(job_id, task, attempt),
-                             "sent before the coordinator restarted: a result from it is dropped "
-                             "and the task runs again");
+                             "sent before the coordinator restarted and cannot be taken back (a "
+                             "gang's ranks, or not its task's latest attempt): the task runs again");
   }
+  return in_flight.size() - abandoned.size();
+}
+
+void Coordinator::AbandonUnadopted(int64_t now_ms) {
+  const std::vector<LostAttempt> abandoned = scheduler_.AbandonUnadopted(now_ms);
+  if (abandoned.empty()) return;
+  const std::string reason = fmt::format(
+      "sent before the coordinator restarted, and no worker reported holding it within {} ms: "
+      "the task runs again", AdoptionWaitMs());
+  for (const LostAttempt& a : abandoned) {
+    events_.AttemptAbandoned(EventRef(a.job_id, a.task_id, a.attempt), reason);
+  }
+  Logger("coordinator")->warn("{} attempt(s) in flight before the restart were not reported by "
+                              "any worker: their tasks run again", abandoned.size());
+}
+
+void Coordinator::SendResultAcks() {
+  // Only once everything buffered is written: an outcome's commit (or failure) is then on disk.
+  if (pending_acks_.empty() || store_->pending() > 0 || !store_error_.ok()) return;
+  for (auto& [worker_id, attempts] : pending_acks_) {
+    SendToWorker(worker_id, wire::Encode(wire::ResultAck{std::move(attempts)}));
+  }
+  pending_acks_.clear();
 }
 
 Status Coordinator::OpenIntake() {
@@ -357,6 +395,7 @@ void Coordinator::Tick() {
   if (now - last_reap_ms_ >= kReapEveryMs) {
     last_reap_ms_ = now;
     ReapSilentWorkers(now);
+    AbandonUnadopted(now);
     SweepLaunches();
   }
   if (now - last_heartbeat_ms_ >= options_.heartbeat_ms) {
@@ -376,6 +415,7 @@ void Coordinator::Tick() {
     PersistFinishedJobs();
     if (store_->pending() > 0 || events_.pending_bytes() > 0) FlushStore();
   }
+  SendResultAcks();
 }
 
 void Coordinator::FlushStore() {

@@ -57,8 +57,8 @@ struct CoordinatorOptions {
   // The event log (STATE/events.jsonl, see event_log.h): bytes per file before it rotates;
   // 0 turns it off.
   uint64_t event_log_bytes = kDefaultEventLogBytes;
-  // On a stop (SIGTERM, SIGINT): 0 stops at once (a worker's results still in flight are
-  // taken by the next start, which re-runs those attempts). Above 0: the pool is drained
+  // On a stop (SIGTERM, SIGINT): 0 stops at once (the workers keep what they hold, and the
+  // next start adopts it: see AwaitInFlight). Above 0: the pool is drained
   // first (every worker finishes what it holds and its results are committed) for up to this
   // long. A batch scheduler's cancel signals coordinator and workers together; this keeps the
   // coordinator up while the workers finish (scripts/slurm/coupler-pool.sbatch).
@@ -102,12 +102,20 @@ class Coordinator {
  private:
   Coordinator(CoordinatorOptions options, std::unique_ptr<store::StateStore> store);
   Status Resume();
-  // The event log's attempt_abandoned for each attempt of a resumed job that was sent and had
-  // not ended when the coordinator stopped.
-  void NoteAbandonedAttempts(const std::string& job_id,
-                             const std::vector<store::TaskCommit>& commits,
-                             const std::vector<store::AttemptRecord>& attempts,
-                             const std::vector<std::pair<uint64_t, uint32_t>>& sent);
+  // The attempts of a resumed job that were sent and had not ended when the coordinator
+  // stopped wait for their workers to report them (adopted at registration); those that cannot
+  // wait (gangs) are abandoned now, with an attempt_abandoned event each. Returns how many wait.
+  size_t AwaitInFlight(const std::string& job_id, const std::vector<store::TaskCommit>& commits,
+                       const std::vector<store::AttemptRecord>& attempts,
+                       const std::vector<std::pair<uint64_t, uint32_t>>& sent);
+  // How long a restarted coordinator waits for its workers to report the attempts they hold:
+  // long enough for a worker to reconnect (ZeroMQ's back-off reaches 5 s) and register.
+  int64_t AdoptionWaitMs() const;
+  // The awaited attempts no worker reported in time: abandoned, their tasks run again.
+  void AbandonUnadopted(int64_t now_ms);
+  // Tells each worker which of its results are on disk now (ResultAck), once nothing is left
+  // buffered: until then it keeps them, to send again to a restarted coordinator.
+  void SendResultAcks();
   Status StartSecurity();
   // After StartSecurity (the keys folder is known): the reuse catalogue and the data roots.
   Status OpenIntake();
@@ -248,6 +256,12 @@ class Coordinator {
   uint64_t registrations_refused_ = 0;
   uint64_t replies_dropped_ = 0;
   uint64_t stale_outcomes_ = 0;
+  // This start's epoch: the state's commit generation right after the start moved it (every
+  // later commit moves it on, so any later start's is higher). Workers learn it at registration.
+  uint64_t epoch_ = 0;
+  // Per worker: the attempts whose outcomes it sent that are to be acknowledged once the store
+  // has written what they changed (SendResultAcks).
+  std::unordered_map<std::string, std::vector<wire::TaskAttempt>> pending_acks_;
   uint64_t next_job_number_ = 0;
   // The drain events logged for each worker's current registration.
   enum class DrainLogged : uint8_t { kDraining, kDrained };

@@ -37,10 +37,14 @@ void Coordinator::OnWorkerMessage(const std::string& route, const std::string& u
   // Who sent it is the connection, never the ids inside the message.
   auto known = route_to_worker_.find(route);
   if (known == route_to_worker_.end() || !scheduler_.registry().Heard(known->second, NowMs())) {
-    // A worker we do not know (we restarted, or it was declared dead): it must register again,
-    // and what it reports meanwhile is of attempts already given to others.
+    // A worker we do not know (we restarted, or it was declared dead): it must register again.
+    // Results it sends meanwhile are not taken here: it keeps them until acknowledged and
+    // sends them again after its registration, which adopts their attempts if they are still
+    // awaited (in flight at a restart). The others are of attempts already given up on.
     if (const auto* result = std::get_if<wire::TaskResult>(&*msg)) {
-      stale_outcomes_ += result->outcomes.size();
+      for (const wire::TaskOutcome& o : result->outcomes) {
+        if (!scheduler_.AwaitsAdoption(o.job_id, o.task_id, o.attempt)) ++stale_outcomes_;
+      }
     }
     SendToRoute(route, wire::Encode(wire::ErrorFromStatus(
                           NotFound("unknown worker: register again"), wire::TypeOf(*msg))));
@@ -115,26 +119,38 @@ void Coordinator::OnRegister(const std::string& route, const std::string& user,
     }
     route_to_worker_.erase(existing->route);
   }
-  RecordLost(scheduler_.RegisterWorker(reg, NowMs()));
+  Registration joined = scheduler_.RegisterWorker(reg, NowMs());
+  RecordLost(joined.lost);
   WorkerEntry* w = scheduler_.registry().Find(reg.worker_id);
   w->key_name = user;
   w->route = route;
   route_to_worker_[route] = reg.worker_id;
+  pending_acks_.erase(reg.worker_id);  // it sends again what it still keeps
   drain_logged_.erase(reg.worker_id);  // a new registration: its drain is yet to come
   events_.WorkerJoined(reg.worker_id, reg.host, reg.address, reg.slots, reg.gpus.size());
-  Logger("coordinator")->info("worker {} joined from {} with {} slots, {} GPUs{}", reg.worker_id,
+  for (const wire::HeldAttempt& h : joined.adopted) {
+    events_.AttemptAdopted(EventRef(h.attempt.job_id, h.attempt.task_id, h.attempt.attempt),
+                           reg.worker_id, h.started);
+  }
+  Logger("coordinator")->info("worker {} joined from {} with {} slots, {} GPUs{}{}", reg.worker_id,
                               reg.host, reg.slots, reg.gpus.size(),
-                              user.empty() ? "" : ", key " + user);
-  SendToWorker(reg.worker_id,
-               wire::Encode(wire::Ack{static_cast<uint16_t>(wire::MessageType::kRegisterWorker),
-                                      "registered as " + reg.worker_id}));
+                              user.empty() ? "" : ", key " + user,
+                              reg.holding.empty()
+                                  ? std::string()
+                                  : fmt::format("; of {} attempt(s) it holds, {} adopted, {} "
+                                                "released", reg.holding.size(),
+                                                joined.adopted.size(), joined.release.size()));
+  SendToWorker(reg.worker_id, wire::Encode(wire::Registered{reg.worker_id, epoch_,
+                                                            std::move(joined.release)}));
 }
 
 void Coordinator::OnResults(const std::string& worker_id, const wire::TaskResult& result) {
   if (result.prefetch > 0) {
     if (WorkerEntry* w = scheduler_.registry().Find(worker_id)) w->info.prefetch = result.prefetch;
   }
+  std::vector<wire::TaskAttempt>& acks = pending_acks_[worker_id];
   for (const wire::TaskOutcome& o : result.outcomes) {
+    acks.push_back({o.job_id, o.task_id, o.attempt});
     const OutcomeKind kind = scheduler_.OnOutcome(worker_id, o);
     if (kind == OutcomeKind::kRefused) {
       Logger("coordinator")->warn("job {}: worker {} gets none of its tasks from now on: {}",
@@ -592,11 +608,11 @@ void Coordinator::OnRetry(const std::string& identity, const Principal& who,
   if (job != nullptr && persisted_phase_[req.job_id] != job->phase()) {
     return refuse(Unavailable("job " + req.job_id + "'s end is not on disk yet: try again"));
   }
-  Result<std::vector<store::JobRecord>> records = store_->LoadJobs();
-  if (!records.ok()) return refuse(records.status().WithContext("cannot retry"));
-  auto rec = std::find_if(records->begin(), records->end(),
-                          [&](const store::JobRecord& r) { return r.id == req.job_id; });
-  if (rec == records->end()) return refuse(Internal("job " + req.job_id + " is not in the store"));
+  // Its own row only (with its plan), never every job's.
+  Result<std::optional<store::JobRecord>> loaded = store_->LoadJob(req.job_id);
+  if (!loaded.ok()) return refuse(loaded.status().WithContext("cannot retry"));
+  if (!loaded->has_value()) return refuse(Internal("job " + req.job_id + " is not in the store"));
+  const store::JobRecord* rec = &**loaded;
   std::unique_ptr<JobState> restored;
   if (job == nullptr || job->compacted()) {
     // Finished before this coordinator started: rebuilt from the store as a restart would.

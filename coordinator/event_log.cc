@@ -208,6 +208,15 @@ void EventLog::AttemptAbandoned(const TaskEventRef& t, std::string_view reason) 
   End();
 }
 
+void EventLog::AttemptAdopted(const TaskEventRef& t, std::string_view worker, bool started) {
+  if (!enabled()) return;
+  json::Writer& w = Begin("attempt_adopted");
+  Task(t);
+  w.Field("worker", worker);
+  w.Field("started", started);
+  End();
+}
+
 Status EventLog::Flush() {
   if (buffer_.empty()) return Status::Ok();
   auto log = Logger("coordinator");

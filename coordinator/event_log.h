@@ -80,9 +80,13 @@ class EventLog {
   // A start on the state: `epoch` is the state's commit generation after this start moved it
   // (the number that fences an older coordinator), `jobs` the unfinished jobs it found.
   void CoordinatorStarted(uint64_t epoch, uint64_t pid, uint64_t jobs);
-  // An attempt sent before the restart that had not ended: its result, when it comes, is
-  // dropped as stale, and the task runs again.
+  // An attempt sent before the restart that had not ended, and that no worker reported holding
+  // in time (or a gang's, whose ranks cannot be rejoined): the task runs again, and a result of
+  // the old attempt, should one come, is dropped as stale.
   void AttemptAbandoned(const TaskEventRef& t, std::string_view reason);
+  // An attempt sent before the restart that its worker reported holding when it registered
+  // again: it runs on there, and its result commits as if nothing had happened.
+  void AttemptAdopted(const TaskEventRef& t, std::string_view worker, bool started);
 
   // Writes the buffered lines, rotating first when they would pass the bound. On failure the
   // lines stay buffered for the next flush (the file is cut back to its last whole line), up

@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "coordinator/admitted_plan.h"
 #include "coordinator/node_keys.h"
 #include "coordinator/reuse_index.h"
 #include "runtime/io/content_hash.h"
@@ -43,34 +44,10 @@ struct RunExtra {
   std::map<uint64_t, uint32_t> bases;
 };
 
-// JobRecord::extra: "workdir\t<dir>", "marker\t<token>" (workdir_marker.h), one
-// "dataset\t<dir>\t<file>\t<file>..." per dataset, one "probe\t<path>\t<kind>\t<shards>"
-// per path validation looked at, and RunExtra's lines.
-std::string EncodeExtra(const std::string& workdir, const std::string& marker,
-                        const DatasetListing& datasets, const ProbeRecord& probes,
-                        const RunExtra& run) {
-  std::string out = "workdir\t" + workdir + "\n";
-  if (!run.root.empty()) out += "root\t" + run.root + "\n";
-  for (size_t p = 0; p < run.keys.size(); ++p) {
-    out += "key\t" + std::to_string(p) + "\t" + run.keys[p] + "\n";
-  }
-  for (const auto& [p, from] : run.reused) out += "reused\t" + std::to_string(p) + "\t" + from + "\n";
-  for (const auto& [t, n] : run.bases) {
-    out += "base\t" + std::to_string(t) + "\t" + std::to_string(n) + "\n";
-  }
-  out += "marker\t" + marker + "\n";
-  for (const auto& [dir, files] : datasets) {
-    out += "dataset\t" + dir;
-    for (const auto& f : files) out += "\t" + f;
-    out += "\n";
-  }
-  for (const auto& [path, info] : probes) {
-    out += "probe\t" + path + "\t" + std::to_string(static_cast<int>(info.kind)) + "\t" +
-           std::to_string(info.shards) + "\n";
-  }
-  return out;
-}
-
+// JobRecord::extra of a job admitted before plans were kept: "workdir\t<dir>",
+// "marker\t<token>" (workdir_marker.h), one "dataset\t<dir>\t<file>\t<file>..." per dataset,
+// one "probe\t<path>\t<kind>\t<shards>" per path validation looked at, and RunExtra's lines.
+// Jobs admitted now keep only "base" lines there (after a retry); the rest is their plan.
 void DecodeExtra(const std::string& extra, std::string& workdir, std::string& marker,
                  DatasetListing& datasets, ProbeRecord& probes, RunExtra& run) {
   std::istringstream in(extra);
@@ -128,10 +105,10 @@ DatasetListing ListDatasets(const job::JobGraph& graph) {
 }
 
 Result<job::JobGraph> LoadSpec(const std::string& text, const std::string& spec_path,
-                               const std::string& cwd, const DataRoots* roots, ProbeRecord* probes) {
+                               const std::string& cwd, const DataRoots* roots) {
   job::ValidationEnv env;
   std::optional<Status> refused;
-  env.probe = [probes, roots, &refused](const std::string& path) {
+  env.probe = [roots, &refused](const std::string& path) {
     // A refused path is not even looked at: whether it exists is not the client's to learn.
     if (roots != nullptr) {
       if (Status s = roots->Check("input", path); !s.ok()) {
@@ -139,9 +116,7 @@ Result<job::JobGraph> LoadSpec(const std::string& text, const std::string& spec_
         return job::PathInfo{};
       }
     }
-    job::PathInfo info = job::ProbePath(path);
-    (*probes)[path] = info;
-    return info;
+    return job::ProbePath(path);
   };
   // A glob or a folder of CSV files is listed only inside the data roots (the files it yields
   // are then probed, and so checked, one by one).
@@ -187,10 +162,9 @@ Result<AdmittedJob> AdmitJob(const wire::SubmitJob& submit, const std::string& j
     return InvalidArgument("submit needs the spec's absolute path (relative inputs resolve "
                            "against its directory), got '" + submit.spec_path + "'");
   }
-  ProbeRecord probes;
   COUPLER_ASSIGN_OR_RETURN(job::JobGraph graph,
                            LoadSpec(submit.spec_text, submit.spec_path, submit.cwd,
-                                    context.roots, &probes));
+                                    context.roots));
   if (context.roots != nullptr) {
     // Every path admission reads or makes: the inputs (probed above, listed and hashed below)
     // and the workdir the run directory, its marker and reused outputs go into.
@@ -258,30 +232,47 @@ Result<AdmittedJob> AdmitJob(const wire::SubmitJob& submit, const std::string& j
     Logger("coordinator")->warn("job {}: {}", job_id, s.message());
   }
 
+  AdmittedPlan admitted;
+  admitted.graph = std::move(graph);
+  admitted.plan = std::move(plan);
+  admitted.datasets = std::move(datasets);
+  admitted.workdir_marker = marker;
+  admitted.node_keys = std::move(run.keys);
+  admitted.reused = std::move(run.reused);
+
   AdmittedJob out;
   out.record.id = job_id;
-  out.record.name = graph.name;
+  out.record.name = admitted.graph.name;
   out.record.spec_text = submit.spec_text;
   out.record.spec_path = submit.spec_path;
-  out.record.base_dir = graph.base_dir;
-  out.record.priority = graph.priority;
+  out.record.base_dir = admitted.graph.base_dir;
+  out.record.priority = admitted.graph.priority;
   out.record.state = std::string(job::JobPhaseName(job::JobPhase::kQueued));
   out.record.submitted_ms = now_ms;
-  out.record.extra = EncodeExtra(graph.workdir, marker, datasets, probes, run);
   out.record.submitted_by = submitted_by;
-  out.job = std::make_unique<JobState>(job_id, std::move(graph), std::move(plan), std::move(datasets));
+  out.record.run_dir = admitted.graph.workdir;
+  out.record.plan = EncodeAdmittedPlan(admitted);
+  // The job runs from the very record a restart will replay.
+  out.job = JobFromPlan(job_id, std::move(admitted));
   out.job->set_times(now_ms, 0);
   out.job->set_submitted_by(submitted_by);
-  out.job->set_workdir_token(marker);
-  out.job->set_node_keys(run.keys);
-  for (const auto& [p, from] : run.reused) out.job->MarkReused(p, from);
   return out;
 }
 
-Result<std::unique_ptr<JobState>> RestoreJob(
-    const store::JobRecord& record, const std::vector<store::TaskCommit>& commits,
-    const std::vector<store::AttemptRecord>& attempts,
-    const std::vector<std::pair<uint64_t, uint32_t>>& sent) {
+std::unique_ptr<JobState> JobFromPlan(const std::string& job_id, AdmittedPlan admitted) {
+  auto job = std::make_unique<JobState>(job_id, std::move(admitted.graph),
+                                        std::move(admitted.plan), std::move(admitted.datasets));
+  job->set_workdir_token(std::move(admitted.workdir_marker));
+  job->set_node_keys(std::move(admitted.node_keys));
+  for (const auto& [p, from] : admitted.reused) job->MarkReused(p, from);
+  return job;
+}
+
+namespace {
+
+// A job admitted before plans were kept: validated and planned again from its spec, against
+// what admission saw of each path (its `extra` lines).
+Result<std::unique_ptr<JobState>> ReplanLegacyJob(const store::JobRecord& record) {
   std::string workdir;
   std::string marker;
   DatasetListing datasets;
@@ -301,12 +292,50 @@ Result<std::unique_ptr<JobState>> RestoreJob(
   if (!loaded.ok()) {
     return InvalidArgument("job " + record.id + " no longer validates: " + loaded.diags.ToString());
   }
-  job::JobGraph graph = std::move(*loaded.graph);
-  if (!workdir.empty()) graph.workdir = workdir;  // the run directory chosen at admission
-  if (!run.root.empty()) graph.workdir_root = run.root;
-  graph.priority = record.priority;
-  COUPLER_ASSIGN_OR_RETURN(plan::Plan plan, plan::PlanJob(graph));
-  auto job = std::make_unique<JobState>(record.id, std::move(graph), std::move(plan), std::move(datasets));
+  AdmittedPlan admitted;
+  admitted.graph = std::move(*loaded.graph);
+  if (!workdir.empty()) admitted.graph.workdir = workdir;  // the run directory chosen at admission
+  if (!run.root.empty()) admitted.graph.workdir_root = run.root;
+  admitted.graph.priority = record.priority;
+  COUPLER_ASSIGN_OR_RETURN(admitted.plan, plan::PlanJob(admitted.graph));
+  admitted.datasets = std::move(datasets);
+  admitted.workdir_marker = marker;
+  admitted.node_keys = std::move(run.keys);
+  for (const auto& [p, from] : run.reused) {
+    if (p < admitted.plan.nodes.size()) admitted.reused[p] = from;
+  }
+  return JobFromPlan(record.id, std::move(admitted));
+}
+
+// The attempt bases a `coupler retry` recorded ("base\t<task>\t<attempts>" lines of extra).
+std::map<uint64_t, uint32_t> AttemptBases(const std::string& extra) {
+  std::string workdir, marker;
+  DatasetListing datasets;
+  ProbeRecord probes;
+  RunExtra run;
+  DecodeExtra(extra, workdir, marker, datasets, probes, run);
+  return run.bases;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<JobState>> RestoreJob(
+    const store::JobRecord& record, const std::vector<store::TaskCommit>& commits,
+    const std::vector<store::AttemptRecord>& attempts,
+    const std::vector<std::pair<uint64_t, uint32_t>>& sent) {
+  std::unique_ptr<JobState> job;
+  if (!record.plan.empty()) {
+    // Replayed, never re-derived: no parser, validator or planner runs, and nothing on disk is
+    // read but the record.
+    Result<AdmittedPlan> admitted = DecodeAdmittedPlan(record.plan);
+    if (!admitted.ok()) {
+      return admitted.status().WithContext("job " + record.id + "'s admitted plan");
+    }
+    admitted->graph.priority = record.priority;
+    job = JobFromPlan(record.id, std::move(*admitted));
+  } else {
+    COUPLER_ASSIGN_OR_RETURN(job, ReplanLegacyJob(record));
+  }
 
   // Attempts that ended without a commit (failed, lost) keep counting against `retries`.
   // Every attempt sent, failed, lost or committed counts (against `retries` too): a task goes
@@ -321,15 +350,10 @@ Result<std::unique_ptr<JobState>> RestoreJob(
   }
   job->set_times(record.submitted_ms, record.finished_ms);
   job->set_submitted_by(record.submitted_by);
-  if (!marker.empty() && !job->finished()) {
+  if (!job->workdir_token().empty() && !job->finished()) {
     // Written again in case the workdir was cleaned meanwhile; if it cannot be, workers refuse
     // the job's tasks and status says why.
-    (void)job::WriteWorkdirMarker(job->graph().workdir, record.id, marker);
-    job->set_workdir_token(marker);
-  }
-  job->set_node_keys(run.keys);
-  for (const auto& [p, from] : run.reused) {
-    if (p < job->plan().nodes.size()) job->MarkReused(p, from);
+    (void)job::WriteWorkdirMarker(job->graph().workdir, record.id, job->workdir_token());
   }
   for (const auto& c : commits) {
     if (c.task_id >= job->table().size()) continue;
@@ -340,13 +364,13 @@ Result<std::unique_ptr<JobState>> RestoreJob(
   for (const auto& [task, n] : attempts_of) {
     if (task < job->table().size()) job->RestoreAttempts(task, n);
   }
-  for (const auto& [task, base] : run.bases) {
+  for (const auto& [task, base] : AttemptBases(record.extra)) {
     if (task < job->table().size()) job->RestoreAttemptBase(task, base);
   }
   return job;
 }
 
-std::vector<std::pair<uint64_t, uint32_t>> AbandonedAttempts(
+std::vector<std::pair<uint64_t, uint32_t>> InFlightAttempts(
     const std::vector<store::TaskCommit>& commits,
     const std::vector<store::AttemptRecord>& attempts,
     const std::vector<std::pair<uint64_t, uint32_t>>& sent) {
@@ -362,6 +386,7 @@ std::vector<std::pair<uint64_t, uint32_t>> AbandonedAttempts(
 }
 
 std::string RunDirOf(const store::JobRecord& record) {
+  if (!record.run_dir.empty()) return record.run_dir;
   std::string workdir, marker;
   DatasetListing datasets;
   ProbeRecord probes;

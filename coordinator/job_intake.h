@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "coordinator/admitted_plan.h"
 #include "coordinator/data_roots.h"
 #include "coordinator/job_state.h"
 #include "coordinator/reuse_index.h"
@@ -39,6 +40,11 @@ Result<AdmittedJob> AdmitJob(const wire::SubmitJob& submit, const std::string& j
                              int64_t now_ms, const std::string& submitted_by,
                              const IntakeContext& context);
 
+// The job state an admitted plan describes (what AdmitJob runs, and RestoreJob replays).
+std::unique_ptr<JobState> JobFromPlan(const std::string& job_id, AdmittedPlan admitted);
+
+// A stored job, replayed from its admitted plan (record.plan; a job admitted before plans were
+// kept is planned again from its spec), with its commits marked done.
 // `sent`: every (task, attempt) sent to a worker: a task goes on after the highest attempt it
 // was sent, failed or committed with, so attempts in flight at a crash are counted too.
 Result<std::unique_ptr<JobState>> RestoreJob(
@@ -47,9 +53,10 @@ Result<std::unique_ptr<JobState>> RestoreJob(
     const std::vector<std::pair<uint64_t, uint32_t>>& sent = {});
 
 // The attempts of a stored job that were sent and had neither committed nor ended (failed,
-// lost) when the coordinator stopped: still running somewhere, or lost. In (task, attempt)
-// order.
-std::vector<std::pair<uint64_t, uint32_t>> AbandonedAttempts(
+// lost) when the coordinator stopped: still running somewhere, or lost with their worker. In
+// (task, attempt) order. A restart waits for their workers to report them
+// (Scheduler::AwaitAdoption).
+std::vector<std::pair<uint64_t, uint32_t>> InFlightAttempts(
     const std::vector<store::TaskCommit>& commits,
     const std::vector<store::AttemptRecord>& attempts,
     const std::vector<std::pair<uint64_t, uint32_t>>& sent);

@@ -324,6 +324,33 @@ void JobState::Requeue(uint64_t t) {
   ReadyAgain(t);
 }
 
+std::vector<uint64_t> JobState::AwaitAdoption(const std::vector<uint64_t>& tasks) {
+  std::vector<uint64_t> taken;
+  if (finished()) return taken;
+  for (const uint64_t t : tasks) {
+    if (t >= table_.size() || state_[t] != static_cast<uint8_t>(TaskState::kReady)) continue;
+    state_[t] = static_cast<uint8_t>(TaskState::kRunning);
+    ++node_running_[table_.Describe(t).plan_node];
+    ++running_;
+    taken.push_back(t);
+  }
+  if (taken.empty()) return taken;
+  if (phase_ == JobPhase::kQueued) phase_ = JobPhase::kRunning;
+  // Out of the queues at once (one pass each), so ready counts stay true.
+  auto not_ready = [this](uint64_t t) { return state_[t] != static_cast<uint8_t>(TaskState::kReady); };
+  std::erase_if(ready_, not_ready);
+  std::erase_if(ready_gpu_, not_ready);
+  for (auto& [p, queue] : ready_by_node_) std::erase_if(queue, not_ready);
+  std::erase_if(ready_gangs_, not_ready);
+  return taken;
+}
+
+void JobState::AbandonAdoption(uint64_t t) {
+  if (finished() || state_[t] != static_cast<uint8_t>(TaskState::kRunning)) return;
+  EndRunning(table_.Describe(t).plan_node);
+  ReadyAgain(t);
+}
+
 bool JobState::ChargeUnreportedLoss(uint64_t t) {
   if (++unreported_losses_[t] < kUnreportedLossesCharged) return false;
   unreported_losses_[t] = 0;

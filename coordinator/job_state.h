@@ -132,6 +132,15 @@ class JobState {
   // kills its worker before any report would otherwise be retried for ever).
   bool ChargeUnreportedLoss(uint64_t task);
   static constexpr uint8_t kUnreportedLossesCharged = 3;
+  // After a restart: restored tasks whose last attempt (attempts() - 1) was in flight when the
+  // coordinator stopped. Each one still ready becomes running, held by no worker, until its
+  // worker reports holding that attempt (adopted, see Scheduler::AwaitAdoption) or nobody does
+  // (AbandonAdoption). Returns those it took; the others (not ready: done, not released) are
+  // left as they are.
+  std::vector<uint64_t> AwaitAdoption(const std::vector<uint64_t>& tasks);
+  // No worker reported the attempt: the task is ready again, its next attempt a new number (the
+  // old one may still finish somewhere, and its result must not pass for the new one's).
+  void AbandonAdoption(uint64_t task);
   // Marks a task done without running it (resume from the state store).
   void RestoreDone(uint64_t task, uint32_t attempts);
   void RestoreAttempts(uint64_t task, uint32_t attempts);

@@ -117,13 +117,92 @@ std::vector<LostAttempt> Scheduler::LoseTasks(const std::string& worker_id, Held
   return lost;
 }
 
-std::vector<LostAttempt> Scheduler::RegisterWorker(const wire::RegisterWorker& info,
-                                                   int64_t now_ms) {
+Registration Scheduler::RegisterWorker(const wire::RegisterWorker& info, int64_t now_ms) {
   const WorkerEntry* before = registry_.Find(info.worker_id);
   const uint32_t slots = before != nullptr ? before->info.slots : 0;
   HeldTasks held = registry_.Register(info, now_ms);
-  return LoseTasks(info.worker_id, std::move(held), slots,
-                   "worker " + info.worker_id + " restarted while running the task");
+  Registration out;
+  out.lost = LoseTasks(info.worker_id, std::move(held), slots,
+                       "worker " + info.worker_id + " restarted while running the task");
+  WorkerEntry* w = registry_.Find(info.worker_id);
+  for (const wire::HeldAttempt& h : info.holding) {
+    const wire::TaskAttempt& a = h.attempt;
+    auto index = job_index_.find(a.job_id);
+    std::map<TaskKey, Awaited>::iterator awaited = awaiting_.end();
+    if (index != job_index_.end()) awaited = awaiting_.find({index->second, a.task_id});
+    JobState* job = index == job_index_.end() ? nullptr : jobs_[index->second].get();
+    if (awaited == awaiting_.end() || awaited->second.attempt != a.attempt || job->finished() ||
+        job->task_state(a.task_id) != TaskState::kRunning) {
+      out.release.push_back(a);
+      continue;
+    }
+    awaiting_.erase(awaited);
+    const TaskKey key{index->second, a.task_id};
+    // Held here as if just sent, in the order reported (running ones first): a share of a GPU
+    // is counted against this worker's ledger again.
+    w->StartTask(key, job->gpu_share(job->table().Describe(a.task_id).plan_node));
+    if (h.started) w->MarkStarted(key);
+    out.adopted.push_back(h);
+  }
+  return out;
+}
+
+std::vector<std::pair<uint64_t, uint32_t>> Scheduler::AwaitAdoption(
+    const std::string& job_id, const std::vector<std::pair<uint64_t, uint32_t>>& attempts,
+    int64_t deadline_ms) {
+  std::vector<std::pair<uint64_t, uint32_t>> abandoned;
+  auto index = job_index_.find(job_id);
+  if (index == job_index_.end()) return attempts;
+  JobState& job = *jobs_[index->second];
+  std::vector<uint64_t> loose;
+  for (const auto& [task, attempt] : attempts) {
+    // Only the live attempt can be adopted; a gang's ranks cannot be rejoined.
+    if (task >= job.table().size() || job.attempts(task) != attempt + 1u ||
+        job.table().Describe(task).kind == TaskKind::kGang) {
+      abandoned.emplace_back(task, attempt);
+      continue;
+    }
+    loose.push_back(task);
+  }
+  const std::vector<uint64_t> waiting = job.AwaitAdoption(loose);
+  for (const uint64_t task : waiting) {
+    awaiting_[{index->second, task}] = {job.attempts(task) - 1u, deadline_ms};
+  }
+  // `waiting` is `loose` less the tasks not running: one pass finds those.
+  for (size_t i = 0, w = 0; i < loose.size(); ++i) {
+    if (w < waiting.size() && waiting[w] == loose[i]) {
+      ++w;
+    } else {
+      abandoned.emplace_back(loose[i], job.attempts(loose[i]) - 1u);
+    }
+  }
+  std::sort(abandoned.begin(), abandoned.end());
+  return abandoned;
+}
+
+bool Scheduler::AwaitsAdoption(const std::string& job_id, uint64_t task_id,
+                               uint32_t attempt) const {
+  auto index = job_index_.find(job_id);
+  if (index == job_index_.end()) return false;
+  auto it = awaiting_.find({index->second, task_id});
+  return it != awaiting_.end() && it->second.attempt == attempt;
+}
+
+std::vector<LostAttempt> Scheduler::AbandonUnadopted(int64_t now_ms) {
+  std::vector<LostAttempt> abandoned;
+  for (auto it = awaiting_.begin(); it != awaiting_.end();) {
+    if (it->second.deadline_ms > now_ms) {
+      ++it;
+      continue;
+    }
+    JobState& job = *jobs_[it->first.first];
+    if (!job.finished() && job.task_state(it->first.second) == TaskState::kRunning) {
+      abandoned.push_back({job.id(), it->first.second, it->second.attempt, ""});
+      job.AbandonAdoption(it->first.second);
+    }
+    it = awaiting_.erase(it);
+  }
+  return abandoned;
 }
 
 std::vector<LostAttempt> Scheduler::ReapSilentWorkers(int64_t now_ms) {

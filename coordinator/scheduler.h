@@ -40,6 +40,14 @@ struct LostAttempt {
   std::string worker_id;
 };
 
+// What a registration did: the tasks an earlier registration of the id held (lost), and of the
+// attempts the worker reported holding, those adopted and those it must let go (release).
+struct Registration {
+  std::vector<LostAttempt> lost;
+  std::vector<wire::HeldAttempt> adopted;
+  std::vector<wire::TaskAttempt> release;
+};
+
 class Scheduler {
  public:
   // A gang's partial hold on slots is given back after gang_hold_timeout_ms.
@@ -62,8 +70,27 @@ class Scheduler {
 
   WorkerRegistry& registry() { return registry_; }
   const WorkerRegistry& registry() const { return registry_; }
-  // Registration; tasks a same-named earlier incarnation held are treated as lost.
-  std::vector<LostAttempt> RegisterWorker(const wire::RegisterWorker& info, int64_t now_ms);
+  // Registration; tasks a same-named earlier incarnation held are treated as lost. Of what the
+  // worker reports holding (info.holding), each attempt awaiting adoption is adopted: held by
+  // this worker from now on, as if just sent (started as reported), so its result commits.
+  // Everything else it holds is not its to run any more: released.
+  Registration RegisterWorker(const wire::RegisterWorker& info, int64_t now_ms);
+
+  // After a restart: the attempts of `job_id` (added already) that were sent and had not ended
+  // when the coordinator stopped, (task, attempt) from its store. Each loose task whose live
+  // attempt that is waits, running and held by nobody, for a worker to report it (adopted at
+  // its registration) until `deadline_ms`. Returns the attempts that cannot wait (gangs: their
+  // ranks cannot be rejoined; tasks not running any more): they are abandoned now, and run
+  // again.
+  std::vector<std::pair<uint64_t, uint32_t>> AwaitAdoption(
+      const std::string& job_id, const std::vector<std::pair<uint64_t, uint32_t>>& attempts,
+      int64_t deadline_ms);
+  // The attempts no worker reported by their deadline: abandoned, their tasks ready again
+  // (worker_id empty).
+  std::vector<LostAttempt> AbandonUnadopted(int64_t now_ms);
+  size_t awaiting_adoption() const { return awaiting_.size(); }
+  // Is this attempt waiting for its worker to report it?
+  bool AwaitsAdoption(const std::string& job_id, uint64_t task_id, uint32_t attempt) const;
   // Workers silent past the timeout, and what their tasks became.
   std::vector<LostAttempt> ReapSilentWorkers(int64_t now_ms);
   // A worker gone without a drain (given up on now): lost, and so are the tasks it held.
@@ -152,6 +179,13 @@ class Scheduler {
   size_t rr_cursor_ = 0;  // round robin between jobs of equal priority
   GangReservations gangs_;
   std::map<TaskKey, RunningGang> running_gangs_;
+  // Attempts in flight at a restart, waiting for their worker (see AwaitAdoption): attempt and
+  // deadline.
+  struct Awaited {
+    uint32_t attempt = 0;
+    int64_t deadline_ms = 0;
+  };
+  std::map<TaskKey, Awaited> awaiting_;
 };
 
 }  // namespace coupler::coordinator

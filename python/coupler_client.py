@@ -86,7 +86,7 @@ class CouplerTimeout(CouplerError, TimeoutError):
 # The wire format (docs/protocol.md)
 
 MAGIC = b"CPLR"
-PROTOCOL_VERSION = 10
+PROTOCOL_VERSION = 11
 HEADER_SIZE = 12
 DEFAULT_MAX_PAYLOAD_BYTES = 64 << 20
 MAX_SPEC_BYTES = 16 << 20
@@ -101,6 +101,8 @@ MESSAGE_TYPES: Dict[str, int] = {
     "LaunchDaemon": 6,
     "LaunchOutput": 7,
     "LaunchStop": 8,
+    "Registered": 9,
+    "ResultAck": 10,
     "SubmitJob": 16,
     "SubmitReply": 17,
     "StatusRequest": 18,
@@ -124,6 +126,7 @@ RECORDS: Dict[str, Fields] = {
         ("worker_id", "str"), ("host", "str"), ("address", "str"), ("pid", "u32"),
         ("slots", "u32"), ("prefetch", "u32"), ("cpus", "u32"), ("memory_bytes", "u64"),
         ("gpus", "[GpuInfo]"), ("labels", "{str: str}"), ("protocol_version", "u16"),
+        ("holding", "[HeldAttempt]"),
     ],
     "Heartbeat": [
         ("sender_id", "str"), ("sequence", "u64"), ("running_tasks", "u32"),
@@ -141,6 +144,8 @@ RECORDS: Dict[str, Fields] = {
         ("exit_code", "i32"),
     ],
     "LaunchStop": [("gang", "TaskAttempt")],
+    "Registered": [("worker_id", "str"), ("epoch", "u64"), ("release", "[TaskAttempt]")],
+    "ResultAck": [("attempts", "[TaskAttempt]")],
     "SubmitJob": [
         ("spec_text", "str"), ("spec_path", "str"), ("priority", "i32"), ("client_id", "str"),
         ("cwd", "str"), ("submission_id", "str"), ("reuse", "bool"),
@@ -160,6 +165,7 @@ RECORDS: Dict[str, Fields] = {
         ("index", "u32"), ("name", "str"), ("total_memory", "u64"), ("free_memory", "u64"),
     ],
     "TaskAttempt": [("job_id", "str"), ("task_id", "u64"), ("attempt", "u32")],
+    "HeldAttempt": [("attempt", "TaskAttempt"), ("started", "bool")],
     "GpuUsage": [
         ("index", "u32"), ("utilization_percent", "u32"), ("used_memory", "u64"),
         ("total_memory", "u64"),

@@ -26,6 +26,8 @@ inline std::vector<Message> SampleMessages() {
   reg.gpus = {gpu};
   reg.labels = {{"interconnect", "nvlink"}};
   reg.protocol_version = 1;
+  reg.holding = {HeldAttempt{TaskAttempt{"j-000001", 3, 0}, true},
+                 HeldAttempt{TaskAttempt{"j-000001", 4, 1}, false}};
 
   Heartbeat beat;
   beat.sender_id = "w-1";
@@ -153,6 +155,8 @@ inline std::vector<Message> SampleMessages() {
   LaunchDaemon launch_daemon{7, gang_attempt, " orted -mca ess \"env\""};
   LaunchOutput launch_output{7, 2, "orted: ready\n", true, 3};
   LaunchStop launch_stop{gang_attempt};
+  Registered registered{"w-1", 7, {TaskAttempt{"j-000001", 4, 1}}};
+  ResultAck result_ack{{TaskAttempt{"j-000001", 3, 0}, gang_attempt}};
 
   return {
       reg,
@@ -163,6 +167,8 @@ inline std::vector<Message> SampleMessages() {
       launch_daemon,
       launch_output,
       launch_stop,
+      registered,
+      result_ack,
       submit,
       submit_reply,
       status_request,

@@ -1,5 +1,6 @@
 #include "worker/task_pool.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "kernels/device.h"
@@ -38,7 +39,7 @@ TaskPool::~TaskPool() {
     std::lock_guard lock(mu_);
     stopping_ = true;
     queue_.clear();  // a drained worker has none; an aborted one runs no more
-    for (auto& [job, flag] : cancel_flags_) flag->store(true);
+    for (Running& r : running_tasks_) r.cancel->store(true);
   }
   cv_.notify_all();
   share_cv_.notify_all();
@@ -48,36 +49,59 @@ TaskPool::~TaskPool() {
 void TaskPool::Submit(std::vector<wire::TaskSpec> tasks) {
   {
     std::lock_guard lock(mu_);
-    for (auto& t : tasks) {
-      auto& flag = cancel_flags_[t.job_id];
-      // Tasks of a job cancelled before come only after a `coupler retry`: they get a fresh
-      // flag, while the attempts the cancel abandoned keep the raised one.
-      if (!flag || flag->load()) flag = std::make_shared<std::atomic<bool>>(false);
-      queue_.push_back(std::move(t));
-    }
+    for (auto& t : tasks) queue_.push_back(std::move(t));
   }
   cv_.notify_all();
 }
 
 void TaskPool::CancelJob(const std::string& job_id) {
   std::lock_guard lock(mu_);
-  auto& flag = cancel_flags_[job_id];
-  if (!flag) flag = std::make_shared<std::atomic<bool>>(false);
-  flag->store(true);
+  for (Running& r : running_tasks_) {
+    if (r.attempt.job_id == job_id) r.cancel->store(true);
+  }
   std::erase_if(queue_, [&](const wire::TaskSpec& t) { return t.job_id == job_id; });
   share_cv_.notify_all();  // a task of the job waiting for a GPU share stops waiting
 }
 
-std::vector<wire::TaskAttempt> TaskPool::RunningTasks() const {
+size_t TaskPool::Release(const std::vector<wire::TaskAttempt>& attempts) {
   std::lock_guard lock(mu_);
-  return running_tasks_;
+  auto named = [&](const std::string& job, uint64_t task, uint32_t attempt) {
+    return std::any_of(attempts.begin(), attempts.end(), [&](const wire::TaskAttempt& a) {
+      return a.task_id == task && a.attempt == attempt && a.job_id == job;
+    });
+  };
+  size_t n = std::erase_if(queue_, [&](const wire::TaskSpec& t) {
+    return named(t.job_id, t.task_id, t.attempt);
+  });
+  for (Running& r : running_tasks_) {
+    if (!r.released && named(r.attempt.job_id, r.attempt.task_id, r.attempt.attempt)) {
+      r.released = true;
+      r.cancel->store(true);
+      ++n;
+    }
+  }
+  share_cv_.notify_all();
+  return n;
 }
 
-size_t TaskPool::DropQueued() {
+std::vector<wire::HeldAttempt> TaskPool::Held() const {
   std::lock_guard lock(mu_);
-  const size_t n = queue_.size();
-  queue_.clear();
-  return n;
+  std::vector<wire::HeldAttempt> out;
+  for (const Running& r : running_tasks_) {
+    if (!r.released) out.push_back({r.attempt, true});
+  }
+  for (const wire::TaskSpec& t : queue_) {
+    out.push_back({{t.job_id, t.task_id, t.attempt}, false});
+  }
+  return out;
+}
+
+std::vector<wire::TaskAttempt> TaskPool::RunningTasks() const {
+  std::lock_guard lock(mu_);
+  std::vector<wire::TaskAttempt> out;
+  out.reserve(running_tasks_.size());
+  for (const Running& r : running_tasks_) out.push_back(r.attempt);
+  return out;
 }
 
 std::vector<wire::TaskOutcome> TaskPool::TakeOutcomes() {
@@ -177,9 +201,9 @@ void TaskPool::Loop(size_t slot) {
       if (queue_.empty()) return;  // stopping and nothing left
       task = std::move(queue_.front());
       queue_.pop_front();
-      cancel = cancel_flags_[task.job_id];
+      cancel = std::make_shared<std::atomic<bool>>(false);
       idle_before = running_.fetch_add(1) == 0;
-      running_tasks_.push_back({task.job_id, task.task_id, task.attempt});
+      running_tasks_.push_back({{task.job_id, task.task_id, task.attempt}, cancel});
       starts_.fetch_add(1);
     }
     // The first start after idle wakes the network thread, which reports it at once; later
@@ -196,12 +220,16 @@ void TaskPool::Loop(size_t slot) {
     {
       std::lock_guard lock(mu_);
       mean_task_us_ = mean_task_us_ == 0 ? us : 0.9 * mean_task_us_ + 0.1 * us;
-      first = outcomes_.empty();
-      outcomes_.push_back(std::move(outcome));
-      --running_;
-      std::erase_if(running_tasks_, [&](const wire::TaskAttempt& r) {
-        return r.task_id == task.task_id && r.job_id == task.job_id && r.attempt == task.attempt;
+      bool released = false;
+      std::erase_if(running_tasks_, [&](const Running& r) {
+        const bool mine = r.cancel == cancel;
+        released |= mine && r.released;
+        return mine;
       });
+      --running_;
+      // A released attempt is another's now: its outcome would only be dropped as stale.
+      first = outcomes_.empty() && !released;
+      if (!released) outcomes_.push_back(std::move(outcome));
     }
     // Only the outcome that makes the queue non-empty wakes the owner; it takes them all, so
     // fast tasks cost one wake per batch, not one per task.

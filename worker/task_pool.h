@@ -47,8 +47,12 @@ class TaskPool {
   void Submit(std::vector<wire::TaskSpec> tasks);
   // Cancels a job's tasks: queued ones are dropped, running ones are told to stop.
   void CancelJob(const std::string& job_id);
-  // Forgets every task not started yet (the coordinator gave them to others); returns how many.
-  size_t DropQueued();
+  // The coordinator says these attempts are not this worker's to run any more (Registered's
+  // release): queued ones are dropped, running ones are told to stop and their outcomes are
+  // never reported. Returns how many it held.
+  size_t Release(const std::vector<wire::TaskAttempt>& attempts);
+  // What it holds, for a registration: queued (started false) and running attempts.
+  std::vector<wire::HeldAttempt> Held() const;
   // Outcomes finished since the last call.
   std::vector<wire::TaskOutcome> TakeOutcomes();
   // Tasks queued or running.
@@ -77,10 +81,16 @@ class TaskPool {
   std::condition_variable cv_;
   std::deque<wire::TaskSpec> queue_;
   std::vector<wire::TaskOutcome> outcomes_;
-  std::map<std::string, std::shared_ptr<std::atomic<bool>>> cancel_flags_;  // per job
   std::atomic<size_t> running_{0};
   std::atomic<uint64_t> starts_{0};
-  std::vector<wire::TaskAttempt> running_tasks_;  // guarded by mu_
+  // What the slots run, each with its own stop flag (a cancel stops a job's, a release one
+  // attempt's). Guarded by mu_.
+  struct Running {
+    wire::TaskAttempt attempt;
+    std::shared_ptr<std::atomic<bool>> cancel;
+    bool released = false;  // its outcome is dropped, not reported
+  };
+  std::vector<Running> running_tasks_;
   double mean_task_us_ = 0;  // guarded by mu_
   bool stopping_ = false;
   std::vector<std::thread> threads_;

@@ -173,18 +173,40 @@ Status Worker::Connect() {
 
 void Worker::Register() {
   if (registered_before_) {
-    // The coordinator gave what we held to others when it forgot us (it restarted, or declared
-    // us dead): tasks not started yet would only run twice. Results of the running ones are
-    // still sent, and dropped there as not the live attempt.
-    if (const size_t dropped = pool_->DropQueued(); dropped > 0) {
-      Logger("worker")->info("dropped {} queued task(s) the coordinator no longer gives us", dropped);
-    }
     // Their gangs ended with our registration: the coordinator forgot the reservations.
     daemons_->StopAll();
+  }
+  // Everything it holds goes with the registration: a restarted coordinator adopts the
+  // attempts it had sent (they run on, and their results count), and names the rest in its
+  // answer (OnRegistered), which are dropped then.
+  registration_.holding = pool_->Held();
+  for (const auto& [key, outcome] : unacked_) {
+    registration_.holding.push_back({{outcome.job_id, outcome.task_id, outcome.attempt}, true});
   }
   registered_before_ = true;
   last_register_ms_ = NowMs();
   (void)net::Send(dealer_, wire::Encode(registration_));
+  registration_.holding.clear();
+}
+
+void Worker::OnRegistered(const wire::Registered& registered) {
+  epoch_ = registered.epoch;
+  size_t released = pool_->Release(registered.release);
+  for (const wire::TaskAttempt& a : registered.release) {
+    released += unacked_.erase({a.job_id, a.task_id, a.attempt});
+  }
+  if (released > 0) {
+    // Given to others while the coordinator did not know us (it declared us dead), or never
+    // recorded as sent before it restarted: running them would only run them twice.
+    Logger("worker")->info("registered as {} (epoch {}): {} held attempt(s) released: the "
+                           "coordinator no longer gives them to us",
+                           registered.worker_id, epoch_, released);
+  }
+  if (unacked_.empty()) return;
+  Logger("worker")->info("sending again {} result(s) not acknowledged yet", unacked_.size());
+  for (auto& [key, outcome] : unacked_) unsent_.push_back(outcome);
+  unacked_.clear();  // SendOutcomes keeps them again as it sends them
+  SendOutcomes();
 }
 
 Status Worker::CheckRefused() {
@@ -247,6 +269,11 @@ void Worker::SendOutcomes() {
     Logger("worker")->warn("sending {} result(s) failed, keeping them to send again: {}",
                            result.outcomes.size(), s.message());
     unsent_ = std::move(result.outcomes);
+    return;
+  }
+  for (wire::TaskOutcome& o : result.outcomes) {
+    AttemptKey key{o.job_id, o.task_id, o.attempt};
+    unacked_.insert_or_assign(std::move(key), std::move(o));
   }
 }
 
@@ -274,6 +301,12 @@ void Worker::OnMessage(const std::string& payload, bool& drain_requested) {
     daemons_->Start(*launch);
   } else if (const auto* stop = std::get_if<wire::LaunchStop>(&*msg)) {
     daemons_->Stop(*stop);
+  } else if (const auto* ack = std::get_if<wire::ResultAck>(&*msg)) {
+    for (const wire::TaskAttempt& a : ack->attempts) {
+      unacked_.erase({a.job_id, a.task_id, a.attempt});
+    }
+  } else if (const auto* registered = std::get_if<wire::Registered>(&*msg)) {
+    OnRegistered(*registered);
   } else if (std::holds_alternative<wire::DrainWorker>(*msg)) {
     drain_requested = true;
   } else if (const auto* err = std::get_if<wire::Error>(&*msg)) {
@@ -313,6 +346,7 @@ Status Worker::Run(const std::atomic<bool>& drain) {
             options_.slots);
   bool draining = false;
   bool drain_requested = false;
+  int64_t idle_since_ms = -1;  // draining and holding nothing since then
   for (;;) {
     COUPLER_RETURN_IF_ERROR(CheckRefused());
     const unsigned ready =
@@ -341,6 +375,13 @@ Status Worker::Run(const std::atomic<bool>& drain) {
     }
     if (draining && pool_->held() == 0) {
       SendOutcomes();
+      // Its last results are acknowledged (on the coordinator's disk) before it leaves, or it
+      // gives up waiting after the coordinator timeout: a coordinator that is down now would
+      // re-run those tasks, which is all a worker that must leave can leave it.
+      if (idle_since_ms < 0) idle_since_ms = NowMs();
+      if (!unacked_.empty() && NowMs() - idle_since_ms < options_.coordinator_timeout_ms) {
+        continue;
+      }
       SendHeartbeat(true);
       break;
     }

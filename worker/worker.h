@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 
 #include <zmq.hpp>
 
@@ -71,6 +72,8 @@ class Worker {
   Status ReceiveFailed(const Status& status);
   void SendHeartbeat(bool draining);
   void SendOutcomes();
+  // Registered: drops what the coordinator released, sends again what it has not acknowledged.
+  void OnRegistered(const wire::Registered& registered);
   // Relays what the gangs' MPI daemons running here wrote (and keepalives for them).
   void SendDaemonOutput(bool keepalive);
   uint32_t DesiredPrefetch() const;
@@ -91,6 +94,12 @@ class Worker {
   // Outcomes taken from the pool that could not be queued for sending yet (the queue to the
   // coordinator was full): kept and sent first next time, never dropped.
   std::vector<wire::TaskOutcome> unsent_;
+  // Outcomes sent and not acknowledged yet (wire::ResultAck), by attempt: reported as held and
+  // sent again after a registration, so a coordinator that crashed before writing them still
+  // gets them.
+  using AttemptKey = std::tuple<std::string, uint64_t, uint32_t>;
+  std::map<AttemptKey, wire::TaskOutcome> unacked_;
+  uint64_t epoch_ = 0;  // the coordinator's, from its last Registered
   bool silence_reported_ = false;
   wire::RegisterWorker registration_;
   bool registered_before_ = false;

@@ -19,7 +19,7 @@ struct JobCounts {
 struct JobRecord {
   std::string id;         // "j-000001"-style, assigned by the coordinator; trailing digits count
   std::string name;
-  std::string spec_text;  // the submitted YAML/JSON, re-planned on resume
+  std::string spec_text;  // the submitted YAML/JSON, as submitted (for people and `coupler retry`)
   std::string spec_path;  // as the user gave it, for messages
   std::string base_dir;   // relative paths in the spec resolve here
   int priority = 0;
@@ -27,7 +27,16 @@ struct JobRecord {
   std::string error;
   int64_t submitted_ms = 0;
   int64_t finished_ms = 0;
-  std::string extra;      // opaque bytes for the coordinator (e.g. dataset shard listings)
+  // What admission decided (coordinator/admitted_plan.h): a restart replays it. Empty for a job
+  // admitted by an older coupler (its `extra` lines are read then), and in what LoadJobs
+  // returns (LoadPlan reads it: only unfinished jobs need it, and a plan may be large).
+  std::string plan;
+  // Its run directory (its outputs and logs), for a finished job's status after a restart.
+  // Empty for a job admitted before it was kept (then in `extra`).
+  std::string run_dir;
+  // After a `coupler retry`: "base\t<task>\t<attempts>" lines (JobState::attempt_base). For a
+  // job admitted by an older coupler also its admission lines (job_intake.cc).
+  std::string extra;
   std::string submitted_by;  // the name of the client key that submitted it ("" if insecure)
   // The client's id for the submission (a retried HTTP POST names the same one): "" if none.
   std::string submission_id;

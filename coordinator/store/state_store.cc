@@ -34,8 +34,8 @@ constexpr int kCheckpointPages = 1000;
 
 constexpr const char* kPutJob =
     "INSERT OR REPLACE INTO jobs (id, number, name, spec_text, spec_path, base_dir, priority, "
-    "state, error, submitted_ms, finished_ms, extra, submitted_by, submission_id) "
-    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+    "state, error, submitted_ms, finished_ms, extra, submitted_by, submission_id, plan, run_dir) "
+    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 constexpr const char* kSetJobState =
     "UPDATE jobs SET state = ?, error = ?, finished_ms = ?, tasks_total = ?, tasks_done = ?, "
     "tasks_failed = ?, attempts = ? WHERE id = ?";
@@ -49,8 +49,13 @@ constexpr const char* kInsertAttempt =
 constexpr const char* kLoadJobs =
     "SELECT id, name, spec_text, spec_path, base_dir, priority, state, error, submitted_ms, "
     "finished_ms, extra, submitted_by, tasks_total, tasks_done, tasks_failed, attempts, "
-    "submission_id FROM jobs "
+    "submission_id, run_dir FROM jobs "
     "ORDER BY number, id";
+constexpr const char* kLoadJob =
+    "SELECT id, name, spec_text, spec_path, base_dir, priority, state, error, submitted_ms, "
+    "finished_ms, extra, submitted_by, tasks_total, tasks_done, tasks_failed, attempts, "
+    "submission_id, run_dir, plan FROM jobs WHERE id = ?";
+constexpr const char* kLoadPlan = "SELECT plan FROM jobs WHERE id = ?";
 constexpr const char* kLoadCommits =
     "SELECT task_id, attempt, output_paths, rows_in, rows_out, device, kernel_ms, "
     "bytes_processed, worker_id FROM commits WHERE job_id = ? ORDER BY task_id";
@@ -293,6 +298,8 @@ Status StateStore::PrepareStatements() {
       {&insert_commit_, kInsertCommit},
       {&insert_attempt_, kInsertAttempt},
       {&load_jobs_, kLoadJobs},
+      {&load_job_, kLoadJob},
+      {&load_plan_, kLoadPlan},
       {&load_commits_, kLoadCommits},
       {&load_attempts_, kLoadAttempts},
       {&next_job_number_, kNextJobNumber},
@@ -407,6 +414,8 @@ Status StateStore::PutJob(const JobRecord& job) {
     put_job_.BindBlob(12, job.extra);
     put_job_.BindText(13, job.submitted_by);
     put_job_.BindText(14, job.submission_id);
+    put_job_.BindBlob(15, job.plan);
+    put_job_.BindText(16, job.run_dir);
     return put_job_.Step().status();
   });
 }
@@ -443,6 +452,34 @@ Status StateStore::Flush() {
                            [] { return Status::Ok(); });
 }
 
+namespace {
+
+// The columns LoadJobs and LoadJob share, in that order.
+JobRecord ReadJobRow(SqliteStatement& row) {
+  JobRecord j;
+  j.id = row.ColumnText(0);
+  j.name = row.ColumnText(1);
+  j.spec_text = row.ColumnText(2);
+  j.spec_path = row.ColumnText(3);
+  j.base_dir = row.ColumnText(4);
+  j.priority = static_cast<int>(row.ColumnInt64(5));
+  j.state = row.ColumnText(6);
+  j.error = row.ColumnText(7);
+  j.submitted_ms = row.ColumnInt64(8);
+  j.finished_ms = row.ColumnInt64(9);
+  j.extra = row.ColumnBlob(10);
+  j.submitted_by = row.ColumnText(11);
+  j.counts.tasks_total = FromSql(row.ColumnInt64(12));
+  j.counts.tasks_done = FromSql(row.ColumnInt64(13));
+  j.counts.tasks_failed = FromSql(row.ColumnInt64(14));
+  j.counts.attempts = FromSql(row.ColumnInt64(15));
+  j.submission_id = row.ColumnText(16);
+  j.run_dir = row.ColumnText(17);
+  return j;
+}
+
+}  // namespace
+
 Result<std::vector<JobRecord>> StateStore::LoadJobs() {
   StatementReset reset(load_jobs_);
   std::vector<JobRecord> jobs;
@@ -450,26 +487,29 @@ Result<std::vector<JobRecord>> StateStore::LoadJobs() {
     Result<bool> row = load_jobs_.Step();
     if (!row.ok()) return row.status().WithContext("load jobs from " + path_);
     if (!*row) break;
-    JobRecord& j = jobs.emplace_back();
-    j.id = load_jobs_.ColumnText(0);
-    j.name = load_jobs_.ColumnText(1);
-    j.spec_text = load_jobs_.ColumnText(2);
-    j.spec_path = load_jobs_.ColumnText(3);
-    j.base_dir = load_jobs_.ColumnText(4);
-    j.priority = static_cast<int>(load_jobs_.ColumnInt64(5));
-    j.state = load_jobs_.ColumnText(6);
-    j.error = load_jobs_.ColumnText(7);
-    j.submitted_ms = load_jobs_.ColumnInt64(8);
-    j.finished_ms = load_jobs_.ColumnInt64(9);
-    j.extra = load_jobs_.ColumnBlob(10);
-    j.submitted_by = load_jobs_.ColumnText(11);
-    j.counts.tasks_total = FromSql(load_jobs_.ColumnInt64(12));
-    j.counts.tasks_done = FromSql(load_jobs_.ColumnInt64(13));
-    j.counts.tasks_failed = FromSql(load_jobs_.ColumnInt64(14));
-    j.counts.attempts = FromSql(load_jobs_.ColumnInt64(15));
-    j.submission_id = load_jobs_.ColumnText(16);
+    jobs.push_back(ReadJobRow(load_jobs_));
   }
   return jobs;
+}
+
+Result<std::optional<JobRecord>> StateStore::LoadJob(const std::string& job_id) {
+  StatementReset reset(load_job_);
+  load_job_.BindText(1, job_id);
+  Result<bool> row = load_job_.Step();
+  if (!row.ok()) return row.status().WithContext("load job " + job_id + " from " + path_);
+  if (!*row) return std::optional<JobRecord>();
+  JobRecord j = ReadJobRow(load_job_);
+  j.plan = load_job_.ColumnBlob(18);
+  return std::optional<JobRecord>(std::move(j));
+}
+
+Result<std::string> StateStore::LoadPlan(const std::string& job_id) {
+  StatementReset reset(load_plan_);
+  load_plan_.BindText(1, job_id);
+  Result<bool> row = load_plan_.Step();
+  if (!row.ok()) return row.status().WithContext("load the plan of job " + job_id);
+  if (!*row) return NotFound("no job " + job_id + " in " + path_);
+  return load_plan_.ColumnBlob(0);
 }
 
 Result<std::vector<TaskCommit>> StateStore::LoadCommits(const std::string& job_id) {

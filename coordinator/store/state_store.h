@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -87,7 +88,11 @@ class StateStore {
   Status Flush();
 
   // Only what is on disk; buffered rows are not seen.
-  Result<std::vector<JobRecord>> LoadJobs();  // by job number, then id
+  Result<std::vector<JobRecord>> LoadJobs();  // by job number, then id; `plan` left empty
+  // One job's row with its plan; nullopt when there is none.
+  Result<std::optional<JobRecord>> LoadJob(const std::string& job_id);
+  // A job's admitted plan (JobRecord::plan); empty for a job admitted before plans were kept.
+  Result<std::string> LoadPlan(const std::string& job_id);
   // By task_id (compared as SQLite's signed 64-bit: ids from 2^63 up would come first).
   Result<std::vector<TaskCommit>> LoadCommits(const std::string& job_id);
   Result<std::vector<AttemptRecord>> LoadAttempts(const std::string& job_id);  // by task, attempt
@@ -150,6 +155,8 @@ class StateStore {
   SqliteStatement load_sent_;
   SqliteStatement next_job_number_;
   SqliteStatement set_generation_;
+  SqliteStatement load_job_;
+  SqliteStatement load_plan_;
 };
 
 }  // namespace coupler::store

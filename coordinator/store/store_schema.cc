@@ -26,7 +26,9 @@ CREATE TABLE jobs (
   tasks_done INTEGER NOT NULL DEFAULT 0,
   tasks_failed INTEGER NOT NULL DEFAULT 0,
   attempts INTEGER NOT NULL DEFAULT 0,
-  submission_id TEXT NOT NULL DEFAULT ''
+  submission_id TEXT NOT NULL DEFAULT '',
+  plan BLOB NOT NULL DEFAULT x'',  -- coordinator/admitted_plan.h; empty before version 5
+  run_dir TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX jobs_by_number ON jobs(number);
 -- One row per task: the primary key is what makes the first committed attempt win.
@@ -159,6 +161,11 @@ Status EnsureSchema(SqliteDb& db, const std::string& path) {
     // Jobs from before submission ids have none: a retried submission cannot name them.
     COUPLER_RETURN_IF_ERROR(
         db.Exec("ALTER TABLE jobs ADD COLUMN submission_id TEXT NOT NULL DEFAULT '';"));
+  }
+  if (info.user_version >= 1 && info.user_version <= 4) {
+    // Jobs admitted before have no plan: they are restored from their spec, as then.
+    COUPLER_RETURN_IF_ERROR(db.Exec("ALTER TABLE jobs ADD COLUMN plan BLOB NOT NULL DEFAULT x'';"
+                                    "ALTER TABLE jobs ADD COLUMN run_dir TEXT NOT NULL DEFAULT '';"));
   }
   // Older states start counting at 0: their marker records no generation, so nothing is
   // checked until the first commit records one.

@@ -108,6 +108,8 @@ template std::string Encode(const LaunchRequest&);
 template std::string Encode(const LaunchDaemon&);
 template std::string Encode(const LaunchOutput&);
 template std::string Encode(const LaunchStop&);
+template std::string Encode(const Registered&);
+template std::string Encode(const ResultAck&);
 template std::string Encode(const SubmitJob&);
 template std::string Encode(const SubmitReply&);
 template std::string Encode(const StatusRequest&);

@@ -18,6 +18,8 @@ enum class MessageType : uint16_t {
   kLaunchDaemon = 6,
   kLaunchOutput = 7,
   kLaunchStop = 8,
+  kRegistered = 9,
+  kResultAck = 10,
 
   kSubmitJob = 16,
   kSubmitReply = 17,
@@ -36,7 +38,8 @@ enum class MessageType : uint16_t {
 inline constexpr MessageType kAllMessageTypes[] = {
     MessageType::kRegisterWorker, MessageType::kHeartbeat,     MessageType::kTaskAssignment,
     MessageType::kTaskResult,     MessageType::kLaunchRequest, MessageType::kLaunchDaemon,
-    MessageType::kLaunchOutput,   MessageType::kLaunchStop,    MessageType::kSubmitJob,     MessageType::kSubmitReply,
+    MessageType::kLaunchOutput,   MessageType::kLaunchStop,    MessageType::kRegistered,
+    MessageType::kResultAck,      MessageType::kSubmitJob,     MessageType::kSubmitReply,
     MessageType::kStatusRequest,  MessageType::kStatusReply,   MessageType::kCancelJob,
     MessageType::kDrainWorker,    MessageType::kWorkersRequest, MessageType::kWorkersReply,
     MessageType::kRetryJob,
@@ -54,6 +57,8 @@ constexpr std::string_view MessageTypeName(MessageType type) {
     case MessageType::kLaunchDaemon: return "LaunchDaemon";
     case MessageType::kLaunchOutput: return "LaunchOutput";
     case MessageType::kLaunchStop: return "LaunchStop";
+    case MessageType::kRegistered: return "Registered";
+    case MessageType::kResultAck: return "ResultAck";
     case MessageType::kSubmitJob: return "SubmitJob";
     case MessageType::kSubmitReply: return "SubmitReply";
     case MessageType::kStatusRequest: return "StatusRequest";

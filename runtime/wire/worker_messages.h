@@ -32,7 +32,34 @@ struct GpuInfo {
   friend bool operator==(const GpuInfo&, const GpuInfo&) = default;
 };
 
-// A worker's announcement of itself; the coordinator answers with Ack or Error.
+// One attempt of one task: what a heartbeat reports running, what a gang's launch names, what
+// a registration holds and what an acknowledgement covers.
+struct TaskAttempt {
+  std::string job_id;
+  uint64_t task_id = 0;
+  uint32_t attempt = 0;
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(job_id, task_id, attempt);
+  }
+  friend bool operator==(const TaskAttempt&, const TaskAttempt&) = default;
+};
+
+// An attempt a worker holds when it registers: queued, running, or finished with its result
+// not acknowledged yet (see ResultAck). A restarted coordinator adopts the ones it had sent.
+struct HeldAttempt {
+  TaskAttempt attempt;
+  bool started = false;  // running or finished: losing it now would cost the task an attempt
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(attempt, started);
+  }
+  friend bool operator==(const HeldAttempt&, const HeldAttempt&) = default;
+};
+
+// A worker's announcement of itself; the coordinator answers with Registered or Error.
 struct RegisterWorker {
   static constexpr MessageType kType = MessageType::kRegisterWorker;
 
@@ -51,13 +78,51 @@ struct RegisterWorker {
   std::map<std::string, std::string> labels;  // e.g. interconnect=nvlink
   // The newest version the worker speaks; the envelope carries the one this message uses.
   uint16_t protocol_version = 0;
+  // What it holds from before (a coordinator restart, or a cut long enough to be forgotten):
+  // empty at its first registration.
+  std::vector<HeldAttempt> holding;
 
   template <class Archive>
   void serialize(Archive& ar) {
     ar(worker_id, host, address, pid, slots, prefetch, cpus, memory_bytes, gpus, labels,
-       protocol_version);
+       protocol_version, holding);
   }
   friend bool operator==(const RegisterWorker&, const RegisterWorker&) = default;
+};
+
+// Coordinator -> worker: the answer to RegisterWorker. `release`: the attempts it reported
+// holding that are no longer its to run (not adopted: the task ended, moved on to another
+// attempt, or was never recorded as sent); it drops them, stops the running ones and forgets
+// their results. Everything else it reported holding was adopted and runs on.
+struct Registered {
+  static constexpr MessageType kType = MessageType::kRegistered;
+
+  std::string worker_id;
+  // The coordinator's epoch: +1 at every start of a state directory (its store's generation).
+  uint64_t epoch = 0;
+  std::vector<TaskAttempt> release;
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(worker_id, epoch, release);
+  }
+  friend bool operator==(const Registered&, const Registered&) = default;
+};
+
+// Coordinator -> worker: the outcomes of these attempts are on the coordinator's disk (or were
+// of no use to it): the worker stops keeping them. Until then it keeps each sent outcome and
+// sends it again after a registration, so a coordinator that crashed before its commit reached
+// the disk still gets it.
+struct ResultAck {
+  static constexpr MessageType kType = MessageType::kResultAck;
+
+  std::vector<TaskAttempt> attempts;
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(attempts);
+  }
+  friend bool operator==(const ResultAck&, const ResultAck&) = default;
 };
 
 // Live load of one GPU, reported in every worker heartbeat.
@@ -72,19 +137,6 @@ struct GpuUsage {
     ar(index, utilization_percent, used_memory, total_memory);
   }
   friend bool operator==(const GpuUsage&, const GpuUsage&) = default;
-};
-
-// One attempt of one task: what a heartbeat reports running and what a gang's launch names.
-struct TaskAttempt {
-  std::string job_id;
-  uint64_t task_id = 0;
-  uint32_t attempt = 0;
-
-  template <class Archive>
-  void serialize(Archive& ar) {
-    ar(job_id, task_id, attempt);
-  }
-  friend bool operator==(const TaskAttempt&, const TaskAttempt&) = default;
 };
 
 // Sent both ways; a peer silent for the timeout is presumed dead.

@@ -1,8 +1,11 @@
 // The coordinator killed with SIGKILL mid-job and started again on the same state and port:
 // workers reconnect by themselves, the job finishes, and no task whose completion the old
 // coordinator had reported is run again.
+#include <signal.h>
+
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 #include "client/client.h"
@@ -95,6 +98,79 @@ TEST(CoordinatorRestartTest, ResumesFromStateWithoutRerunningCommittedTasks) {
     EXPECT_EQ(ReadFile(out), ReadFile(cluster.dir() / "work" / "latest" / "import" / PartName(s)))
         << out;
   }
+}
+
+// 4 workers x 1 slot hold 8 tasks (4 running, 4 queued behind them) when the coordinator
+// stops, killed or asked to: the workers report what they hold when they register again, the
+// restarted coordinator adopts all 8 attempts, and each task runs exactly once: its command's
+// own side effect is counted, no outcome is dropped as stale, no attempt is made twice.
+void RestartMidJobRunsEveryTaskOnce(int signal) {
+  Cluster cluster(Cluster::Options::Timeouts(300, 5000));
+  ASSERT_TRUE(cluster.StartCoordinator()) << cluster.Logs();
+  for (const char* id : {"w1", "w2", "w3", "w4"}) cluster.StartWorker(id, 1, {"--prefetch", "1"});
+  ASSERT_TRUE(cluster.WaitWorkersAlive(4)) << cluster.Logs();
+
+  constexpr int kShards = 8;
+  WriteSyntheticCsv(cluster.dir() / "in.csv", 400, 3);
+  const fs::path started = cluster.dir() / "started.log";
+  const fs::path spec = cluster.dir() / "adopt.yaml";
+  WriteFile(spec, "name: it-adopt\nworkdir: work\nnodes:\n"
+                  "  - {id: import, op: import_csv, inputs: [in.csv], params: {shards: " +
+                      std::to_string(kShards) + "}}\n"
+                  "  - id: run\n    op: exec\n    inputs: [import]\n    params:\n"
+                  "      command: \"echo {shard} >> " + started.string() +
+                      " && sleep 4 && cp {input} {output}\"\n");
+  std::string why;
+  const std::string job = cluster.Submit(spec, &why);
+  ASSERT_FALSE(job.empty()) << why << cluster.Logs();
+  // Every task handed out: 4 started, 4 queued behind them; then one status, which writes
+  // the buffered state (the record of what was sent) before it answers.
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        uint64_t held = 0;
+        for (const auto& [id, w] : cluster.Workers()) held += w.second;
+        return held == kShards && LoggedShards(started).size() == 4;
+      },
+      60s, 20ms))
+      << cluster.Logs();
+  ASSERT_TRUE(cluster.Job(job));
+  if (signal == SIGKILL) {
+    cluster.coordinator().Kill();
+  } else {
+    cluster.coordinator().Signal(signal);
+  }
+  ASSERT_TRUE(cluster.coordinator().WaitExit(30s)) << cluster.Logs();
+  ASSERT_TRUE(cluster.RestartCoordinator()) << cluster.Logs();
+  const auto final_status = cluster.WaitJobFinished(job, 90s);
+  ASSERT_TRUE(final_status) << cluster.Logs();
+  ASSERT_EQ(final_status->state, "succeeded") << final_status->error << "\n" << cluster.Logs();
+
+  std::vector<int> runs = LoggedShards(started);
+  std::sort(runs.begin(), runs.end());
+  EXPECT_EQ(runs, std::vector<int>({0, 1, 2, 3, 4, 5, 6, 7})) << "a task ran twice or never";
+  EXPECT_EQ(final_status->node("run").attempts, static_cast<uint64_t>(kShards));
+  const auto c = cluster.Coordinator();
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->stale_outcomes_dropped, 0u);
+  const std::string events = ReadFile(cluster.state() / "events.jsonl");
+  size_t adopted = 0;
+  for (size_t at = events.find("\"attempt_adopted\""); at != std::string::npos;
+       at = events.find("\"attempt_adopted\"", at + 1)) {
+    ++adopted;
+  }
+  EXPECT_EQ(adopted, static_cast<size_t>(kShards)) << events;
+  EXPECT_EQ(events.find("attempt_abandoned"), std::string::npos) << events;
+  for (int s = 0; s < kShards; ++s) {
+    const fs::path out = cluster.dir() / "work" / "latest" / "run" / CommandPartName(s);
+    EXPECT_EQ(ReadFile(out), ReadFile(cluster.dir() / "work" / "latest" / "import" / PartName(s)))
+        << out;
+  }
+}
+
+TEST(CoordinatorRestartTest, ACrashMidJobLosesNothingInFlight) { RestartMidJobRunsEveryTaskOnce(SIGKILL); }
+
+TEST(CoordinatorRestartTest, APlannedRestartMidJobLosesNothingInFlight) {
+  RestartMidJobRunsEveryTaskOnce(SIGTERM);
 }
 
 // A restart plans the job from what was admitted, not from the inputs as they are after it:

@@ -306,7 +306,7 @@ TEST(EventLogTest, ATimedOutAttemptIsRetriedAsATimeout) {
   EXPECT_NE(events[retried].reason.find("timed out"), std::string::npos) << events[retried].line;
 }
 
-TEST(EventLogTest, ARestartRecordsItsEpochAndTheAttemptsItAbandoned) {
+TEST(EventLogTest, ARestartRecordsItsEpochAndAdoptsTheAttemptInFlight) {
   Cluster cluster(Cluster::Options::Timeouts(300, 5000));
   ASSERT_TRUE(cluster.StartCoordinator()) << cluster.Logs();
   cluster.StartWorker("w1", 1);
@@ -317,10 +317,19 @@ TEST(EventLogTest, ARestartRecordsItsEpochAndTheAttemptsItAbandoned) {
 
   cluster.coordinator().Kill();
   ASSERT_TRUE(cluster.RestartCoordinator()) << cluster.Logs();
+  // Released only once w1 has registered again (and reported what it holds).
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        return ReadFile(cluster.state() / "events.jsonl").find("attempt_adopted") !=
+               std::string::npos;
+      },
+      60s, 50ms))
+      << cluster.Logs();
   WriteFile(go, "");
   const auto final_status = cluster.WaitJobFinished(job);
   ASSERT_TRUE(final_status) << cluster.Logs();
   EXPECT_EQ(final_status->state, "succeeded") << final_status->error << cluster.Logs();
+  EXPECT_EQ(final_status->node("hold").attempts, 1u) << "the adopted attempt ran once";
 
   auto started = [](const Event& e) { return e.event == "coordinator_started"; };
   bool finished = false;
@@ -331,14 +340,66 @@ TEST(EventLogTest, ARestartRecordsItsEpochAndTheAttemptsItAbandoned) {
   const int second = Find(events, first + 1, started);
   ASSERT_GT(second, first) << Dump(events);
   EXPECT_GT(events[second].epoch, events[first].epoch) << Dump(events);
+  const int adopted = Find(events, second, [&](const Event& e) {
+    return e.event == "attempt_adopted" && e.job == job && e.node == "hold";
+  });
+  ASSERT_GE(adopted, 0) << Dump(events);
+  EXPECT_EQ(events[adopted].worker, "w1");
+  EXPECT_EQ(events[adopted].attempt, 0u);
+  EXPECT_LT(Find(events, second, [](const Event& e) { return e.event == "attempt_abandoned"; }), 0)
+      << Dump(events);
+  // Its result was taken once, from the adopted attempt.
+  const int done = Find(events, adopted, [&](const Event& e) {
+    return e.event == "task_done" && e.node == "hold";
+  });
+  ASSERT_GE(done, 0) << Dump(events);
+  EXPECT_EQ(events[done].attempt, 0u);
+}
+
+// The worker died with the coordinator: nobody reports the attempt, which is abandoned after the
+// adoption wait, and the task runs again on the new worker under the next attempt number.
+TEST(EventLogTest, AnAttemptNoWorkerReportsAfterARestartIsAbandonedAndRunsAgain) {
+  Cluster cluster(Cluster::Options::Timeouts(300, 3000));
+  ASSERT_TRUE(cluster.StartCoordinator()) << cluster.Logs();
+  cluster.StartWorker("w1", 1);
+  ASSERT_TRUE(cluster.WaitWorkersAlive(1)) << cluster.Logs();
+  const fs::path go = cluster.dir() / "go";
+  const std::string job = cluster.SubmitHeldJob("it-events-abandon", go);
+  ASSERT_FALSE(job.empty()) << cluster.Logs();
+
+  cluster.coordinator().Kill();
+  cluster.worker("w1").Kill();
+  WriteFile(go, "");
+  ASSERT_TRUE(cluster.RestartCoordinator()) << cluster.Logs();
+  cluster.StartWorker("w2", 1);
+  const auto final_status = cluster.WaitJobFinished(job, 90s);
+  ASSERT_TRUE(final_status) << cluster.Logs();
+  EXPECT_EQ(final_status->state, "succeeded") << final_status->error << cluster.Logs();
+
+  bool finished = false;
+  const std::vector<Event> events = EventsUntilFinished(cluster, job, &finished);
+  ASSERT_TRUE(finished) << Dump(events) << cluster.Logs();
+  const int second = Find(events, Find(events, 0, [](const Event& e) {
+                            return e.event == "coordinator_started";
+                          }) + 1,
+                          [](const Event& e) { return e.event == "coordinator_started"; });
+  ASSERT_GT(second, 0) << Dump(events);
   const int abandoned = Find(events, second, [&](const Event& e) {
     return e.event == "attempt_abandoned" && e.job == job && e.node == "hold";
   });
   ASSERT_GE(abandoned, 0) << Dump(events);
-  EXPECT_NE(events[abandoned].reason.find("coordinator restarted"), std::string::npos);
-  // The import's committed attempt is not abandoned.
+  EXPECT_EQ(events[abandoned].attempt, 0u);
+  EXPECT_NE(events[abandoned].reason.find("no worker reported holding it"), std::string::npos)
+      << events[abandoned].reason;
+  const int done = Find(events, abandoned, [&](const Event& e) {
+    return e.event == "task_done" && e.node == "hold";
+  });
+  ASSERT_GE(done, 0) << Dump(events);
+  EXPECT_EQ(events[done].worker, "w2");
+  EXPECT_EQ(events[done].attempt, 1u);
+  // The import's committed attempt is neither adopted nor abandoned.
   EXPECT_LT(Find(events, second, [&](const Event& e) {
-              return e.event == "attempt_abandoned" && e.node == "import";
+              return e.event.starts_with("attempt_") && e.node == "import";
             }),
             0)
       << Dump(events);

@@ -132,9 +132,9 @@ TEST(IntegrityTest, AWorkerBackFromTheDeadDoesNotRunTheQueueGivenToOthers) {
   // w1 wakes to find its queue given away: it says so, and runs none of it.
   cluster.worker("w1").Signal(SIGCONT);
   ASSERT_TRUE(WaitUntil(
-      [&] { return cluster.worker("w1").err().find("dropped") != std::string::npos; }, 60s, 50ms))
+      [&] { return cluster.worker("w1").err().find("released") != std::string::npos; }, 60s, 50ms))
       << cluster.Logs();
-  EXPECT_THAT(cluster.worker("w1").err(), ::testing::HasSubstr("queued task(s) the coordinator no longer gives us"));
+  EXPECT_THAT(cluster.worker("w1").err(), ::testing::HasSubstr("the coordinator no longer gives them to us"));
   ASSERT_TRUE(WaitUntil([&] { return WorkerIs(cluster, "w1", "alive"); }, 30s, 50ms)) << cluster.Logs();
   // Every shard ran once, but for the one running when w1 stopped (run again by w2) and at most
   // one its slot took from the queue in the instant it woke, before it heard it was forgotten.

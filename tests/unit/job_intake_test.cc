@@ -63,14 +63,14 @@ TEST(JobIntakeTest, ARestoredTaskGoesOnAfterEveryAttemptSentFailedOrCommitted) {
 // A restored job's tasks carry the same typed params as the admitted job's, defaults filled in,
 // and the same coordinator decisions (kind, shard count).
 // What a restart reports as abandoned: sent, and neither committed nor ended before it.
-TEST(JobIntakeTest, AbandonedAttemptsAreTheSentOnesThatNeitherCommittedNorEnded) {
+TEST(JobIntakeTest, InFlightAttemptsAreTheSentOnesThatNeitherCommittedNorEnded) {
   store::TaskCommit done;
   done.task_id = 0;
   store::AttemptRecord lost{"j-1", 2, 0, "w1", "lost", "worker w1 died", 1};
   const std::vector<std::pair<uint64_t, uint32_t>> sent = {{0, 0}, {2, 1}, {1, 0}, {2, 0}, {1, 0}};
   const std::vector<std::pair<uint64_t, uint32_t>> want = {{1, 0}, {2, 1}};
-  EXPECT_EQ(AbandonedAttempts({done}, {lost}, sent), want);
-  EXPECT_TRUE(AbandonedAttempts({}, {}, {}).empty());
+  EXPECT_EQ(InFlightAttempts({done}, {lost}, sent), want);
+  EXPECT_TRUE(InFlightAttempts({}, {}, {}).empty());
 }
 
 TEST(JobIntakeTest, ARestoredJobsTasksGetTheSameTypedParams) {
@@ -89,6 +89,62 @@ TEST(JobIntakeTest, ARestoredJobsTasksGetTheSameTypedParams) {
     EXPECT_EQ(after.kind, wire::TaskKind::kMap);
     EXPECT_EQ(after.shards, 3u);
   }
+}
+
+}  // namespace
+}  // namespace coupler::coordinator
+
+namespace coupler::coordinator {
+namespace {
+
+constexpr const char* kTwoNodes =
+    R"({"name": "j", "nodes": [{"id": "a", "op": "noop", "params": {"tasks": 3}},
+                               {"id": "b", "op": "noop", "params": {"tasks": 2}}]})";
+
+// A restored job is its admitted plan replayed: here the record numbers b's tasks first (as an
+// older or newer planner might), unlike today's planner; the commits recorded under those
+// numbers are b's after the restart, and the spec is not even read again (it is garbage here).
+TEST(JobIntakeTest, ARestoredJobFollowsItsRecordedPlanNotTodaysPlanner) {
+  Result<AdmittedJob> admitted = AdmitJob(Submit(kTwoNodes), "j-000001", 0, "alice", IntakeContext{});
+  ASSERT_TRUE(admitted.ok()) << admitted.status().ToString();
+  EXPECT_EQ(admitted->job->table().Describe(0).plan_node, 0u);
+  EXPECT_EQ(admitted->job->plan().nodes[0].id, "a") << "today's planner numbers a first";
+
+  Result<AdmittedPlan> plan = DecodeAdmittedPlan(admitted->record.plan);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  std::swap(plan->plan.nodes[0], plan->plan.nodes[1]);  // b's tasks are 0 and 1 now
+  store::JobRecord rec = admitted->record;
+  rec.plan = EncodeAdmittedPlan(*plan);
+  rec.spec_text = "{not a spec";
+  rec.state = "running";
+  std::vector<store::TaskCommit> commits(2);
+  for (uint64_t t = 0; t < 2; ++t) {
+    commits[t].job_id = rec.id;
+    commits[t].task_id = t;
+  }
+  Result<std::unique_ptr<JobState>> job = RestoreJob(rec, commits, {}, {});
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  const JobState& j = **job;
+  ASSERT_EQ(j.plan().nodes[0].id, "b");
+  EXPECT_EQ(j.node_done(0), 2u) << "the commits of tasks 0 and 1 are b's, as recorded";
+  EXPECT_EQ(j.node_done(1), 0u) << "none of a's tasks ran";
+  EXPECT_EQ(j.MakeSpec(0).node_id, "b");
+  EXPECT_EQ(j.MakeSpec(2).node_id, "a");
+  EXPECT_EQ(j.workdir_token(), admitted->job->workdir_token());
+  EXPECT_EQ(j.graph().workdir, admitted->job->graph().workdir);
+  EXPECT_EQ(RunDirOf(rec), admitted->job->graph().workdir);
+}
+
+// A damaged plan is a clear error naming the job, never a job restored from half a record.
+TEST(JobIntakeTest, ADamagedPlanFailsTheRestoreByName) {
+  Result<AdmittedJob> admitted = AdmitJob(Submit(kTwoNodes), "j-000002", 0, "alice", IntakeContext{});
+  ASSERT_TRUE(admitted.ok()) << admitted.status().ToString();
+  store::JobRecord rec = admitted->record;
+  rec.plan.resize(rec.plan.size() / 2);
+  Result<std::unique_ptr<JobState>> job = RestoreJob(rec, {}, {}, {});
+  ASSERT_FALSE(job.ok());
+  EXPECT_THAT(job.status().message(), HasSubstr("job j-000002's admitted plan"));
+  EXPECT_THAT(job.status().message(), HasSubstr("damaged"));
 }
 
 }  // namespace

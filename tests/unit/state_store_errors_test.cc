@@ -93,7 +93,8 @@ TEST(StateStoreTest, AVersion2StateGainsSubmissionIds) {
     ASSERT_TRUE(store->PutJob(MakeJob("j-000001")).ok());
   }
   ExecRaw(dir.path() / "coupler.db",
-          "ALTER TABLE jobs DROP COLUMN submission_id; PRAGMA user_version = 2");
+          "ALTER TABLE jobs DROP COLUMN submission_id; ALTER TABLE jobs DROP COLUMN plan; "
+          "ALTER TABLE jobs DROP COLUMN run_dir; PRAGMA user_version = 2");
   auto store = OpenOrDie(dir.str());
   JobRecord retried = MakeJob("j-000002");
   retried.submission_id = "nightly-7";
@@ -103,6 +104,38 @@ TEST(StateStoreTest, AVersion2StateGainsSubmissionIds) {
   ASSERT_EQ(jobs->size(), 2u);
   EXPECT_EQ((*jobs)[0], MakeJob("j-000001"));
   EXPECT_EQ((*jobs)[1].submission_id, "nightly-7");
+}
+
+// A state written at schema version 4 (before admitted plans) is migrated in place: its jobs
+// have no plan (they are planned again from their spec at a restart), new ones keep theirs.
+TEST(StateStoreTest, AVersion4StateGainsAdmittedPlans) {
+  TempDir dir;
+  {
+    auto store = OpenOrDie(dir.str());
+    ASSERT_TRUE(store->PutJob(MakeJob("j-000001")).ok());
+  }
+  ExecRaw(dir.path() / "coupler.db",
+          "ALTER TABLE jobs DROP COLUMN plan; ALTER TABLE jobs DROP COLUMN run_dir; "
+          "PRAGMA user_version = 4");
+  auto store = OpenOrDie(dir.str());
+  JobRecord planned = MakeJob("j-000002");
+  planned.plan = std::string("CPLP\x01\x00\x00binary\xff", 14);
+  planned.run_dir = "/work/runs/j-000002";
+  ASSERT_TRUE(store->PutJob(planned).ok());
+  auto old_plan = store->LoadPlan("j-000001");
+  ASSERT_TRUE(old_plan.ok()) << old_plan.status().ToString();
+  EXPECT_TRUE(old_plan->empty());
+  auto loaded = store->LoadJob("j-000002");
+  ASSERT_TRUE(loaded.ok() && loaded->has_value());
+  EXPECT_EQ(**loaded, planned);
+  auto jobs = store->LoadJobs();
+  ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();
+  ASSERT_EQ(jobs->size(), 2u);
+  EXPECT_EQ((*jobs)[1].run_dir, "/work/runs/j-000002");
+  EXPECT_TRUE((*jobs)[1].plan.empty()) << "LoadJobs leaves plans to LoadPlan";
+  auto none = store->LoadJob("j-000009");
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->has_value());
 }
 
 TEST(StateStoreTest, NewerSchemaVersionIsRefused) {

@@ -1,0 +1,144 @@
+// A restarted coordinator adopts the attempts its workers still hold (Scheduler::AwaitAdoption,
+// RegisterWorker's `holding`): they run on and commit once, under their own attempt numbers;
+// what no worker reports by the deadline runs again, and what a worker holds that was not in
+// flight is released.
+#include <gtest/gtest.h>
+
+#include "coordinator/scheduler.h"
+#include "tests/unit/scheduler_test_util.h"
+
+namespace coupler::coordinator {
+namespace {
+
+using testing::MakeJob;
+
+constexpr const char* kFour = "name: n\nnodes:\n  - {id: a, op: noop, params: {tasks: 4}}\n";
+
+wire::RegisterWorker Worker(const std::string& id, uint32_t slots,
+                            std::vector<wire::HeldAttempt> holding = {}) {
+  wire::RegisterWorker w;
+  w.worker_id = id;
+  w.slots = slots;
+  w.holding = std::move(holding);
+  return w;
+}
+
+wire::HeldAttempt Held(uint64_t task, uint32_t attempt, bool started) {
+  return {{"j1", task, attempt}, started};
+}
+
+wire::TaskOutcome Ok(uint64_t task, uint32_t attempt) {
+  wire::TaskOutcome o;
+  o.job_id = "j1";
+  o.task_id = task;
+  o.attempt = attempt;
+  o.ok = true;
+  return o;
+}
+
+// What a restart restores: tasks 0 and 1 were sent (attempt 0) and had not ended; task 2 was
+// sent twice (attempt 0 failed, attempt 1 in flight); task 3 was never sent.
+Scheduler Restored(int64_t deadline_ms) {
+  auto job = MakeJob("j1", kFour);
+  job->RestoreAttempts(0, 1);
+  job->RestoreAttempts(1, 1);
+  job->RestoreAttempts(2, 2);
+  Scheduler s(5000);
+  s.AddJob(std::move(job));
+  const auto abandoned = s.AwaitAdoption("j1", {{0, 0}, {1, 0}, {2, 1}}, deadline_ms);
+  EXPECT_TRUE(abandoned.empty());
+  return s;
+}
+
+TEST(AdoptionTest, AttemptsInFlightAtARestartWaitAndAreNotSentAgain) {
+  Scheduler s = Restored(10'000);
+  EXPECT_EQ(s.awaiting_adoption(), 3u);
+  const JobState& job = *s.FindJob("j1");
+  EXPECT_EQ(job.running(), 3u);
+  EXPECT_EQ(job.ready_count(), 1u);
+  s.RegisterWorker(Worker("w1", 8), 0);
+  const auto sent = s.Assign("w1");
+  ASSERT_EQ(sent.size(), 1u);  // only the task never sent
+  EXPECT_EQ(sent[0].task_id, 3u);
+  EXPECT_EQ(sent[0].attempt, 0u);
+}
+
+TEST(AdoptionTest, AWorkerReportingItsAttemptsKeepsThemAndTheirResultsCommit) {
+  Scheduler s = Restored(10'000);
+  const Registration r =
+      s.RegisterWorker(Worker("w1", 1, {Held(0, 0, true), Held(2, 1, false)}), 0);
+  ASSERT_EQ(r.adopted.size(), 2u);
+  EXPECT_TRUE(r.release.empty());
+  EXPECT_TRUE(r.adopted[0].started);
+  EXPECT_FALSE(s.AwaitsAdoption("j1", 0, 0));
+  EXPECT_TRUE(s.AwaitsAdoption("j1", 1, 0));
+  const WorkerEntry& w = *s.registry().Find("w1");
+  EXPECT_EQ(w.inflight.size(), 2u);
+  EXPECT_EQ(w.started(), 1u);
+  EXPECT_EQ(w.credit(), 0u);  // 1 slot, both adopted attempts count against it
+  EXPECT_EQ(s.OnOutcome("w1", Ok(0, 0)), OutcomeKind::kCommitted);
+  EXPECT_EQ(s.OnOutcome("w1", Ok(2, 1)), OutcomeKind::kCommitted);
+  const JobState& job = *s.FindJob("j1");
+  EXPECT_EQ(job.done(), 2u);
+  EXPECT_EQ(job.attempts(0), 1u) << "an adopted attempt is not a new attempt";
+}
+
+TEST(AdoptionTest, WhatAWorkerHoldsThatWasNotInFlightIsReleased) {
+  Scheduler s = Restored(10'000);
+  // Attempt 0 of task 2 is not its live attempt (1); task 3 was never recorded as sent; job j9
+  // is unknown. Another worker cannot take an attempt adopted already.
+  const Registration r = s.RegisterWorker(
+      Worker("w1", 4, {Held(2, 0, true), Held(3, 0, false), {{"j9", 0, 0}, true}, Held(0, 0, true)}),
+      0);
+  ASSERT_EQ(r.adopted.size(), 1u);
+  EXPECT_EQ(r.adopted[0].attempt.task_id, 0u);
+  ASSERT_EQ(r.release.size(), 3u);
+  const Registration again = s.RegisterWorker(Worker("w2", 4, {Held(0, 0, true)}), 0);
+  EXPECT_TRUE(again.adopted.empty());
+  ASSERT_EQ(again.release.size(), 1u);
+  // A result from the worker that did not get the attempt is not the live attempt's.
+  EXPECT_EQ(s.OnOutcome("w2", Ok(0, 0)), OutcomeKind::kStale);
+  EXPECT_EQ(s.OnOutcome("w1", Ok(0, 0)), OutcomeKind::kCommitted);
+}
+
+TEST(AdoptionTest, AttemptsNobodyReportsRunAgainUnderANewNumberAfterTheDeadline) {
+  Scheduler s = Restored(10'000);
+  s.RegisterWorker(Worker("w1", 8, {Held(0, 0, true)}), 0);
+  EXPECT_TRUE(s.AbandonUnadopted(9'999).empty());
+  const std::vector<LostAttempt> abandoned = s.AbandonUnadopted(10'000);
+  ASSERT_EQ(abandoned.size(), 2u);
+  EXPECT_EQ(abandoned[0].task_id, 1u);
+  EXPECT_EQ(abandoned[1].task_id, 2u);
+  EXPECT_EQ(s.awaiting_adoption(), 0u);
+  const auto sent = s.Assign("w1");
+  ASSERT_EQ(sent.size(), 3u);  // 1 and 2 again, then 3
+  EXPECT_EQ(sent[0].task_id, 2u);
+  EXPECT_EQ(sent[0].attempt, 2u) << "the abandoned attempt's number is never reused";
+  EXPECT_EQ(sent[1].task_id, 1u);
+  EXPECT_EQ(sent[1].attempt, 1u);
+  // A late report of an abandoned attempt is released, its result stale.
+  const Registration late = s.RegisterWorker(Worker("w2", 1, {Held(1, 0, true)}), 0);
+  EXPECT_EQ(late.release.size(), 1u);
+  EXPECT_EQ(s.OnOutcome("w2", Ok(1, 0)), OutcomeKind::kStale);
+}
+
+TEST(AdoptionTest, AGangsAttemptIsNotAwaitedAndACancelledJobReleasesItsAttempts) {
+  auto gang_job = MakeJob("g1", "name: g\nnodes:\n  - id: t\n    op: mpi_exec\n    ranks: 2\n"
+                                "    params: {command: \"true\"}\n");
+  gang_job->RestoreAttempts(0, 1);
+  Scheduler s(5000);
+  s.AddJob(std::move(gang_job));
+  const auto abandoned = s.AwaitAdoption("g1", {{0, 0}}, 10'000);
+  ASSERT_EQ(abandoned.size(), 1u);
+  EXPECT_EQ(s.awaiting_adoption(), 0u);
+
+  Scheduler c = Restored(10'000);
+  c.Cancel("j1");
+  const Registration r = c.RegisterWorker(Worker("w1", 4, {Held(0, 0, true)}), 0);
+  EXPECT_TRUE(r.adopted.empty());
+  EXPECT_EQ(r.release.size(), 1u);
+  EXPECT_TRUE(c.AbandonUnadopted(10'000).empty()) << "a cancelled job's attempts run nowhere";
+}
+
+}  // namespace
+}  // namespace coupler::coordinator
