@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "coordinator/admitted_plan.h"
 #include "coordinator/job_intake.h"
 #include "coordinator/root_warning.h"
 #include "runtime/logging.h"
@@ -92,51 +93,24 @@ int64_t Coordinator::WallMs() {
       .count();
 }
 
-namespace {
-
-// A finished job as `status` shows it after a restart: its row, never its spec again.
-wire::JobStatus Summary(const store::JobRecord& rec) {
-  wire::JobStatus s;
-  s.id = rec.id;
-  s.name = rec.name;
-  s.state = rec.state;
-  s.tasks_total = rec.counts.tasks_total;
-  s.tasks_done = rec.counts.tasks_done;
-  s.tasks_failed = rec.counts.tasks_failed;
-  s.attempts = rec.counts.attempts;
-  s.error = rec.error;
-  s.submitted_ms = rec.submitted_ms;
-  s.finished_ms = rec.finished_ms;
-  s.submitted_by = rec.submitted_by;
-  s.workdir = RunDirOf(rec);  // its files stay where they were: `coupler logs` still reads them
-  return s;
-}
-
-}  // namespace
-
 Status Coordinator::Resume() {
   auto log = Logger("coordinator");
-  COUPLER_ASSIGN_OR_RETURN(auto records, store_->LoadJobs());
-  // The start first, then what it found: the abandoned attempts below read as its doing.
-  uint64_t unfinished = 0;
+  // Finished jobs stay what their row says, in the store: not re-validated (their inputs may
+  // be gone), not loaded. Only unfinished ones are restored to run.
+  COUPLER_ASSIGN_OR_RETURN(auto records, store_->LoadUnfinishedJobs());
+  COUPLER_ASSIGN_OR_RETURN(earlier_jobs_, store_->CountJobsByState());
   for (const auto& rec : records) {
-    const std::optional<JobPhase> phase = job::ParseJobPhase(rec.state);
-    if (!phase || !job::IsFinished(*phase)) ++unfinished;
+    if (auto n = earlier_jobs_.find(rec.state); n != earlier_jobs_.end() && n->second > 0) --n->second;
   }
+  // The start first, then what it found: the abandoned attempts below read as its doing.
   epoch_ = store_->generation();
-  events_.CoordinatorStarted(epoch_, static_cast<uint64_t>(::getpid()), unfinished);
+  events_.CoordinatorStarted(epoch_, static_cast<uint64_t>(::getpid()), records.size());
   for (auto& rec : records) {
     if (!rec.submission_id.empty()) {
       job_of_submission_[rec.submission_id] = rec.id;
       submission_of_job_[rec.id] = rec.submission_id;
     }
-    // Finished jobs stay what their row says: not re-validated (their inputs may be gone),
-    // not rebuilt in memory. Only unfinished ones are restored to run.
     const std::optional<JobPhase> phase = job::ParseJobPhase(rec.state);
-    if (phase && job::IsFinished(*phase)) {
-      finished_.emplace(rec.id, Summary(rec));
-      continue;
-    }
     COUPLER_ASSIGN_OR_RETURN(auto commits, store_->LoadCommits(rec.id));
     COUPLER_ASSIGN_OR_RETURN(auto attempts, store_->LoadAttempts(rec.id));
     COUPLER_ASSIGN_OR_RETURN(auto sent, store_->LoadSent(rec.id));
@@ -148,11 +122,8 @@ Status Coordinator::Resume() {
       const std::string failed_state(JobPhaseName(JobPhase::kFailed));
       COUPLER_RETURN_IF_ERROR(
           store_->SetJobState(rec.id, failed_state, job.status().message(), WallMs()));
-      store::JobRecord failed = rec;
-      failed.state = failed_state;
-      failed.error = job.status().message();
-      events_.JobFinished(rec.id, failed_state, failed.error);
-      finished_.emplace(rec.id, Summary(failed));
+      events_.JobFinished(rec.id, failed_state, std::string(job.status().message()));
+      ++earlier_jobs_[failed_state];
       continue;
     }
     // What the store says, so a job whose last commits landed just before a crash (all done,
@@ -168,6 +139,38 @@ Status Coordinator::Resume() {
     }
   }
   return Status::Ok();
+}
+
+std::optional<wire::JobStatus> Coordinator::StoredSummary(const std::string& job_id) {
+  Result<std::optional<store::JobRecord>> rec = store_->LoadJob(job_id);
+  if (!rec.ok()) {
+    Logger("coordinator")->warn("cannot read job {} from the state: {}", job_id,
+                                rec.status().message());
+    return std::nullopt;
+  }
+  if (!rec->has_value()) return std::nullopt;
+  wire::JobStatus summary = SummaryOf(**rec);
+  // Its nodes, replayed from its admitted plan and its commits (nothing on disk is read but the
+  // state, nothing is written): `coupler logs JOB NODE TASK` finds their files. A job admitted
+  // before plans were kept shows its summary alone.
+  if ((*rec)->plan.empty()) return summary;
+  Result<AdmittedPlan> plan = DecodeAdmittedPlan((*rec)->plan);
+  Result<std::vector<store::TaskCommit>> commits = store_->LoadCommits(job_id);
+  if (!plan.ok() || !commits.ok()) return summary;
+  std::unique_ptr<JobState> job = JobFromPlan(job_id, std::move(*plan));
+  for (const store::TaskCommit& c : *commits) {
+    if (c.task_id < job->table().size()) job->RestoreDone(c.task_id, c.attempt + 1);
+  }
+  summary.nodes = scheduler_.Status(*job).nodes;
+  const bool ended = job::ParseJobPhase(summary.state).has_value() &&
+                     job::IsFinished(*job::ParseJobPhase(summary.state));
+  for (wire::NodeStatus& n : summary.nodes) {
+    // What did not finish ended with the job (failed or cancelled); its reason is the job's.
+    if (ended && n.state != "done") n.state = summary.state == "failed" ? "failed" : "cancelled";
+    n.tasks_running = 0;
+    n.tasks_prefetched = 0;
+  }
+  return summary;
 }
 
 int64_t Coordinator::AdoptionWaitMs() const {

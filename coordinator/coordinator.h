@@ -243,8 +243,12 @@ class Coordinator {
   std::string worker_endpoint_;
   std::string client_endpoint_;
   std::map<std::string, JobPhase> persisted_phase_;
-  // Jobs that had finished before this start: their summary rows, by id.
-  std::map<std::string, wire::JobStatus> finished_;
+  // Jobs that had finished before this start stay in the state, not in memory: a coordinator
+  // over 100,000 finished jobs holds what one over none does. They are read from the store
+  // when asked for (one job, a page of them); only their counts by state are kept here.
+  std::map<std::string, uint64_t> earlier_jobs_;
+  // A job this coordinator does not run: its summary row from the store, or nullopt.
+  std::optional<wire::JobStatus> StoredSummary(const std::string& job_id);
   std::chrono::steady_clock::time_point started_;
   int64_t last_heartbeat_ms_ = 0;
   int64_t last_reap_ms_ = 0;
@@ -296,9 +300,16 @@ class Coordinator {
   http::SnapshotBoard board_;
   std::unique_ptr<http::LoopChannel> loop_channel_;
   std::unique_ptr<http::HttpServer> http_;
-  // Every job the coordinator knows (or the one with `job_id`) as status shows it, newest
-  // first: what a status reply and an HTTP snapshot both hold.
-  std::vector<wire::JobStatus> CollectJobs(const std::string& job_id);
+  // The job with `job_id`, or (job_id empty) the newest `limit` jobs (0: all) in `state`
+  // (empty: any), as status shows them, newest first: what a status reply and an HTTP snapshot
+  // hold. Only the jobs listed are rendered; finished ones of earlier starts come from the store.
+  std::vector<wire::JobStatus> CollectJobs(const std::string& job_id, const std::string& state = "",
+                                           uint32_t limit = 0);
+  // Every job the coordinator and its state know, by state (the jobs gauge).
+  std::map<std::string, uint64_t> CountJobs() const;
+  // The newest jobs an HTTP snapshot holds (the page, GET /api/v1/jobs); older ones are asked
+  // for one by one (GET /api/v1/jobs/{id} falls back to a status request).
+  static constexpr uint32_t kSnapshotJobs = 1000;
   wire::CoordinatorStats CollectStats();
   // `req`: one job (its id), or the jobs in req.state (empty: any), newest first, at most
   // req.limit (0: all).

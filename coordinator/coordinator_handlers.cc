@@ -288,11 +288,19 @@ void Coordinator::OnSubmit(const std::string& identity, const std::string& user,
   if (!submit.submission_id.empty()) {
     // A retried submission (the client lost the first reply): the job the first one made,
     // or, while that is still being admitted, its answer when it comes.
+    std::optional<std::string> made;
     if (auto done = job_of_submission_.find(submit.submission_id); done != job_of_submission_.end()) {
+      made = done->second;
+    } else if (Result<std::optional<std::string>> stored =
+                   store_->FindJobBySubmission(submit.submission_id);
+               stored.ok()) {
+      made = *stored;  // a job of an earlier start: in the state, not in memory
+    }
+    if (made) {
       wire::SubmitReply reply;
       reply.ok = true;
       reply.existing = true;
-      reply.job_id = done->second;
+      reply.job_id = *made;
       ReplyToClient(identity, wire::Encode(reply), delimiter);
       return;
     }
@@ -409,32 +417,77 @@ void Coordinator::OnStatus(const std::string& identity, const wire::StatusReques
   SendStatus(identity, req, delimiter);
 }
 
-std::vector<wire::JobStatus> Coordinator::CollectJobs(const std::string& job_id) {
+std::vector<wire::JobStatus> Coordinator::CollectJobs(const std::string& job_id,
+                                                      const std::string& state, uint32_t limit) {
+  // As status shows a job this coordinator holds: finished in memory but not yet on disk, it is
+  // not finished until a restart would agree.
+  auto live = [this](const JobState& job) {
+    wire::JobStatus st = scheduler_.Status(job);
+    auto persisted = persisted_phase_.find(job.id());
+    if (job.finished() && persisted != persisted_phase_.end() && persisted->second != job.phase()) {
+      st.state = std::string(JobPhaseName(persisted->second));
+      st.finished_ms = 0;
+    }
+    if (auto sid = submission_of_job_.find(job.id()); sid != submission_of_job_.end()) {
+      st.submission_id = sid->second;
+    }
+    return st;
+  };
   std::vector<wire::JobStatus> jobs;
-  for (const auto& job : scheduler_.jobs()) {
-    if (!job_id.empty() && job->id() != job_id) continue;
-    jobs.push_back(scheduler_.Status(*job));
-    auto persisted = persisted_phase_.find(job->id());
-    if (job->finished() && persisted != persisted_phase_.end() && persisted->second != job->phase()) {
-      // Finished in memory, not yet on disk: it is not finished until a restart would agree.
-      jobs.back().state = std::string(JobPhaseName(persisted->second));
-      jobs.back().finished_ms = 0;
+  if (!job_id.empty()) {
+    if (const JobState* job = scheduler_.FindJob(job_id)) {
+      jobs.push_back(live(*job));
+    } else if (std::optional<wire::JobStatus> stored = StoredSummary(job_id)) {
+      jobs.push_back(std::move(*stored));
     }
-  }
-  for (const auto& [id, summary] : finished_) {
-    if (job_id.empty() || id == job_id) jobs.push_back(summary);
-  }
-  for (wire::JobStatus& j : jobs) {
-    if (auto sid = submission_of_job_.find(j.id); sid != submission_of_job_.end()) {
-      j.submission_id = sid->second;
-    }
+    return jobs;
   }
   // Newest first, restored and live alike; ids (zero-padded numbers) order jobs submitted in
-  // the same millisecond.
-  std::sort(jobs.begin(), jobs.end(), [](const wire::JobStatus& a, const wire::JobStatus& b) {
-    return a.submitted_ms != b.submitted_ms ? a.submitted_ms > b.submitted_ms : a.id > b.id;
+  // the same millisecond. Chosen by reference, rendered only once chosen.
+  auto newer = [](int64_t a_ms, const std::string& a_id, int64_t b_ms, const std::string& b_id) {
+    return a_ms != b_ms ? a_ms > b_ms : a_id > b_id;
+  };
+  std::vector<const JobState*> mine;
+  for (const auto& job : scheduler_.jobs()) {
+    if (!state.empty() && std::string_view(JobPhaseName(job->phase())) != state) continue;
+    mine.push_back(job.get());
+  }
+  std::sort(mine.begin(), mine.end(), [&](const JobState* a, const JobState* b) {
+    return newer(a->submitted_ms(), a->id(), b->submitted_ms(), b->id());
   });
+  if (limit > 0 && mine.size() > limit) mine.resize(limit);
+  // The newest of the state's other jobs: enough that `limit` are left after those it holds
+  // that this coordinator runs (they are in both).
+  std::vector<store::JobRecord> stored;
+  const uint32_t ask = limit == 0 ? 0 : limit + static_cast<uint32_t>(scheduler_.jobs().size());
+  if (Result<std::vector<store::JobRecord>> rows = store_->ListJobs(state, ask); rows.ok()) {
+    stored = std::move(*rows);
+  } else {
+    Logger("coordinator")->warn("cannot list the state's jobs: {}", rows.status().message());
+  }
+  std::erase_if(stored, [this](const store::JobRecord& r) { return scheduler_.FindJob(r.id) != nullptr; });
+  size_t i = 0, j = 0;
+  while ((i < mine.size() || j < stored.size()) && (limit == 0 || jobs.size() < limit)) {
+    const bool take_mine =
+        j == stored.size() ||
+        (i < mine.size() && newer(mine[i]->submitted_ms(), mine[i]->id(), stored[j].submitted_ms,
+                                  stored[j].id));
+    if (take_mine) {
+      jobs.push_back(live(*mine[i++]));
+    } else {
+      jobs.push_back(SummaryOf(stored[j++]));
+    }
+  }
+  // A job whose in-memory state lags its filter (finished, not yet on disk) shows its
+  // persisted state: keep the filter honest.
+  if (!state.empty()) std::erase_if(jobs, [&](const wire::JobStatus& st) { return st.state != state; });
   return jobs;
+}
+
+std::map<std::string, uint64_t> Coordinator::CountJobs() const {
+  std::map<std::string, uint64_t> counts = earlier_jobs_;
+  for (const auto& job : scheduler_.jobs()) ++counts[std::string(JobPhaseName(job->phase()))];
+  return counts;
 }
 
 wire::CoordinatorStats Coordinator::CollectStats() {
@@ -460,11 +513,7 @@ void Coordinator::SendStatus(const std::string& identity, const wire::StatusRequ
   PersistFinishedJobs();
   FlushStore();
   wire::StatusReply reply;
-  reply.jobs = CollectJobs(job_id);
-  if (job_id.empty() && !req.state.empty()) {
-    std::erase_if(reply.jobs, [&](const wire::JobStatus& j) { return j.state != req.state; });
-  }
-  if (job_id.empty() && req.limit > 0 && reply.jobs.size() > req.limit) reply.jobs.resize(req.limit);
+  reply.jobs = CollectJobs(job_id, req.state, req.limit);
   if (!job_id.empty() && reply.jobs.empty()) {
     ReplyToClient(identity,
                   wire::Encode(wire::ErrorFromStatus(NotFound("no job " + job_id),
@@ -518,12 +567,13 @@ void Coordinator::OnCancel(const std::string& identity, const Principal& who,
                            const wire::CancelJob& req, bool delimiter) {
   const std::string user = who.label();
   JobState* job = scheduler_.FindJob(req.job_id);
-  auto summary = finished_.find(req.job_id);
-  if (job == nullptr && summary == finished_.end()) {
+  const std::optional<wire::JobStatus> summary =
+      job == nullptr ? StoredSummary(req.job_id) : std::nullopt;
+  if (job == nullptr && !summary) {
     ReplyError(identity, NotFound("no job " + req.job_id), wire::MessageType::kCancelJob, delimiter);
     return;
   }
-  const std::string& owner = job != nullptr ? job->submitted_by() : summary->second.submitted_by;
+  const std::string owner = job != nullptr ? job->submitted_by() : summary->submitted_by;
   if (!MayControl(who, owner)) {
     Logger("coordinator")->warn("refused to cancel job {} for key '{}': it is not the submitter "
                                 "nor an admin", req.job_id, user);
@@ -582,9 +632,10 @@ void Coordinator::OnRetry(const std::string& identity, const Principal& who,
   };
   PersistFinishedJobs();  // what it says about the job's state is what the store holds
   JobState* job = scheduler_.FindJob(req.job_id);
-  auto summary = finished_.find(req.job_id);
-  if (job == nullptr && summary == finished_.end()) return refuse(NotFound("no job " + req.job_id));
-  const std::string& owner = job != nullptr ? job->submitted_by() : summary->second.submitted_by;
+  const std::optional<wire::JobStatus> summary =
+      job == nullptr ? StoredSummary(req.job_id) : std::nullopt;
+  if (job == nullptr && !summary) return refuse(NotFound("no job " + req.job_id));
+  const std::string owner = job != nullptr ? job->submitted_by() : summary->submitted_by;
   if (!MayControl(who, owner)) {
     Logger("coordinator")->warn("refused to retry job {} for key '{}': it is not the submitter "
                                 "nor an admin", req.job_id, user);
@@ -593,7 +644,7 @@ void Coordinator::OnRetry(const std::string& identity, const Principal& who,
                                    "may retry it"));
   }
   const std::string state = job != nullptr ? std::string(JobPhaseName(job->phase()))
-                                           : summary->second.state;
+                                           : summary->state;
   const std::optional<JobPhase> phase = job::ParseJobPhase(state);
   if (!phase || !job::IsFinished(*phase)) {
     return refuse(InvalidArgument("job " + req.job_id + " is " + state +
@@ -645,7 +696,12 @@ void Coordinator::OnRetry(const std::string& identity, const Principal& who,
   persisted_phase_[req.job_id] = job->phase();
   const uint64_t left = job->table().size() - job->done();
   if (restored != nullptr) {
-    finished_.erase(req.job_id);
+    if (summary) {
+      // Finished before this start: counted with the state's jobs until now.
+      if (auto n = earlier_jobs_.find(summary->state); n != earlier_jobs_.end() && n->second > 0) {
+        --n->second;
+      }
+    }
     scheduler_.AddJob(std::move(restored));
   }
   StampReadyNodes(*job);

@@ -53,7 +53,8 @@ Status Coordinator::StartHttp() {
 void Coordinator::PublishSnapshot() {
   auto s = std::make_shared<http::Snapshot>();
   s->taken_ms = WallMs();
-  s->jobs = CollectJobs("");
+  s->jobs = CollectJobs("", "", kSnapshotJobs);
+  s->job_counts = CountJobs();
   s->workers = scheduler_.Workers(NowMs());
   s->stats = CollectStats();
   s->metrics = metrics_;

@@ -395,6 +395,24 @@ std::string RunDirOf(const store::JobRecord& record) {
   return workdir;
 }
 
+wire::JobStatus SummaryOf(const store::JobRecord& rec) {
+  wire::JobStatus s;
+  s.id = rec.id;
+  s.name = rec.name;
+  s.state = rec.state;
+  s.tasks_total = rec.counts.tasks_total;
+  s.tasks_done = rec.counts.tasks_done;
+  s.tasks_failed = rec.counts.tasks_failed;
+  s.attempts = rec.counts.attempts;
+  s.error = rec.error;
+  s.submitted_ms = rec.submitted_ms;
+  s.finished_ms = rec.finished_ms;
+  s.submitted_by = rec.submitted_by;
+  s.workdir = RunDirOf(rec);  // its files stay where they were: `coupler logs` still reads them
+  s.submission_id = rec.submission_id;
+  return s;
+}
+
 std::string ExtraAfterRetry(const std::string& extra, const JobState& job) {
   std::string out;
   std::istringstream in(extra);

@@ -65,6 +65,10 @@ std::vector<std::pair<uint64_t, uint32_t>> InFlightAttempts(
 // status of a finished job after a restart (its logs and outputs are there).
 std::string RunDirOf(const store::JobRecord& record);
 
+// A job this coordinator does not run (finished before its start) as `status` shows it: its
+// row, never its spec again.
+wire::JobStatus SummaryOf(const store::JobRecord& record);
+
 // The job record's `extra` once `job` has been retried: its attempt bases (JobState::Retry)
 // replace those of an earlier retry, so a restart mid-retry keeps the fresh budgets.
 std::string ExtraAfterRetry(const std::string& extra, const JobState& job);

@@ -132,21 +132,30 @@ std::shared_ptr<const Snapshot> CurrentOrFail(const HttpContext& ctx, Response& 
 }
 
 // The job as of the latest snapshot; one that is not in it yet (submitted since) is looked
-// for in a fresh one before it counts as unknown.
-const wire::JobStatus* FindJob(const HttpContext& ctx, const std::string& id,
-                               std::shared_ptr<const Snapshot>& snapshot) {
-  snapshot = Current(ctx);
+// for in a fresh one, and one older than the snapshot's newest jobs (kSnapshotJobs) is asked of
+// the loop, which reads it from the state.
+std::optional<wire::JobStatus> FindJob(const HttpContext& ctx, const std::string& id) {
+  std::shared_ptr<const Snapshot> snapshot = Current(ctx);
   const wire::JobStatus* job = snapshot ? snapshot->FindJob(id) : nullptr;
-  if (job != nullptr) return job;
-  snapshot = ctx.board->Get(0, kSnapshotWait);
-  return snapshot ? snapshot->FindJob(id) : nullptr;
+  if (job == nullptr) {
+    snapshot = ctx.board->Get(0, kSnapshotWait);
+    job = snapshot ? snapshot->FindJob(id) : nullptr;
+  }
+  if (job != nullptr) return *job;
+  wire::StatusRequest ask;
+  ask.job_id = id;
+  Result<wire::Message> reply = ctx.loop->Call(wire::Encode(ask), kControlTimeout);
+  if (!reply.ok()) return std::nullopt;
+  const auto* status = std::get_if<wire::StatusReply>(&*reply);
+  if (status == nullptr || status->jobs.size() != 1) return std::nullopt;
+  return status->jobs.front();
 }
 
-// FindJob, or null with a 404 answered.
-const wire::JobStatus* FindJobOrFail(const HttpContext& ctx, const std::string& id,
-                                     std::shared_ptr<const Snapshot>& snapshot, Response& res) {
-  const wire::JobStatus* job = FindJob(ctx, id, snapshot);
-  if (job == nullptr) Fail(res, 404, "no job " + id);
+// FindJob, or nullopt with a 404 answered.
+std::optional<wire::JobStatus> FindJobOrFail(const HttpContext& ctx, const std::string& id,
+                                             Response& res) {
+  std::optional<wire::JobStatus> job = FindJob(ctx, id);
+  if (!job) Fail(res, 404, "no job " + id);
   return job;
 }
 
@@ -264,7 +273,10 @@ void ListJobs(const HttpContext& ctx, const Request& req, Response& res) {
       ++n;
     }
     w.EndArray();
-    w.Field("total", matching);
+    // Every job the state holds in that state, listed or not (the list holds the newest).
+    uint64_t total = 0;
+    for (const auto& [st, count] : s->job_counts) total += state.empty() || st == state ? count : 0;
+    w.Field("total", std::max(total, matching));
     w.EndObject();
     return w.Finish();
   };
@@ -273,19 +285,17 @@ void ListJobs(const HttpContext& ctx, const Request& req, Response& res) {
 }
 
 void GetJob(const HttpContext& ctx, const Request& req, Response& res) {
-  std::shared_ptr<const Snapshot> s;
-  const wire::JobStatus* job = FindJobOrFail(ctx, req.matches[1], s, res);
-  if (job == nullptr) return;
+  const std::optional<wire::JobStatus> job = FindJobOrFail(ctx, req.matches[1], res);
+  if (!job) return;
   Json(res, 200, wire::JobStatusJson(*job));
 }
 
 // GET /api/v1/jobs/{id}/logs?node=&task=&attempt=&tail=: what the job's tasks printed, as
 // `coupler logs` reads it (runtime/job/task_logs.h), each file's last `tail` lines.
 void Logs(const HttpContext& ctx, const Request& req, Response& res) {
-  std::shared_ptr<const Snapshot> s;
   const std::string id = req.matches[1];
-  const wire::JobStatus* job = FindJobOrFail(ctx, id, s, res);
-  if (job == nullptr) return;
+  const std::optional<wire::JobStatus> job = FindJobOrFail(ctx, id, res);
+  if (!job) return;
   if (job->workdir.empty()) {
     Fail(res, 404, "job " + id + " finished before the coordinator's last start: only its summary "
                    "is kept; its logs are under its workdir's {node}/logs/");

@@ -109,8 +109,10 @@ std::string RenderMetrics(const Snapshot& s, std::string_view version) {
   auto jobs = Zeroed({"queued", "running", "succeeded", "failed", "cancelled"});
   auto tasks = Zeroed({"queued", "prefetched", "running"});
   auto gangs = Zeroed({"waiting", "running"});
+  for (const auto& [state, n] : s.job_counts) jobs[state] += n;
+  // Unfinished jobs are always among the snapshot's (the newest kSnapshotJobs) unless more than
+  // that many are unfinished at once; their task counts come from there.
   for (const wire::JobStatus& j : s.jobs) {
-    ++jobs[j.state];
     if (j.finished_ms != 0) continue;
     tasks["queued"] += j.tasks_queued;
     tasks["prefetched"] += j.tasks_prefetched;

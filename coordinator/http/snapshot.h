@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -21,7 +22,8 @@ namespace coupler::coordinator::http {
 
 struct Snapshot {
   int64_t taken_ms = 0;  // Unix epoch
-  std::vector<wire::JobStatus> jobs;  // newest first
+  std::vector<wire::JobStatus> jobs;  // newest first, at most Coordinator::kSnapshotJobs
+  std::map<std::string, uint64_t> job_counts;  // every job the state holds, by state
   std::vector<wire::WorkerStatus> workers;
   wire::CoordinatorStats stats;
   PoolMetrics metrics;

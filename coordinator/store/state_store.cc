@@ -56,6 +56,20 @@ constexpr const char* kLoadJob =
     "finished_ms, extra, submitted_by, tasks_total, tasks_done, tasks_failed, attempts, "
     "submission_id, run_dir, plan FROM jobs WHERE id = ?";
 constexpr const char* kLoadPlan = "SELECT plan FROM jobs WHERE id = ?";
+// The jobs a start restores to run: not finished.
+constexpr const char* kLoadUnfinishedJobs =
+    "SELECT id, name, spec_text, spec_path, base_dir, priority, state, error, submitted_ms, "
+    "finished_ms, extra, submitted_by, tasks_total, tasks_done, tasks_failed, attempts, "
+    "submission_id, run_dir FROM jobs WHERE state NOT IN ('succeeded', 'failed', 'cancelled') "
+    "ORDER BY number, id";
+// A page of summaries, newest first: the columns of kLoadJobs with the big ones left empty.
+constexpr const char* kListJobs =
+    "SELECT id, name, '', spec_path, base_dir, priority, state, error, submitted_ms, "
+    "finished_ms, x'', submitted_by, tasks_total, tasks_done, tasks_failed, attempts, "
+    "submission_id, run_dir FROM jobs WHERE (?1 = '' OR state = ?1) "
+    "ORDER BY number DESC, id DESC LIMIT ?2";
+constexpr const char* kCountJobs = "SELECT state, COUNT(*) FROM jobs GROUP BY state";
+constexpr const char* kFindSubmission = "SELECT id FROM jobs WHERE submission_id = ? LIMIT 1";
 constexpr const char* kLoadCommits =
     "SELECT task_id, attempt, output_paths, rows_in, rows_out, device, kernel_ms, "
     "bytes_processed, worker_id FROM commits WHERE job_id = ? ORDER BY task_id";
@@ -300,6 +314,10 @@ Status StateStore::PrepareStatements() {
       {&load_jobs_, kLoadJobs},
       {&load_job_, kLoadJob},
       {&load_plan_, kLoadPlan},
+      {&load_unfinished_, kLoadUnfinishedJobs},
+      {&list_jobs_, kListJobs},
+      {&count_jobs_, kCountJobs},
+      {&find_submission_, kFindSubmission},
       {&load_commits_, kLoadCommits},
       {&load_attempts_, kLoadAttempts},
       {&next_job_number_, kNextJobNumber},
@@ -490,6 +508,53 @@ Result<std::vector<JobRecord>> StateStore::LoadJobs() {
     jobs.push_back(ReadJobRow(load_jobs_));
   }
   return jobs;
+}
+
+Result<std::vector<JobRecord>> StateStore::LoadUnfinishedJobs() {
+  StatementReset reset(load_unfinished_);
+  std::vector<JobRecord> jobs;
+  while (true) {
+    Result<bool> row = load_unfinished_.Step();
+    if (!row.ok()) return row.status().WithContext("load unfinished jobs from " + path_);
+    if (!*row) break;
+    jobs.push_back(ReadJobRow(load_unfinished_));
+  }
+  return jobs;
+}
+
+Result<std::vector<JobRecord>> StateStore::ListJobs(const std::string& state, uint32_t limit) {
+  StatementReset reset(list_jobs_);
+  list_jobs_.BindText(1, state);
+  list_jobs_.BindInt64(2, limit == 0 ? -1 : static_cast<int64_t>(limit));  // -1: no limit
+  std::vector<JobRecord> jobs;
+  while (true) {
+    Result<bool> row = list_jobs_.Step();
+    if (!row.ok()) return row.status().WithContext("list jobs in " + path_);
+    if (!*row) break;
+    jobs.push_back(ReadJobRow(list_jobs_));
+  }
+  return jobs;
+}
+
+Result<std::map<std::string, uint64_t>> StateStore::CountJobsByState() {
+  StatementReset reset(count_jobs_);
+  std::map<std::string, uint64_t> counts;
+  while (true) {
+    Result<bool> row = count_jobs_.Step();
+    if (!row.ok()) return row.status().WithContext("count jobs in " + path_);
+    if (!*row) break;
+    counts[count_jobs_.ColumnText(0)] = FromSql(count_jobs_.ColumnInt64(1));
+  }
+  return counts;
+}
+
+Result<std::optional<std::string>> StateStore::FindJobBySubmission(const std::string& submission_id) {
+  StatementReset reset(find_submission_);
+  find_submission_.BindText(1, submission_id);
+  Result<bool> row = find_submission_.Step();
+  if (!row.ok()) return row.status().WithContext("look up submission " + submission_id);
+  if (!*row) return std::optional<std::string>();
+  return std::optional<std::string>(find_submission_.ColumnText(0));
 }
 
 Result<std::optional<JobRecord>> StateStore::LoadJob(const std::string& job_id) {

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -89,6 +90,15 @@ class StateStore {
 
   // Only what is on disk; buffered rows are not seen.
   Result<std::vector<JobRecord>> LoadJobs();  // by job number, then id; `plan` left empty
+  // The jobs not finished (queued, running), in full but for their plans: what a start restores.
+  Result<std::vector<JobRecord>> LoadUnfinishedJobs();
+  // Newest first (by job number), at most `limit` (0: all), only those in `state` (empty: any):
+  // summaries, their spec, extra and plan left empty.
+  Result<std::vector<JobRecord>> ListJobs(const std::string& state, uint32_t limit);
+  // How many jobs the state holds, by state.
+  Result<std::map<std::string, uint64_t>> CountJobsByState();
+  // The job a submission id made, if any.
+  Result<std::optional<std::string>> FindJobBySubmission(const std::string& submission_id);
   // One job's row with its plan; nullopt when there is none.
   Result<std::optional<JobRecord>> LoadJob(const std::string& job_id);
   // A job's admitted plan (JobRecord::plan); empty for a job admitted before plans were kept.
@@ -157,6 +167,10 @@ class StateStore {
   SqliteStatement set_generation_;
   SqliteStatement load_job_;
   SqliteStatement load_plan_;
+  SqliteStatement load_unfinished_;
+  SqliteStatement list_jobs_;
+  SqliteStatement count_jobs_;
+  SqliteStatement find_submission_;
 };
 
 }  // namespace coupler::store

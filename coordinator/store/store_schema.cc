@@ -31,6 +31,7 @@ CREATE TABLE jobs (
   run_dir TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX jobs_by_number ON jobs(number);
+CREATE INDEX jobs_by_submission ON jobs(submission_id);
 -- One row per task: the primary key is what makes the first committed attempt win.
 CREATE TABLE commits (
   job_id TEXT NOT NULL,
@@ -165,7 +166,8 @@ Status EnsureSchema(SqliteDb& db, const std::string& path) {
   if (info.user_version >= 1 && info.user_version <= 4) {
     // Jobs admitted before have no plan: they are restored from their spec, as then.
     COUPLER_RETURN_IF_ERROR(db.Exec("ALTER TABLE jobs ADD COLUMN plan BLOB NOT NULL DEFAULT x'';"
-                                    "ALTER TABLE jobs ADD COLUMN run_dir TEXT NOT NULL DEFAULT '';"));
+                                    "ALTER TABLE jobs ADD COLUMN run_dir TEXT NOT NULL DEFAULT '';"
+                                    "CREATE INDEX jobs_by_submission ON jobs(submission_id);"));
   }
   // Older states start counting at 0: their marker records no generation, so nothing is
   // checked until the first commit records one.

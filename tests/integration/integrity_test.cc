@@ -64,12 +64,18 @@ TEST(IntegrityTest, ALateFailureFromAStoppedWorkerDoesNotFailTheRetry) {
   const auto before = cluster.Coordinator();
   ASSERT_TRUE(before);
   cluster.worker("w1").Signal(SIGCONT);
+  // Its late failure is either dropped as stale (sent before w1 registered again) or released
+  // at the registration (w1 reported the attempt, which is not its to run any more, and stops
+  // it): either way, not the retry's.
   std::optional<CoordinatorView> c;
+  auto released = [&] {
+    return cluster.worker("w1").err().find("no longer gives them to us") != std::string::npos;
+  };
   const bool dropped = WaitUntil(
       [&] {
         c = cluster.Coordinator();
         auto st = cluster.Job(job);
-        return (c && c->stale_outcomes_dropped > before->stale_outcomes_dropped) ||
+        return (c && c->stale_outcomes_dropped > before->stale_outcomes_dropped) || released() ||
                (st && st->finished());
       },
       60s, 50ms);
@@ -87,7 +93,7 @@ TEST(IntegrityTest, ALateFailureFromAStoppedWorkerDoesNotFailTheRetry) {
             ReadFile(cluster.dir() / "work" / "latest" / "import" / PartName(0)));
   c = cluster.Coordinator();
   ASSERT_TRUE(c);
-  EXPECT_GE(c->stale_outcomes_dropped, 1u);
+  EXPECT_TRUE(c->stale_outcomes_dropped >= 1u || released()) << cluster.Logs();
   // Back and registered again: it may get work once more.
   EXPECT_TRUE(WaitUntil([&] { return WorkerIs(cluster, "w1", "alive"); }, 30s, 50ms)) << cluster.Logs();
 }

@@ -8,7 +8,11 @@
 #include <fstream>
 #include <sstream>
 
+#include <signal.h>
+#include <sqlite3.h>
+
 #include "client/client.h"
+#include "coordinator/store/sqlite_db.h"
 #include "runtime/net/endpoint.h"
 #include "tests/integration/coupler_cluster.h"
 
@@ -215,6 +219,93 @@ TEST(StateLimitsTest, ACompactedJobShowsItsTotalsAndCanBeRetried) {
   EXPECT_EQ(st->nodes.size(), 1500u);
   EXPECT_EQ(st->queued, 1500u);
   ASSERT_TRUE(cluster.coordinator().running()) << cluster.Logs();
+}
+
+
+// A state holding 100,000 jobs that finished before this start costs the coordinator about what
+// an empty one does (they stay in the state, read when asked for), and status lists the newest
+// without rendering the rest; one of them is still found by id (CLI and HTTP) and by its
+// submission id.
+TEST(StateLimitsTest, AHundredThousandFinishedJobsCostNoMemoryAndListNewestFirst) {
+  Cluster::Options o;
+  o.coordinator_args = {"--http", "127.0.0.1:0"};
+  Cluster cluster(o);
+  ASSERT_TRUE(cluster.StartCoordinator()) << cluster.Logs();
+  ASSERT_EQ(cluster.Cli({"status"}).exit_code, 0) << cluster.Logs();
+  const uint64_t empty = RssKib(cluster.coordinator().pid());
+  ASSERT_GT(empty, 0u);
+  cluster.coordinator().Signal(SIGTERM);
+  ASSERT_TRUE(cluster.coordinator().WaitExit(30s)) << cluster.Logs();
+
+  {
+    Result<store::SqliteDb> db =
+        store::SqliteDb::Open((cluster.state() / "coupler.db").string(), SQLITE_OPEN_READWRITE);
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    // One statement: every tenth failed, each with a submission id and a run directory.
+    const Status inserted = db->Exec(R"sql(
+      WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100000)
+      INSERT INTO jobs (id, number, name, spec_text, spec_path, base_dir, priority, state, error,
+                        submitted_ms, finished_ms, extra, submitted_by, tasks_total, tasks_done,
+                        tasks_failed, attempts, submission_id, run_dir)
+      SELECT printf('j-%06d', i), i, 'nightly-' || i,
+             'name: nightly
+nodes:
+  - {id: a, op: noop, params: {tasks: 4}}
+',
+             '/home/u/nightly.yaml', '/home/u', 0,
+             CASE WHEN i % 10 = 0 THEN 'failed' ELSE 'succeeded' END,
+             CASE WHEN i % 10 = 0 THEN 'task 3 of node a failed' ELSE '' END,
+             1765000000000 + i * 1000, 1765000000500 + i * 1000, x'', 'alice', 4, 4, 0, 4,
+             'sub-' || i, '/home/u/work/runs/' || printf('j-%06d', i)
+      FROM n)sql");
+    ASSERT_TRUE(inserted.ok()) << inserted.ToString();
+  }
+  ASSERT_TRUE(cluster.RestartCoordinator()) << cluster.Logs();
+
+  CommandResult newest = cluster.Cli({"status", "--limit", "3", "--json"});
+  ASSERT_EQ(newest.exit_code, 0) << newest.err;
+  rapidjson::Document doc;
+  doc.Parse(newest.out.c_str());
+  ASSERT_TRUE(doc.IsObject() && doc.HasMember("jobs")) << newest.out;
+  std::vector<std::string> ids;
+  for (const auto& j : doc["jobs"].GetArray()) ids.push_back(Str(j, "id"));
+  EXPECT_EQ(ids, (std::vector<std::string>{"j-100000", "j-099999", "j-099998"}));
+  CommandResult failed = cluster.Cli({"status", "--state", "failed", "--limit", "2", "--json"});
+  EXPECT_THAT(failed.out, HasSubstr("\"j-100000\""));
+  EXPECT_THAT(failed.out, HasSubstr("\"j-099990\""));
+  CommandResult one = cluster.Cli({"status", "j-000077", "--json"});
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_THAT(one.out, HasSubstr("nightly-77"));
+  EXPECT_THAT(one.out, HasSubstr("/home/u/work/runs/j-000077"));
+  EXPECT_NE(cluster.Cli({"status", "j-200000"}).exit_code, 0);
+
+  // An old job over HTTP: not among the snapshot's newest, so asked of the loop.
+  const std::string url = cluster.HttpUrl();
+  ASSERT_FALSE(url.empty()) << cluster.Logs();
+  CommandResult http = RunToEnd({FindProgram("curl"), "-sS", "--max-time", "30", "-H",
+                                 "Authorization: Bearer " + cluster.ApiToken(),
+                                 url + "/api/v1/jobs/j-000077"},
+                                cluster.logs(), 60s);
+  EXPECT_THAT(http.out, HasSubstr("\"nightly-77\"")) << http.err;
+  CommandResult list = RunToEnd({FindProgram("curl"), "-sS", "--max-time", "30", "-H",
+                                 "Authorization: Bearer " + cluster.ApiToken(),
+                                 url + "/api/v1/jobs?limit=1"},
+                                cluster.logs(), 60s);
+  EXPECT_THAT(list.out, HasSubstr("\"total\":100000")) << list.out;
+
+  // A client retrying a submission of an earlier start gets that job back, not a new one.
+  CommandResult again = RunToEnd(
+      {FindProgram("curl"), "-sS", "--max-time", "30", "-H",
+       "Authorization: Bearer " + cluster.ApiToken(), "-H", "Content-Type: application/json",
+       "--data-binary", R"({"spec": "name: again\nnodes: []\n", "submission_id": "sub-5"})",
+       url + "/api/v1/jobs"},
+      cluster.logs(), 60s);
+  EXPECT_THAT(again.out, HasSubstr("\"job_id\":\"j-000005\"")) << again.out << again.err;
+  EXPECT_THAT(again.out, HasSubstr("\"existing\":true")) << again.out;
+
+  const uint64_t loaded = RssKib(cluster.coordinator().pid());
+  EXPECT_LE(loaded, 2 * empty) << "RSS " << loaded << " KiB over 100,000 finished jobs, " << empty
+                               << " KiB over none";
 }
 
 }  // namespace

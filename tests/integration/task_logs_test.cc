@@ -95,6 +95,38 @@ TEST(TaskLogsTest, LogsShowWhatEachShardsCommandPrinted) {
   EXPECT_NE(no_job.err.find("j-999999"), std::string::npos) << no_job.err;
 }
 
+// A job that finished before the coordinator's last start keeps its nodes: replayed from its
+// admitted plan and commits, so `coupler logs` still finds what its tasks printed, and status
+// shows each node done (a restart used to leave it "its nodes: (none)").
+TEST(TaskLogsTest, AJobFinishedBeforeARestartKeepsItsNodesAndLogs) {
+  Cluster cluster;
+  ASSERT_TRUE(cluster.StartCoordinator()) << cluster.Logs();
+  cluster.StartWorker("w1", 2);
+  ASSERT_TRUE(cluster.WaitWorkersAlive(1)) << cluster.Logs();
+  std::string job;
+  const auto done =
+      RunJob(cluster, "echo-restart",
+             "name: it-logs-restart\nworkdir: work\nnodes:\n" + SmallImport(cluster, 2) +
+                 "  - id: echo\n    op: exec\n    inputs: [import]\n    params:\n"
+                 "      command: \"echo kept across restarts {shard}\"\n",
+             job);
+  ASSERT_TRUE(done) << cluster.Logs();
+  ASSERT_EQ(done->state, "succeeded") << done->error << cluster.Logs();
+
+  cluster.coordinator().Kill();
+  ASSERT_TRUE(cluster.RestartCoordinator()) << cluster.Logs();
+  const auto after = cluster.Job(job);
+  ASSERT_TRUE(after) << cluster.Logs();
+  EXPECT_EQ(after->state, "succeeded");
+  ASSERT_EQ(after->nodes.size(), 2u);
+  EXPECT_EQ(after->node("echo").state, "done");
+  EXPECT_EQ(after->node("echo").done, 2u);
+  const CommandResult logs = cluster.Cli({"logs", job, "echo"});
+  ASSERT_EQ(logs.exit_code, 0) << logs.err;
+  EXPECT_NE(logs.out.find("kept across restarts 0"), std::string::npos) << logs.out;
+  EXPECT_NE(logs.out.find("kept across restarts 1"), std::string::npos) << logs.out;
+}
+
 TEST(TaskLogsTest, FollowPrintsLinesAsTheyComeAndEndsWithTheJob) {
   Cluster cluster;
   ASSERT_TRUE(cluster.StartCoordinator()) << cluster.Logs();

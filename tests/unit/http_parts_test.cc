@@ -106,6 +106,7 @@ void FillSample(Snapshot& s) {
   tight.deps = {"prep"};
   j.nodes = {loose, tight};
   s.jobs = {j};
+  s.job_counts = {{"running", 1}};
   wire::WorkerStatus w;
   w.id = "w\"1";
   w.state = "alive";

@@ -93,7 +93,8 @@ TEST(StateStoreTest, AVersion2StateGainsSubmissionIds) {
     ASSERT_TRUE(store->PutJob(MakeJob("j-000001")).ok());
   }
   ExecRaw(dir.path() / "coupler.db",
-          "ALTER TABLE jobs DROP COLUMN submission_id; ALTER TABLE jobs DROP COLUMN plan; "
+          "DROP INDEX jobs_by_submission; ALTER TABLE jobs DROP COLUMN submission_id; "
+          "ALTER TABLE jobs DROP COLUMN plan; "
           "ALTER TABLE jobs DROP COLUMN run_dir; PRAGMA user_version = 2");
   auto store = OpenOrDie(dir.str());
   JobRecord retried = MakeJob("j-000002");
@@ -115,8 +116,8 @@ TEST(StateStoreTest, AVersion4StateGainsAdmittedPlans) {
     ASSERT_TRUE(store->PutJob(MakeJob("j-000001")).ok());
   }
   ExecRaw(dir.path() / "coupler.db",
-          "ALTER TABLE jobs DROP COLUMN plan; ALTER TABLE jobs DROP COLUMN run_dir; "
-          "PRAGMA user_version = 4");
+          "DROP INDEX jobs_by_submission; ALTER TABLE jobs DROP COLUMN plan; "
+          "ALTER TABLE jobs DROP COLUMN run_dir; PRAGMA user_version = 4");
   auto store = OpenOrDie(dir.str());
   JobRecord planned = MakeJob("j-000002");
   planned.plan = std::string("CPLP\x01\x00\x00binary\xff", 14);
