@@ -60,14 +60,21 @@ import sqlite3, sys
 db = sqlite3.connect(sys.argv[1]); n = int(sys.argv[2])
 spec = "name: nightly\nnodes:\n" + "".join(
     "  - {id: n%d, op: noop, params: {tasks: 4}}\n" % i for i in range(8))
-db.executemany(
-    "INSERT INTO jobs (id, number, name, spec_text, spec_path, base_dir, priority, state, error,"
-    " submitted_ms, finished_ms, extra, submitted_by, tasks_total, tasks_done, tasks_failed,"
-    " attempts, submission_id, run_dir) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-    (("j-%06d" % i, i, "nightly-%d" % i, spec, "/home/u/nightly.yaml", "/home/u", 0,
-      "failed" if i % 10 == 0 else "succeeded", "exit 1" if i % 10 == 0 else "",
-      1765000000000 + i * 1000, 1765000000500 + i * 1000, b"", "alice", 32, 32, 0, 33,
-      "nightly-%d" % i, "/home/u/work/runs/j-%06d" % i) for i in range(1, n + 1)))
+# The columns this build's state has (an older one has no run_dir: its rows keep it in extra).
+has_run_dir = any(c[1] == "run_dir" for c in db.execute("PRAGMA table_info(jobs)"))
+cols = ("id, number, name, spec_text, spec_path, base_dir, priority, state, error, submitted_ms,"
+        " finished_ms, extra, submitted_by, tasks_total, tasks_done, tasks_failed, attempts,"
+        " submission_id" + (", run_dir" if has_run_dir else ""))
+def row(i):
+    run_dir = "/home/u/work/runs/j-%06d" % i
+    r = ("j-%06d" % i, i, "nightly-%d" % i, spec, "/home/u/nightly.yaml", "/home/u", 0,
+         "failed" if i % 10 == 0 else "succeeded", "exit 1" if i % 10 == 0 else "",
+         1765000000000 + i * 1000, 1765000000500 + i * 1000,
+         b"" if has_run_dir else ("workdir\t%s\n" % run_dir).encode(), "alice", 32, 32, 0, 33,
+         "nightly-%d" % i)
+    return r + (run_dir,) if has_run_dir else r
+db.executemany("INSERT INTO jobs (%s) VALUES (%s)" % (cols, ",".join("?" * len(cols.split(",")))),
+               (row(i) for i in range(1, n + 1)))
 db.commit()
 PY
 echo "loadavg before: $(cut -d' ' -f1-3 /proc/loadavg)"
