@@ -46,8 +46,10 @@ void Coordinator::OnWorkerMessage(const std::string& route, const std::string& u
         if (!scheduler_.AwaitsAdoption(o.job_id, o.task_id, o.attempt)) ++stale_outcomes_;
       }
     }
-    SendToRoute(route, wire::Encode(wire::ErrorFromStatus(
-                          NotFound("unknown worker: register again"), wire::TypeOf(*msg))));
+    SendToRoute(route, wire::Encode(wire::RegisterAgain{
+                          known == route_to_worker_.end()
+                              ? "this connection has not registered (the coordinator restarted?)"
+                              : "worker " + known->second + " was given up on: register again"}));
     return;
   }
   const std::string& worker_id = known->second;

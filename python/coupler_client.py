@@ -103,6 +103,7 @@ MESSAGE_TYPES: Dict[str, int] = {
     "LaunchStop": 8,
     "Registered": 9,
     "ResultAck": 10,
+    "RegisterAgain": 11,
     "SubmitJob": 16,
     "SubmitReply": 17,
     "StatusRequest": 18,
@@ -146,6 +147,7 @@ RECORDS: Dict[str, Fields] = {
     "LaunchStop": [("gang", "TaskAttempt")],
     "Registered": [("worker_id", "str"), ("epoch", "u64"), ("release", "[TaskAttempt]")],
     "ResultAck": [("attempts", "[TaskAttempt]")],
+    "RegisterAgain": [("reason", "str")],
     "SubmitJob": [
         ("spec_text", "str"), ("spec_path", "str"), ("priority", "i32"), ("client_id", "str"),
         ("cwd", "str"), ("submission_id", "str"), ("reuse", "bool"),

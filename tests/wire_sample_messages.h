@@ -157,6 +157,7 @@ inline std::vector<Message> SampleMessages() {
   LaunchStop launch_stop{gang_attempt};
   Registered registered{"w-1", 7, {TaskAttempt{"j-000001", 4, 1}}};
   ResultAck result_ack{{TaskAttempt{"j-000001", 3, 0}, gang_attempt}};
+  RegisterAgain register_again{"unknown worker: the coordinator restarted"};
 
   return {
       reg,
@@ -169,6 +170,7 @@ inline std::vector<Message> SampleMessages() {
       launch_stop,
       registered,
       result_ack,
+      register_again,
       submit,
       submit_reply,
       status_request,

@@ -309,16 +309,16 @@ void Worker::OnMessage(const std::string& payload, bool& drain_requested) {
     OnRegistered(*registered);
   } else if (std::holds_alternative<wire::DrainWorker>(*msg)) {
     drain_requested = true;
+  } else if (const auto* again = std::get_if<wire::RegisterAgain>(&*msg)) {
+    // Every message queued during an outage gets this answer, all at once: one registration
+    // answers them all.
+    if (NowMs() - last_register_ms_ >= options_.heartbeat_ms) {
+      Logger("worker")->info("the coordinator does not know us ({}): registering again",
+                             again->reason);
+      Register();
+    }
   } else if (const auto* err = std::get_if<wire::Error>(&*msg)) {
-    if (err->code == static_cast<uint16_t>(StatusCode::kNotFound)) {
-      // Every message queued during an outage gets this answer, all at once: one
-      // registration answers them all.
-      if (NowMs() - last_register_ms_ >= options_.heartbeat_ms) {
-        Logger("worker")->info("coordinator does not know us (it restarted, or gave us up): "
-                               "registering again");
-        Register();
-      }
-    } else if (err->code == static_cast<uint16_t>(StatusCode::kPermissionDenied)) {
+    if (err->code == static_cast<uint16_t>(StatusCode::kPermissionDenied)) {
       refused_ = PermissionDenied("the coordinator refused worker " + options_.id + ": " +
                                   err->message);
     } else {
@@ -395,7 +395,7 @@ Status Worker::Run(const std::atomic<bool>& drain) {
     const bool silent = now - last_heard_ms_ > options_.coordinator_timeout_ms;
     if (silent && !silence_reported_) {
       // The socket stays: ZeroMQ reconnects by itself, and tearing it down would lose the
-      // results queued in it. A coordinator that forgot us meanwhile says so (NotFound), and
+      // results queued in it. A coordinator that forgot us meanwhile says so (RegisterAgain), and
       // we register again then.
       log->warn("no word from the coordinator for {} ms; still trying, keeping {} task(s) and "
                 "their results", now - last_heard_ms_, pool_->held());

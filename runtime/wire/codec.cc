@@ -110,6 +110,7 @@ template std::string Encode(const LaunchOutput&);
 template std::string Encode(const LaunchStop&);
 template std::string Encode(const Registered&);
 template std::string Encode(const ResultAck&);
+template std::string Encode(const RegisterAgain&);
 template std::string Encode(const SubmitJob&);
 template std::string Encode(const SubmitReply&);
 template std::string Encode(const StatusRequest&);

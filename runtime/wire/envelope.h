@@ -31,8 +31,8 @@ inline constexpr uint16_t kProtocolVersion = 11;
 // StatusRequest.state/limit, the prefetched counts, NodeStatus' graph (op, stage, deps),
 // JobStatus.workdir/submission_id, CoordinatorStats.warnings, WorkerStatus' live GPU samples
 // and TaskOutcome.wall_ms; 10 added SubmitJob.reuse, RetryJob and typed mappings; 11 added
-// RegisterWorker.holding and the Registered and ResultAck messages (a restarted coordinator
-// adopts the attempts its workers hold).
+// RegisterWorker.holding and the Registered, ResultAck and RegisterAgain messages (a restarted
+// coordinator adopts the attempts its workers hold).
 // Only the version this build decodes is accepted: a payload's layout follows its version, and
 // decoding a 10 payload as 11 would misread it, so an older peer is refused with its version
 // named rather than half understood.

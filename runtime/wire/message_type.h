@@ -20,6 +20,7 @@ enum class MessageType : uint16_t {
   kLaunchStop = 8,
   kRegistered = 9,
   kResultAck = 10,
+  kRegisterAgain = 11,
 
   kSubmitJob = 16,
   kSubmitReply = 17,
@@ -39,7 +40,7 @@ inline constexpr MessageType kAllMessageTypes[] = {
     MessageType::kRegisterWorker, MessageType::kHeartbeat,     MessageType::kTaskAssignment,
     MessageType::kTaskResult,     MessageType::kLaunchRequest, MessageType::kLaunchDaemon,
     MessageType::kLaunchOutput,   MessageType::kLaunchStop,    MessageType::kRegistered,
-    MessageType::kResultAck,      MessageType::kSubmitJob,     MessageType::kSubmitReply,
+    MessageType::kResultAck,      MessageType::kRegisterAgain, MessageType::kSubmitJob,     MessageType::kSubmitReply,
     MessageType::kStatusRequest,  MessageType::kStatusReply,   MessageType::kCancelJob,
     MessageType::kDrainWorker,    MessageType::kWorkersRequest, MessageType::kWorkersReply,
     MessageType::kRetryJob,
@@ -59,6 +60,7 @@ constexpr std::string_view MessageTypeName(MessageType type) {
     case MessageType::kLaunchStop: return "LaunchStop";
     case MessageType::kRegistered: return "Registered";
     case MessageType::kResultAck: return "ResultAck";
+    case MessageType::kRegisterAgain: return "RegisterAgain";
     case MessageType::kSubmitJob: return "SubmitJob";
     case MessageType::kSubmitReply: return "SubmitReply";
     case MessageType::kStatusRequest: return "StatusRequest";

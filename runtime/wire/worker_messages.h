@@ -109,6 +109,21 @@ struct Registered {
   friend bool operator==(const Registered&, const Registered&) = default;
 };
 
+// Coordinator -> worker: it does not know the worker (it restarted, or gave the worker up after
+// silence): register again, reporting what you hold. The answer to any message from a
+// connection with no registration.
+struct RegisterAgain {
+  static constexpr MessageType kType = MessageType::kRegisterAgain;
+
+  std::string reason;  // for people: why the coordinator does not know the worker
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(reason);
+  }
+  friend bool operator==(const RegisterAgain&, const RegisterAgain&) = default;
+};
+
 // Coordinator -> worker: the outcomes of these attempts are on the coordinator's disk (or were
 // of no use to it): the worker stops keeping them. Until then it keeps each sent outcome and
 // sends it again after a registration, so a coordinator that crashed before its commit reached
