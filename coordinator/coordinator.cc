@@ -180,9 +180,8 @@ int64_t Coordinator::AdoptionWaitMs() const {
 size_t Coordinator::AwaitInFlight(const std::string& job_id,
                                   const std::vector<store::TaskCommit>& commits,
                                   const std::vector<store::AttemptRecord>& attempts,
-                                  const std::vector<std::pair<uint64_t, uint32_t>>& sent) {
-  const std::vector<std::pair<uint64_t, uint32_t>> in_flight =
-      InFlightAttempts(commits, attempts, sent);
+                                  const std::vector<store::SentAttempt>& sent) {
+  const std::vector<store::SentAttempt> in_flight = InFlightAttempts(commits, attempts, sent);
   if (in_flight.empty()) return 0;
   const std::vector<std::pair<uint64_t, uint32_t>> abandoned =
       scheduler_.AwaitAdoption(job_id, in_flight, NowMs() + AdoptionWaitMs());
@@ -517,10 +516,14 @@ void Coordinator::RecordLost(const std::vector<LostAttempt>& lost) {
   }
 }
 
-void Coordinator::RecordSent(const std::vector<wire::TaskSpec>& tasks) {
+void Coordinator::RecordSent(const std::string& worker_id, const std::vector<wire::TaskSpec>& tasks) {
   // One row per job in the message, buffered with the commits: a restart then knows every
-  // attempt that was in flight (cheap enough to keep dispatch at full speed).
+  // attempt that was in flight, and where (cheap enough to keep dispatch at full speed).
+  const WorkerEntry* worker = scheduler_.registry().Find(worker_id);
+  const std::string key = worker != nullptr ? worker->key_name : std::string();
   store::SentAttempts batch;
+  batch.worker_id = worker_id;
+  batch.worker_key = key;
   // Looked up once per job in the message, not per task: this runs for every task sent.
   const JobState* job = nullptr;
   const std::vector<int64_t>* stamps = nullptr;
@@ -529,6 +532,8 @@ void Coordinator::RecordSent(const std::vector<wire::TaskSpec>& tasks) {
     if (t.job_id != batch.job_id && !batch.tasks.empty()) {
       store_->AddSent(std::move(batch));
       batch = {};
+      batch.worker_id = worker_id;
+      batch.worker_key = key;
     }
     if (job == nullptr || job->id() != t.job_id) {
       job = scheduler_.FindJob(t.job_id);
@@ -583,7 +588,9 @@ void Coordinator::Dispatch() {
     }
     events_.GangPlaced({spec.job_id, spec.node_id, spec.task_id, spec.attempt}, leader,
                        spec.gang_hosts);
-    store_->AddSent({spec.job_id, {{spec.task_id, spec.attempt}}});
+    const WorkerEntry* lead = scheduler_.registry().Find(leader);
+    store_->AddSent({spec.job_id, {{spec.task_id, spec.attempt}}, leader,
+                     lead != nullptr ? lead->key_name : std::string()});
     wire::TaskAssignment a;
     a.tasks.push_back(std::move(spec));
     SendToWorker(leader, wire::Encode(a));
@@ -591,7 +598,7 @@ void Coordinator::Dispatch() {
   scheduler_.ReleaseDueRetries();  // back-offs that ended: their tasks may go out now
   if (!scheduler_.HasDispatchableWork()) return;
   for (auto& [id, tasks] : scheduler_.AssignBalanced()) {
-    RecordSent(tasks);
+    RecordSent(id, tasks);
     for (const auto& t : tasks) {
       events_.TaskAssigned({t.job_id, t.node_id, t.task_id, t.attempt}, id);
     }

@@ -107,7 +107,7 @@ class Coordinator {
   // wait (gangs) are abandoned now, with an attempt_abandoned event each. Returns how many wait.
   size_t AwaitInFlight(const std::string& job_id, const std::vector<store::TaskCommit>& commits,
                        const std::vector<store::AttemptRecord>& attempts,
-                       const std::vector<std::pair<uint64_t, uint32_t>>& sent);
+                       const std::vector<store::SentAttempt>& sent);
   // How long a restarted coordinator waits for its workers to report the attempts they hold:
   // long enough for a worker to reconnect (ZeroMQ's back-off reaches 5 s) and register.
   int64_t AdoptionWaitMs() const;
@@ -187,8 +187,8 @@ class Coordinator {
   LaunchRelay::GangLookup GangLookup();
 
   void Dispatch();
-  // Records what an assignment sends (see store::SentAttempts).
-  void RecordSent(const std::vector<wire::TaskSpec>& tasks);
+  // Records what an assignment to `worker_id` sends (see store::SentAttempts).
+  void RecordSent(const std::string& worker_id, const std::vector<wire::TaskSpec>& tasks);
   void Tick();
   // Gives up on silent workers: their lost attempts, and an event for each worker.
   void ReapSilentWorkers(int64_t now_ms);

@@ -121,7 +121,7 @@ void Coordinator::OnRegister(const std::string& route, const std::string& user,
     }
     route_to_worker_.erase(existing->route);
   }
-  Registration joined = scheduler_.RegisterWorker(reg, NowMs());
+  Registration joined = scheduler_.RegisterWorker(reg, NowMs(), user);
   RecordLost(joined.lost);
   WorkerEntry* w = scheduler_.registry().Find(reg.worker_id);
   w->key_name = user;
@@ -133,6 +133,11 @@ void Coordinator::OnRegister(const std::string& route, const std::string& user,
   for (const wire::HeldAttempt& h : joined.adopted) {
     events_.AttemptAdopted(EventRef(h.attempt.job_id, h.attempt.task_id, h.attempt.attempt),
                            reg.worker_id, h.started);
+  }
+  for (const LostAttempt& a : joined.abandoned) {
+    events_.AttemptAbandoned(EventRef(a.job_id, a.task_id, a.attempt),
+                             "sent before the coordinator restarted to worker " + reg.worker_id +
+                                 ", which registered again without it: the task runs again");
   }
   Logger("coordinator")->info("worker {} joined from {} with {} slots, {} GPUs{}{}", reg.worker_id,
                               reg.host, reg.slots, reg.gpus.size(),

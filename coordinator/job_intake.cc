@@ -322,7 +322,7 @@ std::map<uint64_t, uint32_t> AttemptBases(const std::string& extra) {
 Result<std::unique_ptr<JobState>> RestoreJob(
     const store::JobRecord& record, const std::vector<store::TaskCommit>& commits,
     const std::vector<store::AttemptRecord>& attempts,
-    const std::vector<std::pair<uint64_t, uint32_t>>& sent) {
+    const std::vector<store::SentAttempt>& sent) {
   std::unique_ptr<JobState> job;
   if (!record.plan.empty()) {
     // Replayed, never re-derived: no parser, validator or planner runs, and nothing on disk is
@@ -345,8 +345,8 @@ Result<std::unique_ptr<JobState>> RestoreJob(
   for (const auto& a : attempts) {
     attempts_of[a.task_id] = std::max(attempts_of[a.task_id], a.attempt + 1);
   }
-  for (const auto& [task, attempt] : sent) {
-    attempts_of[task] = std::max(attempts_of[task], attempt + 1);
+  for (const store::SentAttempt& sa : sent) {
+    attempts_of[sa.task] = std::max(attempts_of[sa.task], sa.attempt + 1);
   }
   job->set_times(record.submitted_ms, record.finished_ms);
   job->set_submitted_by(record.submitted_by);
@@ -370,19 +370,23 @@ Result<std::unique_ptr<JobState>> RestoreJob(
   return job;
 }
 
-std::vector<std::pair<uint64_t, uint32_t>> InFlightAttempts(
+std::vector<store::SentAttempt> InFlightAttempts(
     const std::vector<store::TaskCommit>& commits,
     const std::vector<store::AttemptRecord>& attempts,
-    const std::vector<std::pair<uint64_t, uint32_t>>& sent) {
+    const std::vector<store::SentAttempt>& sent) {
   std::set<uint64_t> committed;
   for (const auto& c : commits) committed.insert(c.task_id);
   std::set<std::pair<uint64_t, uint32_t>> ended;
   for (const auto& a : attempts) ended.insert({a.task_id, a.attempt});
-  std::set<std::pair<uint64_t, uint32_t>> abandoned;
-  for (const auto& t : sent) {
-    if (!committed.count(t.first) && !ended.count(t)) abandoned.insert(t);
+  // One per attempt (a row sent twice is one attempt), with where it went.
+  std::map<std::pair<uint64_t, uint32_t>, const store::SentAttempt*> in_flight;
+  for (const store::SentAttempt& t : sent) {
+    const std::pair<uint64_t, uint32_t> key{t.task, t.attempt};
+    if (!committed.count(t.task) && !ended.count(key)) in_flight.emplace(key, &t);
   }
-  return {abandoned.begin(), abandoned.end()};
+  std::vector<store::SentAttempt> out;
+  for (const auto& [key, t] : in_flight) out.push_back(*t);
+  return out;
 }
 
 std::string RunDirOf(const store::JobRecord& record) {

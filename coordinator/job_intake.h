@@ -50,16 +50,16 @@ std::unique_ptr<JobState> JobFromPlan(const std::string& job_id, AdmittedPlan ad
 Result<std::unique_ptr<JobState>> RestoreJob(
     const store::JobRecord& record, const std::vector<store::TaskCommit>& commits,
     const std::vector<store::AttemptRecord>& attempts,
-    const std::vector<std::pair<uint64_t, uint32_t>>& sent = {});
+    const std::vector<store::SentAttempt>& sent = {});
 
 // The attempts of a stored job that were sent and had neither committed nor ended (failed,
-// lost) when the coordinator stopped: still running somewhere, or lost with their worker. In
-// (task, attempt) order. A restart waits for their workers to report them
+// lost) when the coordinator stopped: still running somewhere, or lost with their worker. One
+// per (task, attempt), in that order, with the worker it was sent to. A restart waits for their workers to report them
 // (Scheduler::AwaitAdoption).
-std::vector<std::pair<uint64_t, uint32_t>> InFlightAttempts(
+std::vector<store::SentAttempt> InFlightAttempts(
     const std::vector<store::TaskCommit>& commits,
     const std::vector<store::AttemptRecord>& attempts,
-    const std::vector<std::pair<uint64_t, uint32_t>>& sent);
+    const std::vector<store::SentAttempt>& sent);
 
 // The run directory a stored job was admitted with ("" for a record without one), for the
 // status of a finished job after a restart (its logs and outputs are there).

@@ -117,7 +117,8 @@ std::vector<LostAttempt> Scheduler::LoseTasks(const std::string& worker_id, Held
   return lost;
 }
 
-Registration Scheduler::RegisterWorker(const wire::RegisterWorker& info, int64_t now_ms) {
+Registration Scheduler::RegisterWorker(const wire::RegisterWorker& info, int64_t now_ms,
+                                       const std::string& key_name) {
   const WorkerEntry* before = registry_.Find(info.worker_id);
   const uint32_t slots = before != nullptr ? before->info.slots : 0;
   HeldTasks held = registry_.Register(info, now_ms);
@@ -131,8 +132,12 @@ Registration Scheduler::RegisterWorker(const wire::RegisterWorker& info, int64_t
     std::map<TaskKey, Awaited>::iterator awaited = awaiting_.end();
     if (index != job_index_.end()) awaited = awaiting_.find({index->second, a.task_id});
     JobState* job = index == job_index_.end() ? nullptr : jobs_[index->second].get();
+    // Only the worker it was sent to, with the key it had then (rows from before the worker
+    // was recorded name none), may take an attempt back.
     if (awaited == awaiting_.end() || awaited->second.attempt != a.attempt || job->finished() ||
-        job->task_state(a.task_id) != TaskState::kRunning) {
+        job->task_state(a.task_id) != TaskState::kRunning ||
+        (!awaited->second.worker_id.empty() && awaited->second.worker_id != info.worker_id) ||
+        (!awaited->second.worker_key.empty() && awaited->second.worker_key != key_name)) {
       out.release.push_back(a);
       continue;
     }
@@ -144,29 +149,51 @@ Registration Scheduler::RegisterWorker(const wire::RegisterWorker& info, int64_t
     if (h.started) w->MarkStarted(key);
     out.adopted.push_back(h);
   }
+  // The worker they were sent to is back and did not report them: they are gone (it restarted,
+  // or never got them). They run again now, not after the wait.
+  for (auto it = awaiting_.begin(); it != awaiting_.end();) {
+    const Awaited& awaited = it->second;
+    if (awaited.worker_id.empty() || awaited.worker_id != info.worker_id ||
+        (!awaited.worker_key.empty() && awaited.worker_key != key_name)) {
+      ++it;
+      continue;
+    }
+    JobState& job = *jobs_[it->first.first];
+    if (!job.finished() && job.task_state(it->first.second) == TaskState::kRunning) {
+      out.abandoned.push_back({job.id(), it->first.second, awaited.attempt, info.worker_id});
+      job.AbandonAdoption(it->first.second);
+    }
+    it = awaiting_.erase(it);
+  }
   return out;
 }
 
 std::vector<std::pair<uint64_t, uint32_t>> Scheduler::AwaitAdoption(
-    const std::string& job_id, const std::vector<std::pair<uint64_t, uint32_t>>& attempts,
+    const std::string& job_id, const std::vector<store::SentAttempt>& attempts,
     int64_t deadline_ms) {
   std::vector<std::pair<uint64_t, uint32_t>> abandoned;
   auto index = job_index_.find(job_id);
-  if (index == job_index_.end()) return attempts;
+  if (index == job_index_.end()) {
+    for (const store::SentAttempt& a : attempts) abandoned.emplace_back(a.task, a.attempt);
+    return abandoned;
+  }
   JobState& job = *jobs_[index->second];
   std::vector<uint64_t> loose;
-  for (const auto& [task, attempt] : attempts) {
+  std::map<uint64_t, const store::SentAttempt*> sent_to;
+  for (const store::SentAttempt& a : attempts) {
     // Only the live attempt can be adopted; a gang's ranks cannot be rejoined.
-    if (task >= job.table().size() || job.attempts(task) != attempt + 1u ||
-        job.table().Describe(task).kind == TaskKind::kGang) {
-      abandoned.emplace_back(task, attempt);
+    if (a.task >= job.table().size() || job.attempts(a.task) != a.attempt + 1u ||
+        job.table().Describe(a.task).kind == TaskKind::kGang) {
+      abandoned.emplace_back(a.task, a.attempt);
       continue;
     }
-    loose.push_back(task);
+    loose.push_back(a.task);
+    sent_to[a.task] = &a;
   }
   const std::vector<uint64_t> waiting = job.AwaitAdoption(loose);
   for (const uint64_t task : waiting) {
-    awaiting_[{index->second, task}] = {job.attempts(task) - 1u, deadline_ms};
+    const store::SentAttempt& a = *sent_to.at(task);
+    awaiting_[{index->second, task}] = {a.attempt, deadline_ms, a.worker_id, a.worker_key};
   }
   // `waiting` is `loose` less the tasks not running: one pass finds those.
   for (size_t i = 0, w = 0; i < loose.size(); ++i) {

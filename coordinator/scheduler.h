@@ -17,6 +17,7 @@
 #include "coordinator/placement/gang_reservations.h"
 #include "coordinator/job_state.h"
 #include "coordinator/retry_policy.h"
+#include "coordinator/store/records.h"
 #include "coordinator/worker_registry.h"
 #include "runtime/wire/client_messages.h"
 
@@ -46,6 +47,8 @@ struct Registration {
   std::vector<LostAttempt> lost;
   std::vector<wire::HeldAttempt> adopted;
   std::vector<wire::TaskAttempt> release;
+  // Attempts awaited from this worker that it did not report: they run again now.
+  std::vector<LostAttempt> abandoned;
 };
 
 class Scheduler {
@@ -71,19 +74,22 @@ class Scheduler {
   WorkerRegistry& registry() { return registry_; }
   const WorkerRegistry& registry() const { return registry_; }
   // Registration; tasks a same-named earlier incarnation held are treated as lost. Of what the
-  // worker reports holding (info.holding), each attempt awaiting adoption is adopted: held by
-  // this worker from now on, as if just sent (started as reported), so its result commits.
-  // Everything else it holds is not its to run any more: released.
-  Registration RegisterWorker(const wire::RegisterWorker& info, int64_t now_ms);
+  // worker reports holding (info.holding), each attempt awaiting adoption that was sent to this
+  // worker id with this key (`key_name`, its connection's) is adopted: held by this worker from
+  // now on, as if just sent (started as reported), so its result commits. Everything else it
+  // holds is not its to run any more: released. Attempts awaited from this worker id that it
+  // does not report are abandoned at once.
+  Registration RegisterWorker(const wire::RegisterWorker& info, int64_t now_ms,
+                              const std::string& key_name = "");
 
   // After a restart: the attempts of `job_id` (added already) that were sent and had not ended
-  // when the coordinator stopped, (task, attempt) from its store. Each loose task whose live
-  // attempt that is waits, running and held by nobody, for a worker to report it (adopted at
-  // its registration) until `deadline_ms`. Returns the attempts that cannot wait (gangs: their
-  // ranks cannot be rejoined; tasks not running any more): they are abandoned now, and run
-  // again.
+  // when the coordinator stopped, from its store, with the worker each went to. Each loose task
+  // whose live attempt that is waits, running and held by nobody, for its worker to report it
+  // (adopted at its registration) until `deadline_ms`. Returns the attempts that cannot wait
+  // (gangs: their ranks cannot be rejoined; tasks not running any more): they are abandoned
+  // now, and run again.
   std::vector<std::pair<uint64_t, uint32_t>> AwaitAdoption(
-      const std::string& job_id, const std::vector<std::pair<uint64_t, uint32_t>>& attempts,
+      const std::string& job_id, const std::vector<store::SentAttempt>& attempts,
       int64_t deadline_ms);
   // The attempts no worker reported by their deadline: abandoned, their tasks ready again
   // (worker_id empty).
@@ -184,6 +190,8 @@ class Scheduler {
   struct Awaited {
     uint32_t attempt = 0;
     int64_t deadline_ms = 0;
+    std::string worker_id;   // where it was sent; empty: unknown (any worker may report it)
+    std::string worker_key;  // that worker's key name then
   };
   std::map<TaskKey, Awaited> awaiting_;
 };

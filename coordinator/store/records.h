@@ -81,7 +81,21 @@ struct AttemptRecord {
 struct SentAttempts {
   std::string job_id;
   std::vector<std::pair<uint64_t, uint32_t>> tasks;
+  // Where the message went: the worker's id and the name of its key (empty under --insecure).
+  // A restart adopts an attempt only from that worker (Scheduler::AwaitAdoption).
+  std::string worker_id;
+  std::string worker_key;
   friend bool operator==(const SentAttempts&, const SentAttempts&) = default;
+};
+
+// One attempt sent, and to whom (SentAttempts, one per attempt), as a restart reads them back.
+// Rows written before the worker was recorded have empty worker fields.
+struct SentAttempt {
+  uint64_t task = 0;
+  uint32_t attempt = 0;
+  std::string worker_id;
+  std::string worker_key;
+  friend bool operator==(const SentAttempt&, const SentAttempt&) = default;
 };
 
 }  // namespace coupler::store

@@ -76,8 +76,10 @@ constexpr const char* kLoadCommits =
 constexpr const char* kLoadAttempts =
     "SELECT task_id, attempt, worker_id, outcome, error, ended_ms FROM attempts "
     "WHERE job_id = ? ORDER BY task_id, attempt, seq";
-constexpr const char* kInsertSent = "INSERT INTO sent (job_id, tasks) VALUES (?,?)";
-constexpr const char* kLoadSent = "SELECT tasks FROM sent WHERE job_id = ?";
+constexpr const char* kInsertSent =
+    "INSERT INTO sent (job_id, tasks, worker_id, worker_key) VALUES (?,?,?,?)";
+constexpr const char* kLoadSent =
+    "SELECT tasks, worker_id, worker_key FROM sent WHERE job_id = ? ORDER BY seq";
 constexpr const char* kNextJobNumber = "SELECT COALESCE(MAX(number), 0) + 1 FROM jobs";
 // Compare-and-set: the generation moves only from the value this writer last wrote or read. It is
 // the store's fencing token: a writer opened later bumps it at once, so an older writer that is
@@ -408,6 +410,8 @@ Status StateStore::WriteBufferedRows() {
     }
     insert_sent_.BindText(1, batch.job_id);
     insert_sent_.BindBlob(2, paths_scratch_);
+    insert_sent_.BindText(3, batch.worker_id);
+    insert_sent_.BindText(4, batch.worker_key);
     COUPLER_RETURN_IF_ERROR(insert_sent_.Step().status());
   }
   return Status::Ok();
@@ -625,22 +629,24 @@ Result<std::vector<AttemptRecord>> StateStore::LoadAttempts(const std::string& j
   return attempts;
 }
 
-Result<std::vector<std::pair<uint64_t, uint32_t>>> StateStore::LoadSent(const std::string& job_id) {
+Result<std::vector<SentAttempt>> StateStore::LoadSent(const std::string& job_id) {
   StatementReset reset(load_sent_);
   load_sent_.BindText(1, job_id);
-  std::vector<std::pair<uint64_t, uint32_t>> out;
+  std::vector<SentAttempt> out;
   while (true) {
     Result<bool> row = load_sent_.Step();
     if (!row.ok()) return row.status().WithContext("load sent attempts of job " + job_id);
     if (!*row) break;
     const std::string blob = load_sent_.ColumnBlob(0);
+    const std::string worker_id = load_sent_.ColumnText(1);
+    const std::string worker_key = load_sent_.ColumnText(2);
     size_t at = 0;
     while (at < blob.size()) {
       uint64_t task = 0, attempt = 0;
       if (!GetVarint(blob, at, task) || !GetVarint(blob, at, attempt)) {
         return Internal("damaged sent-attempts row of job " + job_id + " in " + path_);
       }
-      out.emplace_back(task, static_cast<uint32_t>(attempt));
+      out.push_back({task, static_cast<uint32_t>(attempt), worker_id, worker_key});
     }
   }
   return out;

@@ -107,7 +107,7 @@ class StateStore {
   Result<std::vector<TaskCommit>> LoadCommits(const std::string& job_id);
   Result<std::vector<AttemptRecord>> LoadAttempts(const std::string& job_id);  // by task, attempt
   // Every (task, attempt) ever sent for the job, in no particular order.
-  Result<std::vector<std::pair<uint64_t, uint32_t>>> LoadSent(const std::string& job_id);
+  Result<std::vector<SentAttempt>> LoadSent(const std::string& job_id);
 
   // 1 + the largest number at the end of a stored job id ("j-000041" → 42), 1 when there is
   // none, so ids stay unique across restarts. Counts stored jobs only.

@@ -63,7 +63,9 @@ CREATE INDEX attempts_by_task ON attempts(job_id, task_id, attempt);
 CREATE TABLE sent (
   seq INTEGER PRIMARY KEY,
   job_id TEXT NOT NULL,
-  tasks BLOB NOT NULL
+  tasks BLOB NOT NULL,
+  worker_id TEXT NOT NULL DEFAULT '',  -- where the message went; '' in rows from before 6
+  worker_key TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX sent_by_job ON sent(job_id);
 )sql";
@@ -168,6 +170,11 @@ Status EnsureSchema(SqliteDb& db, const std::string& path) {
     COUPLER_RETURN_IF_ERROR(db.Exec("ALTER TABLE jobs ADD COLUMN plan BLOB NOT NULL DEFAULT x'';"
                                     "ALTER TABLE jobs ADD COLUMN run_dir TEXT NOT NULL DEFAULT '';"
                                     "CREATE INDEX jobs_by_submission ON jobs(submission_id);"));
+  }
+  if (info.user_version >= 1 && info.user_version <= 5) {
+    // Attempts sent before have no worker recorded: any worker reporting one may adopt it.
+    COUPLER_RETURN_IF_ERROR(db.Exec("ALTER TABLE sent ADD COLUMN worker_id TEXT NOT NULL DEFAULT '';"
+                                    "ALTER TABLE sent ADD COLUMN worker_key TEXT NOT NULL DEFAULT '';"));
   }
   // Older states start counting at 0: their marker records no generation, so nothing is
   // checked until the first commit records one.

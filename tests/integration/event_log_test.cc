@@ -356,9 +356,10 @@ TEST(EventLogTest, ARestartRecordsItsEpochAndAdoptsTheAttemptInFlight) {
   EXPECT_EQ(events[done].attempt, 0u);
 }
 
-// The worker died with the coordinator: nobody reports the attempt, which is abandoned after the
-// adoption wait, and the task runs again on the new worker under the next attempt number.
-TEST(EventLogTest, AnAttemptNoWorkerReportsAfterARestartIsAbandonedAndRunsAgain) {
+// The worker died with the coordinator: nobody reports the attempt, and the task runs again on
+// `replacement` under the next attempt number: after the adoption wait when the replacement is
+// another worker, at once when it is the same worker id come back (it holds nothing).
+void RestartWithTheWorkerGone(const std::string& replacement, const std::string& reason) {
   Cluster cluster(Cluster::Options::Timeouts(300, 3000));
   ASSERT_TRUE(cluster.StartCoordinator()) << cluster.Logs();
   cluster.StartWorker("w1", 1);
@@ -371,7 +372,7 @@ TEST(EventLogTest, AnAttemptNoWorkerReportsAfterARestartIsAbandonedAndRunsAgain)
   cluster.worker("w1").Kill();
   WriteFile(go, "");
   ASSERT_TRUE(cluster.RestartCoordinator()) << cluster.Logs();
-  cluster.StartWorker("w2", 1);
+  cluster.StartWorker(replacement, 1);
   const auto final_status = cluster.WaitJobFinished(job, 90s);
   ASSERT_TRUE(final_status) << cluster.Logs();
   EXPECT_EQ(final_status->state, "succeeded") << final_status->error << cluster.Logs();
@@ -389,13 +390,12 @@ TEST(EventLogTest, AnAttemptNoWorkerReportsAfterARestartIsAbandonedAndRunsAgain)
   });
   ASSERT_GE(abandoned, 0) << Dump(events);
   EXPECT_EQ(events[abandoned].attempt, 0u);
-  EXPECT_NE(events[abandoned].reason.find("no worker reported holding it"), std::string::npos)
-      << events[abandoned].reason;
+  EXPECT_NE(events[abandoned].reason.find(reason), std::string::npos) << events[abandoned].reason;
   const int done = Find(events, abandoned, [&](const Event& e) {
     return e.event == "task_done" && e.node == "hold";
   });
   ASSERT_GE(done, 0) << Dump(events);
-  EXPECT_EQ(events[done].worker, "w2");
+  EXPECT_EQ(events[done].worker, replacement);
   EXPECT_EQ(events[done].attempt, 1u);
   // The import's committed attempt is neither adopted nor abandoned.
   EXPECT_LT(Find(events, second, [&](const Event& e) {
@@ -403,6 +403,14 @@ TEST(EventLogTest, AnAttemptNoWorkerReportsAfterARestartIsAbandonedAndRunsAgain)
             }),
             0)
       << Dump(events);
+}
+
+TEST(EventLogTest, AnAttemptNoWorkerReportsAfterARestartIsAbandonedAndRunsAgain) {
+  RestartWithTheWorkerGone("w2", "no worker reported holding it");
+}
+
+TEST(EventLogTest, AnAttemptItsRestartedWorkerDoesNotHoldRunsAgainAtOnce) {
+  RestartWithTheWorkerGone("w1", "which registered again without it");
 }
 
 }  // namespace

@@ -45,7 +45,9 @@ Scheduler Restored(int64_t deadline_ms) {
   job->RestoreAttempts(2, 2);
   Scheduler s(5000);
   s.AddJob(std::move(job));
-  const auto abandoned = s.AwaitAdoption("j1", {{0, 0}, {1, 0}, {2, 1}}, deadline_ms);
+  // Sent before the worker was recorded with them (an older state): any worker may report them.
+  const auto abandoned =
+      s.AwaitAdoption("j1", {{0, 0, "", ""}, {1, 0, "", ""}, {2, 1, "", ""}}, deadline_ms);
   EXPECT_TRUE(abandoned.empty());
   return s;
 }
@@ -128,7 +130,7 @@ TEST(AdoptionTest, AGangsAttemptIsNotAwaitedAndACancelledJobReleasesItsAttempts)
   gang_job->RestoreAttempts(0, 1);
   Scheduler s(5000);
   s.AddJob(std::move(gang_job));
-  const auto abandoned = s.AwaitAdoption("g1", {{0, 0}}, 10'000);
+  const auto abandoned = s.AwaitAdoption("g1", {{0, 0, "", ""}}, 10'000);
   ASSERT_EQ(abandoned.size(), 1u);
   EXPECT_EQ(s.awaiting_adoption(), 0u);
 
@@ -138,6 +140,34 @@ TEST(AdoptionTest, AGangsAttemptIsNotAwaitedAndACancelledJobReleasesItsAttempts)
   EXPECT_TRUE(r.adopted.empty());
   EXPECT_EQ(r.release.size(), 1u);
   EXPECT_TRUE(c.AbandonUnadopted(10'000).empty()) << "a cancelled job's attempts run nowhere";
+}
+
+// An attempt is taken back only from the worker it was sent to, with the key it had: another
+// worker (or another key under that id) naming it is told to let it go; and the worker it was
+// sent to, back without it, has it run again at once rather than after the wait.
+TEST(AdoptionTest, OnlyTheWorkerItWasSentToTakesAnAttemptBackAndItsSilenceEndsTheWait) {
+  auto job = MakeJob("j1", kFour);
+  for (uint64_t t = 0; t < 3; ++t) job->RestoreAttempts(t, 1);
+  Scheduler s(5000);
+  s.AddJob(std::move(job));
+  ASSERT_TRUE(s.AwaitAdoption("j1", {{0, 0, "w1", "k1"}, {1, 0, "w1", "k1"}, {2, 0, "w2", "k2"}},
+                              10'000)
+                  .empty());
+  const Registration thief = s.RegisterWorker(Worker("w9", 4, {Held(0, 0, true)}), 0, "k1");
+  EXPECT_TRUE(thief.adopted.empty());
+  EXPECT_EQ(thief.release.size(), 1u);
+  const Registration other_key = s.RegisterWorker(Worker("w2", 4, {Held(2, 0, true)}), 0, "k9");
+  EXPECT_TRUE(other_key.adopted.empty()) << "w2's id under another key";
+  EXPECT_EQ(other_key.release.size(), 1u);
+  // w1 comes back holding task 0 only: 0 is adopted, 1 (never reported) runs again now.
+  const Registration back = s.RegisterWorker(Worker("w1", 4, {Held(0, 0, true)}), 0, "k1");
+  ASSERT_EQ(back.adopted.size(), 1u);
+  ASSERT_EQ(back.abandoned.size(), 1u);
+  EXPECT_EQ(back.abandoned[0].task_id, 1u);
+  EXPECT_FALSE(s.AwaitsAdoption("j1", 1, 0));
+  EXPECT_EQ(s.FindJob("j1")->task_state(1), TaskState::kReady);
+  // w2's own key never came: its attempt waits out the deadline.
+  EXPECT_TRUE(s.AwaitsAdoption("j1", 2, 0));
 }
 
 }  // namespace

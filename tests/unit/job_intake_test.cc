@@ -48,7 +48,8 @@ TEST(JobIntakeTest, ARestoredTaskGoesOnAfterEveryAttemptSentFailedOrCommitted) {
   store::AttemptRecord lost{rec.id, 2, 0, "w1", "lost", "worker w1 died", 1};
   // Task 0 committed; 1 was in flight (sent twice: attempts 0 and 1); 2 was lost once and sent
   // again; 3 was never sent.
-  const std::vector<std::pair<uint64_t, uint32_t>> sent = {{0, 0}, {1, 0}, {2, 0}, {1, 1}, {2, 1}};
+  const std::vector<store::SentAttempt> sent = {
+      {0, 0, "", ""}, {1, 0, "", ""}, {2, 0, "", ""}, {1, 1, "", ""}, {2, 1, "", ""}};
   Result<std::unique_ptr<JobState>> job = RestoreJob(rec, {done}, {lost}, sent);
   ASSERT_TRUE(job.ok()) << job.status().ToString();
   EXPECT_EQ((*job)->attempts(0), 1u);
@@ -67,8 +68,9 @@ TEST(JobIntakeTest, InFlightAttemptsAreTheSentOnesThatNeitherCommittedNorEnded) 
   store::TaskCommit done;
   done.task_id = 0;
   store::AttemptRecord lost{"j-1", 2, 0, "w1", "lost", "worker w1 died", 1};
-  const std::vector<std::pair<uint64_t, uint32_t>> sent = {{0, 0}, {2, 1}, {1, 0}, {2, 0}, {1, 0}};
-  const std::vector<std::pair<uint64_t, uint32_t>> want = {{1, 0}, {2, 1}};
+  const std::vector<store::SentAttempt> sent = {
+      {0, 0, "w1", "k"}, {2, 1, "w2", "k"}, {1, 0, "w1", "k"}, {2, 0, "w1", "k"}, {1, 0, "w1", "k"}};
+  const std::vector<store::SentAttempt> want = {{1, 0, "w1", "k"}, {2, 1, "w2", "k"}};
   EXPECT_EQ(InFlightAttempts({done}, {lost}, sent), want);
   EXPECT_TRUE(InFlightAttempts({}, {}, {}).empty());
 }

@@ -95,7 +95,8 @@ TEST(StateStoreTest, AVersion2StateGainsSubmissionIds) {
   ExecRaw(dir.path() / "coupler.db",
           "DROP INDEX jobs_by_submission; ALTER TABLE jobs DROP COLUMN submission_id; "
           "ALTER TABLE jobs DROP COLUMN plan; "
-          "ALTER TABLE jobs DROP COLUMN run_dir; PRAGMA user_version = 2");
+          "ALTER TABLE jobs DROP COLUMN run_dir; ALTER TABLE sent DROP COLUMN worker_id; "
+          "ALTER TABLE sent DROP COLUMN worker_key; PRAGMA user_version = 2");
   auto store = OpenOrDie(dir.str());
   JobRecord retried = MakeJob("j-000002");
   retried.submission_id = "nightly-7";
@@ -117,7 +118,8 @@ TEST(StateStoreTest, AVersion4StateGainsAdmittedPlans) {
   }
   ExecRaw(dir.path() / "coupler.db",
           "DROP INDEX jobs_by_submission; ALTER TABLE jobs DROP COLUMN plan; "
-          "ALTER TABLE jobs DROP COLUMN run_dir; PRAGMA user_version = 4");
+          "ALTER TABLE jobs DROP COLUMN run_dir; ALTER TABLE sent DROP COLUMN worker_id; "
+          "ALTER TABLE sent DROP COLUMN worker_key; PRAGMA user_version = 4");
   auto store = OpenOrDie(dir.str());
   JobRecord planned = MakeJob("j-000002");
   planned.plan = std::string("CPLP\x01\x00\x00binary\xff", 14);

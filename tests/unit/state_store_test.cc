@@ -380,16 +380,17 @@ TEST(StateStoreTest, SentAttemptsRoundTripInBatches) {
   {
     auto store = OpenOrDie(dir.str());
     ASSERT_TRUE(store->PutJob(MakeJob("j-000001")).ok());
-    store->AddSent({"j-000001", {{0, 0}, {1, 0}, {300, 7}}});
-    store->AddSent({"j-000001", {{1ull << 40, 200}}});
-    store->AddSent({"j-000002", {{5, 0}}});
+    store->AddSent({"j-000001", {{0, 0}, {1, 0}, {300, 7}}, "w1", "alice"});
+    store->AddSent({"j-000001", {{1ull << 40, 200}}, "w2", ""});
+    store->AddSent({"j-000002", {{5, 0}}, "", ""});
     EXPECT_EQ(store->pending(), 3u);
     ASSERT_TRUE(store->Flush().ok());
   }
   auto store = OpenOrDie(dir.str());
   auto sent = store->LoadSent("j-000001");
   ASSERT_TRUE(sent.ok()) << sent.status().ToString();
-  std::vector<std::pair<uint64_t, uint32_t>> expected = {{0, 0}, {1, 0}, {300, 7}, {1ull << 40, 200}};
+  std::vector<SentAttempt> expected = {
+      {0, 0, "w1", "alice"}, {1, 0, "w1", "alice"}, {300, 7, "w1", "alice"}, {1ull << 40, 200, "w2", ""}};
   EXPECT_EQ(*sent, expected);
   EXPECT_EQ(store->LoadSent("j-000002")->size(), 1u);
   EXPECT_TRUE(store->LoadSent("j-000404")->empty());
