@@ -2,6 +2,10 @@
 
 #include <malloc.h>
 
+#include <algorithm>
+
+#include "runtime/logging.h"
+
 namespace coupler::coordinator {
 namespace {
 
@@ -35,14 +39,33 @@ AdmissionQueue::~AdmissionQueue() {
 Status AdmissionQueue::Push(Ticket ticket, wire::SubmitJob submit) {
   {
     std::lock_guard lock(mu_);
-    if (waiting_.size() + in_progress_ >= max_pending_) {
+    if (waiting_submissions_ + in_progress_ >= max_pending_) {
       return Unavailable("the coordinator is admitting " + std::to_string(max_pending_) +
                          " jobs already: submit again in a moment");
     }
-    waiting_.emplace_back(std::move(ticket), std::move(submit));
+    waiting_.push_back({std::make_pair(std::move(ticket), std::move(submit)), {}});
+    ++waiting_submissions_;
   }
   cv_.notify_one();
   return Status::Ok();
+}
+
+void AdmissionQueue::Record(ReuseRecord record) {
+  if (intake_.reuse == nullptr) return;
+  {
+    std::lock_guard lock(mu_);
+    waiting_.push_back({std::nullopt, std::move(record)});
+  }
+  cv_.notify_one();
+}
+
+void AdmissionQueue::RecordReusable(const ReuseRecord& r) {
+  Status s = intake_.reuse->Record(r.root, r.key, r.run_dir, r.job_id, r.node);
+  if (!s.ok()) {
+    // Only a later --reuse loses: it runs the node again.
+    Logger("coordinator")->warn("job {} node {}: not recorded for reuse: {}", r.job_id, r.node,
+                                s.message());
+  }
 }
 
 std::vector<AdmissionQueue::Done> AdmissionQueue::Take() {
@@ -54,7 +77,7 @@ std::vector<AdmissionQueue::Done> AdmissionQueue::Take() {
 
 size_t AdmissionQueue::pending() const {
   std::lock_guard lock(mu_);
-  return waiting_.size() + in_progress_;
+  return waiting_submissions_ + in_progress_;
 }
 
 void AdmissionQueue::Loop() {
@@ -62,15 +85,24 @@ void AdmissionQueue::Loop() {
   wake.set(zmq::sockopt::linger, 0);
   wake.connect(wake_endpoint_);
   for (;;) {
-    std::pair<Ticket, wire::SubmitJob> next;
+    Item item;
     {
       std::unique_lock lock(mu_);
       cv_.wait(lock, [&] { return stopping_ || !waiting_.empty(); });
-      if (stopping_) return;
-      next = std::move(waiting_.front());
+      // Stopping: nobody waits for admissions any more, but what succeeded is still recorded.
+      if (stopping_) std::erase_if(waiting_, [](const Item& i) { return i.submission.has_value(); });
+      if (waiting_.empty()) return;
+      item = std::move(waiting_.front());
       waiting_.pop_front();
+      if (!item.submission) {
+        lock.unlock();
+        RecordReusable(item.record);
+        continue;
+      }
+      --waiting_submissions_;
       ++in_progress_;
     }
+    auto& next = *item.submission;
     const size_t bytes = next.second.spec_text.size();
     Done d{next.first, AdmitJob(next.second, next.first.job_id, next.first.submitted_ms,
                                 next.first.user, intake_)};

@@ -1,13 +1,16 @@
-// AdmissionQueue: submitted specs are parsed, validated, planned and their datasets listed on
-// a thread of their own, so a large or slow spec never holds up the event loop (heartbeats,
-// dispatch, results). The loop hands a submission in, is woken through an inproc socket when
-// it is admitted (or refused), and takes the result out to store and schedule it: the store
-// and the scheduler stay the loop's alone.
+// AdmissionQueue: the intake thread. Submitted specs are parsed, validated, planned and their
+// datasets listed on a thread of their own, so a large or slow spec never holds up the event
+// loop (heartbeats, dispatch, results). The loop hands a submission in, is woken through an
+// inproc socket when it is admitted (or refused), and takes the result out to store and
+// schedule it: the store and the scheduler stay the loop's alone. The same thread records the
+// nodes that succeeded in the reuse catalogue (a folder walk and a write), in the order they
+// were handed in among the submissions: a job submitted after another finished finds its nodes.
 #pragma once
 
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -46,12 +49,16 @@ class AdmissionQueue {
 
   // Unavailable when `max_pending` submissions are waiting already (the client retries).
   Status Push(Ticket ticket, wire::SubmitJob submit);
+  // Records a node that succeeded in the reuse catalogue (intake.reuse), after what was handed
+  // in before it. Never refused; done before the queue is destroyed.
+  void Record(ReuseRecord record);
   // Admissions finished since the last call.
   std::vector<Done> Take();
   size_t pending() const;
 
  private:
   void Loop();
+  void RecordReusable(const ReuseRecord& record);
 
   zmq::context_t& ctx_;
   std::string wake_endpoint_;
@@ -59,7 +66,13 @@ class AdmissionQueue {
   IntakeContext intake_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::pair<Ticket, wire::SubmitJob>> waiting_;
+  // A submission to admit, or a node to record: in the order handed in.
+  struct Item {
+    std::optional<std::pair<Ticket, wire::SubmitJob>> submission;
+    ReuseRecord record;
+  };
+  std::deque<Item> waiting_;
+  size_t waiting_submissions_ = 0;
   size_t in_progress_ = 0;
   std::vector<Done> done_;
   bool stopping_ = false;

@@ -1,6 +1,6 @@
-// Coordinator: the event loop. One thread owns two ZeroMQ ROUTER sockets (workers, clients),
-// the Scheduler (decisions) and the StateStore (durability); it turns messages into scheduler
-// calls and scheduler decisions into messages. Nothing here decides policy.
+// Coordinator: the event loop, with the options it starts from. Its three parts: the loop
+// (this class: sockets, ZAP, decoding, routing), JobControl (what clients ask of jobs) and the
+// Ledger (store, event log, metrics); the Scheduler decides where work goes.
 #pragma once
 
 #include <atomic>
@@ -19,6 +19,8 @@
 #include "coordinator/http/http_server.h"
 #include "coordinator/http/loop_channel.h"
 #include "coordinator/http/snapshot.h"
+#include "coordinator/job_control.h"
+#include "coordinator/ledger.h"
 #include "coordinator/launch_relay.h"
 #include "coordinator/pool_metrics.h"
 #include "coordinator/principal.h"
@@ -83,6 +85,11 @@ std::string DefaultHttpListen(const std::string& worker_endpoint);
 Status CheckPlaintextAllowed(const std::string& worker_endpoint, const std::string& client_endpoint);
 
 
+// The event loop: one thread owns the ZeroMQ sockets (workers, clients, the HTTP side's
+// requests, the admission thread's wake-ups) and the ZAP handler; it decodes each message,
+// hands it to the part whose concept it is — the Scheduler (which task goes where, what an
+// outcome means), JobControl (what clients ask of jobs), the Ledger (what is recorded) — and
+// routes what they answer. Nothing here decides policy or writes a record itself.
 class Coordinator {
  public:
   // Opens the state, resumes unfinished jobs, binds both sockets.
@@ -98,6 +105,10 @@ class Coordinator {
   const std::string& keys_dir() const { return keys_dir_; }
   // "http://127.0.0.1:7180", or empty when HTTP is off.
   std::string http_url() const { return http_ ? http_->url() : std::string(); }
+
+  // The newest jobs an HTTP snapshot holds (the page, GET /api/v1/jobs); older ones are asked
+  // for one by one (GET /api/v1/jobs/{id} falls back to a status request).
+  static constexpr uint32_t kSnapshotJobs = 1000;
 
  private:
   Coordinator(CoordinatorOptions options, std::unique_ptr<store::StateStore> store);
@@ -125,14 +136,6 @@ class Coordinator {
   Status WriteReadyFile();
   // Copies what the HTTP side serves into a new snapshot, when one is wanted and due.
   void PublishSnapshot();
-  // Remembers when nodes of `job` became ready (for the queue-wait histograms).
-  void StampReadyNodes(const JobState& job);
-  // When `job`'s nodes became ready (node_ready_ms_), or null before any did.
-  const std::vector<int64_t>* ReadyStamps(const JobState& job) const;
-  // Into `histogram`: how long a first attempt of `task`, sent at `now_ms`, waited since its
-  // node became ready.
-  static void ObserveQueueWait(const std::vector<int64_t>& stamps, const JobState& job,
-                               uint64_t task, int64_t now_ms, Histogram& histogram);
 
   // `route`: the connection's routing id; `user`: the name of its authenticated key.
   void OnWorkerMessage(const std::string& route, const std::string& user,
@@ -154,29 +157,11 @@ class Coordinator {
   // Answers a client whose key left its allow-list after its connection opened.
   void RefuseRevoked(const std::string& identity, const std::string& payload, bool delimiter);
   void OnResults(const std::string& worker_id, const wire::TaskResult& result);
-  void OnSubmit(const std::string& identity, const std::string& user,
-                const wire::SubmitJob& submit, bool delimiter);
+  // Hands a submission to JobControl, and its ticket (if any) to the admission thread.
+  void OnSubmit(const ClientRef& from, const std::string& user, const wire::SubmitJob& submit);
   // Stores and schedules the jobs the admission thread has admitted, answers their clients.
   void FinishAdmissions();
-  // Answers the retries of `submission_id` that waited for its admission: with `reply` (a
-  // made job becomes `existing`), or with `error` when `reply` is null.
-  void AnswerDuplicates(const std::string& submission_id, const wire::SubmitReply* reply,
-                        const Status& error);
-  void OnStatus(const std::string& identity, const wire::StatusRequest& req, bool delimiter);
-  void OnCancel(const std::string& identity, const Principal& who, const wire::CancelJob& req,
-                bool delimiter);
-  // The unfinished job holding the pinned run directory `graph` asks for; "" if none.
-  std::string RunDirHolder(const job::JobGraph& graph) const;
-  void OnRetry(const std::string& identity, const Principal& who, const wire::RetryJob& req,
-               bool delimiter);
-  // A node of `job` finished by running: its outputs become reusable (reuse_index.h).
-  void RecordReusable(const JobState& job, uint32_t plan_node);
-  void OnDrain(const std::string& identity, const Principal& who, const wire::DrainWorker& req,
-               bool delimiter);
-  // May `who` act on a job submitted by `owner` (a principal's label; empty: admins only)?
-  bool MayControl(const Principal& who, const std::string& owner);
-  void ReplyError(const std::string& identity, const Status& status, wire::MessageType about,
-                  bool delimiter);
+  void OnDrain(const ClientRef& from, const Principal& who, const wire::DrainWorker& req);
 
   // The gang launch relay (launch_relay.h).
   void OnLaunchRequest(const std::string& route, const std::string& user,
@@ -187,43 +172,32 @@ class Coordinator {
   LaunchRelay::GangLookup GangLookup();
 
   void Dispatch();
-  // Records what an assignment to `worker_id` sends (see store::SentAttempts).
-  void RecordSent(const std::string& worker_id, const std::vector<wire::TaskSpec>& tasks);
   void Tick();
   // Gives up on silent workers: their lost attempts, and an event for each worker.
   void ReapSilentWorkers(int64_t now_ms);
-  void RecordLost(const std::vector<LostAttempt>& lost);
-  void PersistFinishedJobs();
-  void FlushStore();
-  // Remembers whether the store could write; logs the first failure and the recovery.
-  void NoteStoreResult(const Status& s);
-  void SendToWorker(const std::string& worker_id, const std::string& payload);
-  // To one connection on the worker socket (a peer not registered, or refused).
-  void SendToRoute(const std::string& route, const std::string& payload);
-  void ReplyToClient(const std::string& identity, const std::string& payload, bool delimiter);
-  // The event log's name for a task's attempt (its node from the job's plan).
-  TaskEventRef EventRef(const std::string& job_id, uint64_t task, uint32_t attempt);
-  // A failed attempt's events: task_failed with its cause (coupler_task_failures_total), and
-  // task_retried when the scheduler re-queued it (coupler_task_retries_total, same cause).
-  void NoteFailure(const TaskEventRef& ref, const std::string& worker_id, const std::string& reason,
-                   RetryReason cause);
-  // A worker started draining (`by`: "admin" or "worker"); each is logged once per registration.
-  void NoteDraining(const std::string& worker_id, std::string_view by);
   // The stop's drain: tells every worker still serving to drain (once); true when none is
   // left holding work or connected (all drained or lost).
   bool DrainPoolForStop();
   // Its heartbeat says it drains: once it holds nothing, it has drained and is leaving.
   void NoteDrainingBeat(const std::string& worker_id);
-  int64_t NowMs() const;   // monotonic, for timeouts
-  static int64_t WallMs();  // Unix epoch, for records
+
+  // Routing what the parts answer.
+  void Deliver(Outbox& out);
+  void SendToWorker(const std::string& worker_id, const std::string& payload);
+  // To one connection on the worker socket (a peer not registered, or refused).
+  void SendToRoute(const std::string& route, const std::string& payload);
+  void ReplyToClient(const ClientRef& to, const std::string& payload);
+  int64_t NowMs() const;  // monotonic, for timeouts
+  wire::CoordinatorStats CollectStats();
 
   CoordinatorOptions options_;
-  std::unique_ptr<store::StateStore> store_;
+  std::chrono::steady_clock::time_point started_;
   // Read by the admission thread: declared before admissions_, so destroyed after it.
   std::unique_ptr<ReuseIndex> reuse_;
   DataRoots data_roots_;
-  EventLog events_;
   Scheduler scheduler_;
+  Ledger ledger_;         // after the scheduler it reads
+  JobControl control_;    // after both
   LaunchRelay launches_;
   zmq::context_t ctx_;
   // Bound before the sockets and destroyed after them (members go in reverse order).
@@ -242,78 +216,20 @@ class Coordinator {
   std::unique_ptr<AdmissionQueue> admissions_;  // destroyed first: its thread uses ctx_
   std::string worker_endpoint_;
   std::string client_endpoint_;
-  std::map<std::string, JobPhase> persisted_phase_;
-  // Jobs that had finished before this start stay in the state, not in memory: a coordinator
-  // over 100,000 finished jobs holds what one over none does. They are read from the store
-  // when asked for (one job, a page of them); only their counts by state are kept here.
-  std::map<std::string, uint64_t> earlier_jobs_;
-  // A job this coordinator does not run: its summary row from the store, or nullopt.
-  std::optional<wire::JobStatus> StoredSummary(const std::string& job_id);
-  std::chrono::steady_clock::time_point started_;
   int64_t last_heartbeat_ms_ = 0;
   int64_t last_reap_ms_ = 0;
-  int64_t last_flush_ms_ = 0;
   uint64_t heartbeat_seq_ = 0;
   uint64_t received_ = 0;
   uint64_t dropped_ = 0;
-  Status store_error_;  // the last write's failure; OK while the store writes
   uint64_t registrations_refused_ = 0;
   uint64_t replies_dropped_ = 0;
-  uint64_t stale_outcomes_ = 0;
-  // This start's epoch: the state's commit generation right after the start moved it (every
-  // later commit moves it on, so any later start's is higher). Workers learn it at registration.
-  uint64_t epoch_ = 0;
-  // Per worker: the attempts whose outcomes it sent that are to be acknowledged once the store
-  // has written what they changed (SendResultAcks).
-  std::unordered_map<std::string, std::vector<wire::TaskAttempt>> pending_acks_;
-  uint64_t next_job_number_ = 0;
-  // The drain events logged for each worker's current registration.
-  enum class DrainLogged : uint8_t { kDraining, kDrained };
-  std::unordered_map<std::string, DrainLogged> drain_logged_;
   // Routing id of each worker connection -> the worker id it registered.
   std::unordered_map<std::string, std::string> route_to_worker_;
-  // Status requests waiting for their job to finish (long poll).
-  struct Waiter {
-    std::string identity;
-    std::string job_id;
-    int64_t deadline_ms = 0;
-    bool delimiter = false;
-  };
-  std::vector<Waiter> waiters_;
-  void AnswerWaiters(bool all_due);
-
-  // Retried submissions: the job each submission id made, and the requests waiting on one
-  // still being admitted (answered when it is).
-  std::map<std::string, std::string> job_of_submission_;
-  std::map<std::string, std::string> submission_of_job_;
-  struct WaitingDuplicate {
-    std::string identity;
-    bool delimiter = false;
-  };
-  std::map<std::string, std::vector<WaitingDuplicate>> admitting_submissions_;
-
-  PoolMetrics metrics_;
-  // Per job, per plan node: when it became ready (Unix ms), 0 while it is not.
-  std::unordered_map<std::string, std::vector<int64_t>> node_ready_ms_;
 
   // Declared last, so destroyed first: its threads read the board and call into the channel.
   http::SnapshotBoard board_;
   std::unique_ptr<http::LoopChannel> loop_channel_;
   std::unique_ptr<http::HttpServer> http_;
-  // The job with `job_id`, or (job_id empty) the newest `limit` jobs (0: all) in `state`
-  // (empty: any), as status shows them, newest first: what a status reply and an HTTP snapshot
-  // hold. Only the jobs listed are rendered; finished ones of earlier starts come from the store.
-  std::vector<wire::JobStatus> CollectJobs(const std::string& job_id, const std::string& state = "",
-                                           uint32_t limit = 0);
-  // Every job the coordinator and its state know, by state (the jobs gauge).
-  std::map<std::string, uint64_t> CountJobs() const;
-  // The newest jobs an HTTP snapshot holds (the page, GET /api/v1/jobs); older ones are asked
-  // for one by one (GET /api/v1/jobs/{id} falls back to a status request).
-  static constexpr uint32_t kSnapshotJobs = 1000;
-  wire::CoordinatorStats CollectStats();
-  // `req`: one job (its id), or the jobs in req.state (empty: any), newest first, at most
-  // req.limit (0: all).
-  void SendStatus(const std::string& identity, const wire::StatusRequest& req, bool delimiter);
 };
 
 }  // namespace coupler::coordinator

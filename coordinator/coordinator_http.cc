@@ -1,6 +1,4 @@
-// The Coordinator's side of HTTP: starting the server, publishing the snapshots it serves,
-// and the timings behind the queue-wait histograms.
-#include <algorithm>
+// The Coordinator's side of HTTP: starting the server, publishing the snapshots it serves.
 #include <cstdlib>
 
 #include <fmt/format.h>
@@ -52,36 +50,14 @@ Status Coordinator::StartHttp() {
 
 void Coordinator::PublishSnapshot() {
   auto s = std::make_shared<http::Snapshot>();
-  s->taken_ms = WallMs();
-  s->jobs = CollectJobs("", "", kSnapshotJobs);
-  s->job_counts = CountJobs();
+  s->taken_ms = WallClockMs();
+  s->jobs = control_.CollectJobs("", "", kSnapshotJobs);
+  s->job_counts = ledger_.CountJobs();
   s->workers = scheduler_.Workers(NowMs());
   s->stats = CollectStats();
-  s->metrics = metrics_;
+  s->metrics = ledger_.metrics();
   s->workers_lost_total = scheduler_.registry().workers_lost_total();
   board_.Publish(std::move(s));
-}
-
-void Coordinator::StampReadyNodes(const JobState& job) {
-  std::vector<int64_t>& stamps = node_ready_ms_[job.id()];
-  const size_t nodes = job.plan().nodes.size();
-  if (stamps.size() != nodes) stamps.assign(nodes, 0);
-  const int64_t now = WallMs();
-  for (size_t p = 0; p < nodes; ++p) {
-    if (stamps[p] == 0 && job.node_released(p)) stamps[p] = now;
-  }
-}
-
-const std::vector<int64_t>* Coordinator::ReadyStamps(const JobState& job) const {
-  auto it = node_ready_ms_.find(job.id());
-  return it == node_ready_ms_.end() ? nullptr : &it->second;
-}
-
-void Coordinator::ObserveQueueWait(const std::vector<int64_t>& stamps, const JobState& job,
-                                   uint64_t task, int64_t now_ms, Histogram& histogram) {
-  const uint32_t p = job.table().Describe(task).plan_node;
-  if (p >= stamps.size() || stamps[p] == 0) return;
-  histogram.Observe(static_cast<double>(std::max<int64_t>(0, now_ms - stamps[p])) / 1000.0);
 }
 
 }  // namespace coupler::coordinator

@@ -24,6 +24,16 @@ namespace coupler::coordinator {
 
 using NodeOutputs = store::ReuseEntry;
 
+// A node that succeeded, to be recorded (ReuseIndex::Record): its outputs are listed from disk,
+// so the recording happens on the intake thread (AdmissionQueue::Record), never on the loop.
+struct ReuseRecord {
+  std::string root;
+  std::string key;
+  std::string run_dir;
+  std::string job_id;
+  std::string node;
+};
+
 // Shared by the admission thread (lookups, hashes, links) and the event loop (recording a node
 // that succeeded); every call holds one lock.
 class ReuseIndex {

@@ -54,6 +54,11 @@ JobState* Scheduler::FindJob(const std::string& id) {
   return it == job_index_.end() ? nullptr : jobs_[it->second].get();
 }
 
+const JobState* Scheduler::FindJob(const std::string& id) const {
+  auto it = job_index_.find(id);
+  return it == job_index_.end() ? nullptr : jobs_[it->second].get();
+}
+
 void Scheduler::EndGang(const TaskKey& key) {
   auto it = running_gangs_.find(key);
   if (it == running_gangs_.end()) return;

@@ -69,6 +69,7 @@ class Scheduler {
 
   void AddJob(std::unique_ptr<JobState> job);
   JobState* FindJob(const std::string& id);
+  const JobState* FindJob(const std::string& id) const;
   const std::vector<std::unique_ptr<JobState>>& jobs() const { return jobs_; }
 
   WorkerRegistry& registry() { return registry_; }

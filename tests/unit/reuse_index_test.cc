@@ -10,6 +10,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "coordinator/admission_queue.h"
 #include "coordinator/reuse_index.h"
 #include "runtime/io/temp_dir.h"
 
@@ -63,6 +64,29 @@ TEST(ReuseIndexTest, RecordsFilesWithTheirIdentityAndLinksThem) {
   EXPECT_EQ(Read(f.root / "runs/j-2/n/part-00000.npy"), "abc");
   EXPECT_EQ(Read(f.root / "runs/j-2/n/sub/extra.bin"), "xy");
   EXPECT_EQ(fs::hard_link_count(f.root / "runs/j-1/n/part-00000.npy"), 2u);
+}
+
+// A node that succeeded is recorded on the intake thread (its folder is walked there, never on
+// the event loop), before any submission handed in after it is admitted: a job submitted once
+// another finished finds the other's nodes.
+TEST(ReuseIndexTest, TheIntakeThreadRecordsANodeBeforeTheNextSubmissionIsAdmitted) {
+  auto dir = io::TempDir::Create();
+  ASSERT_TRUE(dir.ok());
+  Fixture f = Make(*dir);
+  zmq::context_t ctx(1);
+  zmq::socket_t wake(ctx, zmq::socket_type::pull);
+  wake.bind("inproc://reuse-order");
+  AdmissionQueue intake(ctx, "inproc://reuse-order", 4, IntakeContext{nullptr, f.index.get()});
+  intake.Record({f.root.string(), "k1", (f.root / "runs/j-1").string(), "j-1", "n"});
+  wire::SubmitJob submit;
+  submit.spec_text = R"({"name": "j", "nodes": [{"id": "a", "op": "noop"}]})";
+  ASSERT_TRUE(intake.Push({"c", "alice", false, "j-2", 0, ""}, submit).ok());
+  zmq::message_t poke;
+  ASSERT_TRUE(wake.recv(poke));  // the submission is done: everything before it is too
+  EXPECT_EQ(intake.Take().size(), 1u);
+  const std::optional<NodeOutputs> found = f.index->FindIntact(f.root.string(), "k1");
+  ASSERT_TRUE(found.has_value());
+  EXPECT_EQ(found->job_id, "j-1");
 }
 
 TEST(ReuseIndexTest, ASymlinkIsNeverRecordedAndAReplacedFileIsNeverLinked) {
