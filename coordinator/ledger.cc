@@ -162,8 +162,10 @@ void Ledger::GangSent(const std::string& leader, const wire::TaskSpec& spec) {
   events_.GangPlaced({spec.job_id, spec.node_id, spec.task_id, spec.attempt}, leader,
                      spec.gang_hosts);
   const WorkerEntry* lead = scheduler_.registry().Find(leader);
+  // The leader comes first in the reservation: its ranks are the first count.
   store_->AddSent({spec.job_id, {{spec.task_id, spec.attempt}}, leader,
-                   lead != nullptr ? lead->key_name : std::string()});
+                   lead != nullptr ? lead->key_name : std::string(),
+                   spec.gang_ranks.empty() ? 0u : spec.gang_ranks.front()});
 }
 
 void Ledger::Outcome(const std::string& worker_id, const wire::TaskOutcome& o, OutcomeKind kind) {

@@ -146,8 +146,18 @@ Registration Scheduler::RegisterWorker(const wire::RegisterWorker& info, int64_t
       out.release.push_back(a);
       continue;
     }
+    const uint32_t gang_ranks = awaited->second.gang_ranks;
     awaiting_.erase(awaited);
     const TaskKey key{index->second, a.task_id};
+    if (gang_ranks > 0) {
+      // A gang whose ranks all run on this worker, its leader: running again as placed, its
+      // slots reserved here until its outcome.
+      running_gangs_[key] = {a.attempt, {{info.worker_id, gang_ranks}}};
+      w->gang_ranks += gang_ranks;
+      job->set_gang_hosts(a.task_id, {w->info.address});
+      out.adopted.push_back(h);
+      continue;
+    }
     // Held here as if just sent, in the order reported (running ones first): a share of a GPU
     // is counted against this worker's ledger again.
     w->StartTask(key, job->gpu_share(job->table().Describe(a.task_id).plan_node));
@@ -186,9 +196,13 @@ std::vector<std::pair<uint64_t, uint32_t>> Scheduler::AwaitAdoption(
   std::vector<uint64_t> loose;
   std::map<uint64_t, const store::SentAttempt*> sent_to;
   for (const store::SentAttempt& a : attempts) {
-    // Only the live attempt can be adopted; a gang's ranks cannot be rejoined.
+    // Only the live attempt can be adopted. A gang only when its leader ran every rank itself:
+    // ranks on other workers hung off daemons the restart cut, so it is retried from its
+    // checkpoint instead.
     if (a.task >= job.table().size() || job.attempts(a.task) != a.attempt + 1u ||
-        job.table().Describe(a.task).kind == TaskKind::kGang) {
+        (job.table().Describe(a.task).kind == TaskKind::kGang &&
+         (a.gang_ranks == 0 || a.worker_id.empty() ||
+          static_cast<int>(a.gang_ranks) != job.ranks(job.table().Describe(a.task).plan_node)))) {
       abandoned.emplace_back(a.task, a.attempt);
       continue;
     }
@@ -198,7 +212,8 @@ std::vector<std::pair<uint64_t, uint32_t>> Scheduler::AwaitAdoption(
   const std::vector<uint64_t> waiting = job.AwaitAdoption(loose);
   for (const uint64_t task : waiting) {
     const store::SentAttempt& a = *sent_to.at(task);
-    awaiting_[{index->second, task}] = {a.attempt, deadline_ms, a.worker_id, a.worker_key};
+    awaiting_[{index->second, task}] = {a.attempt, deadline_ms, a.worker_id, a.worker_key,
+                                        a.gang_ranks};
   }
   // `waiting` is `loose` less the tasks not running: one pass finds those.
   for (size_t i = 0, w = 0; i < loose.size(); ++i) {

@@ -193,6 +193,7 @@ class Scheduler {
     int64_t deadline_ms = 0;
     std::string worker_id;   // where it was sent; empty: unknown (any worker may report it)
     std::string worker_key;  // that worker's key name then
+    uint32_t gang_ranks = 0;  // a gang's: all its ranks, on that worker (its leader)
   };
   std::map<TaskKey, Awaited> awaiting_;
 };

@@ -85,6 +85,9 @@ struct SentAttempts {
   // A restart adopts an attempt only from that worker (Scheduler::AwaitAdoption).
   std::string worker_id;
   std::string worker_key;
+  // A gang's attempt (then `tasks` holds it alone, sent to its leader): the ranks the leader
+  // runs itself; 0 for loose tasks.
+  uint32_t gang_ranks = 0;
   friend bool operator==(const SentAttempts&, const SentAttempts&) = default;
 };
 
@@ -95,6 +98,7 @@ struct SentAttempt {
   uint32_t attempt = 0;
   std::string worker_id;
   std::string worker_key;
+  uint32_t gang_ranks = 0;  // SentAttempts::gang_ranks
   friend bool operator==(const SentAttempt&, const SentAttempt&) = default;
 };
 

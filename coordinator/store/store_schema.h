@@ -14,7 +14,7 @@ namespace coupler::store {
 // generation (table generation); 5: jobs.plan (the admitted plan a restart replays), jobs.run_dir, an index on
 // submission ids (finished jobs are looked up in the state, not held in memory); 6: sent.worker_id
 // and sent.worker_key (a restart adopts an attempt only from the worker it was sent to).
-inline constexpr int kSchemaVersion = 6;
+inline constexpr int kSchemaVersion = 7;
 // PRAGMA application_id: "CPLR". Tells our files apart from other SQLite databases.
 inline constexpr int kApplicationId = 0x43504c52;
 

@@ -147,6 +147,55 @@ TEST(TightGroupTest, KillingOneRankRetriesTheGroupFromItsCheckpointAndTheJobSucc
   EXPECT_GE(metrics["test_accuracy"].GetDouble(), 0.9) << text;
 }
 
+// A coordinator killed (SIGKILL) while a 2-rank group runs on one worker: the worker reports
+// the group's attempt when it registers with the restarted coordinator, which adopts it; the
+// same rank processes run on to the end of the schedule (never resumed from a checkpoint: the
+// step counter never goes back) and the node has one attempt.
+TEST(TightGroupTest, AGroupOnOneWorkerRunsOnThroughACoordinatorRestart) {
+  const fs::path csv = kSourceDir / "data" / "digits.csv";
+  ASSERT_TRUE(fs::exists(csv)) << "data/digits.csv is missing: run scripts/fetch-digits.sh";
+  if (!HaveMpirun()) GTEST_SKIP() << "mpirun is not installed (Debian: openmpi-bin)";
+  Cluster cluster;
+  ASSERT_TRUE(cluster.StartCoordinator()) << cluster.Logs();
+  cluster.StartWorker("w1", 2);
+  ASSERT_TRUE(cluster.WaitWorkersAlive(1)) << cluster.Logs();
+
+  const fs::path config = cluster.dir() / "train.yaml";
+  const fs::path spec = cluster.dir() / "restart.yaml";
+  WriteLongTrainConfig(config);
+  WriteTrainSpec(spec, config);
+  std::string why;
+  const std::string job = cluster.Submit(spec, &why);
+  ASSERT_FALSE(job.empty()) << why << cluster.Logs();
+  const fs::path checkpoints = cluster.dir() / "work" / "latest" / "train" / "checkpoints";
+  std::vector<pid_t> ranks;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        ranks = RankPids(config);
+        return ranks.size() == 2 && HasCheckpoint(checkpoints);
+      },
+      120s, 20ms))
+      << "the group never ran 2 ranks with a checkpoint\n" << cluster.Logs();
+  ASSERT_TRUE(cluster.Job(job));  // writes what was sent before the kill
+  cluster.coordinator().Kill();
+  ASSERT_TRUE(cluster.coordinator().WaitExit(30s)) << cluster.Logs();
+  ASSERT_TRUE(cluster.RestartCoordinator()) << cluster.Logs();
+
+  const auto done = cluster.WaitJobFinished(job, 240s);
+  ASSERT_TRUE(done) << cluster.Logs();
+  ASSERT_EQ(done->state, "succeeded") << done->error << "\n" << cluster.Logs();
+  EXPECT_EQ(done->node("train").attempts, 1u) << "the group was started again\n" << cluster.Logs();
+  const std::string events = ReadFile(cluster.state() / "events.jsonl");
+  EXPECT_NE(events.find("\"attempt_adopted\""), std::string::npos) << events;
+  EXPECT_EQ(events.find("attempt_abandoned"), std::string::npos) << events;
+  rapidjson::Document metrics;
+  const std::string text = ReadFile(cluster.dir() / "work" / "latest" / "train" / "metrics.json");
+  ASSERT_FALSE(metrics.Parse(text.c_str()).HasParseError()) << text;
+  ASSERT_TRUE(metrics.HasMember("steps") && metrics["steps"].IsNumber()) << text;
+  EXPECT_EQ(metrics["steps"].GetDouble(), kEpochs * kStepsPerEpoch)
+      << "the group went back to a checkpoint: " << text;
+}
+
 // The leader worker dies (SIGKILL) mid-run: the task's supervisor stops its mpirun and the
 // ranks with it, so the group's retry on other workers never races a stale copy.
 TEST(TightGroupTest, ALostLeadersGroupStopsAndIsRetriedElsewhere) {

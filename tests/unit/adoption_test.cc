@@ -124,16 +124,49 @@ TEST(AdoptionTest, AttemptsNobodyReportsRunAgainUnderANewNumberAfterTheDeadline)
   EXPECT_EQ(s.OnOutcome("w2", Ok(1, 0)), OutcomeKind::kStale);
 }
 
-TEST(AdoptionTest, AGangsAttemptIsNotAwaitedAndACancelledJobReleasesItsAttempts) {
-  auto gang_job = MakeJob("g1", "name: g\nnodes:\n  - id: t\n    op: mpi_exec\n    ranks: 2\n"
-                                "    params: {command: \"true\"}\n");
+// A gang whose ranks all ran on its leader is awaited like a loose task and, adopted, runs on
+// with its slots reserved on the leader until its outcome commits it. One whose ranks spanned
+// workers (their daemons hung off the relay the restart cut), or sent before ranks were
+// recorded, is abandoned at once: retried from its checkpoint.
+TEST(AdoptionTest, AGangOnItsLeaderAloneIsAdoptedAndOneThatSpannedWorkersIsNot) {
+  const std::string spec = "name: g\nnodes:\n  - id: t\n    op: mpi_exec\n    ranks: 2\n"
+                           "    params: {command: \"true\"}\n";
+  auto gang_job = MakeJob("g1", spec);
   gang_job->RestoreAttempts(0, 1);
   Scheduler s(5000);
   s.AddJob(std::move(gang_job));
-  const auto abandoned = s.AwaitAdoption("g1", {{0, 0, "", ""}}, 10'000);
-  ASSERT_EQ(abandoned.size(), 1u);
-  EXPECT_EQ(s.awaiting_adoption(), 0u);
+  ASSERT_TRUE(s.AwaitAdoption("g1", {{0, 0, "w1", "k1", 2}}, 10'000).empty());
+  EXPECT_EQ(s.awaiting_adoption(), 1u);
+  const Registration r =
+      s.RegisterWorker(Worker("w1", 2, {{{"g1", 0, 0}, true}}), 0, "k1");
+  ASSERT_EQ(r.adopted.size(), 1u);
+  EXPECT_TRUE(r.release.empty());
+  EXPECT_EQ(s.registry().Find("w1")->gang_ranks, 2u) << "its slots stay the gang's";
+  EXPECT_EQ(s.registry().Find("w1")->credit(), 0u);
+  EXPECT_TRUE(s.FindRunningGang("g1", 0).has_value());
+  wire::TaskOutcome done;
+  done.job_id = "g1";
+  done.task_id = 0;
+  done.attempt = 0;
+  done.ok = true;
+  EXPECT_EQ(s.OnOutcome("w1", done), OutcomeKind::kCommitted);
+  EXPECT_EQ(s.registry().Find("w1")->gang_ranks, 0u);
 
+  for (const store::SentAttempt& sent : {store::SentAttempt{0, 0, "w1", "k1", 1},  // 1 of 2 here
+                                         store::SentAttempt{0, 0, "w1", "k1", 0},  // older row
+                                         store::SentAttempt{0, 0, "", "", 2}}) {   // no worker
+    auto spanned = MakeJob("g2", spec);
+    spanned->RestoreAttempts(0, 1);
+    Scheduler t(5000);
+    t.AddJob(std::move(spanned));
+    EXPECT_EQ(t.AwaitAdoption("g2", {sent}, 10'000).size(), 1u);
+    EXPECT_EQ(t.awaiting_adoption(), 0u);
+    EXPECT_EQ(t.FindJob("g2")->task_state(0), TaskState::kReady);
+  }
+}
+
+// A cancelled job's attempts are released, whoever reports them.
+TEST(AdoptionTest, ACancelledJobReleasesItsAttempts) {
   Scheduler c = Restored(10'000);
   c.Cancel("j1");
   const Registration r = c.RegisterWorker(Worker("w1", 4, {Held(0, 0, true)}), 0);

@@ -96,7 +96,8 @@ TEST(StateStoreTest, AVersion2StateGainsSubmissionIds) {
           "DROP INDEX jobs_by_submission; ALTER TABLE jobs DROP COLUMN submission_id; "
           "ALTER TABLE jobs DROP COLUMN plan; "
           "ALTER TABLE jobs DROP COLUMN run_dir; ALTER TABLE sent DROP COLUMN worker_id; "
-          "ALTER TABLE sent DROP COLUMN worker_key; PRAGMA user_version = 2");
+          "ALTER TABLE sent DROP COLUMN worker_key; ALTER TABLE sent DROP COLUMN gang_ranks; "
+          "PRAGMA user_version = 2");
   auto store = OpenOrDie(dir.str());
   JobRecord retried = MakeJob("j-000002");
   retried.submission_id = "nightly-7";
@@ -106,6 +107,26 @@ TEST(StateStoreTest, AVersion2StateGainsSubmissionIds) {
   ASSERT_EQ(jobs->size(), 2u);
   EXPECT_EQ((*jobs)[0], MakeJob("j-000001"));
   EXPECT_EQ((*jobs)[1].submission_id, "nightly-7");
+}
+
+// A state written at schema version 6 (before gangs' ranks were recorded) is migrated in place:
+// its sent rows record none (a restart abandons such a gang, as then).
+TEST(StateStoreTest, AVersion6StateGainsGangRanks) {
+  TempDir dir;
+  {
+    auto store = OpenOrDie(dir.str());
+    ASSERT_TRUE(store->PutJob(MakeJob("j-000001")).ok());
+    store->AddSent({"j-000001", {{0, 0}}, "w1", "alice"});
+    ASSERT_TRUE(store->Flush().ok());
+  }
+  ExecRaw(dir.path() / "coupler.db", "ALTER TABLE sent DROP COLUMN gang_ranks; PRAGMA user_version = 6");
+  auto store = OpenOrDie(dir.str());
+  store->AddSent({"j-000001", {{1, 0}}, "w1", "alice", 2});
+  ASSERT_TRUE(store->Flush().ok());
+  auto sent = store->LoadSent("j-000001");
+  ASSERT_TRUE(sent.ok()) << sent.status().ToString();
+  const std::vector<SentAttempt> expected = {{0, 0, "w1", "alice", 0}, {1, 0, "w1", "alice", 2}};
+  EXPECT_EQ(*sent, expected);
 }
 
 // A state written at schema version 4 (before admitted plans) is migrated in place: its jobs
@@ -119,7 +140,8 @@ TEST(StateStoreTest, AVersion4StateGainsAdmittedPlans) {
   ExecRaw(dir.path() / "coupler.db",
           "DROP INDEX jobs_by_submission; ALTER TABLE jobs DROP COLUMN plan; "
           "ALTER TABLE jobs DROP COLUMN run_dir; ALTER TABLE sent DROP COLUMN worker_id; "
-          "ALTER TABLE sent DROP COLUMN worker_key; PRAGMA user_version = 4");
+          "ALTER TABLE sent DROP COLUMN worker_key; ALTER TABLE sent DROP COLUMN gang_ranks; "
+          "PRAGMA user_version = 4");
   auto store = OpenOrDie(dir.str());
   JobRecord planned = MakeJob("j-000002");
   planned.plan = std::string("CPLP\x01\x00\x00binary\xff", 14);

@@ -382,15 +382,17 @@ TEST(StateStoreTest, SentAttemptsRoundTripInBatches) {
     ASSERT_TRUE(store->PutJob(MakeJob("j-000001")).ok());
     store->AddSent({"j-000001", {{0, 0}, {1, 0}, {300, 7}}, "w1", "alice"});
     store->AddSent({"j-000001", {{1ull << 40, 200}}, "w2", ""});
+    store->AddSent({"j-000001", {{9, 1}}, "w3", "bob", 4});  // a gang, all 4 ranks on w3
     store->AddSent({"j-000002", {{5, 0}}, "", ""});
-    EXPECT_EQ(store->pending(), 3u);
+    EXPECT_EQ(store->pending(), 4u);
     ASSERT_TRUE(store->Flush().ok());
   }
   auto store = OpenOrDie(dir.str());
   auto sent = store->LoadSent("j-000001");
   ASSERT_TRUE(sent.ok()) << sent.status().ToString();
   std::vector<SentAttempt> expected = {
-      {0, 0, "w1", "alice"}, {1, 0, "w1", "alice"}, {300, 7, "w1", "alice"}, {1ull << 40, 200, "w2", ""}};
+      {0, 0, "w1", "alice"}, {1, 0, "w1", "alice"}, {300, 7, "w1", "alice"},
+      {1ull << 40, 200, "w2", ""}, {9, 1, "w3", "bob", 4}};
   EXPECT_EQ(*sent, expected);
   EXPECT_EQ(store->LoadSent("j-000002")->size(), 1u);
   EXPECT_TRUE(store->LoadSent("j-000404")->empty());
