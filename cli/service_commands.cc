@@ -74,6 +74,10 @@ void AddServiceCommands(CLI::App& app, CommandBody* run) {
                 "on SIGTERM/SIGINT, drain the pool first (workers finish and commit what they "
                 "hold) for up to this long; 0: stop at once")
       ->capture_default_str();
+  c->add_option("--keep-jobs", copts->keep_jobs,
+                "finished jobs kept in memory with every detail, the newest; older ones are "
+                "answered from the state (summary and nodes), so memory does not grow with history")
+      ->capture_default_str();
   c->add_flag(store::kAcceptStateLossFlag, copts->accept_state_loss,
               "start even though the state lost commits (its WAL deleted, an older backup put "
               "back): continue with what the database holds, forgetting the rest");

@@ -358,6 +358,10 @@ void Coordinator::Tick() {
     }
   }
   ledger_.Tick(now, options_.flush_every_ms);
+  if (const auto evicted = scheduler_.EvictFinished(options_.keep_jobs); !evicted.empty()) {
+    ledger_.JobsEvicted(evicted);
+    control_.JobsEvicted(evicted);
+  }
   SendResultAcks();
 }
 

@@ -65,6 +65,9 @@ struct CoordinatorOptions {
   // long. A batch scheduler's cancel signals coordinator and workers together; this keeps the
   // coordinator up while the workers finish (scripts/slurm/coupler-pool.sbatch).
   int64_t stop_drain_ms = 0;
+  // Finished jobs kept in memory with every detail (the newest, by their end); older ones are
+  // answered from the state (their summary row, their nodes replayed from plan and commits).
+  size_t keep_jobs = 1000;
   // The only folders jobs' inputs and workdirs may be under (`--data-root`, repeatable); empty:
   // anywhere but the coordinator's own folders and the system's (data_roots.h).
   std::vector<std::string> data_roots;

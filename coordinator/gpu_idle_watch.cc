@@ -66,14 +66,14 @@ uint32_t GpuTasksRunning(const Scheduler& scheduler, const std::string& worker_i
   uint32_t count = 0;
   for (const auto& [key, held] : worker.inflight) {
     // Only what it runs: a prefetched task has not touched a GPU yet.
-    if (!held.started || key.first >= jobs.size()) continue;
+    if (!held.started || key.first >= jobs.size() || !jobs[key.first]) continue;
     const JobState& job = *jobs[key.first];
     const size_t p = job.table().Describe(key.second).plan_node;
     count += AsksForGpus(job, p) ? 1 : 0;
   }
   if (worker.gang_ranks == 0) return count;
   for (const auto& job : jobs) {
-    if (job->finished()) continue;
+    if (!job || job->finished()) continue;
     const auto& nodes = job->plan().nodes;
     for (size_t p = 0; p < nodes.size(); ++p) {
       if (nodes[p].coupling != job::Coupling::kTight || !AsksForGpus(*job, p)) continue;

@@ -37,6 +37,15 @@ void JobControl::Restored(const store::JobRecord& record) {
   submission_of_job_[record.id] = record.submission_id;
 }
 
+void JobControl::JobsEvicted(const std::vector<std::pair<std::string, JobPhase>>& evicted) {
+  for (const auto& ev : evicted) {
+    auto sid = submission_of_job_.find(ev.first);
+    if (sid == submission_of_job_.end()) continue;
+    job_of_submission_.erase(sid->second);
+    submission_of_job_.erase(sid);
+  }
+}
+
 std::optional<AdmissionQueue::Ticket> JobControl::OnSubmit(const ClientRef& from,
                                                            const std::string& user,
                                                            const wire::SubmitJob& submit,
@@ -248,6 +257,7 @@ std::vector<wire::JobStatus> JobControl::CollectJobs(const std::string& job_id,
   };
   std::vector<const JobState*> mine;
   for (const auto& job : scheduler_.jobs()) {
+    if (!job) continue;  // evicted: the store lists it
     if (!state.empty() && std::string_view(JobPhaseName(job->phase())) != state) continue;
     mine.push_back(job.get());
   }
@@ -367,7 +377,7 @@ void JobControl::OnCancel(const ClientRef& from, const Principal& who, const wir
 std::string JobControl::RunDirHolder(const job::JobGraph& graph) const {
   if (graph.run_dir.empty()) return "";  // runs/{job_id}: never another job's
   for (const auto& other : scheduler_.jobs()) {
-    if (!other->finished() && other->graph().workdir == graph.workdir) return other->id();
+    if (other && !other->finished() && other->graph().workdir == graph.workdir) return other->id();
   }
   return "";
 }

@@ -55,6 +55,8 @@ class JobControl {
 
   // A job of an earlier start, restored: a retried submission of it finds it.
   void Restored(const store::JobRecord& record);
+  // Jobs the scheduler let go of: a retried submission of one finds it in the store.
+  void JobsEvicted(const std::vector<std::pair<std::string, JobPhase>>& evicted);
 
   // ---- admission
   // A submission: answered now (a retry of a submission already made or being admitted, a

@@ -89,6 +89,13 @@ void Ledger::JobCancelled(const std::string& job_id, const std::string& by) {
   events_.JobCancelled(job_id, by);
 }
 
+void Ledger::JobsEvicted(const std::vector<std::pair<std::string, JobPhase>>& evicted) {
+  for (const auto& [id, phase] : evicted) {
+    ++earlier_jobs_[std::string(JobPhaseName(phase))];
+    persisted_phase_.erase(id);
+  }
+}
+
 std::optional<JobPhase> Ledger::persisted_phase(const std::string& job_id) const {
   auto it = persisted_phase_.find(job_id);
   if (it == persisted_phase_.end()) return std::nullopt;
@@ -98,6 +105,7 @@ std::optional<JobPhase> Ledger::persisted_phase(const std::string& job_id) const
 void Ledger::PersistPhases() {
   std::vector<std::string> released;
   for (const auto& job : scheduler_.jobs()) {
+    if (!job) continue;  // evicted: its end was on disk before
     JobPhase& persisted = persisted_phase_[job->id()];
     if (persisted == job->phase()) continue;
     const bool finished = job->finished();
@@ -333,7 +341,9 @@ void Ledger::NoteStoreResult(const Status& s) {
 
 std::map<std::string, uint64_t> Ledger::CountJobs() const {
   std::map<std::string, uint64_t> counts = earlier_jobs_;
-  for (const auto& job : scheduler_.jobs()) ++counts[std::string(JobPhaseName(job->phase()))];
+  for (const auto& job : scheduler_.jobs()) {
+    if (job) ++counts[std::string(JobPhaseName(job->phase()))];
+  }
   return counts;
 }
 

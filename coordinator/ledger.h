@@ -61,6 +61,8 @@ class Ledger {
   // in the same transaction as its buffered commits), logs the ends, and lets the scheduler
   // release finished jobs' tasks.
   void PersistPhases();
+  // Jobs the scheduler let go of (Scheduler::EvictFinished): counted with the state's jobs.
+  void JobsEvicted(const std::vector<std::pair<std::string, JobPhase>>& evicted);
   // The phase the store holds for a job this coordinator runs; nullopt for any other.
   std::optional<JobPhase> persisted_phase(const std::string& job_id) const;
 

@@ -17,7 +17,7 @@ void Scheduler::ReleaseDueRetries() {
   if (!clock_) return;
   const int64_t now = clock_();
   for (const auto& job : jobs_) {
-    if (job->backing_off() > 0) job->ReleaseDueRetries(now);
+    if (job && job->backing_off() > 0) job->ReleaseDueRetries(now);
   }
 }
 
@@ -274,8 +274,8 @@ std::vector<std::pair<std::string, wire::TaskSpec>> Scheduler::PlaceGangs(int64_
   ReleaseDueRetries();
   std::vector<GangRequest> waiting;
   for (size_t i = 0; i < jobs_.size(); ++i) {
+    if (!jobs_[i] || jobs_[i]->finished()) continue;
     const JobState& job = *jobs_[i];
-    if (job.finished()) continue;
     for (const uint64_t t : job.ReadyGangs()) {
       const size_t p = job.table().Describe(t).plan_node;
       waiting.push_back({{static_cast<uint32_t>(i), t}, static_cast<uint32_t>(job.ranks(p)),
@@ -306,7 +306,7 @@ std::vector<std::pair<std::string, std::vector<wire::TaskSpec>>> Scheduler::Assi
   }
   if (takers.empty()) return out;
   size_t ready = 0;
-  for (const auto& j : jobs_) ready += j->finished() ? 0 : j->ready_count();
+  for (const auto& j : jobs_) ready += !j || j->finished() ? 0 : j->ready_count();
   // A round's share: the ready tasks over the workers that may take them. Labels, GPUs or a
   // refused host can leave a worker with less than its share; later rounds give the rest out.
   const auto share =
@@ -349,7 +349,7 @@ std::vector<wire::TaskSpec> Scheduler::Assign(const std::string& worker_id, uint
   // other labels must not hold back the rest); round robin among those jobs.
   int best = INT32_MIN;
   for (const auto& j : jobs_) {
-    if (!j->finished() && !j->Refuses(worker_id) && j->HasReadyFor(taker)) {
+    if (j && !j->finished() && !j->Refuses(worker_id) && j->HasReadyFor(taker)) {
       best = std::max(best, j->priority());
     }
   }
@@ -357,16 +357,17 @@ std::vector<wire::TaskSpec> Scheduler::Assign(const std::string& worker_id, uint
   const size_t n = jobs_.size();
   size_t idle_rounds = 0;
   for (size_t i = rr_cursor_ % n; credit > 0 && idle_rounds < n; i = (i + 1) % n) {
-    JobState& job = *jobs_[i];
     std::optional<uint64_t> t;
-    if (!job.finished() && job.priority() == best && !job.Refuses(worker_id)) {
-      t = job.TakeReady(taker);
+    if (jobs_[i] && !jobs_[i]->finished() && jobs_[i]->priority() == best &&
+        !jobs_[i]->Refuses(worker_id)) {
+      t = jobs_[i]->TakeReady(taker);
     }
     if (!t) {
       ++idle_rounds;
       continue;
     }
     idle_rounds = 0;
+    JobState& job = *jobs_[i];
     w->StartTask({static_cast<uint32_t>(i), *t}, job.gpu_share(job.table().Describe(*t).plan_node));
     out.push_back(job.MakeSpec(*t));
     --credit;
@@ -396,7 +397,7 @@ bool Scheduler::HasDispatchableWork() const {
   for (const auto& [id, w] : registry_.workers()) credit |= w.credit() > 0;
   if (!credit) return false;
   for (const auto& j : jobs_) {
-    if (!j->finished() && j->ready_count() > 0) return true;
+    if (j && !j->finished() && j->ready_count() > 0) return true;
   }
   return false;
 }
@@ -511,6 +512,7 @@ void Scheduler::ReleaseFinished(const std::string& job_id) {
   if (it == job_index_.end()) return;
   JobState& job = *jobs_[it->second];
   if (!job.finished() || job.compacted()) return;
+  released_.push_back(it->second);
   constexpr size_t kBigDescription = 64 << 10;
   if (job.plan().nodes.size() <= kDetailedNodes && job.graph().description.size() < kBigDescription) {
     return;
@@ -534,6 +536,7 @@ bool Scheduler::Holds(uint32_t index) const {
 void Scheduler::CompactReleased() {
   bool freed = false;
   for (size_t i = 0; i < jobs_.size(); ++i) {
+    if (!jobs_[i]) continue;
     JobState& job = *jobs_[i];
     if (!job.compact_wanted() || job.compacted() || !job.finished()) continue;
     if (Holds(static_cast<uint32_t>(i))) continue;
@@ -553,6 +556,29 @@ void Scheduler::CompactReleased() {
   // freed there (and holes in the main heap) mapped unless asked: a cancelled 200,000-node
   // job would otherwise leave the coordinator hundreds of MiB larger until it restarts.
   if (freed) malloc_trim(0);
+}
+
+std::vector<std::pair<std::string, JobPhase>> Scheduler::EvictFinished(size_t keep) {
+  std::vector<std::pair<std::string, JobPhase>> evicted;
+  while (released_.size() > keep) {
+    const uint32_t i = released_.front();
+    const JobState* job = jobs_[i].get();
+    // Gone already, or retried since (it is released again when it ends again).
+    if (job == nullptr || !job->finished()) {
+      released_.pop_front();
+      continue;
+    }
+    // A task of it still out (a cancelled job's), or awaited after a restart: not yet; the
+    // newer ones wait behind it, which keeps the order.
+    if (Holds(i)) break;
+    if (auto a = awaiting_.lower_bound({i, 0}); a != awaiting_.end() && a->first.first == i) break;
+    evicted.emplace_back(job->id(), job->phase());
+    job_index_.erase(job->id());
+    jobs_[i].reset();
+    released_.pop_front();
+  }
+  if (!evicted.empty()) malloc_trim(0);
+  return evicted;
 }
 
 wire::JobStatus Scheduler::Status(const JobState& job) const {

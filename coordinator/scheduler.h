@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -70,6 +71,7 @@ class Scheduler {
   void AddJob(std::unique_ptr<JobState> job);
   JobState* FindJob(const std::string& id);
   const JobState* FindJob(const std::string& id) const;
+  // Every job held, by index; an evicted job's entry is null (EvictFinished).
   const std::vector<std::unique_ptr<JobState>>& jobs() const { return jobs_; }
 
   WorkerRegistry& registry() { return registry_; }
@@ -139,6 +141,12 @@ class Scheduler {
   // (and its spec's description is small); a bigger one keeps its totals and its failed nodes.
   static constexpr size_t kDetailedNodes = 1000;
 
+  // Finished jobs beyond the newest `keep` (in the order their ends were released) leave
+  // memory once no worker holds a task of theirs: a pool that runs jobs for months holds what
+  // one that ran `keep` does, and the store answers for the rest. Returns the ids and phases
+  // of the jobs evicted.
+  std::vector<std::pair<std::string, JobPhase>> EvictFinished(size_t keep);
+
   // Cancels a job. Returns the workers holding its tasks, to be told to abandon them.
   std::vector<std::string> Cancel(const std::string& job_id);
 
@@ -186,6 +194,8 @@ class Scheduler {
   size_t rr_cursor_ = 0;  // round robin between jobs of equal priority
   GangReservations gangs_;
   std::map<TaskKey, RunningGang> running_gangs_;
+  // Finished jobs' indexes in the order their ends were released (the oldest leave first).
+  std::deque<uint32_t> released_;
   // Attempts in flight at a restart, waiting for their worker (see AwaitAdoption): attempt and
   // deadline.
   struct Awaited {

@@ -116,6 +116,7 @@ void ReportPool(const std::vector<std::unique_ptr<JobState>>& jobs,
                 wire::CoordinatorStats& stats) {
   QueueDepth q;
   for (const auto& job : jobs) {
+    if (!job) continue;  // evicted
     if (job->finished()) continue;
     const auto [cpu, gpu] = job->ReadyLooseByHardware();
     q.cpu_tasks += cpu;

@@ -127,6 +127,43 @@ TEST(TaskLogsTest, AJobFinishedBeforeARestartKeepsItsNodesAndLogs) {
   EXPECT_NE(logs.out.find("kept across restarts 1"), std::string::npos) << logs.out;
 }
 
+// With --keep-jobs 1 the coordinator keeps one finished job in memory: an older one, evicted,
+// is answered from the state with its nodes (status, the list newest first, `coupler logs`).
+TEST(TaskLogsTest, AJobEvictedFromMemoryKeepsItsNodesAndLogs) {
+  Cluster::Options options;
+  options.coordinator_args = {"--keep-jobs", "1"};
+  Cluster cluster(options);
+  ASSERT_TRUE(cluster.StartCoordinator()) << cluster.Logs();
+  cluster.StartWorker("w1", 2);
+  ASSERT_TRUE(cluster.WaitWorkersAlive(1)) << cluster.Logs();
+  std::vector<std::string> jobs;
+  for (int i = 0; i < 3; ++i) {
+    std::string job;
+    const auto done =
+        RunJob(cluster, "echo-evict-" + std::to_string(i),
+               "name: it-evict\nworkdir: work\nnodes:\n" + SmallImport(cluster, 2) +
+                   "  - id: echo\n    op: exec\n    inputs: [import]\n    params:\n"
+                   "      command: \"echo evicted " + std::to_string(i) + " {shard}\"\n",
+               job);
+    ASSERT_TRUE(done) << cluster.Logs();
+    ASSERT_EQ(done->state, "succeeded") << done->error << cluster.Logs();
+    jobs.push_back(job);
+  }
+  // The first job left memory (at most a flush later): status still shows its nodes.
+  const auto first = cluster.Job(jobs[0]);
+  ASSERT_TRUE(first) << cluster.Logs();
+  EXPECT_EQ(first->state, "succeeded");
+  ASSERT_EQ(first->nodes.size(), 2u);
+  EXPECT_EQ(first->node("echo").done, 2u);
+  const CommandResult logs = cluster.Cli({"logs", jobs[0], "echo"});
+  ASSERT_EQ(logs.exit_code, 0) << logs.err;
+  EXPECT_NE(logs.out.find("evicted 0 1"), std::string::npos) << logs.out;
+  const CommandResult list = cluster.Cli({"status", "--json", "--limit", "0"});
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  for (const std::string& job : jobs) EXPECT_NE(list.out.find(job), std::string::npos) << list.out;
+  EXPECT_LT(list.out.find(jobs[2]), list.out.find(jobs[0])) << "newest first: " << list.out;
+}
+
 TEST(TaskLogsTest, FollowPrintsLinesAsTheyComeAndEndsWithTheJob) {
   Cluster cluster;
   ASSERT_TRUE(cluster.StartCoordinator()) << cluster.Logs();

@@ -189,5 +189,51 @@ TEST_F(JobControlTest, RetryRefusesAQueuedJobAndAnUnknownOne) {
   EXPECT_EQ(ledger_.persisted_phase(id), job->phase());
 }
 
+// A finished job evicted from memory (Scheduler::EvictFinished) is answered from the store:
+// its state, its nodes replayed from its admitted plan and commits; its submission id still
+// names it; it is still counted.
+TEST_F(JobControlTest, AnEvictedJobIsAnsweredFromTheStore) {
+  Outbox out;
+  const std::string id = Submit("c1", "alice", "s-9", out);
+  wire::RegisterWorker reg;
+  reg.worker_id = "w1";
+  reg.slots = 4;
+  scheduler_.RegisterWorker(reg, 0, "worker");
+  for (const wire::TaskSpec& t : scheduler_.Assign("w1")) {
+    wire::TaskOutcome o;
+    o.job_id = t.job_id;
+    o.task_id = t.task_id;
+    o.attempt = t.attempt;
+    o.ok = true;
+    ledger_.Outcome("w1", o, scheduler_.OnOutcome("w1", o));
+  }
+  ledger_.PersistPhases();
+  ledger_.Flush(0);
+  const auto evicted = scheduler_.EvictFinished(0);
+  ASSERT_EQ(evicted.size(), 1u);
+  ledger_.JobsEvicted(evicted);
+  control_.JobsEvicted(evicted);
+  ASSERT_EQ(scheduler_.FindJob(id), nullptr);
+
+  out = {};
+  wire::StatusRequest req;
+  req.job_id = id;
+  control_.OnStatus({"c1"}, req, 0, out);
+  ASSERT_EQ(out.clients.size(), 1u);
+  const auto reply = std::get<wire::StatusReply>(Decoded(out.clients[0].payload));
+  ASSERT_EQ(reply.jobs.size(), 1u);
+  EXPECT_EQ(reply.jobs[0].state, "succeeded");
+  ASSERT_EQ(reply.jobs[0].nodes.size(), 1u);
+  EXPECT_EQ(reply.jobs[0].nodes[0].tasks_done, 3u);
+  EXPECT_EQ(ledger_.CountJobs()["succeeded"], 1u);
+  wire::SubmitJob again;
+  again.spec_text = kSpec;
+  again.submission_id = "s-9";
+  out = {};
+  EXPECT_FALSE(control_.OnSubmit({"c2"}, "alice", again, 2000, out));
+  ASSERT_EQ(out.clients.size(), 1u);
+  EXPECT_EQ(std::get<wire::SubmitReply>(Decoded(out.clients[0].payload)).job_id, id);
+}
+
 }  // namespace
 }  // namespace coupler::coordinator
