@@ -24,6 +24,7 @@ void AddDoctorCommand(CLI::App& app, CommandBody* run);    // doctor: what this 
 void AddKeygenCommand(CLI::App& app, CommandBody* run);    // keygen: CURVE key pairs
 void AddGangAgentCommand(CLI::App& app, CommandBody* run); // gang-agent: mpirun's remote launcher
 void AddLogsCommand(CLI::App& app, CommandBody* run);      // logs: what a job's tasks printed
+void AddGcCommand(CLI::App& app, CommandBody* run);        // gc: run directories past retention
 void AddAutoscaleCommand(CLI::App& app, CommandBody* run); // autoscale: the pool follows the advice
 
 }  // namespace coupler::cli

@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   AddServiceCommands(app, &run);
   AddClientCommands(app, &run);
   AddLogsCommand(app, &run);
+  AddGcCommand(app, &run);
   AddAutoscaleCommand(app, &run);
   AddKeygenCommand(app, &run);
   AddGangAgentCommand(app, &run);

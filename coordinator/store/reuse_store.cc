@@ -115,6 +115,8 @@ Status ReuseStore::Prepare() {
   };
   COUPLER_RETURN_IF_ERROR(prep(find_node_,
       "SELECT run_dir, job_id, node FROM reuse_nodes WHERE root = ?1 AND key = ?2"));
+  COUPLER_RETURN_IF_ERROR(prep(find_run_dir_,
+      "SELECT 1 FROM reuse_nodes WHERE run_dir = ?1 LIMIT 1"));
   COUPLER_RETURN_IF_ERROR(prep(find_files_,
       "SELECT path, bytes, device, inode, mtime_ns FROM reuse_files WHERE root = ?1 AND key = ?2 "
       "ORDER BY path"));
@@ -132,6 +134,12 @@ Status ReuseStore::Prepare() {
       "INSERT OR REPLACE INTO file_hashes (path, bytes, mtime_ns, inode, hash) "
       "VALUES (?1, ?2, ?3, ?4, ?5)"));
   return Status::Ok();
+}
+
+Result<bool> ReuseStore::Records(const std::string& run_dir) {
+  StatementReset reset(find_run_dir_);
+  find_run_dir_.BindText(1, run_dir);
+  return find_run_dir_.Step();
 }
 
 Result<std::optional<ReuseEntry>> ReuseStore::Find(const std::string& root, const std::string& key) {

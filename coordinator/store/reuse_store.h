@@ -64,6 +64,8 @@ class ReuseStore {
   Result<std::optional<ReuseEntry>> Find(const std::string& root, const std::string& key);
   // Replaces the entry of (root, key) and its files, in one transaction.
   Status Put(const ReuseEntry& entry);
+  // Does any entry name `run_dir` (its outputs may be linked into a later run)?
+  Result<bool> Records(const std::string& run_dir);
 
   Result<std::optional<FileHashEntry>> FindHash(const std::string& path);
   Status PutHashes(const std::vector<FileHashEntry>& entries);
@@ -75,6 +77,7 @@ class ReuseStore {
   SqliteDb db_;  // first: destroyed after the statements that borrow it
   SqliteStatement find_node_;
   SqliteStatement find_files_;
+  SqliteStatement find_run_dir_;
   SqliteStatement put_node_;
   SqliteStatement delete_files_;
   SqliteStatement put_file_;
