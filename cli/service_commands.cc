@@ -78,6 +78,9 @@ void AddServiceCommands(CLI::App& app, CommandBody* run) {
                 "finished jobs kept in memory with every detail, the newest; older ones are "
                 "answered from the state (summary and nodes), so memory does not grow with history")
       ->capture_default_str();
+  c->add_option("--keep-finished-ms", copts->keep_finished_ms,
+                "and none that finished longer ago than this (ms; 0: no age limit)")
+      ->capture_default_str();
   c->add_flag(store::kAcceptStateLossFlag, copts->accept_state_loss,
               "start even though the state lost commits (its WAL deleted, an older backup put "
               "back): continue with what the database holds, forgetting the rest");

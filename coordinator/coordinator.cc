@@ -358,7 +358,10 @@ void Coordinator::Tick() {
     }
   }
   ledger_.Tick(now, options_.flush_every_ms);
-  if (const auto evicted = scheduler_.EvictFinished(options_.keep_jobs); !evicted.empty()) {
+  const int64_t finished_before =
+      options_.keep_finished_ms > 0 ? WallClockMs() - options_.keep_finished_ms : 0;
+  if (const auto evicted = scheduler_.EvictFinished(options_.keep_jobs, finished_before);
+      !evicted.empty()) {
     ledger_.JobsEvicted(evicted);
     control_.JobsEvicted(evicted);
   }

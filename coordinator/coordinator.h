@@ -68,6 +68,8 @@ struct CoordinatorOptions {
   // Finished jobs kept in memory with every detail (the newest, by their end); older ones are
   // answered from the state (their summary row, their nodes replayed from plan and commits).
   size_t keep_jobs = 1000;
+  // And none that finished longer ago than this (0: no age limit).
+  int64_t keep_finished_ms = 0;
   // The only folders jobs' inputs and workdirs may be under (`--data-root`, repeatable); empty:
   // anywhere but the coordinator's own folders and the system's (data_roots.h).
   std::vector<std::string> data_roots;

@@ -558,9 +558,10 @@ void Scheduler::CompactReleased() {
   if (freed) malloc_trim(0);
 }
 
-std::vector<std::pair<std::string, JobPhase>> Scheduler::EvictFinished(size_t keep) {
+std::vector<std::pair<std::string, JobPhase>> Scheduler::EvictFinished(size_t keep,
+                                                                       int64_t finished_before_ms) {
   std::vector<std::pair<std::string, JobPhase>> evicted;
-  while (released_.size() > keep) {
+  while (!released_.empty()) {
     const uint32_t i = released_.front();
     const JobState* job = jobs_[i].get();
     // Gone already, or retried since (it is released again when it ends again).
@@ -568,6 +569,8 @@ std::vector<std::pair<std::string, JobPhase>> Scheduler::EvictFinished(size_t ke
       released_.pop_front();
       continue;
     }
+    // The oldest end comes first: once it may stay, so may every newer one.
+    if (released_.size() <= keep && job->finished_ms() >= finished_before_ms) break;
     // A task of it still out (a cancelled job's), or awaited after a restart: not yet; the
     // newer ones wait behind it, which keeps the order.
     if (Holds(i)) break;

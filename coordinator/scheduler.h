@@ -141,11 +141,12 @@ class Scheduler {
   // (and its spec's description is small); a bigger one keeps its totals and its failed nodes.
   static constexpr size_t kDetailedNodes = 1000;
 
-  // Finished jobs beyond the newest `keep` (in the order their ends were released) leave
-  // memory once no worker holds a task of theirs: a pool that runs jobs for months holds what
-  // one that ran `keep` does, and the store answers for the rest. Returns the ids and phases
-  // of the jobs evicted.
-  std::vector<std::pair<std::string, JobPhase>> EvictFinished(size_t keep);
+  // Finished jobs beyond the newest `keep` (in the order their ends were released), and those
+  // that finished before `finished_before_ms` (Unix ms; 0: no age limit), leave memory once no
+  // worker holds a task of theirs: a pool that runs jobs for months holds what one that ran
+  // `keep` does, and the store answers for the rest. Returns the ids and phases evicted.
+  std::vector<std::pair<std::string, JobPhase>> EvictFinished(size_t keep,
+                                                              int64_t finished_before_ms = 0);
 
   // Cancels a job. Returns the workers holding its tasks, to be told to abandon them.
   std::vector<std::string> Cancel(const std::string& job_id);

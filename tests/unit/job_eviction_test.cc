@@ -57,6 +57,26 @@ TEST(JobEvictionTest, FinishedJobsBeyondTheNewestKeptLeaveOldestFirst) {
   EXPECT_EQ(s.Workers(0).size(), 1u);
 }
 
+// An age limit too: a job that finished before it leaves even among the newest kept.
+TEST(JobEvictionTest, AJobFinishedBeforeTheAgeLimitLeavesEvenAmongTheNewest) {
+  Scheduler s(5000);
+  wire::RegisterWorker w;
+  w.worker_id = "w1";
+  w.slots = 8;
+  s.RegisterWorker(w, 0);
+  s.AddJob(MakeJob("old", kTwo));
+  s.FindJob("old")->set_times(0, 1'000);
+  Finish(s, "old");
+  s.AddJob(MakeJob("new", kTwo));
+  s.FindJob("new")->set_times(0, 9'000);
+  Finish(s, "new");
+  EXPECT_TRUE(s.EvictFinished(10, 500).empty());
+  const auto evicted = s.EvictFinished(10, 5'000);
+  ASSERT_EQ(evicted.size(), 1u);
+  EXPECT_EQ(evicted[0].first, "old");
+  EXPECT_NE(s.FindJob("new"), nullptr);
+}
+
 TEST(JobEvictionTest, AJobWithATaskStillOutWaitsAndHoldsBackNewerOnes) {
   Scheduler s(5000);
   wire::RegisterWorker w;
