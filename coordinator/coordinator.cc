@@ -345,6 +345,10 @@ void Coordinator::Tick() {
     ReapSilentWorkers(now);
     AbandonUnadopted(now);
     SweepLaunches();
+    // Queued work moves: what waits unstarted behind busy slots goes to idle ones.
+    for (auto& [worker, attempts] : scheduler_.PlanReclaims()) {
+      SendToWorker(worker, wire::Encode(wire::Reclaim{std::move(attempts)}));
+    }
   }
   if (now - last_heartbeat_ms_ >= options_.heartbeat_ms) {
     last_heartbeat_ms_ = now;

@@ -59,6 +59,11 @@ void Coordinator::OnWorkerMessage(const std::string& route, const std::string& u
     SweepLaunches();
   } else if (const auto* out = std::get_if<wire::LaunchOutput>(&*msg)) {
     OnLaunchOutput(worker_id, *out);
+  } else if (const auto* back = std::get_if<wire::Reclaimed>(&*msg)) {
+    if (const size_t n = scheduler_.OnReclaimed(worker_id, back->released); n > 0) {
+      Logger("coordinator")->info("took {} queued task(s) back from worker {} for idle slots", n,
+                                  worker_id);
+    }
   } else {
     ++dropped_;
   }

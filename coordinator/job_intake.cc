@@ -378,11 +378,12 @@ std::vector<store::SentAttempt> InFlightAttempts(
   for (const auto& c : commits) committed.insert(c.task_id);
   std::set<std::pair<uint64_t, uint32_t>> ended;
   for (const auto& a : attempts) ended.insert({a.task_id, a.attempt});
-  // One per attempt (a row sent twice is one attempt), with where it went.
+  // One per attempt, with where it went last: an attempt reclaimed from one worker unstarted
+  // is sent again to another under the same number (rows come in the order they were written).
   std::map<std::pair<uint64_t, uint32_t>, const store::SentAttempt*> in_flight;
   for (const store::SentAttempt& t : sent) {
     const std::pair<uint64_t, uint32_t> key{t.task, t.attempt};
-    if (!committed.count(t.task) && !ended.count(key)) in_flight.emplace(key, &t);
+    if (!committed.count(t.task) && !ended.count(key)) in_flight[key] = &t;
   }
   std::vector<store::SentAttempt> out;
   for (const auto& [key, t] : in_flight) out.push_back(*t);

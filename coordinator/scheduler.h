@@ -148,6 +148,17 @@ class Scheduler {
   std::vector<std::pair<std::string, JobPhase>> EvictFinished(size_t keep,
                                                               int64_t finished_before_ms = 0);
 
+  // Queued work moves to idle workers. While nothing ready can be sent, and a worker has slots
+  // running nothing, the attempts waiting unstarted behind busy slots elsewhere (prefetched,
+  // that an idle worker could run) are asked back: per holding worker, what to name in a
+  // Reclaim, at most as many as the idle slots, the latest sent first. Each attempt is asked
+  // for once.
+  std::vector<std::pair<std::string, std::vector<wire::TaskAttempt>>> PlanReclaims();
+  // The worker dropped these without starting them (Reclaimed): ready again under the same
+  // attempt numbers, uncharged (JobState::Requeue). One it does not hold unstarted any more is
+  // left as it is. Returns how many went back.
+  size_t OnReclaimed(const std::string& worker_id, const std::vector<wire::TaskAttempt>& released);
+
   // Cancels a job. Returns the workers holding its tasks, to be told to abandon them.
   std::vector<std::string> Cancel(const std::string& job_id);
 
@@ -195,6 +206,8 @@ class Scheduler {
   size_t rr_cursor_ = 0;  // round robin between jobs of equal priority
   GangReservations gangs_;
   std::map<TaskKey, RunningGang> running_gangs_;
+  // Attempts asked back (PlanReclaims) and not answered yet, with the worker asked.
+  std::map<TaskKey, std::string> reclaiming_;
   // Finished jobs' indexes in the order their ends were released (the oldest leave first).
   std::deque<uint32_t> released_;
   // Attempts in flight at a restart, waiting for their worker (see AwaitAdoption): attempt and

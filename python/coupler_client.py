@@ -86,7 +86,7 @@ class CouplerTimeout(CouplerError, TimeoutError):
 # The wire format (docs/protocol.md)
 
 MAGIC = b"CPLR"
-PROTOCOL_VERSION = 11
+PROTOCOL_VERSION = 12
 HEADER_SIZE = 12
 DEFAULT_MAX_PAYLOAD_BYTES = 64 << 20
 MAX_SPEC_BYTES = 16 << 20
@@ -104,6 +104,8 @@ MESSAGE_TYPES: Dict[str, int] = {
     "Registered": 9,
     "ResultAck": 10,
     "RegisterAgain": 11,
+    "Reclaim": 12,
+    "Reclaimed": 13,
     "SubmitJob": 16,
     "SubmitReply": 17,
     "StatusRequest": 18,
@@ -148,6 +150,8 @@ RECORDS: Dict[str, Fields] = {
     "Registered": [("worker_id", "str"), ("epoch", "u64"), ("release", "[TaskAttempt]")],
     "ResultAck": [("attempts", "[TaskAttempt]")],
     "RegisterAgain": [("reason", "str")],
+    "Reclaim": [("attempts", "[TaskAttempt]")],
+    "Reclaimed": [("released", "[TaskAttempt]")],
     "SubmitJob": [
         ("spec_text", "str"), ("spec_path", "str"), ("priority", "i32"), ("client_id", "str"),
         ("cwd", "str"), ("submission_id", "str"), ("reuse", "bool"),

@@ -158,6 +158,8 @@ inline std::vector<Message> SampleMessages() {
   Registered registered{"w-1", 7, {TaskAttempt{"j-000001", 4, 1}}};
   ResultAck result_ack{{TaskAttempt{"j-000001", 3, 0}, gang_attempt}};
   RegisterAgain register_again{"unknown worker: the coordinator restarted"};
+  Reclaim reclaim{{TaskAttempt{"j-000001", 5, 0}, TaskAttempt{"j-000001", 6, 2}}};
+  Reclaimed reclaimed{{TaskAttempt{"j-000001", 6, 2}}};
 
   return {
       reg,
@@ -171,6 +173,8 @@ inline std::vector<Message> SampleMessages() {
       registered,
       result_ack,
       register_again,
+      reclaim,
+      reclaimed,
       submit,
       submit_reply,
       status_request,

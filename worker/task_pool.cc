@@ -84,6 +84,20 @@ size_t TaskPool::Release(const std::vector<wire::TaskAttempt>& attempts) {
   return n;
 }
 
+std::vector<wire::TaskAttempt> TaskPool::ReleaseQueued(const std::vector<wire::TaskAttempt>& attempts) {
+  std::lock_guard lock(mu_);
+  std::vector<wire::TaskAttempt> released;
+  // Under the lock a slot takes its next task by: a task is either still here or started.
+  std::erase_if(queue_, [&](const wire::TaskSpec& t) {
+    const bool named = std::any_of(attempts.begin(), attempts.end(), [&](const wire::TaskAttempt& a) {
+      return a.task_id == t.task_id && a.attempt == t.attempt && a.job_id == t.job_id;
+    });
+    if (named) released.push_back({t.job_id, t.task_id, t.attempt});
+    return named;
+  });
+  return released;
+}
+
 std::vector<wire::HeldAttempt> TaskPool::Held() const {
   std::lock_guard lock(mu_);
   std::vector<wire::HeldAttempt> out;

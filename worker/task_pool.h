@@ -51,6 +51,9 @@ class TaskPool {
   // release): queued ones are dropped, running ones are told to stop and their outcomes are
   // never reported. Returns how many it held.
   size_t Release(const std::vector<wire::TaskAttempt>& attempts);
+  // The coordinator asks for these attempts back (Reclaim): those still queued, never started,
+  // are dropped and returned; the others run on.
+  std::vector<wire::TaskAttempt> ReleaseQueued(const std::vector<wire::TaskAttempt>& attempts);
   // What it holds, for a registration: queued (started false) and running attempts.
   std::vector<wire::HeldAttempt> Held() const;
   // Outcomes finished since the last call.

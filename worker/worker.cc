@@ -305,6 +305,9 @@ void Worker::OnMessage(const std::string& payload, bool& drain_requested) {
     for (const wire::TaskAttempt& a : ack->attempts) {
       unacked_.erase({a.job_id, a.task_id, a.attempt});
     }
+  } else if (const auto* reclaim = std::get_if<wire::Reclaim>(&*msg)) {
+    // Another worker idles while these wait here: what has not started goes back.
+    (void)net::Send(dealer_, wire::Encode(wire::Reclaimed{pool_->ReleaseQueued(reclaim->attempts)}));
   } else if (const auto* registered = std::get_if<wire::Registered>(&*msg)) {
     OnRegistered(*registered);
   } else if (std::holds_alternative<wire::DrainWorker>(*msg)) {

@@ -111,6 +111,8 @@ template std::string Encode(const LaunchStop&);
 template std::string Encode(const Registered&);
 template std::string Encode(const ResultAck&);
 template std::string Encode(const RegisterAgain&);
+template std::string Encode(const Reclaim&);
+template std::string Encode(const Reclaimed&);
 template std::string Encode(const SubmitJob&);
 template std::string Encode(const SubmitReply&);
 template std::string Encode(const StatusRequest&);

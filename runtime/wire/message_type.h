@@ -21,6 +21,8 @@ enum class MessageType : uint16_t {
   kRegistered = 9,
   kResultAck = 10,
   kRegisterAgain = 11,
+  kReclaim = 12,
+  kReclaimed = 13,
 
   kSubmitJob = 16,
   kSubmitReply = 17,
@@ -40,7 +42,8 @@ inline constexpr MessageType kAllMessageTypes[] = {
     MessageType::kRegisterWorker, MessageType::kHeartbeat,     MessageType::kTaskAssignment,
     MessageType::kTaskResult,     MessageType::kLaunchRequest, MessageType::kLaunchDaemon,
     MessageType::kLaunchOutput,   MessageType::kLaunchStop,    MessageType::kRegistered,
-    MessageType::kResultAck,      MessageType::kRegisterAgain, MessageType::kSubmitJob,     MessageType::kSubmitReply,
+    MessageType::kResultAck,      MessageType::kRegisterAgain, MessageType::kReclaim,
+    MessageType::kReclaimed,      MessageType::kSubmitJob,     MessageType::kSubmitReply,
     MessageType::kStatusRequest,  MessageType::kStatusReply,   MessageType::kCancelJob,
     MessageType::kDrainWorker,    MessageType::kWorkersRequest, MessageType::kWorkersReply,
     MessageType::kRetryJob,
@@ -61,6 +64,8 @@ constexpr std::string_view MessageTypeName(MessageType type) {
     case MessageType::kRegistered: return "Registered";
     case MessageType::kResultAck: return "ResultAck";
     case MessageType::kRegisterAgain: return "RegisterAgain";
+    case MessageType::kReclaim: return "Reclaim";
+    case MessageType::kReclaimed: return "Reclaimed";
     case MessageType::kSubmitJob: return "SubmitJob";
     case MessageType::kSubmitReply: return "SubmitReply";
     case MessageType::kStatusRequest: return "StatusRequest";

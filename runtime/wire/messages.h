@@ -19,7 +19,7 @@ namespace coupler::wire {
 // Order is irrelevant to the wire (the header's type number selects the alternative).
 using Message = std::variant<RegisterWorker, Heartbeat, TaskAssignment, TaskResult,
                              LaunchRequest, LaunchDaemon, LaunchOutput, LaunchStop, Registered,
-                             ResultAck, RegisterAgain,  //
+                             ResultAck, RegisterAgain, Reclaim, Reclaimed,  //
                              SubmitJob, SubmitReply, StatusRequest, StatusReply, CancelJob,
                              DrainWorker, WorkersRequest, WorkersReply, RetryJob,  //
                              Ack, Error>;

@@ -140,6 +140,35 @@ struct ResultAck {
   friend bool operator==(const ResultAck&, const ResultAck&) = default;
 };
 
+// Coordinator -> worker: give these attempts back if they have not started (another worker
+// sits idle while they wait here). The worker answers with Reclaimed.
+struct Reclaim {
+  static constexpr MessageType kType = MessageType::kReclaim;
+
+  std::vector<TaskAttempt> attempts;
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(attempts);
+  }
+  friend bool operator==(const Reclaim&, const Reclaim&) = default;
+};
+
+// Worker -> coordinator: of a Reclaim's attempts, those it dropped without starting them (the
+// rest run here). The coordinator deals the dropped ones again, under the same attempt numbers:
+// they never ran, so they cost no attempt.
+struct Reclaimed {
+  static constexpr MessageType kType = MessageType::kReclaimed;
+
+  std::vector<TaskAttempt> released;
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(released);
+  }
+  friend bool operator==(const Reclaimed&, const Reclaimed&) = default;
+};
+
 // Live load of one GPU, reported in every worker heartbeat.
 struct GpuUsage {
   uint32_t index = 0;
