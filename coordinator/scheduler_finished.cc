@@ -60,6 +60,7 @@ void Scheduler::CompactReleased() {
 std::vector<std::pair<std::string, JobPhase>> Scheduler::EvictFinished(size_t keep,
                                                                        int64_t finished_before_ms) {
   std::vector<std::pair<std::string, JobPhase>> evicted;
+  uint64_t tasks_freed = 0;
   while (!released_.empty()) {
     const uint32_t i = released_.front();
     const JobState* job = jobs_[i].get();
@@ -75,11 +76,15 @@ std::vector<std::pair<std::string, JobPhase>> Scheduler::EvictFinished(size_t ke
     if (Holds(i)) break;
     if (auto a = awaiting_.lower_bound({i, 0}); a != awaiting_.end() && a->first.first == i) break;
     evicted.emplace_back(job->id(), job->phase());
+    tasks_freed += job->table().size();
     job_index_.erase(job->id());
     jobs_[i].reset();
     released_.pop_front();
   }
-  if (!evicted.empty()) malloc_trim(0);
+  // Runs on the loop, as often as jobs finish: a trim walks the whole heap, so only when what
+  // left was big; a small job's memory is simply reused by the next one.
+  constexpr uint64_t kTrimAfterTasks = 64 << 10;
+  if (tasks_freed >= kTrimAfterTasks) malloc_trim(0);
   return evicted;
 }
 
