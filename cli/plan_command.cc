@@ -17,6 +17,7 @@
 #include "runtime/job/job_loader.h"
 #include "runtime/logging.h"
 #include "runtime/net/endpoint.h"
+#include "runtime/plan/fusion.h"
 #include "runtime/plan/plan_format.h"
 #include "runtime/plan/planner.h"
 #include "runtime/util/json_writer.h"
@@ -115,6 +116,9 @@ int RunPlan(const PlanArgs& args) {
     std::fprintf(stderr, "%s: error: %s\n", args.spec.c_str(), plan.status().message().c_str());
     return kExitBadInput;
   }
+  // As admission will fuse them, save for nodes an earlier run may provide (--reuse), which a
+  // plan made without the coordinator cannot know.
+  plan::FuseChains(*loaded.graph, *plan);
   log->debug("{}: {} nodes read and validated in {:.1f} ms, planned in {:.2f} ms", args.spec,
              loaded.graph->nodes.size(), load_ms, MillisSince(plan_start));
   std::string text = args.json ? plan::FormatPlanJson(*plan) : plan::FormatPlanTable(*plan);

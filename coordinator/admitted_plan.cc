@@ -1,8 +1,11 @@
 #include "coordinator/admitted_plan.h"
 
+#include <algorithm>
 #include <exception>
 #include <ostream>
+#include <set>
 #include <sstream>
+#include <stdexcept>
 
 #include <cereal/archives/binary.hpp>
 #include <cereal/types/map.hpp>
@@ -190,6 +193,30 @@ void Fields(Archive& ar, AdmittedPlan& a) {
   a.reused = {reused.begin(), reused.end()};
 }
 
+// Version 2 appends, per plan node, its place in a fused chain and, per graph node, `keep`.
+// A version-1 record decodes with no fusion: its job was admitted by a release without it.
+template <class Archive>
+void FusionFields(Archive& ar, AdmittedPlan& a) {
+  std::vector<std::string> fused_after;
+  std::vector<uint8_t> in_memory, keep;
+  for (const plan::PlanNode& p : a.plan.nodes) {
+    fused_after.push_back(p.fused_after);
+    in_memory.push_back(p.output_in_memory ? 1 : 0);
+  }
+  for (const job::NodeSpec& n : a.graph.nodes) keep.push_back(n.keep ? 1 : 0);
+  ar(fused_after, in_memory, keep);
+  if (fused_after.size() != a.plan.nodes.size() || in_memory.size() != a.plan.nodes.size() ||
+      keep.size() != a.graph.nodes.size()) {
+    throw std::runtime_error("fusion fields for " + std::to_string(fused_after.size()) +
+                             " plan nodes and " + std::to_string(keep.size()) + " graph nodes");
+  }
+  for (size_t p = 0; p < a.plan.nodes.size(); ++p) {
+    a.plan.nodes[p].fused_after = fused_after[p];
+    a.plan.nodes[p].output_in_memory = in_memory[p] != 0;
+  }
+  for (size_t i = 0; i < a.graph.nodes.size(); ++i) a.graph.nodes[i].keep = keep[i] != 0;
+}
+
 // What a decoded record must hold for JobState to trust its indexes.
 Status CheckConsistent(const AdmittedPlan& a) {
   int64_t total = 0;
@@ -215,6 +242,34 @@ Status CheckConsistent(const AdmittedPlan& a) {
   for (const auto& [p, from] : a.reused) {
     if (p >= a.plan.nodes.size()) return Internal("admitted plan: reuse of an unknown node");
   }
+  // A fused node runs with the same shard of the node before it (same map task count), and
+  // only one node runs after each.
+  std::set<std::string> fused_afters;
+  for (const plan::PlanNode& p : a.plan.nodes) {
+    if (p.fused_after.empty()) continue;
+    if (!fused_afters.insert(p.fused_after).second) {
+      return Internal("admitted plan: two nodes are fused after '" + p.fused_after + "'");
+    }
+    const auto before = std::find_if(a.plan.nodes.begin(), a.plan.nodes.end(),
+                                     [&](const plan::PlanNode& q) { return q.id == p.fused_after; });
+    if (before == a.plan.nodes.end() || before->map_tasks != p.map_tasks || p.has_reduce ||
+        before->has_reduce || &*before == &p) {
+      return Internal("admitted plan: node '" + p.id + "' is fused after '" + p.fused_after +
+                      "', which is not a node it can run after");
+    }
+  }
+  // Every chain starts at a node dispatched on its own: no loop of fused nodes.
+  for (const plan::PlanNode& p : a.plan.nodes) {
+    const plan::PlanNode* q = &p;
+    for (size_t steps = 0; q != nullptr && !q->fused_after.empty(); ++steps) {
+      if (steps > a.plan.nodes.size()) {
+        return Internal("admitted plan: the fused chain of node '" + p.id + "' has no start");
+      }
+      const auto it = std::find_if(a.plan.nodes.begin(), a.plan.nodes.end(),
+                                   [&](const plan::PlanNode& r) { return r.id == q->fused_after; });
+      q = it == a.plan.nodes.end() ? nullptr : &*it;
+    }
+  }
   for (const job::NodeSpec& n : a.graph.nodes) {
     for (const job::InputRef& in : n.resolved_inputs) {
       if (in.kind == job::InputRef::Kind::kNode && in.node_index >= a.graph.nodes.size()) {
@@ -238,6 +293,7 @@ std::string EncodeAdmittedPlan(const AdmittedPlan& plan) {
     cereal::BinaryOutputArchive ar(out);
     AdmittedPlan copy = plan;  // Fields takes a mutable record (one function reads and writes)
     Fields(ar, copy);
+    FusionFields(ar, copy);
   }
   return out.str();
 }
@@ -248,14 +304,15 @@ Result<AdmittedPlan> DecodeAdmittedPlan(std::string_view bytes) {
   }
   const uint16_t version = static_cast<uint16_t>(static_cast<uint8_t>(bytes[4]) |
                                                  (static_cast<uint8_t>(bytes[5]) << 8));
-  if (version != kAdmittedPlanVersion) {
+  if (version != 1 && version != kAdmittedPlanVersion) {
     return Internal("admitted-plan record of version " + std::to_string(version) +
-                    "; this build reads version " + std::to_string(kAdmittedPlanVersion));
+                    "; this build reads versions 1 to " + std::to_string(kAdmittedPlanVersion));
   }
   AdmittedPlan plan;
   wire::BoundedInputArchive ar(bytes.substr(6));
   try {
     Fields(ar, plan);
+    if (version >= 2) FusionFields(ar, plan);
   } catch (const std::exception& e) {
     return Internal(std::string("damaged admitted-plan record: ") + e.what());
   }

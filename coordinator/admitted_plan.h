@@ -31,9 +31,10 @@ struct AdmittedPlan {
 };
 
 // The record: "CPLP", a u16 format version (kAdmittedPlanVersion), then the fields in cereal's
-// binary layout, enums as pinned numbers (admitted_plan.cc lists them). A reader accepts only
-// its own version: a record of another is refused by name, never half read.
-inline constexpr uint16_t kAdmittedPlanVersion = 1;
+// binary layout, enums as pinned numbers (admitted_plan.cc lists them). Version 2 added the
+// fused chains (runtime/plan/fusion.h) and `keep`; a version-1 record still decodes, unfused.
+// A record of a version this build does not know is refused by name, never half read.
+inline constexpr uint16_t kAdmittedPlanVersion = 2;
 std::string EncodeAdmittedPlan(const AdmittedPlan& plan);
 // Internal for a record that is damaged, of another format or version, or not self-consistent
 // (a plan node naming a graph node that is not there).

@@ -75,6 +75,11 @@ void EventLog::Task(const TaskEventRef& t) {
   line_.Field("node", t.node);
   line_.Field("task", t.task);
   line_.Field("attempt", t.attempt);
+  if (t.fused != nullptr && !t.fused->empty()) {
+    line_.BeginArray("fused");
+    for (const std::string& node : *t.fused) line_.String(node);
+    line_.EndArray();
+  }
 }
 
 void EventLog::JobSubmitted(std::string_view job, std::string_view name,

@@ -33,6 +33,8 @@ struct TaskEventRef {
   std::string_view node;
   uint64_t task = 0;
   uint32_t attempt = 0;
+  // A fused chain's task (runtime/plan/fusion.h): the nodes it runs after `node`, in order.
+  const std::vector<std::string>* fused = nullptr;
 };
 
 class EventLog {

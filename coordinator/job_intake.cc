@@ -2,7 +2,6 @@
 
 #include <sys/stat.h>
 
-#include "runtime/io/output_layout.h"
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -14,20 +13,53 @@
 #include "coordinator/node_keys.h"
 #include "coordinator/reuse_index.h"
 #include "runtime/io/content_hash.h"
+#include "runtime/io/output_layout.h"
 #include "runtime/job/dataset_schema.h"
 #include "runtime/job/job_loader.h"
-#include "runtime/job/run_dir.h"
-#include "runtime/logging.h"
 #include "runtime/job/job_phase.h"
+#include "runtime/job/run_dir.h"
 #include "runtime/job/validator.h"
 #include "runtime/job/workdir_marker.h"
-#include "runtime/util/random_token.h"
+#include "runtime/logging.h"
+#include "runtime/plan/fusion.h"
 #include "runtime/plan/planner.h"
+#include "runtime/util/random_token.h"
 
 namespace coupler::coordinator {
 namespace {
 
 namespace fs = std::filesystem;
+
+// A node whose every reader is reused has nothing to do in this run: whatever it would write,
+// nobody reads. Its key is the one those readers' runs read it under (a key covers every key
+// upstream), so it counts as reused from the first reader's run even where that run kept its
+// shards in memory (a fused chain's) and so recorded none. Not for a node whose outputs the
+// spec asks for (`keep: true`) or that opts out of reuse. Plan nodes are by stage, so readers
+// are decided before the nodes they read.
+void SkipNodesOnlyReusedNodesRead(const job::JobGraph& graph, const plan::Plan& plan,
+                                  bool job_reuse, std::map<size_t, std::string>& reused) {
+  std::vector<size_t> plan_of(graph.nodes.size(), SIZE_MAX);
+  for (size_t p = 0; p < plan.nodes.size(); ++p) plan_of[plan.nodes[p].node_index] = p;
+  std::vector<std::vector<size_t>> readers(plan.nodes.size());
+  for (size_t p = 0; p < plan.nodes.size(); ++p) {
+    for (const job::InputRef& in : graph.nodes[plan.nodes[p].node_index].resolved_inputs) {
+      if (in.kind == job::InputRef::Kind::kNode && in.node_index < plan_of.size() &&
+          plan_of[in.node_index] != SIZE_MAX) {
+        readers[plan_of[in.node_index]].push_back(p);
+      }
+    }
+  }
+  for (size_t p = plan.nodes.size(); p-- > 0;) {
+    const job::NodeSpec& node = graph.nodes[plan.nodes[p].node_index];
+    if (reused.count(p) != 0 || readers[p].empty() || node.keep ||
+        !node.reuse.value_or(job_reuse)) {
+      continue;
+    }
+    const bool unread = std::all_of(readers[p].begin(), readers[p].end(),
+                                    [&](size_t r) { return reused.count(r) != 0; });
+    if (unread) reused[p] = reused.at(readers[p].front());
+  }
+}
 
 // What validation saw of each path at admission. Restored jobs are validated and planned
 // against it, not against the filesystem as it is after the restart: a dataset that gained
@@ -228,6 +260,12 @@ Result<AdmittedJob> AdmitJob(const wire::SubmitJob& submit, const std::string& j
     }
     run.reused[p] = earlier->run_dir;
   }
+  SkipNodesOnlyReusedNodesRead(graph, plan, graph.reuse || submit.reuse, run.reused);
+  // Chains are decided once the reused nodes are known: a node an earlier run provides is done
+  // before anything runs, so it starts no chain and joins none.
+  std::set<size_t> unfused;
+  for (const auto& [p, from] : run.reused) unfused.insert(p);
+  plan::FuseChains(graph, plan, unfused);
   if (Status s = job::PointLatestAt(run.root, graph.workdir); !s.ok()) {
     Logger("coordinator")->warn("job {}: {}", job_id, s.message());
   }

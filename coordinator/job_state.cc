@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "runtime/check.h"
+#include "runtime/plan/fusion.h"
 
 namespace coupler::coordinator {
 
@@ -29,6 +30,17 @@ JobState::JobState(std::string id, job::JobGraph graph, plan::Plan plan, Dataset
   node_running_.assign(n, 0);
   node_error_.resize(n);
   readers_.resize(n);
+  fused_next_ = plan::FusedNext(plan_);
+  fused_head_.resize(n);
+  for (size_t p = 0; p < n; ++p) fused_head_[p] = p;
+  for (size_t p = 0; p < n; ++p) {
+    if (!plan_.nodes[p].fused_after.empty()) continue;
+    for (size_t q = fused_next_[p]; q != SIZE_MAX && q != p; q = fused_next_[q]) {
+      fused_head_[q] = p;
+      fused_nodes_.push_back(q);
+      fused_ids_[p].push_back(plan_.nodes[q].id);
+    }
+  }
   for (size_t p = 0; p < n; ++p) {
     std::vector<uint32_t> deps = table_.deps(p);
     std::sort(deps.begin(), deps.end());
@@ -46,6 +58,9 @@ int JobState::MaxAttempts(size_t plan_node) const {
 }
 
 void JobState::Release(size_t p) {
+  // A node fused after another runs inside that node's tasks, shard by shard (Complete): its
+  // own tasks are never queued.
+  if (!plan_.nodes[p].fused_after.empty()) return;
   const uint64_t first = table_.first_task(p);
   const uint64_t count = table_.task_count(p);
   const bool gang = plan_.nodes[p].coupling == job::Coupling::kTight;
@@ -229,6 +244,13 @@ bool JobState::Complete(uint64_t t) {
     }
   }
   if (node_done_[p] == table_.task_count(p)) NodeFinished(p);
+  // The attempt that ran a fused chain's first node ran the same shard of the rest of it.
+  if (ref.kind == TaskKind::kMap && fused_next_[p] != SIZE_MAX) {
+    const size_t next = fused_next_[p];
+    const uint64_t follower = table_.first_task(next) + static_cast<uint64_t>(ref.shard);
+    attempts_[follower] = attempts_[t];
+    Complete(follower);
+  }
   if (done_ == table_.size()) phase_ = JobPhase::kSucceeded;
   return true;
 }
@@ -276,17 +298,28 @@ void JobState::Fail(uint64_t t, const FailedAttempt& failure) {
   }
   state_[t] = static_cast<uint8_t>(TaskState::kFailed);
   ++failed_;
+  // A fused chain's failure is the failing node's, and its task of the shard is named.
+  size_t shown = p;
+  uint64_t shown_task = t;
+  if (!failure.fused_node.empty() && ref.kind == TaskKind::kMap) {
+    for (size_t q = fused_next_[p]; q != SIZE_MAX && q != p; q = fused_next_[q]) {
+      if (plan_.nodes[q].id != failure.fused_node) continue;
+      shown = q;
+      shown_task = table_.first_task(q) + static_cast<uint64_t>(ref.shard);
+      break;
+    }
+  }
   const std::string what =
-      ref.kind == TaskKind::kMap ? fmt::format("task {} (shard {})", t, ref.shard)
+      ref.kind == TaskKind::kMap ? fmt::format("task {} (shard {})", shown_task, ref.shard)
                                  : fmt::format("task {} ({})", t,
                                                ref.kind == TaskKind::kReduce ? "reduce" : "gang");
   // Said when retries were left: a user who wrote `retries: 3` sees why there was one attempt.
   const bool cut_short = !failure.retryable && attempts_[t] < MaxAttempts(p);
-  node_error_[p] = fmt::format("{} failed after {} attempt{}{}: {}", what, attempts_[t],
+  node_error_[shown] = fmt::format("{} failed after {} attempt{}{}: {}", what, attempts_[t],
                                attempts_[t] == 1 ? "" : "s",
                                cut_short ? " (not retried: the same input fails the same way)" : "",
                                failure.error);
-  error_ = fmt::format("node '{}': {}", plan_.nodes[p].id, node_error_[p]);
+  error_ = fmt::format("node '{}': {}", plan_.nodes[shown].id, node_error_[shown]);
   phase_ = JobPhase::kFailed;
   ForgetRunning();
 }
@@ -421,6 +454,10 @@ void JobState::Compact(wire::JobStatus summary) {
   FreeAll(node_done_);
   FreeAll(node_maps_done_);
   FreeAll(node_attempts_);
+  FreeAll(fused_next_);
+  FreeAll(fused_head_);
+  FreeAll(fused_nodes_);
+  fused_ids_.clear();
   FreeAll(node_running_);
   FreeAll(node_error_);
   FreeAll(readers_);
@@ -497,6 +534,11 @@ wire::TaskSpec JobState::MakeSpec(uint64_t t) const {
   spec.task_id = t;
   spec.attempt = attempts_[t] > 0 ? attempts_[t] - 1u : 0u;
   spec.workdir_token = workdir_token_;
+  size_t p = table_.Describe(t).plan_node;
+  for (wire::FusedStep& step : spec.fused) {
+    p = fused_next_[p];
+    step.task_id = table_.first_task(p) + static_cast<uint64_t>(spec.shard_index);
+  }
   return spec;
 }
 

@@ -53,6 +53,9 @@ struct FailedAttempt {
   bool retryable = true;
   // When its retry may start (the scheduler's clock, ms); 0 or in the past: at once.
   int64_t retry_at_ms = 0;
+  // A fused chain's attempt that failed in a later node's step: that node (its id), whose
+  // error it is. Empty: the task's own node.
+  std::string fused_node;
 };
 
 class JobState {
@@ -77,7 +80,13 @@ class JobState {
   // Tasks handed out and not ended: started in a slot, or sent to a worker's queue (the
   // worker registry knows which), gangs included. 0 once the job has finished.
   uint64_t running() const { return running_; }
-  uint64_t total_attempts() const { return total_attempts_; }
+  // Attempts started, a fused chain's counted once for each node it ran (each is the node's
+  // attempt at its shard, as a user counts them).
+  uint64_t total_attempts() const {
+    uint64_t n = total_attempts_;
+    for (const size_t p : fused_nodes_) n += node_attempts_[fused_head_[p]];
+    return n;
+  }
   size_t ready_count() const;
   uint64_t failed() const { return failed_; }
 
@@ -112,7 +121,8 @@ class JobState {
   bool Admits(size_t plan_node, const Taker& taker) const;
 
   // Outcome of a running (or, for late duplicates, any) attempt. Returns false when the
-  // result was dropped: the task was already done, or the job has finished.
+  // result was dropped: the task was already done, or the job has finished. A fused chain's
+  // first task completes the same shard of every node fused after it.
   bool Complete(uint64_t task);
   // An attempt that failed (ok=false) or was lost with its worker: re-queued while attempts
   // remain and the error is retryable (at failure.retry_at_ms, see ReleaseDueRetries), else
@@ -219,9 +229,20 @@ class JobState {
   uint64_t node_done(size_t plan_node) const { return node_done_[plan_node]; }
   // The node's share of running(): 0 once the job has finished.
   uint64_t node_running(size_t plan_node) const { return node_running_[plan_node]; }
-  uint64_t node_attempts(size_t plan_node) const { return node_attempts_[plan_node]; }
+  // A fused node's attempts are its chain's: the first node's task ran it.
+  uint64_t node_attempts(size_t plan_node) const { return node_attempts_[fused_head_[plan_node]]; }
   const std::string& node_error(size_t plan_node) const { return node_error_[plan_node]; }
   bool node_released(size_t plan_node) const { return deps_left_[plan_node] == 0; }
+  // The plan node fused after this one (its tasks complete with this node's); SIZE_MAX: none.
+  size_t fused_next(size_t plan_node) const { return fused_next_[plan_node]; }
+  // The node whose tasks run this one (itself when it is not fused after another).
+  size_t fused_head(size_t plan_node) const { return fused_head_[plan_node]; }
+  // The ids of the nodes a chain's first node runs after its own, in order; empty otherwise.
+  const std::vector<std::string>& fused_after_ids(size_t plan_node) const {
+    static const std::vector<std::string> kNone;
+    auto it = fused_ids_.find(plan_node);
+    return it == fused_ids_.end() ? kNone : it->second;
+  }
 
  private:
   void MarkRunning(uint64_t task);
@@ -261,6 +282,12 @@ class JobState {
   std::vector<uint64_t> node_running_;
   std::vector<std::string> node_error_;
   std::vector<std::vector<uint32_t>> readers_;  // per plan node: plan nodes reading it
+  // Per plan node, the node fused after it (runtime/plan/fusion.h); SIZE_MAX: none. The node
+  // whose tasks run its chain (itself when not fused after another), and the fused nodes.
+  std::vector<size_t> fused_next_;
+  std::vector<size_t> fused_head_;
+  std::vector<size_t> fused_nodes_;
+  std::map<size_t, std::vector<std::string>> fused_ids_;  // by chain start: see fused_after_ids
   std::deque<uint64_t> ready_;      // may hold stale ids (tasks completed meanwhile): skipped
   std::deque<uint64_t> ready_gpu_;  // tasks of nodes asking for whole GPUs
   // Loose tasks of nodes with `requires` or a GPU share, by plan node: a worker's labels and

@@ -158,7 +158,11 @@ void Ledger::Sent(const std::string& worker_id, const std::vector<wire::TaskSpec
     if (job != nullptr && t.attempt == 0) ObserveQueueWait(*job, t.task_id, now, metrics_.task_queue_wait);
     batch.job_id = t.job_id;
     batch.tasks.emplace_back(t.task_id, t.attempt);
-    events_.TaskAssigned({t.job_id, t.node_id, t.task_id, t.attempt}, worker_id);
+    const std::vector<std::string>* fused =
+        job != nullptr && !t.fused.empty()
+            ? &job->fused_after_ids(job->table().Describe(t.task_id).plan_node)
+            : nullptr;
+    events_.TaskAssigned({t.job_id, t.node_id, t.task_id, t.attempt, fused}, worker_id);
   }
   if (!batch.tasks.empty()) store_->AddSent(std::move(batch));
 }
@@ -194,17 +198,24 @@ void Ledger::Outcome(const std::string& worker_id, const wire::TaskOutcome& o, O
       store_->AddCommit({o.job_id, o.task_id, o.attempt, o.output_paths, o.rows_in, o.rows_out,
                          o.device, o.kernel_ms, o.bytes_processed, worker_id});
       metrics_.task_duration.Observe(o.wall_ms / 1000.0);
-      ++metrics_.tasks_done;
       if (o.gpu_requested_but_cpu) ++metrics_.gpu_fallback_tasks;
+      uint64_t committed = 1;
       // The commit that finishes a node may make the nodes reading it ready.
       if (const JobState* job = scheduler_.FindJob(o.job_id);
           job != nullptr && o.task_id < job->table().size()) {
-        const uint32_t node = job->table().Describe(o.task_id).plan_node;
-        if (job->node_done(node) == job->table().task_count(node)) {
-          StampReadyNodes(*job);
-          RecordReusable(*job, node);
+        // A fused chain's task finished its nodes' shards together (JobState::Complete): each
+        // is a task done, as the job counts them.
+        const TaskRef ref = job->table().Describe(o.task_id);
+        committed += ref.kind == TaskKind::kMap ? job->fused_after_ids(ref.plan_node).size() : 0;
+        bool stamped = false;
+        for (size_t node = ref.plan_node; node != SIZE_MAX; node = job->fused_next(node)) {
+          if (job->node_done(node) != job->table().task_count(node)) continue;
+          if (!stamped) StampReadyNodes(*job);
+          stamped = true;
+          RecordReusable(*job, static_cast<uint32_t>(node));
         }
       }
+      metrics_.tasks_done += committed;
       events_.TaskDone(EventRef(o.job_id, o.task_id, o.attempt), worker_id,
                        {o.wall_ms, o.kernel_ms, o.bytes_processed});
       return;
@@ -350,7 +361,10 @@ std::map<std::string, uint64_t> Ledger::CountJobs() const {
 TaskEventRef Ledger::EventRef(const std::string& job_id, uint64_t task, uint32_t attempt) const {
   const JobState* job = scheduler_.FindJob(job_id);
   if (job == nullptr || task >= job->table().size()) return {job_id, "", task, attempt};
-  return {job_id, job->plan().nodes[job->table().Describe(task).plan_node].id, task, attempt};
+  const TaskRef ref = job->table().Describe(task);
+  const std::vector<std::string>& fused = job->fused_after_ids(ref.plan_node);
+  return {job_id, job->plan().nodes[ref.plan_node].id, task, attempt,
+          ref.kind == TaskKind::kMap && !fused.empty() ? &fused : nullptr};
 }
 
 void Ledger::StampReadyNodes(const JobState& job) {
@@ -375,8 +389,9 @@ void Ledger::ObserveQueueWait(const JobState& job, uint64_t task, int64_t now_ms
 
 void Ledger::RecordReusable(const JobState& job, uint32_t plan_node) {
   const std::string& key = job.node_key(plan_node);
+  // A node whose shards stayed in memory (a fused chain's) has no outputs to offer.
   if (!record_reuse_ || key.empty() || job.node_reused(plan_node) ||
-      job.graph().workdir_root.empty()) {
+      job.plan().nodes[plan_node].output_in_memory || job.graph().workdir_root.empty()) {
     return;
   }
   record_reuse_({job.graph().workdir_root, key, job.graph().workdir, job.id(),

@@ -476,8 +476,8 @@ OutcomeKind Scheduler::OnOutcome(const std::string& worker_id, const wire::TaskO
     return OutcomeKind::kCommitted;
   }
   if (job.task_state(o.task_id) != TaskState::kRunning) return OutcomeKind::kDropped;
-  job.Fail(o.task_id,
-           {o.error, worker_id, MayRetry(o.error_code), RetryAt(job.attempts(o.task_id))});
+  job.Fail(o.task_id, {o.error, worker_id, MayRetry(o.error_code),
+                       RetryAt(job.attempts(o.task_id)), o.fused_node});
   return job.phase() == JobPhase::kFailed ? OutcomeKind::kFailed : OutcomeKind::kRetrying;
 }
 

@@ -9,6 +9,21 @@
 namespace coupler::coordinator {
 namespace {
 
+// The node whose tasks run plan node `p`'s fused chain (runtime/plan/fusion.h).
+std::string FusedChainStart(const plan::Plan& plan, size_t p) {
+  std::string id = plan.nodes[p].id;
+  std::string after = plan.nodes[p].fused_after;
+  for (size_t steps = 0; !after.empty() && steps < plan.nodes.size(); ++steps) {
+    id = after;
+    after.clear();
+    for (const plan::PlanNode& n : plan.nodes) {
+      if (n.id == id) after = n.fused_after;
+    }
+  }
+  return id;
+}
+
+
 // The job's tasks sent to workers and waiting there unstarted, per plan node: the job knows
 // only that they are handed out, their workers know whether they began.
 std::vector<uint64_t> PrefetchedByNode(const JobState& job, const WorkerRegistry& registry,
@@ -93,8 +108,10 @@ wire::JobStatus ReportJob(const JobState& job, const WorkerRegistry& registry,
     n.tasks_done = job.node_done(p);
     n.attempts = job.node_attempts(p);
     n.error = job.node_error(p);
-    n.tasks_prefetched = prefetched[p];
-    n.tasks_running = job.node_running(p) - std::min(job.node_running(p), prefetched[p]);
+    // A fused node's shards run in its chain's tasks: they are running or waiting when those are.
+    const size_t runs_in = job.fused_head(p);
+    n.tasks_prefetched = prefetched[runs_in];
+    n.tasks_running = job.node_running(runs_in) - std::min(job.node_running(runs_in), prefetched[runs_in]);
     n.reused = job.node_reused(p);
     n.reused_from = job.reused_from(p);
     if (!n.error.empty()) {
@@ -105,6 +122,12 @@ wire::JobStatus ReportJob(const JobState& job, const WorkerRegistry& registry,
       n.state = "cancelled";
     } else {
       n.state = job.node_released(p) ? (n.attempts > 0 ? "running" : "ready") : "pending";
+      // Fused: never released on its own, running as soon as its chain is.
+      if (runs_in != p && job.node_running(runs_in) > 0) n.state = "running";
+    }
+    if (!plan.nodes[p].fused_after.empty() && n.state != "done" && n.reason.empty()) {
+      // Its tasks never queue: each runs inside the chain's first node's task for its shard.
+      n.reason = "fused: runs in the tasks of node '" + FusedChainStart(plan, p) + "'";
     }
     s.nodes.push_back(std::move(n));
   }

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "runtime/io/output_layout.h"
+#include "runtime/plan/fusion.h"
 
 namespace coupler::coordinator {
 
@@ -10,6 +11,7 @@ TaskSpecs::TaskSpecs(const job::JobGraph& graph, const plan::Plan& plan, Dataset
     : graph_(graph), plan_(plan), datasets_(std::move(datasets)) {
   plan_of_node_.resize(graph_.nodes.size());
   for (size_t p = 0; p < plan_.nodes.size(); ++p) plan_of_node_[plan_.nodes[p].node_index] = p;
+  fused_next_ = plan::FusedNext(plan_);
 }
 
 std::string TaskSpecs::OutputPath(size_t p, int64_t shard, bool partial) const {
@@ -87,7 +89,26 @@ wire::TaskSpec TaskSpecs::Make(const TaskRef& ref) const {
   }
   spec.gpu_memory_bytes = node.resources.gpu_memory;
   spec.gpus = static_cast<uint32_t>(node.resources.gpus);
+  if (ref.kind == TaskKind::kMap) AddFusedSteps(ref, spec);
   return spec;
+}
+
+void TaskSpecs::AddFusedSteps(const TaskRef& ref, wire::TaskSpec& spec) const {
+  size_t p = ref.plan_node;
+  // Bounded by the node count: a chain visits each node once.
+  for (size_t steps = 0; fused_next_[p] != SIZE_MAX && steps < plan_.nodes.size(); ++steps) {
+    const std::string& handed_on = steps == 0 ? spec.output_path : spec.fused.back().output_path;
+    if (plan_.nodes[p].output_in_memory) spec.in_memory_outputs.push_back(handed_on);
+    p = fused_next_[p];
+    const wire::TaskSpec step = Make(TaskRef{static_cast<uint32_t>(p), ref.kind, ref.shard});
+    wire::FusedStep& s = spec.fused.emplace_back();
+    s.node_id = step.node_id;
+    s.op = step.op;
+    s.params = step.params;
+    s.input_paths = step.input_paths;
+    s.output_path = step.output_path;
+    s.timeout_ms = step.timeout_ms;
+  }
 }
 
 }  // namespace coupler::coordinator

@@ -28,6 +28,8 @@ class TaskSpecs {
   // Everything but job_id, task_id, attempt and workdir_token. A gang task reads whole dataset
   // directories and writes into its node's directory (gang fields left empty: the scheduler
   // fills in the reserved hosts).
+  // The first node of a fused chain (runtime/plan/fusion.h): its map tasks carry the chain's
+  // other nodes as `fused` steps (task ids left 0: the job knows them) for the same shard.
   wire::TaskSpec Make(const TaskRef& ref) const;
 
  private:
@@ -36,11 +38,13 @@ class TaskSpecs {
   // A node run as one task over whole datasets (a gang): reads and writes directories.
   bool WholeNode(size_t plan_node) const;
   std::string InputShard(const job::InputRef& in, int64_t shard) const;
+  void AddFusedSteps(const TaskRef& ref, wire::TaskSpec& spec) const;
 
   const job::JobGraph& graph_;
   const plan::Plan& plan_;
   DatasetListing datasets_;
   std::vector<size_t> plan_of_node_;  // JobGraph node index -> plan node index
+  std::vector<size_t> fused_next_;    // plan node -> the node fused after it; SIZE_MAX: none
 };
 
 }  // namespace coupler::coordinator

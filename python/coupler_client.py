@@ -86,7 +86,7 @@ class CouplerTimeout(CouplerError, TimeoutError):
 # The wire format (docs/protocol.md)
 
 MAGIC = b"CPLR"
-PROTOCOL_VERSION = 12
+PROTOCOL_VERSION = 13
 HEADER_SIZE = 12
 DEFAULT_MAX_PAYLOAD_BYTES = 64 << 20
 MAX_SPEC_BYTES = 16 << 20
@@ -183,6 +183,12 @@ RECORDS: Dict[str, Fields] = {
         ("params", "{str: ParamValue}"), ("timeout_ms", "u64"), ("gpu_memory_bytes", "u64"),
         ("gpus", "u32"), ("gang_hosts", "[str]"), ("gang_ranks", "[u32]"),
         ("gang_token", "str"), ("workdir", "str"), ("workdir_token", "str"),
+        ("fused", "[FusedStep]"), ("in_memory_outputs", "[str]"),
+    ],
+    "FusedStep": [
+        ("task_id", "u64"), ("node_id", "str"), ("op", "str"),
+        ("params", "{str: ParamValue}"), ("input_paths", "[str]"), ("output_path", "str"),
+        ("timeout_ms", "u64"),
     ],
     "ParamEntry": [("key", "str"), ("value", "str")],
     "TaskOutcome": [
@@ -190,7 +196,7 @@ RECORDS: Dict[str, Fields] = {
         ("error", "str"), ("output_paths", "[str]"), ("rows_in", "u64"), ("rows_out", "u64"),
         ("device", "str"), ("gpu_requested_but_cpu", "bool"), ("kernel_ms", "f64"),
         ("bytes_processed", "u64"), ("host_refused", "bool"), ("wall_ms", "f64"),
-        ("error_code", "u16"),
+        ("error_code", "u16"), ("fused_node", "str"),
     ],
     "NodeStatus": [
         ("id", "str"), ("state", "str"), ("tasks_total", "u64"), ("tasks_done", "u64"),

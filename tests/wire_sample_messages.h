@@ -57,6 +57,16 @@ inline std::vector<Message> SampleMessages() {
                  {"types", job::ParamMap{{"x", "float64"}, {"city", "string"}}}};
   task.timeout_ms = 60000;
   task.gpu_memory_bytes = 4ull << 30;
+  FusedStep step;
+  step.task_id = (1ull << 40) + 8;
+  step.node_id = "keep";
+  step.op = "filter";
+  step.params = {{"where", std::string("x > 0")}};
+  step.input_paths = {"/o/5.npy"};
+  step.output_path = "/o/keep/5.npz";
+  step.timeout_ms = 1000;
+  task.fused = {step};
+  task.in_memory_outputs = {"/o/5.npy"};
   TaskSpec gang;
   gang.job_id = "j-9";
   gang.task_id = 12;
@@ -90,6 +100,7 @@ inline std::vector<Message> SampleMessages() {
   outcome.host_refused = true;
   outcome.wall_ms = 3.5;
   outcome.error_code = 10;  // StatusCode::kInvalidData
+  outcome.fused_node = "more";
   TaskResult result;
   result.worker_id = "w-1";
   result.outcomes = {outcome};

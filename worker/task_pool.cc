@@ -225,6 +225,9 @@ void TaskPool::Loop(size_t slot) {
     if (idle_before) (void)wake.send(zmq::str_buffer("s"), zmq::send_flags::dontwait);
     // A retry may follow an attempt killed mid-write: clear what it left behind.
     if (task.attempt > 0 && !task.output_path.empty()) RemoveStaleTemps(task.output_path);
+    for (const wire::FusedStep& step : task.fused) {
+      if (task.attempt > 0 && !step.output_path.empty()) RemoveStaleTemps(step.output_path);
+    }
     const auto started = std::chrono::steady_clock::now();
     wire::TaskOutcome outcome = RunPlaced(task, cancel.get(), placement);
     const double us =

@@ -8,6 +8,7 @@
 #include "kernels/device_share.h"
 #include "worker/ops/op_context.h"
 #include "worker/ops/op_table.h"
+#include "worker/ops/shard_stage.h"
 
 namespace coupler::worker {
 namespace {
@@ -58,7 +59,7 @@ std::string Summary(const wire::TaskSpec& spec, const wire::TaskOutcome& outcome
 
 wire::TaskOutcome Run(const wire::TaskSpec& spec, const std::atomic<bool>* cancel,
                       TaskPlacement placement, const GangSetup* gang,
-                      TaskAttemptLogs& logs) {
+                      TaskAttemptLogs& logs, ShardStage* stage = nullptr) {
   wire::TaskOutcome outcome;
   try {
     outcome.job_id = spec.job_id;
@@ -83,6 +84,7 @@ wire::TaskOutcome Run(const wire::TaskSpec& spec, const std::atomic<bool>* cance
     }
     OpReport report;
     report.backend = placement.backend;
+    report.stage = stage;
     // A task that asked for a share of a GPU holds no more of it than it asked for.
     const kernels::ScopedDeviceShare share(
         placement.backend == kernels::Backend::kCuda ? spec.gpu_memory_bytes : 0);
@@ -114,25 +116,112 @@ wire::TaskOutcome Run(const wire::TaskSpec& spec, const std::atomic<bool>* cance
   return outcome;
 }
 
-}  // namespace
-
-wire::TaskOutcome RunTask(const wire::TaskSpec& spec, const std::atomic<bool>* cancel,
-                          TaskPlacement placement, const GangSetup* gang,
-                          size_t log_bytes) {
+// One op with its own attempt logs: a command's output, or the one line of an in-process op.
+wire::TaskOutcome RunLogged(const wire::TaskSpec& spec, const std::atomic<bool>* cancel,
+                            TaskPlacement placement, const GangSetup* gang, size_t log_bytes,
+                            ShardStage* stage) {
   TaskAttemptLogs logs;
   try {
     logs = TaskAttemptLogs::Open(spec, log_bytes);
   } catch (...) {  // bad_alloc naming the files: the task runs without logs
   }
-  wire::TaskOutcome outcome = Run(spec, cancel, placement, gang, logs);
+  wire::TaskOutcome outcome = Run(spec, cancel, placement, gang, logs, stage);
   try {
     // An in-process op's line, when it did something or failed: a task that wrote nothing
-    // and succeeded (noop) leaves no file, so dispatch stays free of file creation.
-    const bool worth_a_line = !outcome.ok || !outcome.output_paths.empty() || outcome.rows_in > 0;
+    // and succeeded (noop) leaves no file, so dispatch stays free of file creation. In a
+    // fused chain every step's line is written: its node's logs show it ran.
+    const bool worth_a_line = !outcome.ok || !outcome.output_paths.empty() ||
+                              outcome.rows_in > 0 || stage != nullptr;
     if (!logs.ran_command() && worth_a_line) logs.Note(Summary(spec, outcome));
   } catch (...) {  // bad_alloc building the line: the outcome matters more than its log
   }
   return outcome;
+}
+
+// The task of a fused step: the chain's first task with the step's node, op and paths.
+wire::TaskSpec StepSpec(const wire::TaskSpec& first, const wire::FusedStep& step) {
+  wire::TaskSpec spec;
+  spec.job_id = first.job_id;
+  spec.task_id = step.task_id;
+  spec.node_id = step.node_id;
+  spec.op = step.op;
+  spec.attempt = first.attempt;
+  spec.kind = first.kind;
+  spec.shard_index = first.shard_index;
+  spec.shards = first.shards;
+  spec.input_paths = step.input_paths;
+  spec.output_path = step.output_path;
+  spec.params = step.params;
+  spec.timeout_ms = step.timeout_ms;
+  spec.gpu_memory_bytes = first.gpu_memory_bytes;
+  spec.gpus = first.gpus;
+  spec.workdir = first.workdir;
+  spec.workdir_token = first.workdir_token;
+  return spec;
+}
+
+// A fused chain (runtime/plan/fusion.h): the task's own op, then each step, on one shard, the
+// shards between them handed on in memory where the coordinator said so. One outcome for the
+// whole chain — it commits the shard of every node in it — which names the node that failed
+// (`fused_node`); each node keeps its own logs.
+wire::TaskOutcome RunFused(const wire::TaskSpec& spec, const std::atomic<bool>* cancel,
+                           TaskPlacement placement, size_t log_bytes) {
+  wire::TaskOutcome total;
+  total.job_id = spec.job_id;
+  total.task_id = spec.task_id;
+  total.attempt = spec.attempt;
+  total.device = "cpu";
+  total.gpu_requested_but_cpu = spec.gpus > 0 || spec.gpu_memory_bytes > 0;
+  try {
+    ShardStage stage(spec.in_memory_outputs);
+    wire::TaskSpec first = spec;
+    first.fused.clear();
+    first.in_memory_outputs.clear();
+    for (size_t i = 0; i <= spec.fused.size(); ++i) {
+      const wire::TaskSpec member = i == 0 ? first : StepSpec(spec, spec.fused[i - 1]);
+      if (i > 0 && cancel != nullptr && cancel->load(std::memory_order_relaxed)) {
+        total.error = "cancelled";
+        total.error_code = static_cast<uint16_t>(StatusCode::kCancelled);
+        return total;
+      }
+      wire::TaskOutcome one = RunLogged(member, cancel, placement, nullptr, log_bytes, &stage);
+      if (i == 0) total.rows_in = one.rows_in;
+      total.rows_out = one.rows_out;
+      total.kernel_ms += one.kernel_ms;
+      total.bytes_processed += one.bytes_processed;
+      if (one.device != "cpu") {
+        total.device = one.device;
+        total.gpu_requested_but_cpu = false;
+      }
+      for (std::string& path : one.output_paths) total.output_paths.push_back(std::move(path));
+      if (!one.ok) {
+        total.output_paths.clear();
+        total.error_code = one.error_code;
+        const bool cancelled = one.error_code == static_cast<uint16_t>(StatusCode::kCancelled);
+        // Which node of the chain failed: the outcome is the chain's first node's task, and
+        // the coordinator shows the failure as that node's.
+        total.error = one.error;
+        if (i > 0 && !cancelled) total.fused_node = member.node_id;
+        return total;
+      }
+    }
+    total.ok = true;
+  } catch (...) {  // bad_alloc copying a step's spec
+    total.ok = false;
+    total.output_paths.clear();
+    total.error = "out of memory";
+    total.error_code = static_cast<uint16_t>(StatusCode::kResourceExhausted);
+  }
+  return total;
+}
+
+}  // namespace
+
+wire::TaskOutcome RunTask(const wire::TaskSpec& spec, const std::atomic<bool>* cancel,
+                          TaskPlacement placement, const GangSetup* gang,
+                          size_t log_bytes) {
+  if (!spec.fused.empty()) return RunFused(spec, cancel, placement, log_bytes);
+  return RunLogged(spec, cancel, placement, gang, log_bytes, nullptr);
 }
 
 }  // namespace coupler::worker

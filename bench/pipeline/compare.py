@@ -28,7 +28,9 @@ def stage_times(state, nodes=NODES):
     """From a coupler run's events.jsonl: each stage's seconds, and per node its tasks' summed
     [wall_ms, kernel_ms, bytes]. A node starts when its inputs are done (its first task may be
     sent earlier, to wait prefetched in a worker), so its time runs from the later of the two to
-    its last task."""
+    its last task. A node fused into the chain of the node before it (docs/ops.md, "Fused
+    chains") has no task of its own: its stage reads "(fused with X)", and its time and bytes
+    are in X's."""
     first, last, cost = {}, {}, {}
     with open(os.path.join(state, "events.jsonl")) as f:
         for line in f:
@@ -44,12 +46,32 @@ def stage_times(state, nodes=NODES):
                 c[0] += event.get("wall_ms", 0)
                 c[1] += event.get("kernel_ms", 0)
                 c[2] += event.get("bytes", 0)
-    stages, previous_end = {}, None
+    stages, previous_end, chain_start = {}, None, None
     for node, stage in nodes.items():
+        if node not in first:
+            stages[stage] = "(fused with %s)" % nodes[chain_start]
+            continue
+        chain_start = node
         start = first[node] if previous_end is None else max(first[node], previous_end)
         stages[stage] = (last[node] - start) / 1000.0
         previous_end = last[node]
     return stages, cost
+
+
+def chain_members(stages, nodes=NODES):
+    """Per node that ran tasks, itself and the nodes fused after it, in order."""
+    members, head = {}, None
+    for node, stage in nodes.items():
+        if isinstance(stages.get(stage), str):
+            members[head].append(node)
+        else:
+            head = node
+            members[head] = [node]
+    return members
+
+
+def stage_cell(value):
+    return value if isinstance(value, str) else "%.2f s" % value
 
 
 def run_coupler(csv, work, shards):
@@ -73,7 +95,9 @@ def run_coupler(csv, work, shards):
     rows = count_rows(os.path.join(work, "coupler-out", "latest", "derive"))
     # Where each stage's time went, summed over its tasks: compute (the kernel) against the
     # rest of the attempt (reading and writing shards, starting).
-    breakdown = {NODES[n]: {"task_s": c[0] / 1000, "kernel_s": c[1] / 1000, "mb": c[2] / 1e6}
+    members = chain_members(stages)
+    breakdown = {"+".join(NODES[m] for m in members.get(n, [n])):
+                 {"task_s": c[0] / 1000, "kernel_s": c[1] / 1000, "mb": c[2] / 1e6}
                  for n, c in cost.items()}
     return {"tool": "coupler", "stages": stages, "rows": rows, "total": total,
             "breakdown": breakdown}
@@ -130,7 +154,7 @@ def main():
     print("| stage | " + " | ".join(r["tool"] for r in reports) + " |")
     print("|---|" + "---:|" * len(reports))
     for stage in STAGES:
-        cells = ["%.2f s" % r["stages"][stage] if stage in r["stages"] else "(in each node)"
+        cells = [stage_cell(r["stages"][stage]) if stage in r["stages"] else "(in each node)"
                  for r in reports]
         print("| %s | %s |" % (stage, " | ".join(cells)))
     print("| **whole run** (process start to exit) | %s |"

@@ -23,7 +23,7 @@ import sys
 import threading
 import time
 
-from compare import stage_times  # the same events.jsonl reading as the numeric comparison
+from compare import chain_members, stage_times  # the same events.jsonl reading as the numeric comparison
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -98,7 +98,7 @@ def run_measured(cmd, **kwargs):
 
 def dir_bytes(folder):
     return sum(os.path.getsize(os.path.join(folder, n)) for n in os.listdir(folder)
-               if not n.startswith("."))
+               if not n.startswith(".") and os.path.isfile(os.path.join(folder, n)))
 
 
 def run_coupler(csv, work, shards):
@@ -122,9 +122,12 @@ def run_coupler(csv, work, shards):
               for n in os.listdir(os.path.join(latest, "derive")) if n.endswith(".npz")]
     rows = sum(len(shard[shard.files[0]]) for shard in shards)
     breakdown = {}
+    members = chain_members(stages, NODES)
     for node, c in cost.items():
-        written = dir_bytes(os.path.join(latest, node))
-        breakdown[NODES[node]] = {"task_s": c[0] / 1000, "kernel_s": c[1] / 1000,
+        # A fused chain's task wrote what its nodes kept on disk (the others hold only logs/).
+        written = sum(dir_bytes(os.path.join(latest, m)) for m in members.get(node, [node]))
+        label = "+".join(NODES[m] for m in members.get(node, [node]))
+        breakdown[label] = {"task_s": c[0] / 1000, "kernel_s": c[1] / 1000,
                                   "read_mb": max(c[2] - written, 0) / 1e6,
                                   "written_mb": written / 1e6}
     return {"tool": "coupler", "stages": stages, "rows": rows, "total": seconds, "peak": peak,
@@ -181,7 +184,10 @@ def main():
         cells = []
         for t in tools:
             vals = [x["stages"][stage] for x in runs[t] if stage in x["stages"]]
-            cells.append("%.2f s" % statistics.median(vals) if vals else "(in each node)")
+            if vals and isinstance(vals[0], str):
+                cells.append(vals[0])  # fused into the stage before
+            else:
+                cells.append("%.2f s" % statistics.median(vals) if vals else "(in each node)")
         print("| %s | %s |" % (stage, " | ".join(cells)))
     print("| **whole run** (median of %d) | %s |" % (args.rounds, " | ".join(
         "**%.2f s**" % med[t] for t in tools)))

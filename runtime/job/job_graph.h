@@ -51,6 +51,9 @@ struct NodeSpec {
   int priority = 0;
   // `reuse:` on the node: true/false overrides the job's `reuse` (and --reuse); unset follows it.
   std::optional<bool> reuse;
+  // `keep: true`: its outputs are written even where a fused chain would hand them to the next
+  // node in memory only (runtime/plan/fusion.h).
+  bool keep = false;
   // `requires:` in the spec: labels a worker must advertise (all of them) to run this node.
   std::map<std::string, std::string> required_labels;
   // Where each field was written ("id", "op", "inputs", "inputs[1]", "params.shards",

@@ -14,7 +14,7 @@ const std::vector<std::string> kJobKeys = {"name",    "description", "workdir", 
                                            "reuse",   "priority",    "nodes"};
 const std::vector<std::string> kNodeKeys = {"id",       "op",     "inputs", "params", "resources",
                                             "coupling", "ranks", "retries", "requires",
-                                            "reuse"};
+                                            "reuse",    "keep"};
 const std::vector<std::string> kResourceKeys = {"cpus", "gpus", "gpu_memory", "memory"};
 constexpr int64_t kMaxRanks = 100'000;
 
@@ -228,6 +228,8 @@ void ReadNode(RawValue& n, size_t index, JobGraph& graph, Diagnostics& diags) {
       if (auto x = r.Int(v, "retries", 0, 100)) node.retries = static_cast<int>(*x);
     } else if (e.key == "reuse") {
       if (auto b = r.Bool(v, "reuse")) node.reuse = *b;
+    } else if (e.key == "keep") {
+      if (auto b = r.Bool(v, "keep")) node.keep = *b;
     } else {
       r.Error(e.key_pos, e.key, "unknown field '" + e.key + "'", DidYouMean(e.key, kNodeKeys));
     }

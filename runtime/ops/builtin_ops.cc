@@ -129,6 +129,7 @@ std::vector<OpDef> BuiltinOpDefs() {
                     "defaults"),
               true),
   };
+  import_csv.fusion = Fusion::kLink;
   ops.push_back(import_csv);
 
   OpDef stats = Loose("column_stats", "count, mean, variance, min, max per column",
@@ -142,6 +143,7 @@ std::vector<OpDef> BuiltinOpDefs() {
   standardize.min_inputs = standardize.max_inputs = 2;
   standardize.inputs = {InputSlot{"data", {}, false}, InputSlot{"stats", {"column_stats"}, false}};
   standardize.params = {Columns("columns to standardize (default: those in the stats)")};
+  standardize.fusion = Fusion::kLink;
   ops.push_back(standardize);
 
   OpDef filter_map = Loose("filter_map", "value = a * b; keep rows with value > threshold; sqrt",
@@ -152,6 +154,7 @@ std::vector<OpDef> BuiltinOpDefs() {
       Default(Param("threshold", ParamType::kFloat, "keep rows whose product exceeds this"), 0.0),
       Default(Param("out", ParamType::kString, "name of the output column"), std::string("value")),
   };
+  filter_map.fusion = Fusion::kLink;
   ops.push_back(filter_map);
 
   OpDef filter = Loose("filter", "keep the rows where an expression holds", Expansion::kPerShard);
@@ -159,6 +162,7 @@ std::vector<OpDef> BuiltinOpDefs() {
       "where", ParamType::kString,
       "boolean expression over the columns, e.g. \"x0 > 0 and city == 'Paris'\" "
       "(docs/expressions.md)"))};
+  filter.fusion = Fusion::kLink;
   ops.push_back(filter);
 
   OpDef select = Loose("select", "keep, drop or rename columns", Expansion::kPerShard);
@@ -167,6 +171,7 @@ std::vector<OpDef> BuiltinOpDefs() {
       Param("drop", ParamType::kStringList, "columns to drop (not with keep)"),
       Param("rename", ParamType::kStringMap, "old: new names, applied after keep/drop"),
   };
+  select.fusion = Fusion::kLink;
   ops.push_back(select);
 
   OpDef derive = Loose("derive", "add or replace columns computed by expressions",
@@ -174,6 +179,7 @@ std::vector<OpDef> BuiltinOpDefs() {
   derive.params = {Required(Param(
       "columns", ParamType::kStringMap,
       "name: numeric expression, in order (a later one may read an earlier one)"))};
+  derive.fusion = Fusion::kLink;
   ops.push_back(derive);
 
   OpDef clip = Loose("clip", "clamp columns into [min, max]", Expansion::kPerShard);
@@ -182,6 +188,7 @@ std::vector<OpDef> BuiltinOpDefs() {
       Required(Param("max", ParamType::kFloat, "upper bound")),
       Columns("columns to clip (default: every float column)"),
   };
+  clip.fusion = Fusion::kLink;
   ops.push_back(clip);
 
   OpDef cast = Loose("cast", "float32 columns to float16 or bfloat16", Expansion::kPerShard);
@@ -189,6 +196,7 @@ std::vector<OpDef> BuiltinOpDefs() {
       Required(Choices(Param("dtype", ParamType::kString, "target type"), {"float16", "bfloat16"})),
       Columns("columns to cast (default: every float32 column)"),
   };
+  cast.fusion = Fusion::kLink;
   ops.push_back(cast);
 
   OpDef write_csv = Loose("write_csv", "each shard as a CSV file (part-NNNNN.csv)",
@@ -199,6 +207,7 @@ std::vector<OpDef> BuiltinOpDefs() {
                       {",", ";", "\t", "|"}),
               std::string(",")),
   };
+  write_csv.fusion = Fusion::kEnd;
   ops.push_back(write_csv);
 
   OpDef evaluate = Loose("evaluate", "score a trained model on held-out shards",
@@ -238,6 +247,7 @@ std::vector<OpDef> BuiltinOpDefs() {
   // follow it in {input} and, being inputs, are hashed for --reuse.
   exec.max_inputs = SIZE_MAX;
   exec.output_format = io::ShardFormat::kRecords;  // np.save(output, ...) writes .npy
+  exec.fusion = Fusion::kEndOnDisk;
   ops.push_back(exec);
 
   OpDef train = Tight("train", "data-parallel MLP training, one rank per GPU", 1);

@@ -56,6 +56,16 @@ enum class OutputShape {
   kSingle,       // one shard (stats, a model, metrics)
 };
 
+// How a node of this op may join a fused per-shard chain (runtime/plan/fusion.h): consecutive
+// per-shard nodes run as one task per shard in one worker process, each node's shard handed to
+// the next in memory unless something else needs it on disk.
+enum class Fusion {
+  kNone,     // never fused (reduces, gangs, ops that do not go through shard tables)
+  kLink,     // reads and writes its shard as a table in this process: may start, continue or end a chain
+  kEnd,      // reads its shard as a table in this process, writes something else (write_csv): ends one
+  kEndOnDisk,  // runs a command that reads files (exec): ends one, reading its input from disk
+};
+
 // One declared input slot, e.g. standardize's "stats" must come from a column_stats node.
 struct InputSlot {
   std::string name;
@@ -81,6 +91,7 @@ struct OpDef {
   size_t min_inputs = 0;
   size_t max_inputs = 0;       // SIZE_MAX = any number
   std::vector<ParamSchema> params;
+  Fusion fusion = Fusion::kNone;
 
   const ParamSchema* FindParam(std::string_view param) const;
 };

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "runtime/plan/fusion.h"
 #include "runtime/util/json_writer.h"
 
 namespace coupler::plan {
@@ -77,6 +78,20 @@ std::string FormatPlanTable(const Plan& plan) {
                        id_w, n.op, op_w, job::CouplingName(n.coupling), tasks, n.ranks,
                        ops::HardwareClassName(n.hardware), deps.empty() ? "-" : deps);
   }
+  const std::vector<std::vector<std::string>> chains = FusedChains(plan);
+  if (!chains.empty()) {
+    out += "\nfused (one task per shard runs each chain; \"(memory)\": its shards are not written):\n";
+    for (const auto& chain : chains) {
+      std::string line;
+      for (const std::string& id : chain) {
+        const auto it = std::find_if(plan.nodes.begin(), plan.nodes.end(),
+                                     [&](const PlanNode& n) { return n.id == id; });
+        line += (line.empty() ? "  " : " -> ") + id;
+        if (it != plan.nodes.end() && it->output_in_memory) line += " (memory)";
+      }
+      out += line + "\n";
+    }
+  }
   return out + FormatSchemas(plan);
 }
 
@@ -102,6 +117,12 @@ std::string FormatPlanJson(const Plan& plan) {
     for (const auto& d : n.deps) w.String(d);
     w.EndArray();
     w.Field("output_shards", n.output_shards);
+    if (n.fused_after.empty()) {
+      w.Null("fused_after");
+    } else {
+      w.Field("fused_after", n.fused_after);
+    }
+    w.Field("output_in_memory", n.output_in_memory);
     if (n.schema) {
       w.BeginArray("columns");
       for (const io::ColumnSchema& c : n.schema->columns) {
@@ -117,6 +138,13 @@ std::string FormatPlanJson(const Plan& plan) {
       w.Null("columns");
     }
     w.EndObject();
+  }
+  w.EndArray();
+  w.BeginArray("fused_chains");
+  for (const auto& chain : FusedChains(plan)) {
+    w.BeginArray();
+    for (const std::string& id : chain) w.String(id);
+    w.EndArray();
   }
   w.EndArray();
   w.EndObject();

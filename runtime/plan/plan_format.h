@@ -10,9 +10,10 @@ namespace coupler::plan {
 std::string FormatPlanTable(const Plan& plan);
 
 // {"job": NAME, "stages": S, "total_tasks": T, "nodes": [{"id", "op", "coupling", "tasks",
-//  "ranks", "hardware", "stage", "deps": [...], "output_shards",
-//  "columns": [{"name", "type", "nullable", "dictionary"}] or null where not known}]}
-// The table ends with each node's columns (type, nullable, dictionary) where they are known.
+//  "ranks", "hardware", "stage", "deps": [...], "output_shards", "fused_after" (or null),
+//  "output_in_memory", "columns": [{"name", "type", "nullable", "dictionary"}] or null where
+//  not known}], "fused_chains": [[ids in run order], ...]}
+// The table lists the fused chains (fusion.h), then each node's columns (type, nullable, dictionary) where they are known.
 std::string FormatPlanJson(const Plan& plan);
 
 }  // namespace coupler::plan

@@ -28,6 +28,12 @@ struct PlanNode {
   io::ShardFormat output_format = io::ShardFormat::kColumns;  // the op's
   size_t node_index = 0;     // into JobGraph::nodes
   std::optional<io::TableSchema> schema;  // the node's output columns, where known
+  // Fused per-shard chains (fusion.h), decided at admission and kept with the plan: the node
+  // this one runs right after, in the same task and process (empty: its tasks are dispatched
+  // on their own), and whether its shards go to the next node of its chain in memory only,
+  // never written.
+  std::string fused_after;
+  bool output_in_memory = false;
 };
 
 struct Plan {

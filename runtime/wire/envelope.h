@@ -18,7 +18,7 @@ inline constexpr size_t kHeaderSize = 12;
 
 // The version this build writes. A reader accepts [kMinSupportedVersion, kProtocolVersion];
 // any change to a message's fields needs a bump (see docs/protocol.md).
-inline constexpr uint16_t kProtocolVersion = 12;
+inline constexpr uint16_t kProtocolVersion = 13;
 // 2 added TaskSpec.gpus; 3 added TaskSpec.gang_hosts/gang_ranks and NodeStatus.ranks/reason;
 // 4 added CoordinatorStats.queued_*/recommended_workers; 5 added WorkerStatus.labels/cpus/
 // memory_bytes; 6 added JobStatus.submitted_by and CoordinatorStats' trust counters (peers
@@ -33,11 +33,12 @@ inline constexpr uint16_t kProtocolVersion = 12;
 // and TaskOutcome.wall_ms; 10 added SubmitJob.reuse, RetryJob and typed mappings; 11 added
 // RegisterWorker.holding and the Registered, ResultAck and RegisterAgain messages (a restarted
 // coordinator adopts the attempts its workers hold); 12 added Reclaim and Reclaimed (queued work
-// moves to idle workers).
+// moves to idle workers); 13 added TaskSpec.fused and in_memory_outputs, and
+// TaskOutcome.fused_node (fused per-shard chains).
 // Only the version this build decodes is accepted: a payload's layout follows its version, and
 // decoding a 10 payload as 11 would misread it, so an older peer is refused with its version
 // named rather than half understood.
-inline constexpr uint16_t kMinSupportedVersion = 12;
+inline constexpr uint16_t kMinSupportedVersion = 13;
 
 // Default cap on a payload the decoder will look at; far above a batch of a few hundred tasks,
 // far below what would hurt a coordinator holding a million-task job.

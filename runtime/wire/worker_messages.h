@@ -211,6 +211,25 @@ struct Heartbeat {
 // One unit of work: a loose task, or a whole gang for its leader. What the coordinator
 // decided travels in typed fields (kind, shards, ranks, the reservation); the node's own
 // params as the validator typed them, defaults filled in.
+// One more node of a fused per-shard chain (runtime/plan/fusion.h): the worker runs it right
+// after the task's own op, in the same process, on the same shard. Its own task id, node and
+// paths, so its logs, outputs and errors are its node's.
+struct FusedStep {
+  uint64_t task_id = 0;
+  std::string node_id;
+  std::string op;
+  TaskParams params;
+  std::vector<std::string> input_paths;
+  std::string output_path;
+  uint64_t timeout_ms = 0;
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(task_id, node_id, op, params, input_paths, output_path, timeout_ms);
+  }
+  friend bool operator==(const FusedStep&, const FusedStep&) = default;
+};
+
 struct TaskSpec {
   std::string job_id;
   uint64_t task_id = 0;
@@ -243,12 +262,17 @@ struct TaskSpec {
   // (runtime/job/workdir_marker.h): a worker that cannot read it does not share the filesystem.
   std::string workdir;
   std::string workdir_token;
+  // A fused chain's first task carries the chain's other nodes, run after its own op in
+  // order; the attempt's outcome is theirs too. `in_memory_outputs`: output paths (its own or
+  // a step's) that are handed to the next step as a table and never written.
+  std::vector<FusedStep> fused;
+  std::vector<std::string> in_memory_outputs;
 
   template <class Archive>
   void serialize(Archive& ar) {
     ar(job_id, task_id, node_id, op, attempt, kind, shard_index, shards, ranks, input_paths,
        output_path, params, timeout_ms, gpu_memory_bytes, gpus, gang_hosts, gang_ranks,
-       gang_token, workdir, workdir_token);
+       gang_token, workdir, workdir_token, fused, in_memory_outputs);
   }
   friend bool operator==(const TaskSpec&, const TaskSpec&) = default;
 };
@@ -290,11 +314,15 @@ struct TaskOutcome {
   // params are wrong and a retry would fail the same way, so the coordinator does not retry it.
   // Any other code (or 0 on a failure) may be transient: retried with back-off, elsewhere.
   uint16_t error_code = 0;
+  // A fused chain's attempt that failed in one of its `fused` steps: that step's node, whose
+  // failure it is. Empty: the task's own op failed (or none did).
+  std::string fused_node;
 
   template <class Archive>
   void serialize(Archive& ar) {
     ar(job_id, task_id, attempt, ok, error, output_paths, rows_in, rows_out, device,
-       gpu_requested_but_cpu, kernel_ms, bytes_processed, host_refused, wall_ms, error_code);
+       gpu_requested_but_cpu, kernel_ms, bytes_processed, host_refused, wall_ms, error_code,
+       fused_node);
   }
   friend bool operator==(const TaskOutcome&, const TaskOutcome&) = default;
 };

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 
 #include "runtime/io/shard_file.h"
 #include "tests/integration/coupler_cluster.h"
@@ -64,6 +65,54 @@ TEST(ExpressionPipelineTest, FilterDeriveSelectGiveTheHandComputedRows) {
   EXPECT_EQ(roots[1], std::sqrt(17.0f));
   EXPECT_TRUE(std::isnan(roots[2]));
   EXPECT_EQ(roots[3], std::sqrt(19.0f));
+
+  // The four nodes are one fused chain: one task per shard ran them all, and only the last
+  // node's shards were written; every node has its shards done and its own logs.
+  const CommandResult plan = RunToEnd({kCoupler, "plan", (dir / "spec.yaml").string()}, dir.path(), 60s);
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  EXPECT_THAT(plan.out, ::testing::HasSubstr(
+                            "import (memory) -> keep (memory) -> more (memory) -> out"));
+  const std::filesystem::path run = std::filesystem::canonical(dir / "work" / "latest");
+  for (const char* node : {"import", "keep", "more", "out"}) {
+    SCOPED_TRACE(node);
+    const bool written = std::string(node) == "out";
+    EXPECT_EQ(std::filesystem::exists(run / node / PartName(0)), written);
+    EXPECT_EQ(std::filesystem::exists(run / node / PartName(1)), written);
+    size_t logs = 0;
+    for (const auto& f : std::filesystem::directory_iterator(run / node / "logs")) {
+      logs += f.path().filename().string().ends_with(".stdout") ? 1 : 0;
+    }
+    EXPECT_EQ(logs, 2u) << "one log per shard's task";
+  }
+}
+
+// `keep: true` writes a fused node's shards too, and changes nothing else.
+TEST(ExpressionPipelineTest, KeepWritesAFusedNodesShardsAsTheyWere) {
+  TempDir dir;
+  WriteFile(dir / "data.csv", "x0,label\n1.5,0\n-1,2\n2,2\n3,1\n");
+  WriteFile(dir / "spec.yaml",
+            "name: keep-pipeline\n"
+            "workdir: " + (dir / "work").string() + "\n"
+            "nodes:\n"
+            "  - {id: import, op: import_csv, inputs: [data.csv], params: {shards: 2}}\n"
+            "  - {id: keep, op: filter, inputs: [import], keep: true, params: {where: \"x0 > 0\"}}\n"
+            "  - {id: more, op: derive, inputs: [keep], params: {columns: {s: \"x0 * 2\"}}}\n");
+  const CommandResult r = RunToEnd({kCoupler, "run", (dir / "spec.yaml").string(), "--workers", "2"},
+                                   dir.path(), 120s);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const std::filesystem::path run = std::filesystem::canonical(dir / "work" / "latest");
+  std::vector<float> kept, doubled;
+  for (int s = 0; s < 2; ++s) {
+    EXPECT_FALSE(std::filesystem::exists(run / "import" / PartName(s)));
+    auto k = io::ReadShardFile((run / "keep" / PartName(s)).string());
+    ASSERT_TRUE(k.ok()) << k.status().ToString();
+    for (float v : k->Find("x0")->values<float>()) kept.push_back(v);
+    auto m = io::ReadShardFile((run / "more" / PartName(s)).string());
+    ASSERT_TRUE(m.ok()) << m.status().ToString();
+    for (float v : m->Find("s")->values<float>()) doubled.push_back(v);
+  }
+  EXPECT_THAT(kept, ::testing::ElementsAre(1.5f, 2.0f, 3.0f));
+  EXPECT_THAT(doubled, ::testing::ElementsAre(3.0f, 4.0f, 6.0f));
 }
 
 }  // namespace

@@ -146,6 +146,45 @@ TEST(RunsTest, APinnedRunDirIsOneRunsAtATime) {
   EXPECT_EQ(again->state, "succeeded");
 }
 
+// A fused chain keeps its first nodes' shards in memory, so only its last node's are recorded;
+// reusing that one leaves the others with nothing to do, so an unchanged spec runs nothing.
+// A change at the chain's end runs the whole chain again (its inputs were never written).
+TEST(RunsTest, ReuseOfAFusedChainRunsNothingAndAChangeAtItsEndRunsItWhole) {
+  Cluster c;
+  StartPool(c);
+  WriteSyntheticCsv(c.dir() / "in.csv", 300, 3);
+  const fs::path spec = c.dir() / "job.yaml";
+  auto write_spec = [&](const std::string& expression) {
+    WriteFile(spec, "name: it-reuse-fused\nworkdir: work\nnodes:\n"
+                    "  - {id: import, op: import_csv, inputs: [in.csv], params: {shards: 2}}\n"
+                    "  - {id: keep, op: filter, inputs: [import], params: {where: \"c0 > 0\"}}\n"
+                    "  - {id: more, op: derive, inputs: [keep], params: {columns: {z: \"" +
+                        expression + "\"}}}\n");
+  };
+  write_spec("c0 * 2");
+  auto first = SubmitAndWait(c, spec, false);
+  ASSERT_TRUE(first) << c.Logs();
+  ASSERT_EQ(first->state, "succeeded") << c.Logs();
+  EXPECT_FALSE(fs::exists(fs::path(first->workdir) / "keep" / PartName(0))) << "kept in memory";
+
+  auto same = SubmitAndWait(c, spec, true);
+  ASSERT_TRUE(same) << c.Logs();
+  EXPECT_EQ(same->state, "succeeded");
+  EXPECT_EQ(same->attempts, 0u) << "--reuse on an unchanged fused chain ran tasks";
+  for (const char* node : {"import", "keep", "more"}) EXPECT_TRUE(same->reused[node]) << node;
+  EXPECT_EQ(ReadFile(fs::path(same->workdir) / "more" / PartName(1)),
+            ReadFile(fs::path(first->workdir) / "more" / PartName(1)));
+
+  write_spec("c0 * 3");
+  auto changed = SubmitAndWait(c, spec, true);
+  ASSERT_TRUE(changed) << c.Logs();
+  EXPECT_EQ(changed->state, "succeeded") << c.Logs();
+  for (const char* node : {"import", "keep", "more"}) {
+    EXPECT_FALSE(changed->reused[node]) << node;
+    EXPECT_EQ(changed->node_attempts[node], 2u) << node;
+  }
+}
+
 TEST(RunsTest, ReuseRunsOnlyWhatChangedByContentNotByTimestamp) {
   Cluster c;
   StartPool(c);

@@ -102,9 +102,9 @@ TEST(AdmittedPlanTest, ADamagedOrForeignRecordIsRefusedByName) {
   EXPECT_THAT(DecodeAdmittedPlan(good + "x").status().message(),
               HasSubstr("1 bytes after its last field"));
   std::string newer = good;
-  newer[4] = 2;
+  newer[4] = 3;
   EXPECT_THAT(DecodeAdmittedPlan(newer).status().message(),
-              HasSubstr("version 2; this build reads version 1"));
+              HasSubstr("version 3; this build reads versions 1 to 2"));
   // A length prefix claiming more than the record holds is refused before anything is
   // allocated for it.
   std::string huge = good;

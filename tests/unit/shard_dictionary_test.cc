@@ -109,7 +109,7 @@ TEST(ShardDictionaryTest, WriteShardAndReadShardKeepTheDictionary) {
 
   // What an op that passes the column through writes keeps the strings too.
   const std::string next = dir->File("next.npz");
-  ASSERT_TRUE(WriteShard(next, *back, report).ok());
+  ASSERT_TRUE(WriteShard(next, std::move(*back), report).ok());
   auto again = ReadShard(next, report);
   ASSERT_TRUE(again.ok()) << again.status().ToString();
   EXPECT_THAT(*again->Find("city")->dictionary(), ElementsAre("Paris", "Lyon"));
@@ -133,7 +133,7 @@ TEST(ShardDictionaryTest, AColumnLeftUnreadKeepsItsDictionary) {
   EXPECT_EQ(city->dictionary(), nullptr);  // still in the file
   EXPECT_EQ(only_x->rows(), 4u);
   EXPECT_LT(read.bytes_read, fs::file_size(path));  // the codes and strings were not read
-  ASSERT_TRUE(WriteShard(dir->File("next.npz"), *only_x, report).ok());
+  ASSERT_TRUE(WriteShard(dir->File("next.npz"), std::move(*only_x), report).ok());
   EXPECT_EQ(Slurp(dir->File("next.npz")), Slurp(path));
   auto back = ReadShard(dir->File("next.npz"), report);
   ASSERT_TRUE(back.ok()) << back.status().ToString();

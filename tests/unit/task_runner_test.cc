@@ -22,6 +22,7 @@
 #include "worker/ops/shard_io.h"
 #include "runtime/io/output_layout.h"
 #include "runtime/io/temp_dir.h"
+#include "runtime/job/task_logs.h"
 #include "tests/unit/schema_defaults.h"
 
 namespace coupler::worker {
@@ -301,6 +302,72 @@ TEST_F(TaskRunnerTest, AShardAnExecDidNotWriteIsNamedWithWhyByItsReaders) {
   EXPECT_EQ(unexplained.error_code, Code(StatusCode::kNotFound));
 }
 
+// A fused chain (filter -> derive -> select) on one shard: the shards between the steps stay in
+// memory (nothing written there), the last is written with the strings intact, each node's own
+// task leaves its own log line, and the outcome is the whole chain's.
+TEST_F(TaskRunnerTest, AFusedChainHandsShardsOnInMemoryAndWritesOnlyTheLast) {
+  io::Table table;
+  io::Column city = io::Column::Int32("city", {0, 1, 2, -1});
+  city.set_dictionary(std::make_shared<io::Column::Dictionary>(
+      io::Column::Dictionary{"Oslo", "Paris", "Rome"}));
+  ASSERT_TRUE(table.AddColumn(std::move(city)).ok());
+  ASSERT_TRUE(table.AddColumn(io::Column::Float32("x", {0.5f, 2, 3, 4})).ok());
+  OpReport written;
+  ASSERT_TRUE(WriteShard(Path("in.npz"), std::move(table), written).ok());
+
+  wire::TaskSpec spec = Spec("filter", {Path("in.npz")}, Path("keep/part-00000.npz"),
+                             wire::TaskParams{{"where", std::string("x > 1")}});
+  spec.node_id = "keep";
+  spec.workdir = Path("work");
+  auto step = [](uint64_t task, std::string node, std::string op, std::string in,
+                 std::string out, wire::TaskParams params) {
+    wire::FusedStep s;
+    s.task_id = task;
+    s.node_id = std::move(node);
+    s.params = WithSchemaDefaults(op, std::move(params));
+    s.op = std::move(op);
+    s.input_paths = {std::move(in)};
+    s.output_path = std::move(out);
+    return s;
+  };
+  spec.fused = {step(50, "more", "derive", Path("keep/part-00000.npz"), Path("more/part-00000.npz"),
+                     wire::TaskParams{{"columns", job::ParamMap{{"z", "x * 2"}}}}),
+                step(60, "out", "select", Path("more/part-00000.npz"), Path("out/part-00000.npz"),
+                     wire::TaskParams{{"keep", std::vector<std::string>{"city", "z"}}})};
+  spec.in_memory_outputs = {Path("keep/part-00000.npz"), Path("more/part-00000.npz")};
+
+  const wire::TaskOutcome outcome = Run(spec);
+  ASSERT_TRUE(outcome.ok) << outcome.error;
+  EXPECT_THAT(outcome.output_paths, ElementsAre(Path("out/part-00000.npz")));
+  EXPECT_EQ(outcome.rows_in, 4u);
+  EXPECT_EQ(outcome.rows_out, 3u);
+  EXPECT_FALSE(std::filesystem::exists(Path("keep"))) << "an in-memory shard was written";
+  EXPECT_FALSE(std::filesystem::exists(Path("more")));
+  auto out = io::ReadShardFile(Path("out/part-00000.npz"));
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->Describe(), "city (int32), z (float32)");
+  EXPECT_THAT(*out->Find("city")->dictionary(), ElementsAre("Paris", "Rome"));
+  EXPECT_THAT(out->Find("city")->values<int32_t>(), ElementsAre(0, 1, -1));
+  EXPECT_THAT(out->Find("z")->values<float>(), ElementsAre(4.0f, 6.0f, 8.0f));
+  for (const auto& [node, task] : {std::pair<std::string, uint64_t>{"keep", 42}, {"more", 50},
+                                   {"out", 60}}) {
+    std::ifstream log(job::TaskLogPath(Path("work"), node, task, 1, job::kStdoutStream));
+    const std::string text((std::istreambuf_iterator<char>(log)), {});
+    EXPECT_THAT(text, HasSubstr("task " + std::to_string(task) + " (shard 0) attempt 1")) << node;
+  }
+
+  // A step that fails names its node; the chain's outcome carries its code and no outputs.
+  spec.fused[0].params = WithSchemaDefaults("derive", wire::TaskParams{{"columns",
+                                                    job::ParamMap{{"z", "nope * 2"}}}});
+  const wire::TaskOutcome failed = Run(spec);
+  EXPECT_FALSE(failed.ok);
+  EXPECT_THAT(failed.error, HasSubstr("derive: "));
+  EXPECT_THAT(failed.error, HasSubstr("nope"));
+  EXPECT_EQ(failed.fused_node, "more");
+  EXPECT_EQ(failed.error_code, Code(StatusCode::kInvalidData));
+  EXPECT_THAT(failed.output_paths, IsEmpty());
+}
+
 // A filter keeps only the dictionary entries its kept rows use, in their old order, with the
 // codes renumbered: the strings read back are the same, the sidecar is smaller.
 TEST_F(TaskRunnerTest, FilterDropsDictionaryEntriesNoKeptRowUses) {
@@ -311,7 +378,7 @@ TEST_F(TaskRunnerTest, FilterDropsDictionaryEntriesNoKeptRowUses) {
   ASSERT_TRUE(table.AddColumn(std::move(city)).ok());
   ASSERT_TRUE(table.AddColumn(io::Column::Float32("x", {0, 5, 5, 5, 5, 0})).ok());
   OpReport written;
-  ASSERT_TRUE(WriteShard(Path("in.npy"), table, written).ok());
+  ASSERT_TRUE(WriteShard(Path("in.npy"), std::move(table), written).ok());
   const wire::TaskSpec spec = Spec("filter", {Path("in.npy")}, Path("out.npy"),
                                    wire::TaskParams{{"where", std::string("x > 1")}});
   ASSERT_TRUE(Run(spec).ok);
@@ -359,7 +426,7 @@ TEST_F(TaskRunnerTest, WriteCsvWritesWhatPandasReadsBack) {
   ASSERT_TRUE(table.AddColumn(io::Column::Float32("x", {0.1f, NAN})).ok());
   ASSERT_TRUE(table.AddColumn(io::Column("ok", std::vector<uint8_t>{1, 0}, ElementType::kBool)).ok());
   OpReport written;
-  ASSERT_TRUE(WriteShard(Path("in.npy"), table, written).ok());  // with the dictionary beside
+  ASSERT_TRUE(WriteShard(Path("in.npy"), std::move(table), written).ok());  // with the dictionary beside
   const wire::TaskSpec spec = Spec("write_csv", {Path("in.npy")}, Path("out/part-00000.npy"));
   const wire::TaskOutcome outcome = Run(spec);
   ASSERT_TRUE(outcome.ok) << outcome.error;

@@ -86,28 +86,28 @@ TEST(WireCodecTest, LargeBatchRoundTrips) {
   EXPECT_EQ(std::get<TaskAssignment>(*decoded), batch);
 }
 
-// The envelope, byte for byte: magic, version 12, type 20 (CancelJob), length 11, then cereal's
+// The envelope, byte for byte: magic, version 13, type 20 (CancelJob), length 11, then cereal's
 // u64 size prefix and the string.
 TEST(WireCodecTest, EnvelopeLayoutIsLittleEndianAndFixed) {
   const std::string bytes = Encode(CancelJob{"j-9"});
   ASSERT_EQ(bytes.size(), kHeaderSize + 11);
   EXPECT_EQ(Hex(bytes),
-            "43504c52"  "0c00"  "1400"  "0b000000"
+            "43504c52"  "0d00"  "1400"  "0b000000"
             "0300000000000000"  "6a2d39");
 }
 
-// Only the version whose layout this build decodes is read: a version-11 worker knows no
-// Reclaim, and a version-10 RegisterWorker has no `holding`; read as 12 they would be misparsed
-// or refused for a reason nobody could act on.
+// Only the version whose layout this build decodes is read: a version-12 TaskSpec has no fused
+// steps, and a version-11 worker knows no Reclaim; read as 13 they would be misparsed or
+// refused for a reason nobody could act on.
 TEST(WireCodecTest, AnotherVersionIsRefusedWithBothVersionsNamed) {
-  for (const uint16_t version : {uint16_t{11}, uint16_t{13}}) {
+  for (const uint16_t version : {uint16_t{12}, uint16_t{14}}) {
     std::string bytes = Encode(CancelJob{"j-9"});
     bytes[4] = static_cast<char>(version);
     Result<Message> decoded = Decode(bytes);
     ASSERT_FALSE(decoded.ok()) << version;
     EXPECT_EQ(decoded.status().code(), StatusCode::kInvalidArgument);
     EXPECT_NE(decoded.status().message().find("unsupported protocol version " +
-                                              std::to_string(version) + " (this build reads 12"),
+                                              std::to_string(version) + " (this build reads 13"),
               std::string::npos)
         << decoded.status().message();
   }
@@ -115,9 +115,9 @@ TEST(WireCodecTest, AnotherVersionIsRefusedWithBothVersionsNamed) {
 
 TEST(WireCodecTest, HeaderWriteReadRoundTrip) {
   char buf[kHeaderSize];
-  const Header h{12, MessageType::kWorkersReply, 0x01020304};
+  const Header h{13, MessageType::kWorkersReply, 0x01020304};
   WriteHeader(h, buf);
-  EXPECT_EQ(Hex(std::string_view(buf, kHeaderSize)), "43504c52" "0c00" "1700" "04030201");
+  EXPECT_EQ(Hex(std::string_view(buf, kHeaderSize)), "43504c52" "0d00" "1700" "04030201");
   Result<Header> back = ReadHeader(std::string_view(buf, kHeaderSize));
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(*back, h);

@@ -39,7 +39,9 @@ std::string Reframe(const std::string& encoded, const std::string& payload) {
 std::string OneTask(uint8_t kind, uint64_t param_count, const std::string& params) {
   const std::string head = Le(1, 8) + Le(0, 8) + Le(0, 8) + Le(0, 8) + Le(0, 8) + Le(0, 4);
   const std::string after_kind = Le(0, 4) + Le(0, 4) + Le(0, 4) + Le(0, 8) + Le(0, 8);
-  const std::string tail = Le(0, 8) + Le(0, 8) + Le(0, 4) + std::string(5 * 8, '\0');
+  // timeout, GPU memory, gpus, then seven empty sizes: gang hosts, gang ranks, gang token,
+  // workdir, its token, fused steps, in-memory outputs.
+  const std::string tail = Le(0, 8) + Le(0, 8) + Le(0, 4) + std::string(7 * 8, '\0');
   return Raw(MessageType::kTaskAssignment, head + std::string(1, static_cast<char>(kind)) +
                                                after_kind + Le(param_count, 8) + params + tail);
 }

@@ -44,7 +44,7 @@ Status RunClip(const OpContext& context, OpReport& report) {
     }
   }
   report.rows_in = report.rows_out = table.rows();
-  return WriteShard(output, table, report);
+  return WriteShard(output, std::move(table), report);
 }
 
 }  // namespace coupler::worker

@@ -34,7 +34,7 @@ Status RunDerive(const OpContext& context, OpReport& report) {
     }
   }
   report.rows_out = table.rows();
-  return WriteShard(output, table, report);
+  return WriteShard(output, std::move(table), report);
 }
 
 }  // namespace coupler::worker

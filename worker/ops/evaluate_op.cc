@@ -202,7 +202,7 @@ Status RunMap(const OpContext& context, OpReport& report) {
   COUPLER_RETURN_IF_ERROR(
       partial.AddColumn(io::Column::Float64("held_out", {only_held_out ? 1.0 : 0.0})));
   report.rows_out = 1;
-  return WriteShard(output, partial, report);
+  return WriteShard(output, std::move(partial), report);
 }
 
 Status RunReduce(const OpContext& context, OpReport& report) {
@@ -238,7 +238,7 @@ Status RunReduce(const OpContext& context, OpReport& report) {
   const double all_held_out = held_out == static_cast<double>(partials) ? 1.0 : 0.0;
   COUPLER_RETURN_IF_ERROR(result.AddColumn(io::Column::Float64("held_out", {all_held_out})));
   report.rows_out = 1;
-  return WriteShard(output, result, report);
+  return WriteShard(output, std::move(result), report);
 }
 
 }  // namespace

@@ -58,7 +58,7 @@ Status RunFilterMap(const OpContext& context, OpReport& report) {
   COUPLER_RETURN_IF_ERROR(table.AddColumn(std::move(value)));
   report.rows_in = rows;
   report.rows_out = kept;
-  return WriteShard(output, table, report);
+  return WriteShard(output, std::move(table), report);
 }
 
 }  // namespace coupler::worker

@@ -18,7 +18,7 @@ Status RunFilter(const OpContext& context, OpReport& report) {
                            EvaluateCondition(*program, table, report));
   report.rows_in = table.rows();
   COUPLER_ASSIGN_OR_RETURN(report.rows_out, KeepRows(table, keep, report));
-  return WriteShard(output, table, report);
+  return WriteShard(output, std::move(table), report);
 }
 
 }  // namespace coupler::worker

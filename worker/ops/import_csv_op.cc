@@ -176,7 +176,7 @@ Status RunImportCsv(const OpContext& context, OpReport& report) {
                        "row " + std::to_string(c.first_row) + " of this shard: '" +
                        c.first_value + "'");
   }
-  return WriteShard(output, table, report);
+  return WriteShard(output, std::move(table), report);
 }
 
 }  // namespace coupler::worker

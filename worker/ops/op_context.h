@@ -18,6 +18,8 @@
 
 namespace coupler::worker {
 
+class ShardStage;
+
 struct OpContext {
   const wire::TaskSpec& spec;
   const std::atomic<bool>* cancel = nullptr;
@@ -43,6 +45,9 @@ struct OpReport {
   kernels::Backend backend = kernels::Backend::kCpu;
   bool used_cuda = false;       // a kernel of this task ran on the GPU
   std::string fallback_reason;  // why a CUDA placement ended on the CPU; empty otherwise
+  // In a fused chain, where shards handed to the next op in memory are parked (shard_stage.h);
+  // null otherwise. ReadShard and WriteShard consult it.
+  ShardStage* stage = nullptr;
 };
 
 // Runs kernel(backend) on report.backend. When the CUDA twin answers Unavailable (a CPU-only

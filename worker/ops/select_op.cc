@@ -56,7 +56,7 @@ Status RunSelect(const OpContext& context, OpReport& report) {
   }
   report.rows_in = table.rows();
   report.rows_out = out.rows();
-  return WriteShard(output, out, report);
+  return WriteShard(output, std::move(out), report);
 }
 
 }  // namespace coupler::worker

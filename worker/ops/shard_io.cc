@@ -4,11 +4,28 @@
 
 #include "runtime/io/shard_file.h"
 #include "worker/ops/missing_shard.h"
+#include "worker/ops/shard_stage.h"
 
 namespace coupler::worker {
 
 Result<io::Table> ReadShard(std::string_view path, OpReport& report,
                             const io::ColumnWanted& wanted) {
+  if (report.stage != nullptr && report.stage->Holds(path)) {
+    std::optional<io::Table> table = report.stage->Take(path);
+    if (!table) {
+      return Internal(std::string(path) + ": the fused step before this one handed no shard on");
+    }
+    // What the previous op left unread is still in its file: load what this op computes with.
+    for (size_t i = 0; i < table->num_columns(); ++i) {
+      io::Column& column = table->column(i);
+      if (column.loaded()) continue;
+      if (wanted && !wanted({column.name(), column.dtype(), column.categorical()})) continue;
+      uint64_t bytes = 0;
+      COUPLER_RETURN_IF_ERROR(io::LoadStoredColumn(column, &bytes));
+      report.bytes_read += bytes;
+    }
+    return std::move(*table);
+  }
   uint64_t bytes = 0;
   auto read = io::ReadShardFile(path, wanted, &bytes);
   if (!read.ok()) return ExplainMissingInput(path, read.status());  // which shard, and why
@@ -50,7 +67,12 @@ Status ForEachPartial(const OpContext& context, OpReport& report, std::string_vi
   return Status::Ok();
 }
 
-Status WriteShard(std::string_view path, const io::Table& table, OpReport& report) {
+Status WriteShard(std::string_view path, io::Table&& table, OpReport& report) {
+  if (report.stage != nullptr && report.stage->Holds(path)) {
+    COUPLER_RETURN_IF_ERROR(table.Validate());  // what the writer would have refused
+    report.stage->Put(path, std::move(table));
+    return Status::Ok();
+  }
   uint64_t bytes = 0;
   COUPLER_RETURN_IF_ERROR(io::WriteNpzAtomic(path, table, &bytes));
   report.output_paths.emplace_back(path);

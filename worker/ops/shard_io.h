@@ -18,7 +18,8 @@ namespace coupler::worker {
 
 // The shard at `path` (io::ReadShardFile): an op names the columns it computes with in `wanted`
 // and leaves the rest unread (Stored), so WriteShard passes them on without loading them.
-// An input that is missing is explained (missing_shard.h).
+// An input that is missing is explained (missing_shard.h). In a fused chain, a path the stage
+// holds (report.stage, shard_stage.h) is the previous op's table, taken from memory.
 Result<io::Table> ReadShard(std::string_view path, OpReport& report,
                             const io::ColumnWanted& wanted = {});
 
@@ -27,8 +28,9 @@ Result<io::Table> ReadShard(std::string_view path, OpReport& report,
 Status LoadColumns(io::Table& table, const std::vector<std::string>& names, OpReport& report);
 
 // Atomic write of an .npz of columns (io::WriteNpzAtomic); records the path in output_paths and
-// the file size in bytes_written.
-Status WriteShard(std::string_view path, const io::Table& table, OpReport& report);
+// the file size in bytes_written. A path the fused chain's stage holds is parked there for the
+// next op instead (nothing written, nothing recorded): hence the table is taken, not copied.
+Status WriteShard(std::string_view path, io::Table&& table, OpReport& report);
 
 // input_paths[index], or InvalidArgument saying how many inputs the op expects.
 Result<std::string> InputPath(const OpContext& context, size_t index, std::string_view expected);
