@@ -15,6 +15,7 @@
 #include "coordinator/store/reuse_store.h"
 #include "coordinator/store/state_store.h"
 #include "runtime/job/job_phase.h"
+#include "runtime/util/duration.h"
 
 namespace coupler::cli {
 namespace {
@@ -27,27 +28,6 @@ struct GcArgs {
   std::string reuse_catalog;
 };
 
-// "90s", "30m", "12h", "7d" (a bare number: seconds) as milliseconds.
-Result<int64_t> ParseDuration(const std::string& text) {
-  size_t used = 0;
-  long long n = 0;
-  try {
-    n = std::stoll(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  const std::string unit = text.substr(used);
-  int64_t scale = 0;
-  if (unit.empty() || unit == "s") scale = 1000;
-  if (unit == "m") scale = 60'000;
-  if (unit == "h") scale = 3'600'000;
-  if (unit == "d") scale = 86'400'000;
-  if (used == 0 || n < 0 || scale == 0) {
-    return InvalidArgument("--older-than '" + text + "': a duration such as 90s, 30m, 12h or 7d");
-  }
-  return static_cast<int64_t>(n) * scale;
-}
-
 std::string Bytes(uint64_t b) {
   if (b >= (uint64_t{1} << 30)) return fmt::format("{:.1f} GiB", b / double(uint64_t{1} << 30));
   if (b >= (uint64_t{1} << 20)) return fmt::format("{:.1f} MiB", b / double(uint64_t{1} << 20));
@@ -55,7 +35,7 @@ std::string Bytes(uint64_t b) {
 }
 
 int RunGc(const GcArgs& args) {
-  Result<int64_t> older = ParseDuration(args.older_than);
+  Result<int64_t> older = util::ParseDuration(args.older_than, "--older-than");
   if (!older.ok()) {
     std::fprintf(stderr, "coupler gc: %s\n", std::string(older.status().message()).c_str());
     return kExitBadInput;

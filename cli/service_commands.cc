@@ -7,11 +7,27 @@
 #include "cli/signals.h"
 #include "coordinator/coordinator.h"
 #include "runtime/util/byte_size.h"
+#include "runtime/util/duration.h"
 #include "worker/task_memory.h"
 #include "worker/worker.h"
 
 namespace coupler::cli {
 namespace {
+
+// A duration flag ("90s", "30m", "12h", "7d") stored as milliseconds in `*ms`, which outlives
+// the parse (an options struct the command owns).
+void AddDurationOption(CLI::App* c, const std::string& name, int64_t& ms,
+                       const std::string& help) {
+  c->add_option_function<std::string>(
+      name,
+      [&ms, name](const std::string& text) {
+        Result<int64_t> parsed = util::ParseDuration(text, name);
+        if (!parsed.ok()) throw CLI::ValidationError(std::string(parsed.status().message()));
+        ms = *parsed;
+      },
+      help);
+}
+
 
 int RunCoordinator(const coordinator::CoordinatorOptions& opts) {
   if (opts.insecure) {
@@ -81,6 +97,15 @@ void AddServiceCommands(CLI::App& app, CommandBody* run) {
   c->add_option("--keep-finished-ms", copts->keep_finished_ms,
                 "and none that finished longer ago than this (ms; 0: no age limit)")
       ->capture_default_str();
+  AddDurationOption(c, "--gc-older-than", copts->gc_older_than_ms,
+                    "while running, remove the run directories (outputs, logs, checkpoints) of "
+                    "jobs that finished at least this long ago (90s, 30m, 12h, 7d), as `coupler "
+                    "gc` does; the jobs stay listed. Off by default");
+  c->add_option("--gc-keep-jobs", copts->gc_keep_jobs,
+                "with --gc-older-than: never the newest this many finished jobs")
+      ->capture_default_str();
+  AddDurationOption(c, "--gc-every", copts->gc_every_ms,
+                    "with --gc-older-than: how often to look (default 1h; at least 1s)");
   c->add_flag(store::kAcceptStateLossFlag, copts->accept_state_loss,
               "start even though the state lost commits (its WAL deleted, an older backup put "
               "back): continue with what the database holds, forgetting the rest");

@@ -81,6 +81,14 @@ Result<std::unique_ptr<Coordinator>> Coordinator::Create(const CoordinatorOption
   } catch (const zmq::error_t& e) {
     return Internal(std::string("admission queue: ") + e.what());
   }
+  if (options.gc_older_than_ms >= 0) {
+    c->control_.set_run_dir_claims(&c->run_dir_claims_);
+    c->sweeper_ = std::make_unique<RetentionSweeper>(
+        SweepOptions{options.state_dir, c->ReuseCatalogPath(),
+                     {options.gc_older_than_ms, options.gc_keep_jobs},
+                     std::max<int64_t>(options.gc_every_ms, 1000)},
+        c->run_dir_claims_);
+  }
   return c;
 }
 
@@ -156,10 +164,13 @@ void Coordinator::SendResultAcks() {
   }
 }
 
+std::string Coordinator::ReuseCatalogPath() const {
+  return options_.reuse_catalog.empty() ? options_.state_dir + "/" + store::ReuseStore::kFileName
+                                        : options_.reuse_catalog;
+}
+
 Status Coordinator::OpenIntake() {
-  const std::string catalog = options_.reuse_catalog.empty()
-                                  ? options_.state_dir + "/" + store::ReuseStore::kFileName
-                                  : options_.reuse_catalog;
+  const std::string catalog = ReuseCatalogPath();
   // Without its catalogue the coordinator still runs every job; only --reuse finds nothing.
   if (Result<std::unique_ptr<ReuseIndex>> index = ReuseIndex::Open(catalog); index.ok()) {
     reuse_ = std::move(*index);

@@ -20,11 +20,13 @@
 #include "coordinator/http/loop_channel.h"
 #include "coordinator/http/snapshot.h"
 #include "coordinator/job_control.h"
-#include "coordinator/ledger.h"
 #include "coordinator/launch_relay.h"
+#include "coordinator/ledger.h"
 #include "coordinator/pool_metrics.h"
 #include "coordinator/principal.h"
+#include "coordinator/retention_sweeper.h"
 #include "coordinator/reuse_index.h"
+#include "coordinator/run_dir_claims.h"
 #include "coordinator/scheduler.h"
 #include "coordinator/store/state_store.h"
 #include "coordinator/zap_handler.h"
@@ -79,6 +81,12 @@ struct CoordinatorOptions {
   // Start even when the state lost commits (its WAL deleted, an older copy put back), with a
   // warning; otherwise such a state is refused (store::LostCommits).
   bool accept_state_loss = false;
+  // Retention while running (retention_sweeper.h): the run directories of jobs finished at
+  // least this long ago, and not among the newest gc_keep_jobs finished, are removed every
+  // gc_every_ms. Below 0: never (`coupler gc` does it while the coordinator is stopped).
+  int64_t gc_older_than_ms = -1;
+  size_t gc_keep_jobs = 0;
+  int64_t gc_every_ms = 3'600'000;
 };
 
 // The address HTTP listens on by default for a coordinator whose workers connect to
@@ -135,6 +143,7 @@ class Coordinator {
   Status StartSecurity();
   // After StartSecurity (the keys folder is known): the reuse catalogue and the data roots.
   Status OpenIntake();
+  std::string ReuseCatalogPath() const;  // --reuse-catalog, or STATE/reuse.db
   Status Bind();
   // After Bind: the in-process request socket, the token, the server (coordinator_http.cc).
   Status StartHttp();
@@ -219,6 +228,9 @@ class Coordinator {
   // socket's own routing ids all begin with a zero byte).
   zmq::socket_t http_requests_;
   std::unique_ptr<AdmissionQueue> admissions_;  // destroyed first: its thread uses ctx_
+  // Retention (--gc-older-than): the sweeper's thread asks the claims, which outlive it.
+  RunDirClaims run_dir_claims_;
+  std::unique_ptr<RetentionSweeper> sweeper_;
   std::string worker_endpoint_;
   std::string client_endpoint_;
   int64_t last_heartbeat_ms_ = 0;

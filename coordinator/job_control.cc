@@ -1,5 +1,7 @@
 #include "coordinator/job_control.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -415,6 +417,19 @@ void JobControl::OnRetry(const ClientRef& from, const Principal& who, const wire
   if (job != nullptr && ledger_.persisted_phase(req.job_id) != job->phase()) {
     return refuse(Unavailable("job " + req.job_id + "'s end is not on disk yet: try again"));
   }
+  // Held from the retention sweeper until the job's new row is written (or the retry refused).
+  std::string removal;
+  if (run_dir_claims_ != nullptr && !run_dir_claims_->BeginRetry(req.job_id, &removal)) {
+    return refuse(InvalidArgument("job " + req.job_id + " cannot be retried: " + removal +
+                                  "; submit its spec again"));
+  }
+  struct ClaimRelease {
+    RunDirClaims* claims;
+    const std::string& id;
+    ~ClaimRelease() {
+      if (claims != nullptr) claims->EndRetry(id);
+    }
+  } release{run_dir_claims_, req.job_id};
   // Its own row only (with its plan), never every job's.
   Result<std::optional<store::JobRecord>> loaded = ledger_.store().LoadJob(req.job_id);
   if (!loaded.ok()) return refuse(loaded.status().WithContext("cannot retry"));
@@ -434,6 +449,14 @@ void JobControl::OnRetry(const ClientRef& from, const Principal& who, const wire
     if (!rebuilt.ok()) return refuse(rebuilt.status().WithContext("cannot retry"));
     restored = std::move(*rebuilt);
     job = restored.get();
+  }
+  // One stat on the loop: a run directory removed (by a retention before this start, or by
+  // hand) would have every worker refuse the job's tasks.
+  if (struct stat st {}; ::lstat(job::WorkdirMarkerPath(job->graph().workdir, req.job_id).c_str(),
+                                 &st) != 0) {
+    return refuse(InvalidArgument("job " + req.job_id + " cannot be retried: its run directory " +
+                                  job->graph().workdir + " is gone (removed by retention or by "
+                                  "hand); submit its spec again"));
   }
   if (const std::string busy = RunDirHolder(job->graph()); !busy.empty()) {
     return refuse(InvalidArgument("job " + req.job_id + "'s run_dir '" + job->graph().run_dir +

@@ -15,6 +15,7 @@
 #include "coordinator/admission_queue.h"
 #include "coordinator/ledger.h"
 #include "coordinator/principal.h"
+#include "coordinator/run_dir_claims.h"
 #include "coordinator/scheduler.h"
 #include "coordinator/zap_handler.h"
 #include "runtime/status.h"
@@ -52,6 +53,9 @@ class JobControl {
 
   // Admin rights are decided by the allow-lists' admins; null (--insecure): nobody is told apart.
   void set_allow_lists(const AllowLists* lists) { allow_lists_ = lists; }
+  // With retention on (--gc-older-than): a retry first claims the job's run directory from the
+  // sweeper (run_dir_claims.h). Null: no sweeper runs.
+  void set_run_dir_claims(RunDirClaims* claims) { run_dir_claims_ = claims; }
 
   // A job of an earlier start, restored: a retried submission of it finds it.
   void Restored(const store::JobRecord& record);
@@ -102,6 +106,7 @@ class JobControl {
   Ledger& ledger_;
   std::function<wire::CoordinatorStats()> stats_;
   const AllowLists* allow_lists_ = nullptr;
+  RunDirClaims* run_dir_claims_ = nullptr;
   uint64_t next_job_number_ = 0;
   // Retried submissions: the job each submission id made, and the requests waiting on one
   // still being admitted (answered when it is).

@@ -30,14 +30,16 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A node whose every reader is reused has nothing to do in this run: whatever it would write,
-// nobody reads. Its key is the one those readers' runs read it under (a key covers every key
-// upstream), so it counts as reused from the first reader's run even where that run kept its
-// shards in memory (a fused chain's) and so recorded none. Not for a node whose outputs the
-// spec asks for (`keep: true`) or that opts out of reuse. Plan nodes are by stage, so readers
-// are decided before the nodes they read.
+// A node a fused chain keeps in memory (its shards never written, so never recorded for reuse)
+// whose every reader is reused has nothing to do in this run: nobody would read what it makes.
+// Its key is the one those readers' runs read it under (a key covers every key upstream), so it
+// counts as reused from the first reader's run. Only such a node: one whose shards a run writes
+// is expected to have them in this run too, and runs when they cannot be linked. `in_memory`:
+// per plan node, whether the plan's chains, made as if nothing were reused, keep its shards in
+// memory. Plan nodes are by stage, so readers are decided before the nodes they read.
 void SkipNodesOnlyReusedNodesRead(const job::JobGraph& graph, const plan::Plan& plan,
-                                  bool job_reuse, std::map<size_t, std::string>& reused) {
+                                  const std::vector<bool>& in_memory, bool job_reuse,
+                                  std::map<size_t, std::string>& reused) {
   std::vector<size_t> plan_of(graph.nodes.size(), SIZE_MAX);
   for (size_t p = 0; p < plan.nodes.size(); ++p) plan_of[plan.nodes[p].node_index] = p;
   std::vector<std::vector<size_t>> readers(plan.nodes.size());
@@ -51,7 +53,7 @@ void SkipNodesOnlyReusedNodesRead(const job::JobGraph& graph, const plan::Plan& 
   }
   for (size_t p = plan.nodes.size(); p-- > 0;) {
     const job::NodeSpec& node = graph.nodes[plan.nodes[p].node_index];
-    if (reused.count(p) != 0 || readers[p].empty() || node.keep ||
+    if (reused.count(p) != 0 || readers[p].empty() || !in_memory[p] ||
         !node.reuse.value_or(job_reuse)) {
       continue;
     }
@@ -260,7 +262,13 @@ Result<AdmittedJob> AdmitJob(const wire::SubmitJob& submit, const std::string& j
     }
     run.reused[p] = earlier->run_dir;
   }
-  SkipNodesOnlyReusedNodesRead(graph, plan, graph.reuse || submit.reuse, run.reused);
+  if (!run.reused.empty()) {
+    plan::Plan unreused = plan;
+    plan::FuseChains(graph, unreused);
+    std::vector<bool> in_memory;
+    for (const plan::PlanNode& n : unreused.nodes) in_memory.push_back(n.output_in_memory);
+    SkipNodesOnlyReusedNodesRead(graph, plan, in_memory, graph.reuse || submit.reuse, run.reused);
+  }
   // Chains are decided once the reused nodes are known: a node an earlier run provides is done
   // before anything runs, so it starts no chain and joins none.
   std::set<size_t> unfused;

@@ -60,5 +60,44 @@ TEST(GcTest, RemovesASupersededRunKeepsTheReusableOneAndTheJobsStayListed) {
   EXPECT_EQ(listed->state, "succeeded");
 }
 
+// `coupler coordinator --gc-older-than`: the running coordinator removes the run directory of a
+// finished job past the retention by itself (no stop needed), the job stays listed, and a retry
+// of it is refused with the reason instead of sending workers a job they cannot run.
+TEST(GcTest, ARunningCoordinatorRemovesRunsPastItsRetentionAndRefusesTheirRetry) {
+  Cluster::Options options;
+  options.coordinator_args = {"--gc-older-than", "0s", "--gc-every", "1s"};
+  Cluster cluster(options);
+  ASSERT_TRUE(cluster.StartCoordinator()) << cluster.Logs();
+  cluster.StartWorker("w1", 1);
+  ASSERT_TRUE(cluster.WaitWorkersAlive(1)) << cluster.Logs();
+  WriteSyntheticCsv(cluster.dir() / "in.csv", 40, 2);
+  const fs::path spec = cluster.dir() / "fails.yaml";
+  // One fused chain that fails: no node of it succeeded, so the reuse catalogue records
+  // nothing of the run and nothing keeps it.
+  WriteFile(spec, "name: it-gc-live\nworkdir: work\nnodes:\n"
+                  "  - {id: import, op: import_csv, inputs: [in.csv], retries: 0,\n"
+                  "     params: {shards: 1}}\n"
+                  "  - {id: step, op: exec, inputs: [import], retries: 0,\n"
+                  "     params: {command: \"exit 3\"}}\n");
+  std::string why;
+  const std::string job = cluster.Submit(spec, &why);
+  ASSERT_FALSE(job.empty()) << why << cluster.Logs();
+  const auto done = cluster.WaitJobFinished(job, 60s);
+  ASSERT_TRUE(done && done->state == "failed") << cluster.Logs();
+  const fs::path run = cluster.dir() / "work" / "runs" / job;
+  ASSERT_TRUE(WaitUntil([&] { return !fs::exists(run); }, 60s)) << "still there: " << run
+                                                                 << cluster.Logs();
+  const CommandResult retry = cluster.Cli({"retry", job});
+  EXPECT_NE(retry.exit_code, 0) << retry.out;
+  EXPECT_NE(retry.err.find("cannot be retried"), std::string::npos) << retry.err;
+  EXPECT_NE(retry.err.find("removed"), std::string::npos) << retry.err;
+  const auto listed = cluster.Job(job);
+  ASSERT_TRUE(listed) << cluster.Logs();
+  EXPECT_EQ(listed->state, "failed") << "the job stays listed";
+  EXPECT_NE(ReadFile(cluster.logs() / "coordinator-1.err").find("retention: removed job " + job),
+            std::string::npos)
+      << cluster.Logs();
+}
+
 }  // namespace
 }  // namespace coupler::itest
