@@ -43,7 +43,9 @@ Status AdmissionQueue::Push(Ticket ticket, wire::SubmitJob submit) {
       return Unavailable("the coordinator is admitting " + std::to_string(max_pending_) +
                          " jobs already: submit again in a moment");
     }
-    waiting_.push_back({std::make_pair(std::move(ticket), std::move(submit)), {}});
+    Item item;
+    item.submission.emplace(std::move(ticket), std::move(submit));
+    waiting_.push_back(std::move(item));
     ++waiting_submissions_;
   }
   cv_.notify_one();
@@ -54,7 +56,9 @@ void AdmissionQueue::Record(ReuseRecord record) {
   if (intake_.reuse == nullptr) return;
   {
     std::lock_guard lock(mu_);
-    waiting_.push_back({std::nullopt, std::move(record)});
+    Item item;
+    item.record = std::move(record);
+    waiting_.push_back(std::move(item));
   }
   cv_.notify_one();
 }
@@ -66,6 +70,44 @@ void AdmissionQueue::RecordReusable(const ReuseRecord& r) {
     Logger("coordinator")->warn("job {} node {}: not recorded for reuse: {}", r.job_id, r.node,
                                 s.message());
   }
+}
+
+void AdmissionQueue::PushRetry(Ticket ticket, bool rebuild) {
+  {
+    std::lock_guard lock(mu_);
+    Item item;
+    item.retry.emplace(std::move(ticket), rebuild);
+    waiting_.push_back(std::move(item));
+  }
+  cv_.notify_one();
+}
+
+AdmissionQueue::RetryDone AdmissionQueue::LoadRetry(Ticket ticket, bool rebuild) {
+  RetryDone d;
+  d.ticket = std::move(ticket);
+  d.rebuild = rebuild;
+  if (state_ == nullptr) {
+    if (intake_.state_dir.empty()) {
+      d.load = Internal("retries are not loaded by this coordinator's intake");
+      return d;
+    }
+    Result<std::unique_ptr<store::StateStore>> opened =
+        store::StateStore::Open(intake_.state_dir, store::OpenMode::kReadOnly);
+    if (!opened.ok()) {
+      d.load = opened.status().WithContext("cannot read the state");
+      return d;
+    }
+    state_ = std::move(*opened);
+  }
+  d.load = LoadForRetry(*state_, d.ticket.job_id, rebuild);
+  return d;
+}
+
+std::vector<AdmissionQueue::RetryDone> AdmissionQueue::TakeRetries() {
+  std::lock_guard lock(mu_);
+  std::vector<RetryDone> out;
+  out.swap(retries_done_);
+  return out;
 }
 
 std::vector<AdmissionQueue::Done> AdmissionQueue::Take() {
@@ -89,11 +131,24 @@ void AdmissionQueue::Loop() {
     {
       std::unique_lock lock(mu_);
       cv_.wait(lock, [&] { return stopping_ || !waiting_.empty(); });
-      // Stopping: nobody waits for admissions any more, but what succeeded is still recorded.
-      if (stopping_) std::erase_if(waiting_, [](const Item& i) { return i.submission.has_value(); });
+      // Stopping: nobody waits for admissions or retries any more, but what succeeded is
+      // still recorded.
+      if (stopping_) {
+        std::erase_if(waiting_, [](const Item& i) { return i.submission || i.retry; });
+      }
       if (waiting_.empty()) return;
       item = std::move(waiting_.front());
       waiting_.pop_front();
+      if (item.retry) {
+        lock.unlock();
+        RetryDone d = LoadRetry(std::move(item.retry->first), item.retry->second);
+        {
+          std::lock_guard relock(mu_);
+          retries_done_.push_back(std::move(d));
+        }
+        (void)wake.send(zmq::str_buffer("!"), zmq::send_flags::dontwait);
+        continue;
+      }
       if (!item.submission) {
         lock.unlock();
         RecordReusable(item.record);

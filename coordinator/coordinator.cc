@@ -75,7 +75,7 @@ Result<std::unique_ptr<Coordinator>> Coordinator::Create(const CoordinatorOption
     c->admitted_ = zmq::socket_t(c->ctx_, zmq::socket_type::pull);
     c->admitted_.bind(ep);
     c->admissions_ = std::make_unique<AdmissionQueue>(
-        c->ctx_, ep, kMaxPendingAdmissions, IntakeContext{&c->data_roots_, c->reuse_.get()});
+        c->ctx_, ep, kMaxPendingAdmissions, IntakeContext{&c->data_roots_, c->reuse_.get(), options.state_dir});
     AdmissionQueue* intake = c->admissions_.get();
     c->ledger_.set_reuse_recorder([intake](ReuseRecord r) { intake->Record(std::move(r)); });
   } catch (const zmq::error_t& e) {

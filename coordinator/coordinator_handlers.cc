@@ -222,7 +222,9 @@ void Coordinator::OnClientMessage(const std::string& identity, const Principal& 
   } else if (const auto* cancel = std::get_if<wire::CancelJob>(&*msg)) {
     control_.OnCancel(from, who, *cancel, out);
   } else if (const auto* retry = std::get_if<wire::RetryJob>(&*msg)) {
-    control_.OnRetry(from, who, *retry, out);
+    if (std::optional<JobControl::RetryTicket> ticket = control_.OnRetry(from, who, *retry, out)) {
+      admissions_->PushRetry(std::move(ticket->ticket), ticket->rebuild);
+    }
   } else if (const auto* drain = std::get_if<wire::DrainWorker>(&*msg)) {
     OnDrain(from, who, *drain);
   } else if (std::holds_alternative<wire::WorkersRequest>(*msg)) {
@@ -250,6 +252,7 @@ void Coordinator::OnSubmit(const ClientRef& from, const std::string& user,
 void Coordinator::FinishAdmissions() {
   Outbox out;
   for (AdmissionQueue::Done& d : admissions_->Take()) control_.Admitted(d, out);
+  for (AdmissionQueue::RetryDone& d : admissions_->TakeRetries()) control_.RetryLoaded(d, out);
   Deliver(out);
 }
 

@@ -29,6 +29,10 @@ struct EventLogOptions {
 
 // A task's attempt, as every task event names it.
 struct TaskEventRef {
+  TaskEventRef(std::string_view job_id, std::string_view node_id, uint64_t task_id,
+               uint32_t attempt_number, const std::vector<std::string>* fused_nodes = nullptr)
+      : job(job_id), node(node_id), task(task_id), attempt(attempt_number), fused(fused_nodes) {}
+
   std::string_view job;
   std::string_view node;
   uint64_t task = 0;

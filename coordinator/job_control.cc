@@ -384,12 +384,16 @@ std::string JobControl::RunDirHolder(const job::JobGraph& graph) const {
   return "";
 }
 
-void JobControl::OnRetry(const ClientRef& from, const Principal& who, const wire::RetryJob& req,
-                         Outbox& out) {
+std::optional<JobControl::RetryTicket> JobControl::OnRetry(const ClientRef& from,
+                                                          const Principal& who,
+                                                          const wire::RetryJob& req, Outbox& out) {
   const std::string user = who.label();
-  auto refuse = [&](const Status& why) { out.Error(from, why, wire::MessageType::kRetryJob); };
+  auto refuse = [&](const Status& why) -> std::optional<RetryTicket> {
+    out.Error(from, why, wire::MessageType::kRetryJob);
+    return std::nullopt;
+  };
   ledger_.PersistPhases();  // what it says about the job's state is what the store holds
-  JobState* job = scheduler_.FindJob(req.job_id);
+  const JobState* job = scheduler_.FindJob(req.job_id);
   const std::optional<wire::JobStatus> summary =
       job == nullptr ? StoredSummary(req.job_id) : std::nullopt;
   if (job == nullptr && !summary) return refuse(NotFound("no job " + req.job_id));
@@ -417,69 +421,75 @@ void JobControl::OnRetry(const ClientRef& from, const Principal& who, const wire
   if (job != nullptr && ledger_.persisted_phase(req.job_id) != job->phase()) {
     return refuse(Unavailable("job " + req.job_id + "'s end is not on disk yet: try again"));
   }
+  if (retries_in_flight_.count(req.job_id) != 0) {
+    return refuse(Unavailable("a retry of job " + req.job_id + " is under way"));
+  }
   // Held from the retention sweeper until the job's new row is written (or the retry refused).
   std::string removal;
   if (run_dir_claims_ != nullptr && !run_dir_claims_->BeginRetry(req.job_id, &removal)) {
     return refuse(InvalidArgument("job " + req.job_id + " cannot be retried: " + removal +
                                   "; submit its spec again"));
   }
+  retries_in_flight_[req.job_id] = job == nullptr;
+  RetryTicket ticket;
+  ticket.ticket = AdmissionQueue::Ticket{from.identity, user, from.delimiter, req.job_id, 0, ""};
+  // Finished before this start, or its tasks released: replayed from the store as a restart
+  // would, off the loop.
+  ticket.rebuild = job == nullptr || job->compacted();
+  return ticket;
+}
+
+void JobControl::RetryLoaded(AdmissionQueue::RetryDone& done, Outbox& out) {
+  const AdmissionQueue::Ticket& t = done.ticket;
+  const ClientRef from{t.identity, t.delimiter};
+  const std::string& id = t.job_id;
+  auto in_flight = retries_in_flight_.find(id);
+  const bool was_absent = in_flight != retries_in_flight_.end() && in_flight->second;
+  if (in_flight != retries_in_flight_.end()) retries_in_flight_.erase(in_flight);
   struct ClaimRelease {
     RunDirClaims* claims;
     const std::string& id;
     ~ClaimRelease() {
       if (claims != nullptr) claims->EndRetry(id);
     }
-  } release{run_dir_claims_, req.job_id};
-  // Its own row only (with its plan), never every job's.
-  Result<std::optional<store::JobRecord>> loaded = ledger_.store().LoadJob(req.job_id);
-  if (!loaded.ok()) return refuse(loaded.status().WithContext("cannot retry"));
-  if (!loaded->has_value()) return refuse(Internal("job " + req.job_id + " is not in the store"));
-  const store::JobRecord* rec = &**loaded;
-  std::unique_ptr<JobState> restored;
+  } release{run_dir_claims_, id};
+  auto refuse = [&](const Status& why) { out.Error(from, why, wire::MessageType::kRetryJob); };
+  if (!done.load.ok()) return refuse(done.load.status().WithContext("cannot retry"));
+  const store::JobRecord& rec = done.load->record;
+  std::unique_ptr<JobState> restored = std::move(done.load->rebuilt);
+  JobState* job = restored != nullptr ? restored.get() : scheduler_.FindJob(id);
   if (job == nullptr || job->compacted()) {
-    // Finished before this coordinator started, or its tasks released: replayed from the
-    // store as a restart would.
-    auto commits = ledger_.store().LoadCommits(rec->id);
-    auto attempts = ledger_.store().LoadAttempts(rec->id);
-    auto sent = ledger_.store().LoadSent(rec->id);
-    if (!commits.ok() || !attempts.ok() || !sent.ok()) {
-      return refuse(Internal("cannot read job " + rec->id + "'s tasks from the store"));
-    }
-    Result<std::unique_ptr<JobState>> rebuilt = RestoreJob(*rec, *commits, *attempts, *sent);
-    if (!rebuilt.ok()) return refuse(rebuilt.status().WithContext("cannot retry"));
-    restored = std::move(*rebuilt);
-    job = restored.get();
+    return refuse(Unavailable("job " + id + " left memory while its retry was read: try again"));
   }
   // One stat on the loop: a run directory removed (by a retention before this start, or by
   // hand) would have every worker refuse the job's tasks.
-  if (struct stat st {}; ::lstat(job::WorkdirMarkerPath(job->graph().workdir, req.job_id).c_str(),
-                                 &st) != 0) {
-    return refuse(InvalidArgument("job " + req.job_id + " cannot be retried: its run directory " +
+  if (struct stat st {}; ::lstat(job::WorkdirMarkerPath(job->graph().workdir, id).c_str(), &st) != 0) {
+    return refuse(InvalidArgument("job " + id + " cannot be retried: its run directory " +
                                   job->graph().workdir + " is gone (removed by retention or by "
                                   "hand); submit its spec again"));
   }
   if (const std::string busy = RunDirHolder(job->graph()); !busy.empty()) {
-    return refuse(InvalidArgument("job " + req.job_id + "'s run_dir '" + job->graph().run_dir +
-                                  "' (" + job->graph().workdir + ") is in use by running job " +
-                                  busy + ": retry it once that one has finished"));
+    return refuse(InvalidArgument("job " + id + "'s run_dir '" + job->graph().run_dir + "' (" +
+                                  job->graph().workdir + ") is in use by running job " + busy +
+                                  ": retry it once that one has finished"));
   }
   job->Retry();
-  store::JobRecord updated = *rec;
-  updated.extra = ExtraAfterRetry(rec->extra, *job);
+  store::JobRecord updated = rec;
+  updated.extra = ExtraAfterRetry(rec.extra, *job);
   updated.state = std::string(JobPhaseName(job->phase()));
   updated.error.clear();
   updated.finished_ms = 0;
-  const std::string earlier = restored != nullptr && summary ? summary->state : std::string();
+  const std::string earlier = restored != nullptr && was_absent ? rec.state : std::string();
   if (Status s = ledger_.JobRetried(updated, *job, earlier); !s.ok()) {
     return refuse(s.WithContext("cannot retry: the state cannot be written"));
   }
   const uint64_t left = job->table().size() - job->done();
   const uint64_t total = job->table().size();
   if (restored != nullptr) scheduler_.AddJob(std::move(restored));
-  Logger("coordinator")->info("job {} retried{}: {} of {} tasks to run again", req.job_id,
-                              user.empty() ? "" : " by " + user, left, total);
+  Logger("coordinator")->info("job {} retried{}: {} of {} tasks to run again", id,
+                              t.user.empty() ? "" : " by " + t.user, left, total);
   out.Reply(from, Ack(wire::MessageType::kRetryJob,
-                      fmt::format("retrying {}: {} of {} tasks to run", req.job_id, left, total)));
+                      fmt::format("retrying {}: {} of {} tasks to run", id, left, total)));
 }
 
 }  // namespace coupler::coordinator

@@ -85,7 +85,16 @@ class JobControl {
 
   // ---- control
   void OnCancel(const ClientRef& from, const Principal& who, const wire::CancelJob& req, Outbox& out);
-  void OnRetry(const ClientRef& from, const Principal& who, const wire::RetryJob& req, Outbox& out);
+  // A retry is checked here (who, which state), then its job's rows are read on the intake
+  // thread: the ticket to hand it (AdmissionQueue::PushRetry), or nullopt when refused (the
+  // refusal is in `out`). RetryLoaded finishes it with what was read.
+  struct RetryTicket {
+    AdmissionQueue::Ticket ticket;
+    bool rebuild = false;  // the job is not in memory: rebuild it from its rows
+  };
+  std::optional<RetryTicket> OnRetry(const ClientRef& from, const Principal& who,
+                                     const wire::RetryJob& req, Outbox& out);
+  void RetryLoaded(AdmissionQueue::RetryDone& done, Outbox& out);
   // May `who` act on a job submitted by `owner` (a principal's label; empty: admins only)?
   bool MayControl(const Principal& who, const std::string& owner) const;
 
@@ -107,6 +116,9 @@ class JobControl {
   std::function<wire::CoordinatorStats()> stats_;
   const AllowLists* allow_lists_ = nullptr;
   RunDirClaims* run_dir_claims_ = nullptr;
+  // Retries whose rows are being read, one per job: whether the job was absent from memory
+  // (finished before this start: counted among the state's jobs until it runs again).
+  std::map<std::string, bool> retries_in_flight_;
   uint64_t next_job_number_ = 0;
   // Retried submissions: the job each submission id made, and the requests waiting on one
   // still being admitted (answered when it is).

@@ -478,4 +478,20 @@ std::string ExtraAfterRetry(const std::string& extra, const JobState& job) {
   return out;
 }
 
+Result<RetryLoad> LoadForRetry(store::StateStore& store, const std::string& job_id, bool rebuild) {
+  RetryLoad out;
+  COUPLER_ASSIGN_OR_RETURN(std::optional<store::JobRecord> record, store.LoadJob(job_id));
+  if (!record) return Internal("job " + job_id + " is not in the store");
+  out.record = std::move(*record);
+  if (!rebuild) return out;
+  auto commits = store.LoadCommits(job_id);
+  auto attempts = store.LoadAttempts(job_id);
+  auto sent = store.LoadSent(job_id);
+  if (!commits.ok() || !attempts.ok() || !sent.ok()) {
+    return Internal("cannot read job " + job_id + "'s tasks from the store");
+  }
+  COUPLER_ASSIGN_OR_RETURN(out.rebuilt, RestoreJob(out.record, *commits, *attempts, *sent));
+  return out;
+}
+
 }  // namespace coupler::coordinator

@@ -12,8 +12,9 @@
 #include "coordinator/data_roots.h"
 #include "coordinator/job_state.h"
 #include "coordinator/reuse_index.h"
-#include "runtime/status.h"
 #include "coordinator/store/records.h"
+#include "coordinator/store/state_store.h"
+#include "runtime/status.h"
 #include "runtime/wire/client_messages.h"
 
 namespace coupler::coordinator {
@@ -29,6 +30,9 @@ struct AdmittedJob {
 struct IntakeContext {
   const DataRoots* roots = nullptr;
   ReuseIndex* reuse = nullptr;
+  // Where the intake thread reads a retried job's rows (its own read-only connection); empty:
+  // retries cannot be loaded there.
+  std::string state_dir;
 };
 
 // InvalidArgument carries the spec's diagnostics, one per line, ready for the user.
@@ -51,6 +55,16 @@ Result<std::unique_ptr<JobState>> RestoreJob(
     const store::JobRecord& record, const std::vector<store::TaskCommit>& commits,
     const std::vector<store::AttemptRecord>& attempts,
     const std::vector<store::SentAttempt>& sent = {});
+
+// What a `coupler retry` needs from the store: the job's own row (with its plan), and, for a job
+// not in memory any more (finished before this start, or its tasks released), the job rebuilt
+// from its rows as a restart would. Reads only that job's rows; run off the event loop (the
+// intake thread), since a big job's commits are many.
+struct RetryLoad {
+  store::JobRecord record;
+  std::unique_ptr<JobState> rebuilt;  // null when not asked for
+};
+Result<RetryLoad> LoadForRetry(store::StateStore& store, const std::string& job_id, bool rebuild);
 
 // The attempts of a stored job that were sent and had neither committed nor ended (failed,
 // lost) when the coordinator stopped: still running somewhere, or lost with their worker. One

@@ -171,7 +171,7 @@ void Ledger::GangSent(const std::string& leader, const wire::TaskSpec& spec) {
   if (const JobState* job = scheduler_.FindJob(spec.job_id); job != nullptr && spec.attempt == 0) {
     ObserveQueueWait(*job, spec.task_id, WallClockMs(), metrics_.gang_wait);
   }
-  events_.GangPlaced({spec.job_id, spec.node_id, spec.task_id, spec.attempt}, leader,
+  events_.GangPlaced({spec.job_id, spec.node_id, spec.task_id, spec.attempt, nullptr}, leader,
                      spec.gang_hosts);
   const WorkerEntry* lead = scheduler_.registry().Find(leader);
   // The leader comes first in the reservation: its ranks are the first count.
@@ -266,7 +266,7 @@ void Ledger::Failure(const TaskEventRef& ref, const std::string& worker_id,
     return;
   }
   metrics_.CountRetry(cause);
-  events_.TaskRetried({ref.job, ref.node, ref.task, job->attempts(ref.task)}, RetryReasonName(cause),
+  events_.TaskRetried({ref.job, ref.node, ref.task, job->attempts(ref.task), ref.fused}, RetryReasonName(cause),
                       reason);
 }
 
@@ -360,7 +360,7 @@ std::map<std::string, uint64_t> Ledger::CountJobs() const {
 
 TaskEventRef Ledger::EventRef(const std::string& job_id, uint64_t task, uint32_t attempt) const {
   const JobState* job = scheduler_.FindJob(job_id);
-  if (job == nullptr || task >= job->table().size()) return {job_id, "", task, attempt};
+  if (job == nullptr || task >= job->table().size()) return {job_id, "", task, attempt, nullptr};
   const TaskRef ref = job->table().Describe(task);
   const std::vector<std::string>& fused = job->fused_after_ids(ref.plan_node);
   return {job_id, job->plan().nodes[ref.plan_node].id, task, attempt,

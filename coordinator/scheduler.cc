@@ -95,7 +95,7 @@ std::vector<LostAttempt> Scheduler::LoseTasks(const std::string& worker_id, Held
     lost.push_back({job.id(), key.second, job.attempts(key.second) - 1u, worker_id});
     // A lost worker may have been the task's fault or the host's: retried, after its back-off,
     // and on another worker when there is one.
-    job.Fail(key.second, {why, worker_id, true, RetryAt(job.attempts(key.second))});
+    job.Fail(key.second, {why, worker_id, true, RetryAt(job.attempts(key.second)), {}});
   };
   for (const TaskKey& key : gangs) {
     EndGang(key);

@@ -24,7 +24,7 @@ struct Event {
   uint64_t task = 0, attempt = 0;
   std::string line;
   uint64_t epoch = 0;
-  std::vector<std::string> fused;  // a fused chain's task: the nodes it runs after `node`
+  std::vector<std::string> fused = {};  // a fused chain's task: the nodes it runs after `node`
 
   // Is this the attempt of a task that runs `id`: its own node's, or a chain's it is fused in?
   bool Runs(const std::string& id) const {

@@ -67,7 +67,7 @@ TEST(JobCompactionTest, AFailedJobWhoseTasksAreStillOutWaitsForThem) {
   const std::vector<wire::TaskSpec> sent = s.Assign("w1");
   ASSERT_EQ(sent.size(), 2u);
   JobState& job = *s.FindJob("j-1");
-  job.Fail(sent[0].task_id, {"boom", "w1", /*retryable=*/false, 0});
+  job.Fail(sent[0].task_id, {"boom", "w1", /*retryable=*/false, 0, {}});
   ASSERT_TRUE(job.finished());
   s.ReleaseFinished("j-1");
   EXPECT_FALSE(job.compacted()) << "compacted while w1 held its tasks";

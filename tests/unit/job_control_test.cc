@@ -175,12 +175,24 @@ TEST_F(JobControlTest, RetryRefusesAQueuedJobAndAnUnknownOne) {
               HasSubstr("only a failed or cancelled job can be retried"));
   EXPECT_EQ(std::get<wire::Error>(Decoded(out.clients[1].payload)).code,
             static_cast<uint16_t>(StatusCode::kNotFound));
-  // Cancelled, it may be: its tasks are queued again.
+  // Cancelled, it may be: its row is read off the loop (the intake thread), then its tasks
+  // are queued again. A second retry meanwhile is turned away.
   out = {};
   control_.OnCancel({"c1"}, Principal::Insecure(), wire::CancelJob{id}, out);
-  control_.OnRetry({"c1"}, Principal::Insecure(), wire::RetryJob{id}, out);
-  ASSERT_EQ(out.clients.size(), 2u);
-  EXPECT_THAT(std::get<wire::Ack>(Decoded(out.clients[1].payload)).message,
+  std::optional<JobControl::RetryTicket> ticket =
+      control_.OnRetry({"c1"}, Principal::Insecure(), wire::RetryJob{id}, out);
+  ASSERT_TRUE(ticket);
+  EXPECT_FALSE(ticket->rebuild) << "the job is in memory";
+  EXPECT_EQ(ticket->ticket.job_id, id);
+  EXPECT_FALSE(control_.OnRetry({"c2"}, Principal::Insecure(), wire::RetryJob{id}, out));
+  AdmissionQueue::RetryDone done{ticket->ticket, ticket->rebuild,
+                                 LoadForRetry(ledger_.store(), id, ticket->rebuild)};
+  control_.RetryLoaded(done, out);
+  ASSERT_EQ(out.clients.size(), 3u);
+  EXPECT_THAT(std::get<wire::Error>(Decoded(out.clients[1].payload)).message,
+              HasSubstr("is under way"));
+  EXPECT_EQ(out.clients[2].to.identity, "c1");
+  EXPECT_THAT(std::get<wire::Ack>(Decoded(out.clients[2].payload)).message,
               HasSubstr("3 of 3 tasks to run"));
   // What is on disk is what it is now: unfinished, so a restart runs it again.
   const JobState* job = scheduler_.FindJob(id);

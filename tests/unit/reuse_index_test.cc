@@ -76,7 +76,7 @@ TEST(ReuseIndexTest, TheIntakeThreadRecordsANodeBeforeTheNextSubmissionIsAdmitte
   zmq::context_t ctx(1);
   zmq::socket_t wake(ctx, zmq::socket_type::pull);
   wake.bind("inproc://reuse-order");
-  AdmissionQueue intake(ctx, "inproc://reuse-order", 4, IntakeContext{nullptr, f.index.get()});
+  AdmissionQueue intake(ctx, "inproc://reuse-order", 4, IntakeContext{nullptr, f.index.get(), ""});
   intake.Record({f.root.string(), "k1", (f.root / "runs/j-1").string(), "j-1", "n"});
   wire::SubmitJob submit;
   submit.spec_text = R"({"name": "j", "nodes": [{"id": "a", "op": "noop"}]})";
