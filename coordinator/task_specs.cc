@@ -52,6 +52,12 @@ std::string TaskSpecs::InputShard(const job::InputRef& in, int64_t shard) const 
 }
 
 wire::TaskSpec TaskSpecs::Make(const TaskRef& ref) const {
+  wire::TaskSpec spec = MakeOne(ref);
+  if (ref.kind == TaskKind::kMap) AddFusedSteps(ref, spec);
+  return spec;
+}
+
+wire::TaskSpec TaskSpecs::MakeOne(const TaskRef& ref) const {
   const plan::PlanNode& pn = plan_.nodes[ref.plan_node];
   const job::NodeSpec& node = graph_.nodes[pn.node_index];
   wire::TaskSpec spec;
@@ -89,7 +95,6 @@ wire::TaskSpec TaskSpecs::Make(const TaskRef& ref) const {
   }
   spec.gpu_memory_bytes = node.resources.gpu_memory;
   spec.gpus = static_cast<uint32_t>(node.resources.gpus);
-  if (ref.kind == TaskKind::kMap) AddFusedSteps(ref, spec);
   return spec;
 }
 
@@ -100,13 +105,13 @@ void TaskSpecs::AddFusedSteps(const TaskRef& ref, wire::TaskSpec& spec) const {
     const std::string& handed_on = steps == 0 ? spec.output_path : spec.fused.back().output_path;
     if (plan_.nodes[p].output_in_memory) spec.in_memory_outputs.push_back(handed_on);
     p = fused_next_[p];
-    const wire::TaskSpec step = Make(TaskRef{static_cast<uint32_t>(p), ref.kind, ref.shard});
+    wire::TaskSpec step = MakeOne(TaskRef{static_cast<uint32_t>(p), ref.kind, ref.shard});
     wire::FusedStep& s = spec.fused.emplace_back();
-    s.node_id = step.node_id;
-    s.op = step.op;
-    s.params = step.params;
-    s.input_paths = step.input_paths;
-    s.output_path = step.output_path;
+    s.node_id = std::move(step.node_id);
+    s.op = std::move(step.op);
+    s.params = std::move(step.params);
+    s.input_paths = std::move(step.input_paths);
+    s.output_path = std::move(step.output_path);
     s.timeout_ms = step.timeout_ms;
   }
 }

@@ -38,6 +38,8 @@ class TaskSpecs {
   // A node run as one task over whole datasets (a gang): reads and writes directories.
   bool WholeNode(size_t plan_node) const;
   std::string InputShard(const job::InputRef& in, int64_t shard) const;
+  // One task's own spec, without the fused steps Make adds.
+  wire::TaskSpec MakeOne(const TaskRef& ref) const;
   void AddFusedSteps(const TaskRef& ref, wire::TaskSpec& spec) const;
 
   const job::JobGraph& graph_;
