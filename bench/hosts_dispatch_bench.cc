@@ -46,8 +46,8 @@ std::optional<coupler::wire::JobStatus> WaitDone(Client& c, const std::string& i
   const auto give_up = Clock::now() + std::chrono::seconds(600);
   while (Clock::now() < give_up) {
     auto r = c.Status(id, std::chrono::milliseconds(5000));
-    if (r.ok() && !r->jobs.empty() && r->jobs[0].state != "queued" &&
-        r->jobs[0].state != "running") {
+    if (r.ok() && !r->jobs.empty() && r->jobs[0].state != coupler::job::JobPhase::kQueued &&
+        r->jobs[0].state != coupler::job::JobPhase::kRunning) {
       return r->jobs[0];
     }
   }
@@ -67,7 +67,7 @@ Measure Run(Client& c, const fs::path& dir, long tasks, int round_trips) {
     auto w = c.Workers();
     size_t alive = 0;
     if (w.ok()) {
-      for (const auto& s : *w) alive += s.state == "alive" ? 1 : 0;
+      for (const auto& s : *w) alive += s.state == coupler::pool::WorkerState::kAlive ? 1 : 0;
     }
     if (alive == 2) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -78,7 +78,7 @@ Measure Run(Client& c, const fs::path& dir, long tasks, int round_trips) {
     return out;
   }
   auto st = WaitDone(c, *id);
-  if (!st || st->state != "succeeded") {
+  if (!st || st->state != coupler::job::JobPhase::kSucceeded) {
     std::fprintf(stderr, "the throughput job did not succeed\n");
     return out;
   }

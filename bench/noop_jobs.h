@@ -24,7 +24,7 @@ inline std::string WriteNoopSpec(const std::filesystem::path& dir, const std::st
 inline wire::JobStatus WaitDone(client::Client& c, const std::string& id) {
   for (;;) {
     auto r = c.Status(id, std::chrono::milliseconds(5000));
-    if (r.ok() && !r->jobs.empty() && r->jobs[0].state != "queued" && r->jobs[0].state != "running") {
+    if (r.ok() && !r->jobs.empty() && r->jobs[0].state != coupler::job::JobPhase::kQueued && r->jobs[0].state != coupler::job::JobPhase::kRunning) {
       return r->jobs[0];
     }
   }

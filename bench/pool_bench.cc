@@ -44,7 +44,7 @@ std::optional<Sample> Read(coupler::client::Client& c, const std::string& id,
   auto r = c.Status(id, wait);
   if (!r.ok() || r->jobs.empty()) return std::nullopt;
   const auto& j = r->jobs[0];
-  return Sample{j.tasks_done, r->coordinator.uptime_ms, j.state != "queued" && j.state != "running",
+  return Sample{j.tasks_done, r->coordinator.uptime_ms, j.state != coupler::job::JobPhase::kQueued && j.state != coupler::job::JobPhase::kRunning,
                 j};
 }
 
@@ -88,7 +88,7 @@ int Run(const fs::path& dir, long tasks, long sleep_ms, std::chrono::seconds win
     size_t n = 0;
     bool running = running_id.empty();
     for (const auto& s : *w) {
-      n += s.state == "alive" ? 1 : 0;
+      n += s.state == coupler::pool::WorkerState::kAlive ? 1 : 0;
       if (s.id == running_id && s.running > 0) running = true;
     }
     return n >= want && running;
@@ -139,7 +139,7 @@ int Run(const fs::path& dir, long tasks, long sleep_ms, std::chrono::seconds win
   std::printf("| same job, after a 3rd worker joined (%lld s window) | %.1f |\n",
               static_cast<long long>(window.count()), *three);
   std::printf("| 3 workers / 2 workers | %.2f |\n", *three / *two);
-  std::printf("| job state after draining the 3rd worker | %s |\n", j.state.c_str());
+  std::printf("| job state after draining the 3rd worker | %s |\n", std::string(coupler::job::JobPhaseName(j.state)).c_str());
   std::printf("| tasks / done / attempts | %llu / %llu / %llu |\n",
               static_cast<unsigned long long>(j.tasks_total),
               static_cast<unsigned long long>(j.tasks_done),
@@ -147,7 +147,7 @@ int Run(const fs::path& dir, long tasks, long sleep_ms, std::chrono::seconds win
   std::printf("| drained worker left by itself | %s |\n", p3_left ? "yes" : "no");
   std::printf("\ntasks lost: %llu, re-run: %llu\n", static_cast<unsigned long long>(lost),
               static_cast<unsigned long long>(rerun));
-  return j.state == "succeeded" && lost == 0 && rerun == 0 && p3_left ? 0 : 1;
+  return j.state == coupler::job::JobPhase::kSucceeded && lost == 0 && rerun == 0 && p3_left ? 0 : 1;
 }
 
 }  // namespace

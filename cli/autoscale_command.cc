@@ -212,7 +212,7 @@ class Autoscaler {
       client_ = std::move(*c);
     }
     // One job is enough: the reply carries the coordinator's counters whatever the history.
-    Result<wire::StatusReply> status = client_->Jobs("", 1);
+    Result<wire::StatusReply> status = client_->Jobs(std::nullopt, 1);
     if (!status.ok()) return Unreachable(status.status());
     Result<std::vector<wire::WorkerStatus>> workers = client_->Workers();
     if (!workers.ok()) return Unreachable(workers.status());

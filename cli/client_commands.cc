@@ -84,7 +84,8 @@ int RetryJob(const ClientArgs& a) {
 }
 
 int ShowStatus(const ClientArgs& a) {
-  if (!a.state.empty() && !job::ParseJobPhase(a.state)) {
+  const std::optional<job::JobPhase> state = job::ParseJobPhase(a.state);
+  if (!a.state.empty() && !state) {
     std::fprintf(stderr, "coupler: --state %s: not a job state (queued, running, succeeded, "
                  "failed, cancelled)\n", a.state.c_str());
     return kExitBadInput;
@@ -103,7 +104,7 @@ int ShowStatus(const ClientArgs& a) {
   }
   // One more than shown: whether --limit cut the list.
   const uint32_t ask = a.limit == 0 ? 0 : a.limit + 1;
-  Result<wire::StatusReply> reply = (*client)->Jobs(a.state, ask);
+  Result<wire::StatusReply> reply = (*client)->Jobs(state, ask);
   if (!reply.ok()) return Fail(a, reply.status());
   const bool more = a.limit > 0 && reply->jobs.size() > a.limit;
   if (more) reply->jobs.resize(a.limit);

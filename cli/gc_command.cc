@@ -47,7 +47,7 @@ int RunGc(const GcArgs& args) {
     std::fprintf(stderr, "coupler gc: %s\n", std::string(state.status().message()).c_str());
     return kExitFailure;
   }
-  Result<std::vector<store::JobRecord>> jobs = (*state)->ListJobs("", 0);
+  Result<std::vector<store::JobRecord>> jobs = (*state)->ListJobs({}, 0);
   if (!jobs.ok()) {
     std::fprintf(stderr, "coupler gc: %s\n", std::string(jobs.status().message()).c_str());
     return kExitFailure;

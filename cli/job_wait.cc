@@ -41,9 +41,7 @@ WaitOutcome WaitForJob(client::Client& client, const std::string& job_id) {
     const wire::JobStatus& job = reply->jobs.front();
     const auto now = std::chrono::steady_clock::now();
     const double elapsed = std::chrono::duration<double>(now - start).count();
-    // A state this build does not know ends the wait, as a failure: it may never change.
-    const std::optional<job::JobPhase> phase = job::ParseJobPhase(job.state);
-    const bool finished = !phase || job::IsFinished(*phase);
+    const bool finished = job::IsFinished(job.state);
     if (tty) {
       std::fprintf(stderr, "\r%s\033[K", ProgressLine(job, elapsed).c_str());
     } else if (finished || now - last_line >= std::chrono::seconds(2)) {
@@ -53,11 +51,11 @@ WaitOutcome WaitForJob(client::Client& client, const std::string& job_id) {
     if (finished) {
       if (tty) std::fputc('\n', stderr);
       out.final_status = job;
-      const bool succeeded = phase == job::JobPhase::kSucceeded;
+      const bool succeeded = job.state == job::JobPhase::kSucceeded;
       out.exit_code = succeeded ? 0 : 1;
       if (!succeeded) {
-        std::fprintf(stderr, "coupler: job %s %s: %s\n", job.id.c_str(), job.state.c_str(),
-                     job.error.c_str());
+        std::fprintf(stderr, "coupler: job %s %s: %s\n", job.id.c_str(),
+                     std::string(job::JobPhaseName(job.state)).c_str(), job.error.c_str());
       }
       return out;
     }

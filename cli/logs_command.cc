@@ -54,10 +54,9 @@ Result<wire::JobStatus> JobOf(client::Client& client, const std::string& job) {
 
 // Whether what the user asked about has ended: the node's tasks, or the whole job.
 bool Ended(const wire::JobStatus& job, const std::string& node) {
-  const std::optional<job::JobPhase> phase = job::ParseJobPhase(job.state);
-  if (!phase || job::IsFinished(*phase)) return true;  // a state this build does not know
+  if (job::IsFinished(job.state)) return true;
   for (const wire::NodeStatus& n : job.nodes) {
-    if (n.id == node) return n.state == "done" || n.state == "failed" || n.state == "cancelled";
+    if (n.id == node) return job::IsFinished(n.state);
   }
   return false;
 }
@@ -160,7 +159,7 @@ int ShowLogs(const LogsArgs& a) {
   if (a.follow) return Follow(**client, *job, nodes, a);
   if (files->empty()) {
     std::fprintf(stderr, "coupler: no logs yet for %s (job %s)\n", What(a).c_str(),
-                 job->state.c_str());
+                 std::string(job::JobPhaseName(job->state)).c_str());
     return kExitOk;
   }
   return PrintOnce(*files, a);

@@ -38,7 +38,7 @@ constexpr std::chrono::seconds kPoolTimeout{5};
 
 size_t AliveCount(const std::vector<wire::WorkerStatus>& workers) {
   return static_cast<size_t>(std::count_if(workers.begin(), workers.end(), [](const auto& w) {
-    return w.state == "alive";
+    return w.state == pool::WorkerState::kAlive;
   }));
 }
 

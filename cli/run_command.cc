@@ -79,7 +79,7 @@ void WaitForWorkers(client::Client& client, std::vector<ChildProcess>& workers) 
     Result<std::vector<wire::WorkerStatus>> joined = client.Workers();
     if (!joined.ok()) return;
     size_t alive = 0;
-    for (const auto& w : *joined) alive += w.state == "alive" ? 1 : 0;
+    for (const auto& w : *joined) alive += w.state == pool::WorkerState::kAlive ? 1 : 0;
     if (alive >= workers.size()) return;
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }

@@ -79,7 +79,7 @@ std::string GpuUsageLines(const wire::WorkerStatus& s) {
 std::string JobStatusText(const wire::JobStatus& j, int64_t now_ms) {
   std::string out = fmt::format("job {} ({}): {}  {}/{} tasks done, {} running, {} prefetched, "
                                 "{} queued, {} failed, {} attempts\n",
-                                j.id, j.name, j.state, Thousands(j.tasks_done),
+                                j.id, j.name, job::JobPhaseName(j.state), Thousands(j.tasks_done),
                                 Thousands(j.tasks_total), Thousands(j.tasks_running),
                                 Thousands(j.tasks_prefetched), Thousands(j.tasks_queued),
                                 Thousands(j.tasks_failed), Thousands(j.attempts));
@@ -118,7 +118,7 @@ std::string JobStatusText(const wire::JobStatus& j, int64_t now_ms) {
     if (n.tasks_running > 0 || n.tasks_prefetched > 0) {
       load = fmt::format("  {} running, {} prefetched", n.tasks_running, n.tasks_prefetched);
     }
-    out += fmt::format("  {:<{}}  {:<9}  {:>8}/{:<8}  {} attempts{}{}\n", n.id, w, n.state,
+    out += fmt::format("  {:<{}}  {:<9}  {:>8}/{:<8}  {} attempts{}{}\n", n.id, w, job::NodePhaseName(n.state),
                        n.tasks_done, n.tasks_total, n.attempts, load, note);
   }
   return out;
@@ -132,7 +132,7 @@ std::string JobListText(const std::vector<wire::JobStatus>& jobs, int64_t now_ms
     done.push_back(Thousands(j.tasks_done) + "/" + Thousands(j.tasks_total));
     id_w = std::max(id_w, j.id.size());
     name_w = std::max(name_w, j.name.size());
-    state_w = std::max(state_w, j.state.size());
+    state_w = std::max(state_w, job::JobPhaseName(j.state).size());
     done_w = std::max(done_w, done.back().size());
   }
   const auto line = [&](const std::string& id, const std::string& name, const std::string& state,
@@ -146,7 +146,7 @@ std::string JobListText(const std::vector<wire::JobStatus>& jobs, int64_t now_ms
   std::string out = line("ID", "NAME", "STATE", "DONE", "RUNNING", "PREFETCHED", "QUEUED", "DURATION");
   for (size_t i = 0; i < jobs.size(); ++i) {
     const auto& j = jobs[i];
-    out += line(j.id, j.name, j.state, done[i], Thousands(j.tasks_running),
+    out += line(j.id, j.name, std::string(job::JobPhaseName(j.state)), done[i], Thousands(j.tasks_running),
                 Thousands(j.tasks_prefetched), Thousands(j.tasks_queued), JobDuration(j, now_ms));
   }
   if (more) out += "more jobs not shown: use --limit N (0: all) or --state STATE\n";
@@ -160,7 +160,7 @@ std::string JobSummaryText(const wire::JobStatus& j, double wall_s) {
   }
   std::string out = fmt::format("job {} ({}) {}: {}/{} tasks, {} attempts, {:.2f} s wall, "
                                 "{:.0f} tasks/s\n",
-                                j.id, j.name, j.state, j.tasks_done, j.tasks_total, j.attempts,
+                                j.id, j.name, job::JobPhaseName(j.state), j.tasks_done, j.tasks_total, j.attempts,
                                 wall_s, wall_s > 0 ? double(j.tasks_done) / wall_s : 0.0);
   out += fmt::format("devices: {}\n", devices.empty() ? "none" : devices);
   if (j.gpu_fallbacks > 0) {
@@ -169,7 +169,7 @@ std::string JobSummaryText(const wire::JobStatus& j, double wall_s) {
   for (const auto& n : j.nodes) {
     const std::string group = n.ranks > 0 ? fmt::format(" (group of {} ranks)", n.ranks) : "";
     const std::string reused = n.reused ? "  reused from " + n.reused_from : "";
-    out += fmt::format("  {:<20} {:<9} {}/{} tasks{}, {} attempts{}{}{}\n", n.id, n.state,
+    out += fmt::format("  {:<20} {:<9} {}/{} tasks{}, {} attempts{}{}{}\n", n.id, job::NodePhaseName(n.state),
                        n.tasks_done, n.tasks_total, group, n.attempts, reused,
                        n.error.empty() ? "" : "  ", n.error);
   }
@@ -192,7 +192,7 @@ std::string WorkersText(const std::vector<wire::WorkerStatus>& workers) {
   for (const auto& s : workers) {
     const std::string labels = coordinator::DescribeLabels(s.labels);
     out += fmt::format("{:<{}}  {:<{}}  {:<{}}  {:<8}  {:>5}  {:>7}  {:>10}  {:<24}  {}\n", s.id,
-                       id_w, s.address, addr_w, s.host, host_w, s.state, s.slots, s.running,
+                       id_w, s.address, addr_w, s.host, host_w, pool::WorkerStateName(s.state), s.slots, s.running,
                        s.prefetched, DescribeGpus(s.gpus), labels.empty() ? "-" : labels);
     out += GpuUsageLines(s);
   }
@@ -229,7 +229,7 @@ std::string ProgressLine(const wire::JobStatus& j, double elapsed_s) {
     eta = fmt::format("{:.1f} s", double(j.tasks_total - j.tasks_done) / rate);
   }
   return fmt::format("{}  {}/{} tasks  {:.1f}%  {:.0f} tasks/s  ETA {}  [{}]", j.id,
-                     Thousands(j.tasks_done), Thousands(j.tasks_total), pct, rate, eta, j.state);
+                     Thousands(j.tasks_done), Thousands(j.tasks_total), pct, rate, eta, job::JobPhaseName(j.state));
 }
 
 }  // namespace coupler::cli

@@ -118,9 +118,9 @@ Result<wire::StatusReply> Client::Status(const std::string& job_id,
   return AskStatus(req, wait);
 }
 
-Result<wire::StatusReply> Client::Jobs(const std::string& state, uint32_t limit) {
+Result<wire::StatusReply> Client::Jobs(std::optional<job::JobPhase> state, uint32_t limit) {
   wire::StatusRequest req;
-  req.state = state;
+  if (state) req.states.push_back(*state);
   req.limit = limit;
   return AskStatus(req, std::chrono::milliseconds(0));
 }

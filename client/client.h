@@ -44,7 +44,7 @@ class Client {
                                    std::chrono::milliseconds wait = std::chrono::milliseconds(0));
   // Jobs newest first, only those in `state` (empty: any), at most `limit` (0: all); the
   // coordinator filters, so a long history does not travel.
-  Result<wire::StatusReply> Jobs(const std::string& state, uint32_t limit);
+  Result<wire::StatusReply> Jobs(std::optional<job::JobPhase> state, uint32_t limit);
   Result<std::string> Cancel(const std::string& job_id);
   // Runs a failed or cancelled job's failed tasks and what depends on them again, in place.
   Result<std::string> Retry(const std::string& job_id);

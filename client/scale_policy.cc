@@ -7,7 +7,7 @@ namespace coupler::client {
 namespace {
 
 // A worker that has left the pool for good, as the coordinator reports it.
-bool Gone(const wire::WorkerStatus& w) { return w.state == "drained" || w.state == "lost"; }
+bool Gone(const wire::WorkerStatus& w) { return w.state == pool::WorkerState::kDrained || w.state == pool::WorkerState::kLost; }
 
 std::string Seconds(int64_t ms) {
   char buf[32];
@@ -57,7 +57,7 @@ ScaleDecision ScalePolicy::Decide(const PoolObservation& obs) {
     const auto w = by_id.find(it->first);
     if (w == by_id.end() || Gone(*w->second)) {
       it = asked_to_drain_.erase(it);
-    } else if (w->second->state != "draining" && now - it->second >= config_.launch_timeout_ms) {
+    } else if (w->second->state != pool::WorkerState::kDraining && now - it->second >= config_.launch_timeout_ms) {
       // The --down command ran and the worker never began to drain: count it again, and wait
       // before trying another drain, as after one that failed.
       d.drains_forgotten.push_back(it->first);
@@ -78,14 +78,14 @@ ScaleDecision ScalePolicy::Decide(const PoolObservation& obs) {
   std::vector<const wire::WorkerStatus*> idle;
   for (const wire::WorkerStatus& w : obs.workers) {
     if (Gone(w)) continue;
-    if (w.state == "draining" || asked_to_drain_.count(w.id) > 0) {
+    if (w.state == pool::WorkerState::kDraining || asked_to_drain_.count(w.id) > 0) {
       ++d.leaving;
       continue;
     }
     // alive or silent (late heartbeats, maybe dead, maybe not): both may still run tasks, so
     // both count against --max. Only a worker heard from lately is drained.
     ++active;
-    if (w.state == "alive" && w.running == 0 && w.prefetched == 0) idle.push_back(&w);
+    if (w.state == pool::WorkerState::kAlive && w.running == 0 && w.prefetched == 0) idle.push_back(&w);
   }
   d.pending = Pending();
   d.pool = active + d.pending;

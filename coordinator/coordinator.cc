@@ -17,6 +17,7 @@
 #include "runtime/net/key_discovery.h"
 #include "runtime/net/zmq_socket.h"
 #include "runtime/wire/codec.h"
+#include "runtime/wire/envelope.h"
 
 namespace coupler::coordinator {
 namespace {
@@ -50,6 +51,7 @@ Coordinator::Coordinator(CoordinatorOptions options, std::unique_ptr<store::Stat
               {options_.state_dir + "/" + kEventLogFile, options_.event_log_bytes, kEventLogKeep},
               scheduler_, options_.state_dir),
       control_(scheduler_, ledger_, [this] { return CollectStats(); }),
+      pool_(scheduler_, ledger_, launches_, options_.dead_after_ms),
       ctx_(2) {  // I/O threads: the workers' socket, the clients' (Bind)
   scheduler_.SetRetryPolicy(kDefaultRetryPolicy, [this] { return NowMs(); });
 }
@@ -119,49 +121,13 @@ Status Coordinator::Resume() {
     log->info("resuming job {} ({}): {} of {} tasks already done", rec.id, rec.name,
               (*job)->done(), (*job)->table().size());
     scheduler_.AddJob(std::move(*job));
-    if (const size_t waiting = AwaitInFlight(rec.id, commits, attempts, sent); waiting > 0) {
+    if (const size_t waiting = pool_.AwaitInFlight(rec.id, commits, attempts, sent, NowMs());
+        waiting > 0) {
       log->info("job {}: {} attempt(s) were in flight; waiting up to {} ms for their workers to "
-                "report them", rec.id, waiting, AdoptionWaitMs());
+                "report them", rec.id, waiting, pool_.AdoptionWaitMs());
     }
   }
   return Status::Ok();
-}
-
-int64_t Coordinator::AdoptionWaitMs() const {
-  return std::max<int64_t>(2 * options_.dead_after_ms, 10'000);
-}
-
-size_t Coordinator::AwaitInFlight(const std::string& job_id,
-                                  const std::vector<store::TaskCommit>& commits,
-                                  const std::vector<store::AttemptRecord>& attempts,
-                                  const std::vector<store::SentAttempt>& sent) {
-  const std::vector<store::SentAttempt> in_flight = InFlightAttempts(commits, attempts, sent);
-  if (in_flight.empty()) return 0;
-  const std::vector<std::pair<uint64_t, uint32_t>> abandoned =
-      scheduler_.AwaitAdoption(job_id, in_flight, NowMs() + AdoptionWaitMs());
-  for (const auto& [task, attempt] : abandoned) {
-    ledger_.Abandoned(job_id, task, attempt,
-                      "sent before the coordinator restarted and cannot be taken back (a gang's "
-                      "ranks, or not its task's latest attempt): the task runs again");
-  }
-  return in_flight.size() - abandoned.size();
-}
-
-void Coordinator::AbandonUnadopted(int64_t now_ms) {
-  const std::vector<LostAttempt> abandoned = scheduler_.AbandonUnadopted(now_ms);
-  if (abandoned.empty()) return;
-  const std::string reason = fmt::format(
-      "sent before the coordinator restarted, and no worker reported holding it within {} ms: "
-      "the task runs again", AdoptionWaitMs());
-  for (const LostAttempt& a : abandoned) ledger_.Abandoned(a.job_id, a.task_id, a.attempt, reason);
-  Logger("coordinator")->warn("{} attempt(s) in flight before the restart were not reported by "
-                              "any worker: their tasks run again", abandoned.size());
-}
-
-void Coordinator::SendResultAcks() {
-  for (auto& [worker_id, attempts] : ledger_.TakeDurableAcks()) {
-    SendToWorker(worker_id, wire::Encode(wire::ResultAck{std::move(attempts)}));
-  }
 }
 
 std::string Coordinator::ReuseCatalogPath() const {
@@ -273,7 +239,10 @@ Status Coordinator::Run(const std::atomic<bool>& stop) {
         stop_deadline_ms = now + options_.stop_drain_ms;
         log->info("stopping: draining the pool first (up to {} ms)", options_.stop_drain_ms);
       }
-      if (DrainPoolForStop()) {
+      Outbox drain;
+      const bool drained = pool_.DrainForStop(drain);
+      Deliver(drain);
+      if (drained) {
         log->info("stopping: the pool is drained");
         break;
       }
@@ -327,9 +296,9 @@ Status Coordinator::Run(const std::atomic<bool>& stop) {
       }
     }
     if (broken) break;
-    if (ledger_.store().fenced()) {
+    if (ledger_.store().fenced() || !fenced_by_worker_.ok()) {
       // Another coordinator owns the state now: this one must not dispatch, answer or commit.
-      failed = ledger_.store().fence();
+      failed = ledger_.store().fenced() ? ledger_.store().fence() : fenced_by_worker_;
       log->error("stopping: {}", failed.message());
       break;
     }
@@ -351,26 +320,14 @@ Status Coordinator::Run(const std::atomic<bool>& stop) {
 
 void Coordinator::Tick() {
   const int64_t now = NowMs();
+  Outbox out;
   if (now - last_reap_ms_ >= kReapEveryMs) {
     last_reap_ms_ = now;
-    ReapSilentWorkers(now);
-    AbandonUnadopted(now);
-    SweepLaunches();
-    // Queued work moves: what waits unstarted behind busy slots goes to idle ones.
-    for (auto& [worker, attempts] : scheduler_.PlanReclaims()) {
-      SendToWorker(worker, wire::Encode(wire::Reclaim{std::move(attempts)}));
-    }
+    pool_.Reap(now, out);
   }
   if (now - last_heartbeat_ms_ >= options_.heartbeat_ms) {
     last_heartbeat_ms_ = now;
-    wire::Heartbeat beat;
-    beat.sender_id = "coordinator";
-    beat.sequence = ++heartbeat_seq_;
-    beat.timestamp_ms = static_cast<uint64_t>(WallClockMs());
-    const std::string bytes = wire::Encode(beat);
-    for (const auto& [id, w] : scheduler_.registry().workers()) {
-      if (!w.gone()) SendToWorker(id, bytes);
-    }
+    pool_.Heartbeat(WallClockMs(), out);
   }
   ledger_.Tick(now, options_.flush_every_ms);
   const int64_t finished_before =
@@ -380,119 +337,38 @@ void Coordinator::Tick() {
     ledger_.JobsEvicted(evicted);
     control_.JobsEvicted(evicted);
   }
-  SendResultAcks();
-}
-
-void Coordinator::ReapSilentWorkers(int64_t now_ms) {
-  // The scheduler returns only the attempts the reaped workers held: note who may go first.
-  std::vector<std::string> silent;
-  for (const auto& [id, w] : scheduler_.registry().workers()) {
-    if (scheduler_.registry().Silent(w, now_ms)) silent.push_back(id);
-  }
-  const std::vector<LostAttempt> lost = scheduler_.ReapSilentWorkers(now_ms);
-  for (const std::string& id : silent) {
-    const WorkerEntry* w = scheduler_.registry().Find(id);
-    if (w != nullptr && (w->state == WorkerState::kAlive || w->state == WorkerState::kDraining)) {
-      continue;  // not given up on yet
-    }
-    ledger_.WorkerGone(id, static_cast<uint64_t>(std::count_if(
-                               lost.begin(), lost.end(),
-                               [&](const LostAttempt& l) { return l.worker_id == id; })));
-  }
-  ledger_.Lost(lost);
-}
-
-LaunchRelay::GangLookup Coordinator::GangLookup() {
-  return [this](const std::string& job_id, uint64_t task_id) -> std::optional<LaunchRelay::LiveGang> {
-    std::optional<Scheduler::GangView> gang = scheduler_.FindRunningGang(job_id, task_id);
-    if (!gang) return std::nullopt;
-    LaunchRelay::LiveGang live;
-    live.attempt = gang->attempt;
-    live.leader = gang->workers.front().first;
-    for (const auto& [id, ranks] : gang->workers) {
-      const WorkerEntry* w = scheduler_.registry().Find(id);
-      live.members.push_back({id, w != nullptr ? w->info.address : ""});
-    }
-    return live;
-  };
-}
-
-void Coordinator::SweepLaunches() {
-  // Runs after every result message: with no gang running, skip building the lookup.
-  if (launches_.idle()) return;
-  LaunchRelay::Ended ended = launches_.Sweep(GangLookup());
-  for (const auto& [worker, stop] : ended.stops) SendToWorker(worker, wire::Encode(stop));
-  for (const auto& [route, out] : ended.agents) SendToRoute(route, wire::Encode(out));
+  pool_.AcknowledgeDurable(out);
+  Deliver(out);
 }
 
 void Coordinator::Dispatch() {
-  // Work finished now could not be made durable: hand out none until the store writes again.
-  if (!ledger_.writable()) return;
-  // Gangs first: slots they hold must not go to loose tasks in the same round.
-  for (auto& [leader, spec] : scheduler_.PlaceGangs(NowMs())) {
-    std::string hosts;
-    for (const std::string& h : spec.gang_hosts) hosts += (hosts.empty() ? "" : ",") + h;
-    Logger("coordinator")->info("job {} node {}: gang of {} ranks on {}, led by {}", spec.job_id,
-                                spec.node_id, spec.ranks, hosts, leader);
-    spec.gang_token = launches_.IssueToken(spec.job_id, spec.task_id, spec.attempt);
-    ledger_.GangSent(leader, spec);
-    wire::TaskAssignment a;
-    a.tasks.push_back(std::move(spec));
-    SendToWorker(leader, wire::Encode(a));
-  }
-  scheduler_.ReleaseDueRetries();  // back-offs that ended: their tasks may go out now
-  if (!scheduler_.HasDispatchableWork()) return;
-  for (auto& [id, tasks] : scheduler_.AssignBalanced()) {
-    ledger_.Sent(id, tasks);
-    wire::TaskAssignment a;
-    a.tasks = std::move(tasks);
-    SendToWorker(id, wire::Encode(a));
-  }
+  Outbox out;
+  pool_.Dispatch(NowMs(), out);
+  Deliver(out);
 }
 
-bool Coordinator::DrainPoolForStop() {
-  bool left = true;
-  std::vector<std::string> to_tell;
-  for (const auto& [id, w] : scheduler_.registry().workers()) {
-    if (w.gone()) continue;
-    left = false;
-    if (w.state == WorkerState::kAlive) to_tell.push_back(id);
-  }
-  for (const std::string& id : to_tell) {
-    scheduler_.registry().SetDraining(id);
-    ledger_.WorkerDraining(id, "stop");
-    SendToWorker(id, wire::Encode(wire::DrainWorker{id}));
-  }
-  return left;
-}
-
-void Coordinator::NoteDrainingBeat(const std::string& worker_id) {
-  ledger_.WorkerDraining(worker_id, "worker");
-  const WorkerEntry* w = scheduler_.registry().Find(worker_id);
-  // Everything sent to it is reported (results travel before the beat on its one connection):
-  // it holds nothing, so it is leaving.
-  if (w == nullptr || !w->inflight.empty() || w->gang_ranks > 0 || w->held > 0) return;
-  ledger_.WorkerDrained(worker_id);
-}
-
-void Coordinator::SendToWorker(const std::string& worker_id, const std::string& payload) {
+void Coordinator::SendToWorker(const std::string& worker_id, std::string payload) {
   const WorkerEntry* w = scheduler_.registry().Find(worker_id);
   if (w == nullptr || w->route.empty()) return;
+  wire::StampEpoch(payload, ledger_.epoch());
   if (Status s = net::SendRouted(workers_, w->route, payload); !s.ok()) {
     Logger("coordinator")->warn("send to worker {}: {}", worker_id, s.message());
   }
 }
 
-void Coordinator::SendToRoute(const std::string& route, const std::string& payload) {
+void Coordinator::SendToRoute(const std::string& route, std::string payload) {
+  wire::StampEpoch(payload, ledger_.epoch());
   if (Status s = net::SendRouted(workers_, route, payload); !s.ok()) {
     Logger("coordinator")->warn("send to an unregistered worker connection: {}", s.message());
   }
 }
 
 void Coordinator::Deliver(Outbox& out) {
-  for (const Outbox::ToWorker& m : out.workers) SendToWorker(m.worker_id, m.payload);
-  for (const Outbox::ToClient& m : out.clients) ReplyToClient(m.to, m.payload);
+  for (Outbox::WorkerMessage& m : out.workers) SendToWorker(m.worker_id, std::move(m.payload));
+  for (Outbox::RouteMessage& m : out.routes) SendToRoute(m.route, std::move(m.payload));
+  for (const Outbox::ClientMessage& m : out.clients) ReplyToClient(m.to, m.payload);
   out.workers.clear();
+  out.routes.clear();
   out.clients.clear();
 }
 

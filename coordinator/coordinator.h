@@ -22,6 +22,7 @@
 #include "coordinator/job_control.h"
 #include "coordinator/launch_relay.h"
 #include "coordinator/ledger.h"
+#include "coordinator/pool_control.h"
 #include "coordinator/pool_metrics.h"
 #include "coordinator/principal.h"
 #include "coordinator/retention_sweeper.h"
@@ -126,20 +127,6 @@ class Coordinator {
  private:
   Coordinator(CoordinatorOptions options, std::unique_ptr<store::StateStore> store);
   Status Resume();
-  // The attempts of a resumed job that were sent and had not ended when the coordinator
-  // stopped wait for their workers to report them (adopted at registration); those that cannot
-  // wait (gangs) are abandoned now, with an attempt_abandoned event each. Returns how many wait.
-  size_t AwaitInFlight(const std::string& job_id, const std::vector<store::TaskCommit>& commits,
-                       const std::vector<store::AttemptRecord>& attempts,
-                       const std::vector<store::SentAttempt>& sent);
-  // How long a restarted coordinator waits for its workers to report the attempts they hold:
-  // long enough for a worker to reconnect (ZeroMQ's back-off reaches 5 s) and register.
-  int64_t AdoptionWaitMs() const;
-  // The awaited attempts no worker reported in time: abandoned, their tasks run again.
-  void AbandonUnadopted(int64_t now_ms);
-  // Tells each worker which of its results are on disk now (ResultAck), once nothing is left
-  // buffered: until then it keeps them, to send again to a restarted coordinator.
-  void SendResultAcks();
   Status StartSecurity();
   // After StartSecurity (the keys folder is known): the reuse catalogue and the data roots.
   Status OpenIntake();
@@ -154,8 +141,6 @@ class Coordinator {
   // `route`: the connection's routing id; `user`: the name of its authenticated key.
   void OnWorkerMessage(const std::string& route, const std::string& user,
                        const std::string& payload);
-  void OnRegister(const std::string& route, const std::string& user,
-                  const wire::RegisterWorker& reg);
   // `who`: the key (or the HTTP API) the request acts as.
   void OnClientMessage(const std::string& identity, const Principal& who,
                        const std::string& payload, bool delimiter);
@@ -170,36 +155,26 @@ class Coordinator {
                       const std::string& key);
   // Answers a client whose key left its allow-list after its connection opened.
   void RefuseRevoked(const std::string& identity, const std::string& payload, bool delimiter);
-  void OnResults(const std::string& worker_id, const wire::TaskResult& result);
   // Hands a submission to JobControl, and its ticket (if any) to the admission thread.
   void OnSubmit(const ClientRef& from, const std::string& user, const wire::SubmitJob& submit);
   // Stores and schedules the jobs the admission thread has admitted, answers their clients.
   void FinishAdmissions();
   void OnDrain(const ClientRef& from, const Principal& who, const wire::DrainWorker& req);
 
-  // The gang launch relay (launch_relay.h).
-  void OnLaunchRequest(const std::string& route, const std::string& user,
-                       const wire::LaunchRequest& req);
-  void OnLaunchOutput(const std::string& worker_id, const wire::LaunchOutput& out);
-  // Stops the daemons of gang attempts that ended; run every reap and after results.
-  void SweepLaunches();
-  LaunchRelay::GangLookup GangLookup();
-
+  // Deals ready work (PoolControl::Dispatch) and sends it.
   void Dispatch();
+  // The periodic upkeep: the pool's reaping and heartbeats, the ledger's flushes, eviction of
+  // finished jobs, acknowledgements of what is on disk.
   void Tick();
-  // Gives up on silent workers: their lost attempts, and an event for each worker.
-  void ReapSilentWorkers(int64_t now_ms);
-  // The stop's drain: tells every worker still serving to drain (once); true when none is
-  // left holding work or connected (all drained or lost).
-  bool DrainPoolForStop();
-  // Its heartbeat says it drains: once it holds nothing, it has drained and is leaving.
-  void NoteDrainingBeat(const std::string& worker_id);
 
   // Routing what the parts answer.
   void Deliver(Outbox& out);
-  void SendToWorker(const std::string& worker_id, const std::string& payload);
+  // Both stamp this coordinator's epoch into the message's header (wire::StampEpoch): every
+  // message on the worker socket carries it, so a worker that registered with a newer
+  // coordinator refuses it.
+  void SendToWorker(const std::string& worker_id, std::string payload);
   // To one connection on the worker socket (a peer not registered, or refused).
-  void SendToRoute(const std::string& route, const std::string& payload);
+  void SendToRoute(const std::string& route, std::string payload);
   void ReplyToClient(const ClientRef& to, const std::string& payload);
   int64_t NowMs() const;  // monotonic, for timeouts
   wire::CoordinatorStats CollectStats();
@@ -213,6 +188,7 @@ class Coordinator {
   Ledger ledger_;         // after the scheduler it reads
   JobControl control_;    // after both
   LaunchRelay launches_;
+  PoolControl pool_;      // after the scheduler, the ledger and the relay it uses
   zmq::context_t ctx_;
   // Bound before the sockets and destroyed after them (members go in reverse order).
   std::optional<net::ServerKeys> server_keys_;
@@ -235,13 +211,12 @@ class Coordinator {
   std::string client_endpoint_;
   int64_t last_heartbeat_ms_ = 0;
   int64_t last_reap_ms_ = 0;
-  uint64_t heartbeat_seq_ = 0;
   uint64_t received_ = 0;
   uint64_t dropped_ = 0;
-  uint64_t registrations_refused_ = 0;
   uint64_t replies_dropped_ = 0;
-  // Routing id of each worker connection -> the worker id it registered.
-  std::unordered_map<std::string, std::string> route_to_worker_;
+  // Set when a worker speaks for a newer epoch than ours: another coordinator took the state
+  // over, and this one stops at once (as when the store refuses its write: the store's fence).
+  Status fenced_by_worker_;
 
   // Declared last, so destroyed first: its threads read the board and call into the channel.
   http::SnapshotBoard board_;

@@ -51,7 +51,7 @@ Status Coordinator::StartHttp() {
 void Coordinator::PublishSnapshot() {
   auto s = std::make_shared<http::Snapshot>();
   s->taken_ms = WallClockMs();
-  s->jobs = control_.CollectJobs("", "", kSnapshotJobs);
+  s->jobs = control_.CollectJobs("", {}, kSnapshotJobs);
   s->job_counts = ledger_.CountJobs();
   s->workers = scheduler_.Workers(NowMs());
   s->stats = CollectStats();

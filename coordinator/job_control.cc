@@ -25,10 +25,6 @@ std::string Ack(wire::MessageType about, std::string text) {
 
 }  // namespace
 
-void Outbox::Error(const ClientRef& to, const Status& status, wire::MessageType about) {
-  Reply(to, wire::Encode(wire::ErrorFromStatus(status, about)));
-}
-
 JobControl::JobControl(Scheduler& scheduler, Ledger& ledger,
                        std::function<wire::CoordinatorStats()> stats)
     : scheduler_(scheduler), ledger_(ledger), stats_(std::move(stats)) {}
@@ -180,13 +176,6 @@ void JobControl::Admitted(AdmissionQueue::Done& d, Outbox& out) {
 
 void JobControl::OnStatus(const ClientRef& from, const wire::StatusRequest& req, int64_t now_ms,
                           Outbox& out) {
-  if (!req.state.empty() && !job::ParseJobPhase(req.state)) {
-    out.Error(from,
-              InvalidArgument("no job state '" + req.state +
-                              "' (queued, running, succeeded, failed, cancelled)"),
-              wire::MessageType::kStatusRequest);
-    return;
-  }
   const JobState* job = req.job_id.empty() ? nullptr : scheduler_.FindJob(req.job_id);
   if (req.wait_ms > 0 && job != nullptr && !job->finished()) {
     waiters_.push_back({from, req.job_id, now_ms + std::min<uint32_t>(req.wait_ms, kMaxWaitMs)});
@@ -201,7 +190,7 @@ void JobControl::SendStatus(const ClientRef& to, const wire::StatusRequest& req,
   ledger_.PersistPhases();
   ledger_.Flush(now_ms);
   wire::StatusReply reply;
-  reply.jobs = CollectJobs(req.job_id, req.state, req.limit);
+  reply.jobs = CollectJobs(req.job_id, req.states, req.limit);
   if (!req.job_id.empty() && reply.jobs.empty()) {
     out.Error(to, NotFound("no job " + req.job_id), wire::MessageType::kStatusRequest);
     return;
@@ -232,7 +221,7 @@ wire::JobStatus JobControl::Live(const JobState& job) const {
   wire::JobStatus st = scheduler_.Status(job);
   const std::optional<JobPhase> persisted = ledger_.persisted_phase(job.id());
   if (job.finished() && persisted && *persisted != job.phase()) {
-    st.state = std::string(JobPhaseName(*persisted));
+    st.state = *persisted;
     st.finished_ms = 0;
   }
   if (auto sid = submission_of_job_.find(job.id()); sid != submission_of_job_.end()) {
@@ -242,7 +231,11 @@ wire::JobStatus JobControl::Live(const JobState& job) const {
 }
 
 std::vector<wire::JobStatus> JobControl::CollectJobs(const std::string& job_id,
-                                                     const std::string& state, uint32_t limit) {
+                                                     const std::vector<JobPhase>& states,
+                                                     uint32_t limit) {
+  const auto wanted = [&](JobPhase phase) {
+    return states.empty() || std::find(states.begin(), states.end(), phase) != states.end();
+  };
   std::vector<wire::JobStatus> jobs;
   if (!job_id.empty()) {
     if (const JobState* job = scheduler_.FindJob(job_id)) {
@@ -260,7 +253,7 @@ std::vector<wire::JobStatus> JobControl::CollectJobs(const std::string& job_id,
   std::vector<const JobState*> mine;
   for (const auto& job : scheduler_.jobs()) {
     if (!job) continue;  // evicted: the store lists it
-    if (!state.empty() && std::string_view(JobPhaseName(job->phase())) != state) continue;
+    if (!wanted(job->phase())) continue;
     mine.push_back(job.get());
   }
   std::sort(mine.begin(), mine.end(), [&](const JobState* a, const JobState* b) {
@@ -271,7 +264,10 @@ std::vector<wire::JobStatus> JobControl::CollectJobs(const std::string& job_id,
   // that this coordinator runs (they are in both).
   std::vector<store::JobRecord> stored;
   const uint32_t ask = limit == 0 ? 0 : limit + static_cast<uint32_t>(scheduler_.jobs().size());
-  if (Result<std::vector<store::JobRecord>> rows = ledger_.store().ListJobs(state, ask); rows.ok()) {
+  std::vector<std::string> state_names;
+  for (JobPhase phase : states) state_names.emplace_back(JobPhaseName(phase));
+  if (Result<std::vector<store::JobRecord>> rows = ledger_.store().ListJobs(state_names, ask);
+      rows.ok()) {
     stored = std::move(*rows);
   } else {
     Logger("coordinator")->warn("cannot list the state's jobs: {}", rows.status().message());
@@ -291,7 +287,7 @@ std::vector<wire::JobStatus> JobControl::CollectJobs(const std::string& job_id,
   }
   // A job whose in-memory state lags its filter (finished, not yet on disk) shows its
   // persisted state: keep the filter honest.
-  if (!state.empty()) std::erase_if(jobs, [&](const wire::JobStatus& st) { return st.state != state; });
+  std::erase_if(jobs, [&](const wire::JobStatus& st) { return !wanted(st.state); });
   return jobs;
 }
 
@@ -316,11 +312,13 @@ std::optional<wire::JobStatus> JobControl::StoredSummary(const std::string& job_
     if (c.task_id < job->table().size()) job->RestoreDone(c.task_id, c.attempt + 1);
   }
   summary.nodes = scheduler_.Status(*job).nodes;
-  const std::optional<JobPhase> phase = job::ParseJobPhase(summary.state);
-  const bool ended = phase && job::IsFinished(*phase);
+  const bool ended = job::IsFinished(summary.state);
   for (wire::NodeStatus& n : summary.nodes) {
     // What did not finish ended with the job (failed or cancelled); its reason is the job's.
-    if (ended && n.state != "done") n.state = summary.state == "failed" ? "failed" : "cancelled";
+    if (ended && n.state != job::NodePhase::kDone) {
+      n.state = summary.state == JobPhase::kFailed ? job::NodePhase::kFailed
+                                                   : job::NodePhase::kCancelled;
+    }
     n.tasks_running = 0;
     n.tasks_prefetched = 0;
   }
@@ -370,7 +368,7 @@ void JobControl::OnCancel(const ClientRef& from, const Principal& who, const wir
   }
   const bool was_finished = job->finished();
   const std::string cancel = wire::Encode(req);
-  for (const auto& worker : scheduler_.Cancel(req.job_id)) out.workers.push_back({worker, cancel});
+  for (const auto& worker : scheduler_.Cancel(req.job_id)) out.ToWorker(worker, cancel);
   if (!was_finished) ledger_.JobCancelled(req.job_id, user);
   ledger_.PersistPhases();
   out.Reply(from, Ack(wire::MessageType::kCancelJob, was_finished ? "job already finished" : "cancelled"));
@@ -405,15 +403,13 @@ std::optional<JobControl::RetryTicket> JobControl::OnRetry(const ClientRef& from
                                    "': only its submitter or an admin key (authorized/admins/) "
                                    "may retry it"));
   }
-  const std::string state = job != nullptr ? std::string(JobPhaseName(job->phase()))
-                                           : summary->state;
-  const std::optional<JobPhase> phase = job::ParseJobPhase(state);
-  if (!phase || !job::IsFinished(*phase)) {
-    return refuse(InvalidArgument("job " + req.job_id + " is " + state +
+  const JobPhase phase = job != nullptr ? job->phase() : summary->state;
+  if (!job::IsFinished(phase)) {
+    return refuse(InvalidArgument("job " + req.job_id + " is " + std::string(JobPhaseName(phase)) +
                                   ": only a failed or cancelled job can be retried (cancel it "
                                   "first, or wait for it)"));
   }
-  if (*phase == JobPhase::kSucceeded) {
+  if (phase == JobPhase::kSucceeded) {
     return refuse(InvalidArgument("job " + req.job_id +
                                   " succeeded: nothing to retry (submit the spec again; --reuse "
                                   "skips the nodes that did not change)"));

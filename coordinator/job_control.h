@@ -14,6 +14,7 @@
 
 #include "coordinator/admission_queue.h"
 #include "coordinator/ledger.h"
+#include "coordinator/outbox.h"
 #include "coordinator/principal.h"
 #include "coordinator/run_dir_claims.h"
 #include "coordinator/scheduler.h"
@@ -22,29 +23,6 @@
 #include "runtime/wire/messages.h"
 
 namespace coupler::coordinator {
-
-// A client's request, as the loop names where its answer goes.
-struct ClientRef {
-  std::string identity;  // its route ("h..." for the HTTP API's)
-  bool delimiter = false;
-};
-
-// What a request's handling sends: answers to clients, messages to workers. In order.
-struct Outbox {
-  struct ToClient {
-    ClientRef to;
-    std::string payload;
-  };
-  struct ToWorker {
-    std::string worker_id;
-    std::string payload;
-  };
-  std::vector<ToClient> clients;
-  std::vector<ToWorker> workers;
-
-  void Reply(const ClientRef& to, std::string payload) { clients.push_back({to, std::move(payload)}); }
-  void Error(const ClientRef& to, const Status& status, wire::MessageType about);
-};
 
 class JobControl {
  public:
@@ -77,10 +55,11 @@ class JobControl {
   void OnStatus(const ClientRef& from, const wire::StatusRequest& req, int64_t now_ms, Outbox& out);
   // Answers long polls whose job finished or whose wait ended (all of them when `all_due`).
   void AnswerWaiters(bool all_due, int64_t now_ms, Outbox& out);
-  // The job with `job_id`, or (job_id empty) the newest `limit` jobs (0: all) in `state`
-  // (empty: any), as status shows them, newest first. Only the jobs listed are rendered;
-  // finished ones of earlier starts come from the store.
-  std::vector<wire::JobStatus> CollectJobs(const std::string& job_id, const std::string& state = "",
+  // The job with `job_id`, or (job_id empty) the newest `limit` jobs (0: all) in one of
+  // `states` (none: any), as status shows them, newest first. Only the jobs listed are
+  // rendered; finished ones of earlier starts come from the store.
+  std::vector<wire::JobStatus> CollectJobs(const std::string& job_id,
+                                           const std::vector<JobPhase>& states = {},
                                            uint32_t limit = 0);
 
   // ---- control

@@ -450,12 +450,18 @@ wire::JobStatus SummaryOf(const store::JobRecord& rec) {
   wire::JobStatus s;
   s.id = rec.id;
   s.name = rec.name;
-  s.state = rec.state;
+  if (const std::optional<job::JobPhase> phase = job::ParseJobPhase(rec.state)) {
+    s.state = *phase;
+  } else {
+    // Only JobPhaseName writes the column; a row saying otherwise was edited by hand.
+    s.state = job::JobPhase::kFailed;
+    s.error = "the state store says '" + rec.state + "', which is no job state";
+  }
   s.tasks_total = rec.counts.tasks_total;
   s.tasks_done = rec.counts.tasks_done;
   s.tasks_failed = rec.counts.tasks_failed;
   s.attempts = rec.counts.attempts;
-  s.error = rec.error;
+  if (!rec.error.empty()) s.error = rec.error;
   s.submitted_ms = rec.submitted_ms;
   s.finished_ms = rec.finished_ms;
   s.submitted_by = rec.submitted_by;

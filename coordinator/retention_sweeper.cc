@@ -61,7 +61,7 @@ Result<SweepReport> RetentionSweeper::SweepOnce() {
   // Connections of its own: the loop's store and the intake thread's catalogue stay theirs.
   COUPLER_ASSIGN_OR_RETURN(std::unique_ptr<store::StateStore> state,
                            store::StateStore::Open(options_.state_dir, store::OpenMode::kReadOnly));
-  COUPLER_ASSIGN_OR_RETURN(std::vector<store::JobRecord> jobs, state->ListJobs("", 0));
+  COUPLER_ASSIGN_OR_RETURN(std::vector<store::JobRecord> jobs, state->ListJobs({}, 0));
   // Without the catalogue no run can be shown not to be reusable: nothing is removed.
   COUPLER_ASSIGN_OR_RETURN(std::unique_ptr<store::ReuseStore> reuse,
                            store::ReuseStore::Open(options_.reuse_catalog));

@@ -66,8 +66,20 @@ void Scheduler::EndGang(const TaskKey& key) {
   running_gangs_.erase(it);
 }
 
+std::optional<TaskKey> Scheduler::LiveAttempt(const wire::TaskAttempt& a) const {
+  auto index = job_index_.find(a.job_id);
+  if (index == job_index_.end() || !jobs_[index->second]) return std::nullopt;
+  const JobState& job = *jobs_[index->second];
+  if (job.finished() || a.task_id >= job.table().size() ||
+      job.task_state(a.task_id) != TaskState::kRunning || job.attempts(a.task_id) != a.attempt + 1u) {
+    return std::nullopt;
+  }
+  return TaskKey{index->second, a.task_id};
+}
+
 std::vector<LostAttempt> Scheduler::LoseTasks(const std::string& worker_id, HeldTasks held,
-                                              uint32_t slots, const std::string& why) {
+                                              uint32_t slots, const std::string& why,
+                                              const std::set<TaskKey>& keep_gangs) {
   gangs_.DropWorker(worker_id);
   // A gang's attempt lives in its leader's mpirun: it is lost with the leader. A worker that
   // only lent slots takes them with it; if its host's ranks died too, mpirun ends the group and
@@ -75,7 +87,7 @@ std::vector<LostAttempt> Scheduler::LoseTasks(const std::string& worker_id, Held
   std::vector<TaskKey> gangs;
   for (auto& [key, gang] : running_gangs_) {
     if (gang.workers.front().first == worker_id) {
-      gangs.push_back(key);
+      if (!keep_gangs.count(key)) gangs.push_back(key);
       continue;
     }
     std::erase_if(gang.workers, [&](const auto& w) { return w.first == worker_id; });
@@ -124,13 +136,61 @@ Registration Scheduler::RegisterWorker(const wire::RegisterWorker& info, int64_t
                                        const std::string& key_name) {
   const WorkerEntry* before = registry_.Find(info.worker_id);
   const uint32_t slots = before != nullptr ? before->info.slots : 0;
+  const bool reconnected = before != nullptr && !before->gone() && before->key_name == key_name;
   HeldTasks held = registry_.Register(info, now_ms);
   Registration out;
+  // A worker we still count as alive, registering again: the same process on a new connection
+  // (its TCP link was cut and ZeroMQ connected again, so the coordinator did not know the new
+  // route). What it reports holding of what we sent it, at the live attempt, is still its own
+  // and runs on; only what it no longer holds is lost (it restarted, or the cut swallowed an
+  // assignment). Without this, every cut link would stop and re-run its running tasks.
+  HeldTasks kept;
+  std::map<TaskKey, uint32_t> kept_gangs;  // gangs it leads -> the ranks it runs of each
+  std::set<TaskKey> still_held;
+  if (reconnected) {
+    for (const wire::HeldAttempt& h : info.holding) {
+      const std::optional<TaskKey> key = LiveAttempt(h.attempt);
+      if (!key) continue;
+      if (auto it = held.find(*key); it != held.end()) {
+        it->second.started = it->second.started || h.started;
+        kept.insert(held.extract(it));
+      } else if (auto g = running_gangs_.find(*key);
+                 g != running_gangs_.end() && g->second.attempt == h.attempt.attempt &&
+                 g->second.workers.front().first == info.worker_id) {
+        kept_gangs.emplace(*key, g->second.workers.front().second);
+      } else {
+        continue;
+      }
+      still_held.insert(*key);
+      out.adopted.push_back(h);
+    }
+  }
+  std::set<TaskKey> keep_gangs;
+  for (const auto& [key, ranks] : kept_gangs) keep_gangs.insert(key);
   out.lost = LoseTasks(info.worker_id, std::move(held), slots,
-                       "worker " + info.worker_id + " restarted while running the task");
+                       "worker " + info.worker_id + " restarted while running the task",
+                       keep_gangs);
   WorkerEntry* w = registry_.Find(info.worker_id);
+  {
+    // In the order they were sent, as its slots take them.
+    std::vector<std::pair<HeldTask, TaskKey>> order;
+    for (const auto& [key, task] : kept) order.emplace_back(task, key);
+    std::sort(order.begin(), order.end(),
+              [](const auto& a, const auto& b) { return a.first.sent < b.first.sent; });
+    for (const auto& [task, key] : order) {
+      const JobState& job = *jobs_[key.first];
+      w->StartTask(key, job.gpu_share(job.table().Describe(key.second).plan_node));
+      if (task.started) w->MarkStarted(key);
+    }
+    for (const auto& [key, ranks] : kept_gangs) w->gang_ranks += ranks;
+  }
   for (const wire::HeldAttempt& h : info.holding) {
     const wire::TaskAttempt& a = h.attempt;
+    if (reconnected) {
+      if (const std::optional<TaskKey> key = LiveAttempt(a); key && still_held.count(*key)) {
+        continue;
+      }
+    }
     auto index = job_index_.find(a.job_id);
     std::map<TaskKey, Awaited>::iterator awaited = awaiting_.end();
     if (index != job_index_.end()) awaited = awaiting_.find({index->second, a.task_id});

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -176,8 +177,13 @@ class Scheduler {
 
  private:
   // `slots`: how many of the held loose tasks the worker could have started unreported.
+  // `keep_gangs`: gangs it leads that run on (it registered again holding them).
   std::vector<LostAttempt> LoseTasks(const std::string& worker_id, HeldTasks held,
-                                     uint32_t slots, const std::string& why);
+                                     uint32_t slots, const std::string& why,
+                                     const std::set<TaskKey>& keep_gangs = {});
+  // The task of `a` when `a` is its live attempt and it runs (the job not finished); nullopt
+  // otherwise (an attempt given up on, a job no longer held).
+  std::optional<TaskKey> LiveAttempt(const wire::TaskAttempt& a) const;
   // May worker w be sent a task asking for a GPU share of `bytes` now? (see Assign)
   bool ShareFits(const WorkerEntry& w, uint64_t bytes) const;
   // Frees every slot of a running gang's attempt.

@@ -9,6 +9,8 @@
 namespace coupler::coordinator {
 namespace {
 
+using job::NodePhase;
+
 // The node whose tasks run plan node `p`'s fused chain (runtime/plan/fusion.h).
 std::string FusedChainStart(const plan::Plan& plan, size_t p) {
   std::string id = plan.nodes[p].id;
@@ -46,7 +48,7 @@ wire::JobStatus ReportJob(const JobState& job, const WorkerRegistry& registry,
   wire::JobStatus s;
   s.id = job.id();
   s.name = job.graph().name;
-  s.state = std::string(JobPhaseName(job.phase()));
+  s.state = job.phase();
   s.tasks_total = job.table().size();
   s.tasks_done = job.done();
   s.tasks_failed = job.failed();
@@ -115,17 +117,19 @@ wire::JobStatus ReportJob(const JobState& job, const WorkerRegistry& registry,
     n.reused = job.node_reused(p);
     n.reused_from = job.reused_from(p);
     if (!n.error.empty()) {
-      n.state = "failed";
+      n.state = NodePhase::kFailed;
     } else if (n.tasks_done == n.tasks_total) {
-      n.state = "done";
+      n.state = NodePhase::kDone;
     } else if (job.phase() == JobPhase::kCancelled) {
-      n.state = "cancelled";
+      n.state = NodePhase::kCancelled;
     } else {
-      n.state = job.node_released(p) ? (n.attempts > 0 ? "running" : "ready") : "pending";
+      n.state = !job.node_released(p) ? NodePhase::kPending
+                : n.attempts > 0      ? NodePhase::kRunning
+                                      : NodePhase::kReady;
       // Fused: never released on its own, running as soon as its chain is.
-      if (runs_in != p && job.node_running(runs_in) > 0) n.state = "running";
+      if (runs_in != p && job.node_running(runs_in) > 0) n.state = NodePhase::kRunning;
     }
-    if (!plan.nodes[p].fused_after.empty() && n.state != "done" && n.reason.empty()) {
+    if (!plan.nodes[p].fused_after.empty() && n.state != NodePhase::kDone && n.reason.empty()) {
       // Its tasks never queue: each runs inside the chain's first node's task for its shard.
       n.reason = "fused: runs in the tasks of node '" + FusedChainStart(plan, p) + "'";
     }
@@ -184,8 +188,8 @@ std::vector<wire::WorkerStatus> ReportWorkers(const WorkerRegistry& registry, in
     s.running = w.started() + w.gang_ranks;
     s.prefetched = w.prefetched();
     s.tasks_done = w.tasks_done;
-    s.state = std::string(WorkerStateName(w.state));
-    if (w.state == WorkerState::kAlive && registry.Silent(w, now_ms)) s.state = "silent";
+    s.state = w.state == WorkerState::kAlive && registry.Silent(w, now_ms) ? WorkerState::kSilent
+                                                                            : w.state;
     // After an outage its timeout is stretched into the future (worker_registry.cc).
     s.heard_ms_ago = static_cast<uint64_t>(std::max<int64_t>(0, now_ms - w.last_heard_ms));
     s.gpus = w.info.gpus;

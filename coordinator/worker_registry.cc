@@ -13,16 +13,6 @@ constexpr int64_t kMaxBackoffGraceMs = 30'000;
 
 }  // namespace
 
-std::string_view WorkerStateName(WorkerState s) {
-  switch (s) {
-    case WorkerState::kAlive: return "alive";
-    case WorkerState::kDraining: return "draining";
-    case WorkerState::kDrained: return "drained";
-    case WorkerState::kLost: return "lost";
-  }
-  return "alive";
-}
-
 void WorkerEntry::StartTask(const TaskKey& key, uint64_t share) {
   inflight[key] = HeldTask{sent++, false};
   if (share == 0 || gpu_shares.empty()) return;

@@ -12,6 +12,7 @@
 
 #include "coordinator/gpu_idle_watch.h"
 #include "runtime/pool/gpu_share_ledger.h"
+#include "runtime/pool/worker_state.h"
 #include "runtime/wire/worker_messages.h"
 
 namespace coupler::coordinator {
@@ -26,11 +27,13 @@ struct HeldTask {
 };
 using HeldTasks = std::map<TaskKey, HeldTask>;
 
-// kDrained: it finished a drain holding nothing and said goodbye (its last heartbeat);
-// kLost: it was given up on (silent past the timeout, or gone without a drain). Both are
-// listed for a while after they left (see WorkerRegistry::kForgetAfterMs), then forgotten.
-enum class WorkerState : uint8_t { kAlive, kDraining, kDrained, kLost };
-std::string_view WorkerStateName(WorkerState s);
+// The registry stores kAlive, kDraining, kDrained (it finished a drain holding nothing and said
+// goodbye: its last heartbeat) and kLost (given up on: silent past the timeout, or gone without
+// a drain); never kSilent, which the status reports for an alive worker past its timeout.
+// Drained and lost ones are listed for a while after they left (see
+// WorkerRegistry::kForgetAfterMs), then forgotten.
+using pool::WorkerState;
+using pool::WorkerStateName;
 
 struct WorkerEntry {
   wire::RegisterWorker info;

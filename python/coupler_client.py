@@ -86,8 +86,8 @@ class CouplerTimeout(CouplerError, TimeoutError):
 # The wire format (docs/protocol.md)
 
 MAGIC = b"CPLR"
-PROTOCOL_VERSION = 13
-HEADER_SIZE = 12
+PROTOCOL_VERSION = 14
+HEADER_SIZE = 20
 DEFAULT_MAX_PAYLOAD_BYTES = 64 << 20
 MAX_SPEC_BYTES = 16 << 20
 
@@ -147,7 +147,7 @@ RECORDS: Dict[str, Fields] = {
         ("exit_code", "i32"),
     ],
     "LaunchStop": [("gang", "TaskAttempt")],
-    "Registered": [("worker_id", "str"), ("epoch", "u64"), ("release", "[TaskAttempt]")],
+    "Registered": [("worker_id", "str"), ("release", "[TaskAttempt]")],
     "ResultAck": [("attempts", "[TaskAttempt]")],
     "RegisterAgain": [("reason", "str")],
     "Reclaim": [("attempts", "[TaskAttempt]")],
@@ -157,7 +157,8 @@ RECORDS: Dict[str, Fields] = {
         ("cwd", "str"), ("submission_id", "str"), ("reuse", "bool"),
     ],
     "SubmitReply": [("job_id", "str"), ("ok", "bool"), ("error", "str"), ("existing", "bool")],
-    "StatusRequest": [("job_id", "str"), ("wait_ms", "u32"), ("state", "str"), ("limit", "u32")],
+    "StatusRequest": [("job_id", "str"), ("wait_ms", "u32"), ("states", "[JobPhase]"),
+                      ("limit", "u32")],
     "StatusReply": [("jobs", "[JobStatus]"), ("coordinator", "CoordinatorStats")],
     "CancelJob": [("job_id", "str")],
     "DrainWorker": [("worker_id", "str")],
@@ -199,14 +200,14 @@ RECORDS: Dict[str, Fields] = {
         ("error_code", "u16"), ("fused_node", "str"),
     ],
     "NodeStatus": [
-        ("id", "str"), ("state", "str"), ("tasks_total", "u64"), ("tasks_done", "u64"),
+        ("id", "str"), ("state", "NodePhase"), ("tasks_total", "u64"), ("tasks_done", "u64"),
         ("attempts", "u64"), ("error", "str"), ("ranks", "u32"), ("reason", "str"),
         ("hosts", "[str]"), ("tasks_running", "u64"), ("tasks_prefetched", "u64"),
         ("op", "str"), ("stage", "u32"), ("deps", "[str]"), ("reused", "bool"),
         ("reused_from", "str"),
     ],
     "JobStatus": [
-        ("id", "str"), ("name", "str"), ("state", "str"), ("tasks_total", "u64"),
+        ("id", "str"), ("name", "str"), ("state", "JobPhase"), ("tasks_total", "u64"),
         ("tasks_queued", "u64"), ("tasks_running", "u64"), ("tasks_done", "u64"),
         ("tasks_failed", "u64"), ("attempts", "u64"), ("nodes", "[NodeStatus]"),
         ("error", "str"), ("submitted_ms", "i64"), ("finished_ms", "i64"),
@@ -226,7 +227,8 @@ RECORDS: Dict[str, Fields] = {
     ],
     "WorkerStatus": [
         ("id", "str"), ("host", "str"), ("address", "str"), ("slots", "u32"),
-        ("running", "u32"), ("state", "str"), ("gpus", "[GpuInfo]"), ("labels", "{str: str}"),
+        ("running", "u32"), ("state", "WorkerState"), ("gpus", "[GpuInfo]"),
+        ("labels", "{str: str}"),
         ("cpus", "u32"), ("memory_bytes", "u64"), ("prefetched", "u32"), ("tasks_done", "u64"),
         ("gpu_usage", "[GpuUsage]"), ("gpu_sampling", "str"), ("warning", "str"),
         ("heard_ms_ago", "u64"),
@@ -234,7 +236,14 @@ RECORDS: Dict[str, Fields] = {
 }
 
 # One-byte enums: value -> name. A value outside the table makes the message malformed.
-ENUMS: Dict[str, Dict[int, str]] = {"TaskKind": {0: "map", 1: "reduce", 2: "gang"}}
+# The numbers are pinned (docs/protocol.md); a client shows and takes the names.
+ENUMS: Dict[str, Dict[int, str]] = {
+    "TaskKind": {0: "map", 1: "reduce", 2: "gang"},
+    "JobPhase": {0: "queued", 1: "running", 2: "succeeded", 3: "failed", 4: "cancelled"},
+    "NodePhase": {0: "pending", 1: "ready", 2: "running", 3: "done", 4: "failed",
+                  5: "cancelled"},
+    "WorkerState": {0: "alive", 1: "draining", 2: "silent", 3: "drained", 4: "lost"},
+}
 
 # Variants: an i32 index, then the alternative's value. ParamValue decodes to the plain Python
 # value (bool, int, float, str, list of str, list of {"key", "value"} entries); encoding picks
@@ -368,16 +377,17 @@ class _Reader:
 
 
 def encode(message_type: str, fields: Dict[str, Any]) -> bytes:
-    """The envelope for one message: the 12-byte header, then `fields` in wire order.
+    """The envelope for one message: the 20-byte header, then `fields` in wire order.
 
-    Every field of the message must be present (the protocol has no optional fields).
+    Every field of the message must be present (the protocol has no optional fields). The
+    header's epoch is 0, as from every client (only coordinators and workers stamp one).
     """
     payload = bytearray()
     _write(payload, message_type, fields)
     if len(payload) > 0xFFFFFFFF:
         raise ValueError("%s payload of %d bytes cannot be framed" % (message_type, len(payload)))
-    header = MAGIC + struct.pack("<HHI", PROTOCOL_VERSION, MESSAGE_TYPES[message_type],
-                                 len(payload))
+    header = MAGIC + struct.pack("<HHIQ", PROTOCOL_VERSION, MESSAGE_TYPES[message_type],
+                                 len(payload), 0)
     return header + bytes(payload)
 
 
@@ -393,7 +403,7 @@ def decode(data: bytes, max_payload_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES
                   % (len(data), HEADER_SIZE))
     if data[:4] != MAGIC:
         raise bad('bad magic: not a coupler message (expected "CPLR")')
-    version, number, size = struct.unpack("<HHI", data[4:HEADER_SIZE])
+    version, number, size, _epoch = struct.unpack("<HHIQ", data[4:HEADER_SIZE])
     if version != PROTOCOL_VERSION:
         raise bad("unsupported protocol version %d (this client reads %d)"
                   % (version, PROTOCOL_VERSION))
@@ -961,8 +971,12 @@ class Client:
                      limit: int = 0) -> Dict[str, Any]:
         """The raw StatusReply (wire field names, every field, nodes' op/stage/deps too)."""
         wait_ms = max(0, min(int(wait_ms), _LONG_POLL_MAX_MS))
+        if state and state not in _KNOWN_STATES:
+            raise CouplerError.of("InvalidArgument", "no job state '%s' (%s)"
+                                  % (state, ", ".join(_KNOWN_STATES)))
         return self._expect("StatusReply", self.call("StatusRequest", {
-            "job_id": job_id, "wait_ms": wait_ms, "state": state, "limit": int(limit),
+            "job_id": job_id, "wait_ms": wait_ms, "states": [state] if state else [],
+            "limit": int(limit),
         }, extra_s=wait_ms / 1000.0), "status")
 
     def status(self, job_id: Optional[str] = None, state: Optional[str] = None,

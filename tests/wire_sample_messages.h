@@ -108,21 +108,21 @@ inline std::vector<Message> SampleMessages() {
 
   SubmitJob submit{"name: t\nnodes: []\n", "t.yaml", -3, "cli-1", "/home/u", "airflow-run-7", true};
   SubmitReply submit_reply{"j-9", true, "none", true};
-  StatusRequest status_request{"j-9", 250, "failed", 20};
+  StatusRequest status_request{"j-9", 250, {job::JobPhase::kFailed}, 20};
 
   JobStatus job;
   job.id = "j-9";
   job.name = "t";
-  job.state = "running";
+  job.state = job::JobPhase::kRunning;
   job.tasks_total = 10;
   job.tasks_queued = 4;
   job.tasks_running = 3;
   job.tasks_done = 2;
   job.tasks_failed = 1;
   job.attempts = 12;
-  job.nodes = {NodeStatus{"norm", "failed", 10, 2, 5, "boom", 0, "", {}, 3, 4, "standardize", 1,
+  job.nodes = {NodeStatus{"norm", job::NodePhase::kFailed, 10, 2, 5, "boom", 0, "", {}, 3, 4, "standardize", 1,
                           {"raw"}, true, "/w/runs/j-000003"},
-               NodeStatus{"train", "ready", 1, 0, 0, "", 4, "waiting for 1 more free slot",
+               NodeStatus{"train", job::NodePhase::kReady, 1, 0, 0, "", 4, "waiting for 1 more free slot",
                           {"10.0.0.1", "10.0.0.2"}, 0, 0, "train", 2, {"norm", "raw"}, false, ""}};
   job.error = "node 'norm': boom";
   job.submitted_ms = 1'700'000'000'000;
@@ -146,7 +146,7 @@ inline std::vector<Message> SampleMessages() {
   worker.address = "10.0.0.7";
   worker.slots = 8;
   worker.running = 3;
-  worker.state = "draining";
+  worker.state = pool::WorkerState::kDraining;
   worker.gpus = {gpu};
   worker.labels = {{"zone", "a"}};
   worker.cpus = 16;
@@ -166,7 +166,7 @@ inline std::vector<Message> SampleMessages() {
   LaunchDaemon launch_daemon{7, gang_attempt, " orted -mca ess \"env\""};
   LaunchOutput launch_output{7, 2, "orted: ready\n", true, 3};
   LaunchStop launch_stop{gang_attempt};
-  Registered registered{"w-1", 7, {TaskAttempt{"j-000001", 4, 1}}};
+  Registered registered{"w-1", {TaskAttempt{"j-000001", 4, 1}}};
   ResultAck result_ack{{TaskAttempt{"j-000001", 3, 0}, gang_attempt}};
   RegisterAgain register_again{"unknown worker: the coordinator restarted"};
   Reclaim reclaim{{TaskAttempt{"j-000001", 5, 0}, TaskAttempt{"j-000001", 6, 2}}};

@@ -15,6 +15,7 @@
 #include "runtime/net/local_address.h"
 #include "runtime/net/zmq_socket.h"
 #include "runtime/wire/codec.h"
+#include "runtime/wire/envelope.h"
 #include "worker/host_info.h"
 #include "worker/task_device.h"
 
@@ -185,12 +186,16 @@ void Worker::Register() {
   }
   registered_before_ = true;
   last_register_ms_ = NowMs();
-  (void)net::Send(dealer_, wire::Encode(registration_));
+  (void)SendToCoordinator(wire::Encode(registration_));
   registration_.holding.clear();
 }
 
+Status Worker::SendToCoordinator(std::string message) {
+  wire::StampEpoch(message, fence_.epoch());
+  return net::Send(dealer_, message);
+}
+
 void Worker::OnRegistered(const wire::Registered& registered) {
-  epoch_ = registered.epoch;
   size_t released = pool_->Release(registered.release);
   for (const wire::TaskAttempt& a : registered.release) {
     released += unacked_.erase({a.job_id, a.task_id, a.attempt});
@@ -200,7 +205,7 @@ void Worker::OnRegistered(const wire::Registered& registered) {
     // recorded as sent before it restarted: running them would only run them twice.
     Logger("worker")->info("registered as {} (epoch {}): {} held attempt(s) released: the "
                            "coordinator no longer gives them to us",
-                           registered.worker_id, epoch_, released);
+                           registered.worker_id, fence_.epoch(), released);
   }
   if (unacked_.empty()) return;
   Logger("worker")->info("sending again {} result(s) not acknowledged yet", unacked_.size());
@@ -236,7 +241,7 @@ void Worker::SendHeartbeat(bool draining) {
   } else {
     beat.gpu_sampling = gpus.status().message();
   }
-  (void)net::Send(dealer_, wire::Encode(beat));
+  (void)SendToCoordinator(wire::Encode(beat));
   last_beat_ms_ = NowMs();
 }
 
@@ -264,7 +269,7 @@ void Worker::SendOutcomes() {
     sent_prefetch_ = prefetch;
     registration_.prefetch = prefetch;  // a re-registration keeps what we learned
   }
-  if (Status s = net::Send(dealer_, wire::Encode(result)); !s.ok()) {
+  if (Status s = SendToCoordinator(wire::Encode(result)); !s.ok()) {
     // Kept, not lost: a result the coordinator never gets would hold its task for ever.
     Logger("worker")->warn("sending {} result(s) failed, keeping them to send again: {}",
                            result.outcomes.size(), s.message());
@@ -279,7 +284,7 @@ void Worker::SendOutcomes() {
 
 void Worker::SendDaemonOutput(bool keepalive) {
   for (const wire::LaunchOutput& out : daemons_->TakeOutput(keepalive)) {
-    (void)net::Send(dealer_, wire::Encode(out));
+    (void)SendToCoordinator(wire::Encode(out));
   }
 }
 
@@ -288,6 +293,17 @@ void Worker::OnMessage(const std::string& payload, bool& drain_requested) {
   if (!msg.ok()) {
     Logger("worker")->warn("dropped a malformed message from the coordinator: {}",
                            msg.status().message());
+    return;
+  }
+  // Decode read the header already: it is whole and of our version.
+  const uint64_t epoch = wire::ReadHeader(payload)->epoch;
+  if (const EpochFence::Verdict v = fence_.Admit(wire::TypeOf(*msg), epoch); !v.admit) {
+    // Not even proof that a coordinator lives: the one we answer to may be gone.
+    if (v.first_refusal) {
+      Logger("worker")->warn("refusing a {} (and all else) from a coordinator of epoch {}: we "
+                             "registered with epoch {}, which took its state directory over",
+                             wire::MessageTypeName(wire::TypeOf(*msg)), epoch, fence_.epoch());
+    }
     return;
   }
   last_heard_ms_ = NowMs();
@@ -307,7 +323,7 @@ void Worker::OnMessage(const std::string& payload, bool& drain_requested) {
     }
   } else if (const auto* reclaim = std::get_if<wire::Reclaim>(&*msg)) {
     // Another worker idles while these wait here: what has not started goes back.
-    (void)net::Send(dealer_, wire::Encode(wire::Reclaimed{pool_->ReleaseQueued(reclaim->attempts)}));
+    (void)SendToCoordinator(wire::Encode(wire::Reclaimed{pool_->ReleaseQueued(reclaim->attempts)}));
   } else if (const auto* registered = std::get_if<wire::Registered>(&*msg)) {
     OnRegistered(*registered);
   } else if (std::holds_alternative<wire::DrainWorker>(*msg)) {

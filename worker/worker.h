@@ -18,6 +18,7 @@
 #include "runtime/status.h"
 #include "runtime/wire/messages.h"
 #include "worker/daemon_launcher.h"
+#include "worker/epoch_fence.h"
 #include "worker/gpu_monitor.h"
 #include "worker/slurm_env.h"
 #include "worker/task_log.h"
@@ -70,6 +71,8 @@ class Worker {
   Status CheckRefused();
   // What Run returns when a receive fails.
   Status ReceiveFailed(const Status& status);
+  // Every message to the coordinator, stamped with the epoch we registered under.
+  Status SendToCoordinator(std::string message);
   void SendHeartbeat(bool draining);
   void SendOutcomes();
   // Registered: drops what the coordinator released, sends again what it has not acknowledged.
@@ -99,7 +102,7 @@ class Worker {
   // gets them.
   using AttemptKey = std::tuple<std::string, uint64_t, uint32_t>;
   std::map<AttemptKey, wire::TaskOutcome> unacked_;
-  uint64_t epoch_ = 0;  // the coordinator's, from its last Registered
+  EpochFence fence_;  // the epoch registered with; what older coordinators send is dropped
   bool silence_reported_ = false;
   wire::RegisterWorker registration_;
   bool registered_before_ = false;

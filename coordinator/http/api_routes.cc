@@ -244,11 +244,12 @@ void Submit(const HttpContext& ctx, const Request& req, Response& res) {
 }
 
 void ListJobs(const HttpContext& ctx, const Request& req, Response& res) {
-  std::string state;
+  std::optional<job::JobPhase> state;
   if (req.has_param("state")) {
-    state = req.get_param_value("state");
-    if (!job::ParseJobPhase(state)) {
-      Fail(res, 400, "?state=" + state + ": expected queued, running, succeeded, failed or cancelled");
+    const std::string name = req.get_param_value("state");
+    state = job::ParseJobPhase(name);
+    if (!state) {
+      Fail(res, 400, "?state=" + name + ": expected queued, running, succeeded, failed or cancelled");
       return;
     }
   }
@@ -266,7 +267,7 @@ void ListJobs(const HttpContext& ctx, const Request& req, Response& res) {
     uint32_t n = 0;
     uint64_t matching = 0;
     for (const wire::JobStatus& j : s->jobs) {  // newest first
-      if (!state.empty() && j.state != state) continue;
+      if (state && j.state != *state) continue;
       ++matching;
       if (*limit != 0 && n >= *limit) continue;
       wire::WriteJobStatus(w, j);
@@ -275,13 +276,15 @@ void ListJobs(const HttpContext& ctx, const Request& req, Response& res) {
     w.EndArray();
     // Every job the state holds in that state, listed or not (the list holds the newest).
     uint64_t total = 0;
-    for (const auto& [st, count] : s->job_counts) total += state.empty() || st == state ? count : 0;
+    for (const auto& [st, count] : s->job_counts) {
+      total += !state || st == job::JobPhaseName(*state) ? count : 0;
+    }
     w.Field("total", std::max(total, matching));
     w.EndObject();
     return w.Finish();
   };
   // The unfiltered list is what pollers ask for: rendered once per snapshot.
-  Json(res, 200, state.empty() && *limit == 0 ? s->Cached(Snapshot::kJobList, render) : render());
+  Json(res, 200, !state && *limit == 0 ? s->Cached(Snapshot::kJobList, render) : render());
 }
 
 void GetJob(const HttpContext& ctx, const Request& req, Response& res) {

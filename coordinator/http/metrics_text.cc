@@ -119,8 +119,8 @@ std::string RenderMetrics(const Snapshot& s, std::string_view version) {
     tasks["running"] += j.tasks_running;
     for (const wire::NodeStatus& n : j.nodes) {
       if (n.ranks == 0) continue;
-      if (n.state == "running") ++gangs["running"];
-      if (n.state == "ready") ++gangs["waiting"];
+      if (n.state == job::NodePhase::kRunning) ++gangs["running"];
+      if (n.state == job::NodePhase::kReady) ++gangs["waiting"];
     }
   }
   e.LabelledGauge("coupler_jobs", "state", "Jobs the coordinator knows, by state.", jobs);
@@ -151,8 +151,8 @@ std::string RenderMetrics(const Snapshot& s, std::string_view version) {
   auto workers = Zeroed({"alive", "draining", "silent", "drained", "lost"});
   auto slots = Zeroed({"busy", "free"});
   for (const wire::WorkerStatus& w : s.workers) {
-    ++workers[w.state];
-    if (w.state != "alive" && w.state != "draining") continue;
+    ++workers[std::string(pool::WorkerStateName(w.state))];
+    if (w.state != pool::WorkerState::kAlive && w.state != pool::WorkerState::kDraining) continue;
     const uint64_t busy = std::min<uint64_t>(w.running, w.slots);
     slots["busy"] += busy;
     slots["free"] += w.slots - busy;

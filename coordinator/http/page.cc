@@ -34,7 +34,7 @@ std::string Progress(uint64_t done, uint64_t total, std::string_view label) {
 void Header(std::string& out, const Snapshot& s) {
   const auto& c = s.stats;
   uint32_t alive = 0;
-  for (const auto& w : s.workers) alive += w.state == "alive" ? 1 : 0;
+  for (const auto& w : s.workers) alive += w.state == pool::WorkerState::kAlive ? 1 : 0;
   out += fmt::format(
       "<section id=\"pool\"><h2>Pool</h2><p class=\"summary\">"
       "<span data-metric=\"workers-alive\">{}</span> workers alive · "
@@ -93,9 +93,9 @@ void Workers(std::string& out, const Snapshot& s) {
     out += fmt::format(
         "<tr data-worker=\"{}\" data-state=\"{}\"><td>{}</td><td>{}</td><td class=\"state {}\">{}</td>"
         "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>{}</tr>",
-        HtmlEscape(w.id), HtmlEscape(w.state), HtmlEscape(w.id),
-        HtmlEscape(w.address.empty() ? w.host : w.host + " (" + w.address + ")"), HtmlEscape(w.state),
-        HtmlEscape(w.state), w.slots, w.running, w.prefetched,
+        HtmlEscape(w.id), HtmlEscape(pool::WorkerStateName(w.state)), HtmlEscape(w.id),
+        HtmlEscape(w.address.empty() ? w.host : w.host + " (" + w.address + ")"), HtmlEscape(pool::WorkerStateName(w.state)),
+        HtmlEscape(pool::WorkerStateName(w.state)), w.slots, w.running, w.prefetched,
         Progress(std::min(w.running, w.slots), w.slots, "load of " + w.id), w.tasks_done, GpuCell(w));
   }
   out += "</tbody></table></section>";
@@ -116,8 +116,8 @@ void Jobs(std::string& out, const Snapshot& s, std::string_view selected) {
         "<tr data-job=\"{}\" data-state=\"{}\"{}><td><a href=\"/?job={}\">{}</a></td><td>{}</td>"
         "<td class=\"state {}\">{}</td><td class=\"progress\" data-done=\"{}\" data-total=\"{}\">{}</td>"
         "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-        HtmlEscape(j.id), HtmlEscape(j.state), j.id == selected ? " class=\"selected\"" : "",
-        HtmlEscape(j.id), HtmlEscape(j.id), HtmlEscape(j.name), HtmlEscape(j.state), HtmlEscape(j.state),
+        HtmlEscape(j.id), HtmlEscape(job::JobPhaseName(j.state)), j.id == selected ? " class=\"selected\"" : "",
+        HtmlEscape(j.id), HtmlEscape(j.id), HtmlEscape(j.name), HtmlEscape(job::JobPhaseName(j.state)), HtmlEscape(job::JobPhaseName(j.state)),
         j.tasks_done, j.tasks_total, Progress(j.tasks_done, j.tasks_total, "progress of " + j.id),
         j.tasks_running, j.tasks_prefetched, j.tasks_queued, j.tasks_failed,
         Duration(end - j.submitted_ms));
@@ -144,8 +144,8 @@ void Graph(std::string& out, const wire::JobStatus& j) {
       out += fmt::format(
           "<div class=\"node {} {}\" data-node=\"{}\" data-kind=\"{}\" data-state=\"{}\" "
           "data-done=\"{}\" data-total=\"{}\"><div class=\"title\">{} <span class=\"op\">{}</span></div>",
-          tight ? "tight" : "loose", HtmlEscape(n->state), HtmlEscape(n->id), tight ? "tight" : "loose",
-          HtmlEscape(n->state), n->tasks_done, n->tasks_total, HtmlEscape(n->id), HtmlEscape(n->op));
+          tight ? "tight" : "loose", HtmlEscape(job::NodePhaseName(n->state)), HtmlEscape(n->id), tight ? "tight" : "loose",
+          HtmlEscape(job::NodePhaseName(n->state)), n->tasks_done, n->tasks_total, HtmlEscape(n->id), HtmlEscape(n->op));
       if (tight) {
         std::string hosts;
         for (const auto& h : n->hosts) hosts += (hosts.empty() ? "" : ", ") + h;
@@ -158,7 +158,7 @@ void Graph(std::string& out, const wire::JobStatus& j) {
                            n->tasks_total, n->tasks_running, n->tasks_prefetched);
       }
       out += Progress(n->tasks_done, n->tasks_total, "tasks of " + n->id + " done");
-      out += fmt::format("<div class=\"state {}\">{}</div>", HtmlEscape(n->state), HtmlEscape(n->state));
+      out += fmt::format("<div class=\"state {}\">{}</div>", HtmlEscape(job::NodePhaseName(n->state)), HtmlEscape(job::NodePhaseName(n->state)));
       if (!n->deps.empty()) {
         std::string deps;
         for (const auto& d : n->deps) deps += (deps.empty() ? "" : ", ") + d;

@@ -146,8 +146,8 @@ NodeFit FitNode(const NodeDemand& node, const std::vector<wire::WorkerStatus>& w
   Workers alive;
   size_t draining = 0;
   for (const wire::WorkerStatus& w : workers) {
-    if (w.state == "alive") alive.push_back(&w);
-    draining += w.state == "draining" ? 1 : 0;
+    if (w.state == pool::WorkerState::kAlive) alive.push_back(&w);
+    draining += w.state == pool::WorkerState::kDraining ? 1 : 0;
   }
   if (alive.empty()) {
     fit.reason = draining == 0 ? std::string("no alive workers")

@@ -66,7 +66,7 @@ constexpr const char* kLoadUnfinishedJobs =
 constexpr const char* kListJobs =
     "SELECT id, name, '', spec_path, base_dir, priority, state, error, submitted_ms, "
     "finished_ms, x'', submitted_by, tasks_total, tasks_done, tasks_failed, attempts, "
-    "submission_id, run_dir FROM jobs WHERE (?1 = '' OR state = ?1) "
+    "submission_id, run_dir FROM jobs WHERE (?1 = '' OR instr(?1, ',' || state || ',') > 0) "
     "ORDER BY number DESC, id DESC LIMIT ?2";
 constexpr const char* kCountJobs = "SELECT state, COUNT(*) FROM jobs GROUP BY state";
 constexpr const char* kFindSubmission = "SELECT id FROM jobs WHERE submission_id = ? LIMIT 1";
@@ -527,9 +527,15 @@ Result<std::vector<JobRecord>> StateStore::LoadUnfinishedJobs() {
   return jobs;
 }
 
-Result<std::vector<JobRecord>> StateStore::ListJobs(const std::string& state, uint32_t limit) {
+Result<std::vector<JobRecord>> StateStore::ListJobs(const std::vector<std::string>& states,
+                                                    uint32_t limit) {
   StatementReset reset(list_jobs_);
-  list_jobs_.BindText(1, state);
+  // ",queued,running,": the query matches ",<state>," in it (one prepared statement for any
+  // set of states; state names hold no comma).
+  std::string wanted;
+  for (const std::string& s : states) wanted += "," + s;
+  if (!wanted.empty()) wanted += ",";
+  list_jobs_.BindText(1, wanted);
   list_jobs_.BindInt64(2, limit == 0 ? -1 : static_cast<int64_t>(limit));  // -1: no limit
   std::vector<JobRecord> jobs;
   while (true) {

@@ -92,9 +92,9 @@ class StateStore {
   Result<std::vector<JobRecord>> LoadJobs();  // by job number, then id; `plan` left empty
   // The jobs not finished (queued, running), in full but for their plans: what a start restores.
   Result<std::vector<JobRecord>> LoadUnfinishedJobs();
-  // Newest first (by job number), at most `limit` (0: all), only those in `state` (empty: any):
-  // summaries, their spec, extra and plan left empty.
-  Result<std::vector<JobRecord>> ListJobs(const std::string& state, uint32_t limit);
+  // Newest first (by job number), at most `limit` (0: all), only those in one of `states`
+  // (none: any): summaries, their spec, extra and plan left empty.
+  Result<std::vector<JobRecord>> ListJobs(const std::vector<std::string>& states, uint32_t limit);
   // How many jobs the state holds, by state.
   Result<std::map<std::string, uint64_t>> CountJobsByState();
   // The job a submission id made, if any.

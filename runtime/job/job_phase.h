@@ -1,6 +1,7 @@
 // Where a job is in its life, and the one spelling of each phase: the coordinator's state, the
-// store's rows, the wire's JobStatus::state and `coupler status` all say "queued", "running",
-// "succeeded", "failed" or "cancelled", named and parsed here only.
+// store's rows and `coupler status` all say "queued", "running", "succeeded", "failed" or
+// "cancelled", named and parsed here only. On the wire (JobStatus::state) a phase is its number,
+// one byte, pinned below: numbers are never reused or reordered (docs/protocol.md).
 #pragma once
 
 #include <cstdint>
@@ -9,7 +10,14 @@
 
 namespace coupler::job {
 
-enum class JobPhase : uint8_t { kQueued, kRunning, kSucceeded, kFailed, kCancelled };
+enum class JobPhase : uint8_t {
+  kQueued = 0,
+  kRunning = 1,
+  kSucceeded = 2,
+  kFailed = 3,
+  kCancelled = 4,
+};
+inline constexpr uint8_t kJobPhaseCount = 5;
 
 std::string_view JobPhaseName(JobPhase phase);
 

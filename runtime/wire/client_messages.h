@@ -12,6 +12,7 @@
 #include <cereal/types/vector.hpp>
 
 #include "runtime/wire/message_type.h"
+#include "runtime/wire/phase_codec.h"
 #include "runtime/wire/worker_messages.h"
 
 namespace coupler::wire {
@@ -60,21 +61,21 @@ struct StatusRequest {
   // Long poll: with a job id, the reply waits until that job finishes or this many
   // milliseconds pass, so waiting clients neither spin nor lag. 0 answers at once.
   uint32_t wait_ms = 0;
-  // Without a job id: only jobs in this state (empty: any), newest first, at most `limit` of
-  // them (0: all).
-  std::string state;
+  // Without a job id: only jobs in one of these states (none: any), newest first, at most
+  // `limit` of them (0: all).
+  std::vector<job::JobPhase> states;
   uint32_t limit = 0;
 
   template <class Archive>
   void serialize(Archive& ar) {
-    ar(job_id, wait_ms, state, limit);
+    ar(job_id, wait_ms, states, limit);
   }
   friend bool operator==(const StatusRequest&, const StatusRequest&) = default;
 };
 
 struct NodeStatus {
   std::string id;
-  std::string state;  // "pending", "running", "done", "failed", "cancelled"
+  job::NodePhase state = job::NodePhase::kPending;  // runtime/job/node_phase.h
   uint64_t tasks_total = 0;
   uint64_t tasks_done = 0;
   uint64_t attempts = 0;
@@ -116,11 +117,12 @@ struct HostRefusal {
   friend bool operator==(const HostRefusal&, const HostRefusal&) = default;
 };
 
-// States travel as text so a client built against an older state list still prints them.
+// States travel as their pinned numbers (runtime/wire/phase_codec.h); a peer of another
+// protocol version is refused by the header before it could misread one.
 struct JobStatus {
   std::string id;
   std::string name;
-  std::string state;
+  job::JobPhase state = job::JobPhase::kQueued;
   uint64_t tasks_total = 0;
   uint64_t tasks_queued = 0;
   uint64_t tasks_running = 0;
@@ -265,9 +267,7 @@ struct WorkerStatus {
   std::string address;  // the address it advertised: what tells hosts apart
   uint32_t slots = 0;
   uint32_t running = 0;  // tasks its slots run now (loose tasks started, gang ranks)
-  // "alive", "draining", "silent" (past the timeout, not yet given up), "drained" (left
-  // cleanly after a drain), "lost" (stopped being heard)
-  std::string state;
+  pool::WorkerState state = pool::WorkerState::kAlive;  // runtime/pool/worker_state.h
   std::vector<GpuInfo> gpus;
   // What the worker registered with: a client can tell where a node would run without
   // asking each worker (`coupler plan --workers`).

@@ -95,7 +95,7 @@ std::string Encode(const T& message) {
   COUPLER_CHECK(payload_size <= std::numeric_limits<uint32_t>::max())
       << MessageTypeName(T::kType) << " payload of " << payload_size
       << " bytes cannot be framed; send smaller batches";
-  WriteHeader({kProtocolVersion, T::kType, static_cast<uint32_t>(payload_size)}, out.data());
+  WriteHeader({kProtocolVersion, T::kType, static_cast<uint32_t>(payload_size), 0}, out.data());
   return out;
 }
 

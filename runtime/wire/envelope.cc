@@ -14,6 +14,10 @@ void PutU32(uint32_t v, char* out) {
   for (int i = 0; i < 4; ++i) out[i] = static_cast<char>((v >> (8 * i)) & 0xff);
 }
 
+void PutU64(uint64_t v, char* out) {
+  for (int i = 0; i < 8; ++i) out[i] = static_cast<char>((v >> (8 * i)) & 0xff);
+}
+
 uint16_t GetU16(const char* in) {
   return static_cast<uint16_t>(static_cast<uint8_t>(in[0]) |
                                (static_cast<uint16_t>(static_cast<uint8_t>(in[1])) << 8));
@@ -25,6 +29,12 @@ uint32_t GetU32(const char* in) {
   return v;
 }
 
+uint64_t GetU64(const char* in) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v |= static_cast<uint64_t>(static_cast<uint8_t>(in[i])) << (8 * i);
+  return v;
+}
+
 }  // namespace
 
 void WriteHeader(const Header& header, char* out) {
@@ -32,6 +42,11 @@ void WriteHeader(const Header& header, char* out) {
   PutU16(header.version, out + 4);
   PutU16(static_cast<uint16_t>(header.type), out + 6);
   PutU32(header.payload_size, out + 8);
+  PutU64(header.epoch, out + 12);
+}
+
+void StampEpoch(std::string& message, uint64_t epoch) {
+  if (message.size() >= kHeaderSize) PutU64(epoch, message.data() + 12);
 }
 
 Result<Header> ReadHeader(std::string_view bytes) {
@@ -56,6 +71,7 @@ Result<Header> ReadHeader(std::string_view bytes) {
   }
   header.type = static_cast<MessageType>(raw_type);
   header.payload_size = GetU32(bytes.data() + 8);
+  header.epoch = GetU64(bytes.data() + 12);
   return header;
 }
 

@@ -1,5 +1,5 @@
-// The fixed 12-byte header in front of every coupler message: what it is, which protocol
-// version wrote it, and how long the payload is. Packed byte by byte, little-endian, so the
+// The fixed 20-byte header in front of every coupler message: what it is, which protocol
+// version wrote it, how long the payload is, and which coordinator epoch it speaks for. Packed byte by byte, little-endian, so the
 // layout never depends on a compiler's struct padding or the host's byte order.
 #pragma once
 
@@ -12,13 +12,15 @@
 
 namespace coupler::wire {
 
-// Offset 0: magic "CPLR" | 4: version u16 | 6: type u16 | 8: payload length u32 | 12: payload.
+// Offset 0: magic "CPLR" | 4: version u16 | 6: type u16 | 8: payload length u32 |
+// 12: epoch u64 | 20: payload. The first 12 bytes keep their meaning in every version, so any
+// peer can read what a message is and refuse a version it does not decode.
 inline constexpr char kMagic[4] = {'C', 'P', 'L', 'R'};
-inline constexpr size_t kHeaderSize = 12;
+inline constexpr size_t kHeaderSize = 20;
 
 // The version this build writes. A reader accepts [kMinSupportedVersion, kProtocolVersion];
 // any change to a message's fields needs a bump (see docs/protocol.md).
-inline constexpr uint16_t kProtocolVersion = 13;
+inline constexpr uint16_t kProtocolVersion = 14;
 // 2 added TaskSpec.gpus; 3 added TaskSpec.gang_hosts/gang_ranks and NodeStatus.ranks/reason;
 // 4 added CoordinatorStats.queued_*/recommended_workers; 5 added WorkerStatus.labels/cpus/
 // memory_bytes; 6 added JobStatus.submitted_by and CoordinatorStats' trust counters (peers
@@ -34,11 +36,13 @@ inline constexpr uint16_t kProtocolVersion = 13;
 // RegisterWorker.holding and the Registered, ResultAck and RegisterAgain messages (a restarted
 // coordinator adopts the attempts its workers hold); 12 added Reclaim and Reclaimed (queued work
 // moves to idle workers); 13 added TaskSpec.fused and in_memory_outputs, and
-// TaskOutcome.fused_node (fused per-shard chains).
+// TaskOutcome.fused_node (fused per-shard chains); 14 added the header's epoch (fencing: a
+// worker refuses what an older coordinator sends, a coordinator stops when a worker speaks for
+// a newer one) and moved Registered's epoch there.
 // Only the version this build decodes is accepted: a payload's layout follows its version, and
 // decoding a 10 payload as 11 would misread it, so an older peer is refused with its version
 // named rather than half understood.
-inline constexpr uint16_t kMinSupportedVersion = 13;
+inline constexpr uint16_t kMinSupportedVersion = 14;
 
 // Default cap on a payload the decoder will look at; far above a batch of a few hundred tasks,
 // far below what would hurt a coordinator holding a million-task job.
@@ -48,6 +52,12 @@ struct Header {
   uint16_t version = kProtocolVersion;
   MessageType type = MessageType::kAck;
   uint32_t payload_size = 0;
+  // The coordinator epoch the sender speaks for (its store's generation, +1 at every start on
+  // a state directory): a coordinator stamps its own on everything it sends to workers, a
+  // worker the one it registered under (0 before that); clients send 0. It is a fencing token:
+  // a worker drops what a coordinator older than the one it registered with sends, and a
+  // coordinator that hears a newer epoch knows another one owns its state and stops.
+  uint64_t epoch = 0;
 
   friend bool operator==(const Header&, const Header&) = default;
 };
@@ -59,5 +69,8 @@ void WriteHeader(const Header& header, char* out);
 // version, known type. It does not look at the payload (Decode does); the payload_size it
 // returns is what the sender claimed.
 Result<Header> ReadHeader(std::string_view bytes);
+
+// Rewrites the epoch of an encoded message in place (`message` starts with a header).
+void StampEpoch(std::string& message, uint64_t epoch);
 
 }  // namespace coupler::wire

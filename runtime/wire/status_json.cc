@@ -6,7 +6,7 @@ void WriteJobStatus(json::Writer& w, const JobStatus& j) {
   w.BeginObject();
   w.Field("id", j.id);
   w.Field("name", j.name);
-  w.Field("state", j.state);
+  w.Field("state", job::JobPhaseName(j.state));
   w.BeginObject("tasks");
   w.Field("total", j.tasks_total);
   w.Field("queued", j.tasks_queued);
@@ -39,7 +39,7 @@ void WriteJobStatus(json::Writer& w, const JobStatus& j) {
   for (const auto& n : j.nodes) {
     w.BeginObject();
     w.Field("id", n.id);
-    w.Field("state", n.state);
+    w.Field("state", job::NodePhaseName(n.state));
     w.Field("tasks", n.tasks_total);
     w.Field("done", n.tasks_done);
     w.Field("running", n.tasks_running);
@@ -112,7 +112,7 @@ std::string WorkersJson(const std::vector<WorkerStatus>& workers) {
     w.Field("prefetched", s.prefetched);
     w.Field("tasks_done", s.tasks_done);
     w.Field("heard_ms_ago", s.heard_ms_ago);
-    w.Field("state", s.state);
+    w.Field("state", pool::WorkerStateName(s.state));
     w.Field("cpus", s.cpus);
     w.Field("memory_bytes", s.memory_bytes);
     w.BeginObject("labels");

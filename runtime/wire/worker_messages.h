@@ -93,18 +93,17 @@ struct RegisterWorker {
 // Coordinator -> worker: the answer to RegisterWorker. `release`: the attempts it reported
 // holding that are no longer its to run (not adopted: the task ended, moved on to another
 // attempt, or was never recorded as sent); it drops them, stops the running ones and forgets
-// their results. Everything else it reported holding was adopted and runs on.
+// their results. Everything else it reported holding was adopted and runs on. The coordinator's
+// epoch travels in the header (Header::epoch), as on everything it sends.
 struct Registered {
   static constexpr MessageType kType = MessageType::kRegistered;
 
   std::string worker_id;
-  // The coordinator's epoch: +1 at every start of a state directory (its store's generation).
-  uint64_t epoch = 0;
   std::vector<TaskAttempt> release;
 
   template <class Archive>
   void serialize(Archive& ar) {
-    ar(worker_id, epoch, release);
+    ar(worker_id, release);
   }
   friend bool operator==(const Registered&, const Registered&) = default;
 };

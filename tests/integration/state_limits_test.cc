@@ -183,7 +183,7 @@ TEST(StateLimitsTest, MemoryReturnsAfterBigSpecsAreCancelled) {
                                << " KiB after they were cancelled";
   ASSERT_TRUE(cluster.coordinator().running()) << cluster.Logs();
   // Cancelled jobs are still known as such.
-  Result<wire::StatusReply> st = (*client)->Jobs("cancelled", 0);
+  Result<wire::StatusReply> st = (*client)->Jobs(job::JobPhase::kCancelled, 0);
   ASSERT_TRUE(st.ok()) << st.status().ToString();
   EXPECT_EQ(st->jobs.size(), 1 + ids.size());
 }

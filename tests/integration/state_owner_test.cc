@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "tests/integration/coupler_cluster.h"
+#include "tests/integration/key_sets.h"
+#include "tests/integration/tcp_relay.h"
 
 namespace coupler::itest {
 namespace {
@@ -87,6 +89,93 @@ TEST(StateOwnerTest, ACoordinatorWhoseLockWasTakenOverCommitsNothingAndStops) {
       {kCoupler, "status", job, "--coordinator", second_ep}, cluster.logs(), 30s);
   EXPECT_EQ(status.exit_code, 0) << status.out << status.err;
   EXPECT_NE(status.out.find("1/2 tasks done"), std::string::npos) << status.out;  // import only
+  second.Kill();
+}
+
+// The same takeover, seen from the wire. The worker reaches its coordinator through an address
+// that moves (a relay standing in for a virtual IP or a Service): first the old coordinator,
+// then the one that took the state over, which adopts the running attempt and registers the
+// worker under its newer epoch; then the address moves back. The old coordinator hears the
+// worker speak for the newer epoch and stops at once (exit 1, named), before it can send or
+// commit anything; the new owner commits the task's one attempt when the address comes back.
+TEST(StateOwnerTest, AWorkerOfTheNewerEpochStopsTheCoordinatorWhoseStateWasTakenOver) {
+  // Nobody is declared lost while the address moves: what stops the old one is the epoch.
+  Cluster cluster(Cluster::Options::Timeouts(300, 60000));
+  ASSERT_TRUE(cluster.StartCoordinator()) << cluster.Logs();
+  const int first_port = std::stoi(cluster.endpoint().substr(cluster.endpoint().rfind(':') + 1));
+  TcpRelay relay(first_port);
+  ASSERT_TRUE(relay.ok());
+  const fs::path worker_keys = KeygenAndAuthorize(cluster, "moved", "worker", {"workers"});
+  Process::Options wo;
+  wo.deadline = 240s;
+  wo.output = cluster.logs();
+  wo.name = "worker-moved";
+  Process worker = Process::Spawn({kCoupler, "--log-level", "info", "worker", "--coordinator",
+                                   relay.endpoint(), "--keys", worker_keys.string(), "--id", "w1",
+                                   "--slots", "1", "--heartbeat-ms", "300"},
+                                  wo);
+  ASSERT_TRUE(cluster.WaitWorkersAlive(1)) << cluster.Logs();
+  const fs::path go = cluster.dir() / "go";
+  const std::string job = cluster.SubmitHeldJob("it-moved", go, "    retries: 0\n");
+  ASSERT_FALSE(job.empty()) << cluster.Logs();
+
+  // The takeover: the lock file gone, a second coordinator on the same state.
+  fs::remove(cluster.state() / "coordinator.lock");
+  const int second_port = FreePortPair();
+  ASSERT_GT(second_port, 0);
+  const std::string second_ep = "tcp://127.0.0.1:" + std::to_string(second_port);
+  Process::Options o;
+  o.deadline = 120s;
+  o.output = cluster.logs();
+  o.name = "coordinator-second";
+  Process second = Process::Spawn(
+      CoordinatorArgv(second_ep, cluster.state(), cluster.dir() / "ready-2", 300, 60000, {}), o);
+  ASSERT_TRUE(WaitUntil([&] { return ReadFile(cluster.dir() / "ready-2").find("clients=") !=
+                                         std::string::npos; },
+                        60s))
+      << second.err();
+  const auto held_on_second = [&]() -> std::optional<JobView> {
+    const CommandResult r =
+        RunToEnd({kCoupler, "status", job, "--json", "--coordinator", second_ep}, cluster.logs(),
+                 30s);
+    rapidjson::Document d;
+    if (r.exit_code != 0 || d.Parse(r.out.c_str()).HasParseError()) return std::nullopt;
+    return ParseJob(d);
+  };
+
+  // The address moves to the new owner: the worker registers there, the attempt adopted.
+  relay.Redirect(second_port);
+  // (Its status says running from the start: it restored the attempt as out, awaiting its
+  // worker's report; the adoption is what the event log records.)
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        return ReadFile(cluster.state() / "events.jsonl").find("\"attempt_adopted\"") !=
+               std::string::npos;
+      },
+      60s, 50ms))
+      << "the new owner never adopted the running attempt\n" << cluster.Logs() << second.err();
+
+  // And back: the old coordinator hears a worker of the newer epoch.
+  relay.Redirect(first_port);
+  const std::optional<int> first_exit = cluster.coordinator().WaitExit(60s);
+  ASSERT_TRUE(first_exit.has_value()) << "the fenced coordinator kept running\n" << cluster.Logs();
+  EXPECT_EQ(*first_exit, 1);
+  const std::string why = cluster.coordinator().err();
+  EXPECT_NE(why.find("fenced: a worker speaks for coordinator epoch"), std::string::npos) << why;
+
+  // The address returns to the owner; the held task finishes there, once.
+  relay.Redirect(second_port);
+  WriteFile(go, "");
+  std::optional<JobView> done;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        done = held_on_second();
+        return done && done->finished();
+      },
+      90s, 100ms))
+      << cluster.Logs() << second.err();
+  EXPECT_EQ(done->state, "succeeded") << done->error << cluster.Logs();
+  EXPECT_EQ(done->node("hold").attempts, 1u) << "the held task ran again\n" << cluster.Logs();
   second.Kill();
 }
 

@@ -74,7 +74,7 @@ SAMPLE_REQUESTS = {
     "SubmitJob": {"spec_text": "name: t\nnodes: []\n", "spec_path": "t.yaml", "priority": -3,
                   "client_id": "cli-1", "cwd": "/home/u", "submission_id": "airflow-run-7",
                   "reuse": True},
-    "StatusRequest": {"job_id": "j-9", "wait_ms": 250, "state": "failed", "limit": 20},
+    "StatusRequest": {"job_id": "j-9", "wait_ms": 250, "states": ["failed"], "limit": 20},
     "CancelJob": {"job_id": "j-9"},
     "RetryJob": {"job_id": "j-9"},
     "DrainWorker": {"worker_id": "w-1"},
@@ -140,7 +140,8 @@ class WireTest(unittest.TestCase):
 
     def test_the_doc_example_is_what_the_encoder_writes(self):
         self.assertEqual(cc.encode("CancelJob", {"job_id": "j-9"}).hex(),
-                         "43504c520d001400" "0b000000" "0300000000000000" "6a2d39")
+                         "43504c520e001400" "0b000000" "0000000000000000"
+                         "0300000000000000" "6a2d39")
 
     def test_replies_decode_to_the_sample_fields(self):
         for name, fields in SAMPLE_REPLIES.items():

@@ -203,5 +203,48 @@ TEST(AdoptionTest, OnlyTheWorkerItWasSentToTakesAnAttemptBackAndItsSilenceEndsTh
   EXPECT_TRUE(s.AwaitsAdoption("j1", 2, 0));
 }
 
+// The same worker on a new connection (its link was cut and ZeroMQ connected again; the
+// coordinator never restarted): what it reports holding runs on and commits once; what it no
+// longer holds (the cut swallowed it) goes back to the queue, never charged an attempt.
+TEST(AdoptionTest, AWorkerRegisteringAgainOnANewConnectionKeepsWhatItHolds) {
+  Scheduler s(5000);
+  s.AddJob(MakeJob("j1", kFour));
+  s.RegisterWorker(Worker("w1", 4), 0);
+  ASSERT_EQ(s.Assign("w1").size(), 4u);
+  const Registration r =
+      s.RegisterWorker(Worker("w1", 4, {Held(0, 0, true), Held(1, 0, false)}), 100);
+  EXPECT_TRUE(r.lost.empty()) << "a running task was given up on: " << r.lost.front().task_id;
+  EXPECT_TRUE(r.release.empty());
+  ASSERT_EQ(r.adopted.size(), 2u);
+  const WorkerEntry& w = *s.registry().Find("w1");
+  EXPECT_EQ(w.inflight.size(), 2u);
+  EXPECT_EQ(w.started(), 1u);
+  const JobState& job = *s.FindJob("j1");
+  EXPECT_EQ(job.attempts(0), 1u);
+  EXPECT_EQ(job.attempts(1), 1u);
+  EXPECT_EQ(s.OnOutcome("w1", Ok(0, 0)), OutcomeKind::kCommitted);
+  EXPECT_EQ(s.OnOutcome("w1", Ok(1, 0)), OutcomeKind::kCommitted);
+  // Tasks 2 and 3 never reached it: dealt again.
+  const auto again = s.Assign("w1");
+  ASSERT_EQ(again.size(), 2u);
+  EXPECT_EQ(job.done(), 2u);
+}
+
+// A worker that restarted reports nothing: all it held is lost, as before.
+TEST(AdoptionTest, AWorkerThatRestartedLosesWhatItHeld) {
+  Scheduler s(5000);
+  s.AddJob(MakeJob("j1", kFour));
+  s.RegisterWorker(Worker("w1", 1), 0);
+  ASSERT_EQ(s.Assign("w1").size(), 1u);
+  s.OnHeartbeat("w1", [] {
+    wire::Heartbeat b;
+    b.running = {{"j1", 0, 0}};
+    return b;
+  }(), 10);
+  const Registration r = s.RegisterWorker(Worker("w1", 1), 100);
+  ASSERT_EQ(r.lost.size(), 1u);
+  EXPECT_TRUE(r.adopted.empty());
+}
+
 }  // namespace
 }  // namespace coupler::coordinator

@@ -152,7 +152,7 @@ TEST(GangSchedulerTest, WaitsAndHoldsSlotsFreedByLooseTasksUntilItHasThemAll) {
   EXPECT_TRUE(s.Assign("a").empty());
   EXPECT_EQ(s.registry().Find("a")->held, 1u);
   const wire::JobStatus waiting = s.Status(*s.FindJob("gang"));
-  EXPECT_EQ(Node(waiting, "gang").state, "ready");
+  EXPECT_EQ(Node(waiting, "gang").state, job::NodePhase::kReady);
   EXPECT_EQ(Node(waiting, "gang").ranks, 2u);
   EXPECT_THAT(Node(waiting, "gang").reason, HasSubstr("waiting for 1 more free slot (holding 1 of 2)"));
 
@@ -203,8 +203,8 @@ TEST(GangSchedulerTest, AGangThatCannotFitStaysQueuedWithAReason) {
   EXPECT_EQ(s.registry().Find("a")->held, 0u);  // holds nothing it could never use
   EXPECT_EQ(s.Assign("a").size(), 2u);          // loose work still runs
   const wire::JobStatus st = s.Status(*s.FindJob("j1"));
-  EXPECT_EQ(st.state, "running");
-  EXPECT_EQ(Node(st, "gang").state, "ready");
+  EXPECT_EQ(st.state, job::JobPhase::kRunning);
+  EXPECT_EQ(Node(st, "gang").state, job::NodePhase::kReady);
   EXPECT_THAT(Node(st, "gang").reason,
               HasSubstr("cannot be placed yet: needs 4 ranks, the 1 alive worker have 2 slots"));
 

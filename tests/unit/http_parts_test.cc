@@ -83,7 +83,7 @@ void FillSample(Snapshot& s) {
   wire::JobStatus j;
   j.id = "j-000002";
   j.name = "<script>alert(1)</script>";
-  j.state = "running";
+  j.state = job::JobPhase::kRunning;
   j.tasks_total = 10;
   j.tasks_done = 4;
   j.tasks_running = 2;
@@ -93,13 +93,13 @@ void FillSample(Snapshot& s) {
   wire::NodeStatus loose;
   loose.id = "prep";
   loose.op = "standardize";
-  loose.state = "running";
+  loose.state = job::NodePhase::kRunning;
   loose.tasks_total = 9;
   loose.tasks_done = 4;
   wire::NodeStatus tight;
   tight.id = "train";
   tight.op = "train";
-  tight.state = "pending";
+  tight.state = job::NodePhase::kPending;
   tight.tasks_total = 1;
   tight.ranks = 4;
   tight.stage = 1;
@@ -109,7 +109,7 @@ void FillSample(Snapshot& s) {
   s.job_counts = {{"running", 1}};
   wire::WorkerStatus w;
   w.id = "w\"1";
-  w.state = "alive";
+  w.state = pool::WorkerState::kAlive;
   w.slots = 4;
   w.running = 2;
   w.gpus = {wire::GpuInfo{0, "NVIDIA H200", 141ull << 30, 0}};

@@ -39,7 +39,7 @@ TEST(JobCompactionTest, ABigCancelledJobKeepsItsTotalsOnly) {
   EXPECT_EQ(job.table().size(), 0u);
   EXPECT_TRUE(job.plan().nodes.empty());
   const wire::JobStatus after = s.Status(job);
-  EXPECT_EQ(after.state, "cancelled");
+  EXPECT_EQ(after.state, job::JobPhase::kCancelled);
   EXPECT_EQ(after.tasks_total, static_cast<uint64_t>(nodes));
   EXPECT_EQ(after.error, before.error);
   EXPECT_TRUE(after.nodes.empty());
@@ -82,7 +82,7 @@ TEST(JobCompactionTest, AFailedJobWhoseTasksAreStillOutWaitsForThem) {
   s.ReapSilentWorkers(1);  // the periodic sweep
   EXPECT_TRUE(s.FindJob("j-1")->compacted());
   const wire::JobStatus st = s.Status(*s.FindJob("j-1"));
-  EXPECT_EQ(st.state, "failed");
+  EXPECT_EQ(st.state, job::JobPhase::kFailed);
   ASSERT_EQ(st.nodes.size(), 1u) << "the failed node stays in the summary";
   EXPECT_EQ(st.nodes[0].id, "n0");
   EXPECT_NE(st.nodes[0].error.find("boom"), std::string::npos) << st.nodes[0].error;

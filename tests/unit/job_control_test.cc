@@ -160,7 +160,7 @@ TEST_F(JobControlTest, ALongPollIsAnsweredAtItsDeadline) {
   const auto reply = std::get<wire::StatusReply>(Decoded(out.clients[0].payload));
   ASSERT_EQ(reply.jobs.size(), 1u);
   EXPECT_EQ(reply.jobs[0].id, id);
-  EXPECT_EQ(reply.jobs[0].state, "queued");
+  EXPECT_EQ(reply.jobs[0].state, job::JobPhase::kQueued);
 }
 
 // Retry takes only a failed or cancelled job, and a job unknown is named.
@@ -234,7 +234,7 @@ TEST_F(JobControlTest, AnEvictedJobIsAnsweredFromTheStore) {
   ASSERT_EQ(out.clients.size(), 1u);
   const auto reply = std::get<wire::StatusReply>(Decoded(out.clients[0].payload));
   ASSERT_EQ(reply.jobs.size(), 1u);
-  EXPECT_EQ(reply.jobs[0].state, "succeeded");
+  EXPECT_EQ(reply.jobs[0].state, job::JobPhase::kSucceeded);
   ASSERT_EQ(reply.jobs[0].nodes.size(), 1u);
   EXPECT_EQ(reply.jobs[0].nodes[0].tasks_done, 3u);
   EXPECT_EQ(ledger_.CountJobs()["succeeded"], 1u);

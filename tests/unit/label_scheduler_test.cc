@@ -50,8 +50,8 @@ nodes:
   EXPECT_THAT(NodesOf(s.Assign("a")), ElementsAre("free"));
   EXPECT_THAT(s.Assign("a2"), IsEmpty());
   wire::JobStatus st = s.Status(*s.FindJob("j1"));
-  EXPECT_EQ(st.state, "running");
-  EXPECT_EQ(Node(st, "pinned").state, "ready");
+  EXPECT_EQ(st.state, job::JobPhase::kRunning);
+  EXPECT_EQ(Node(st, "pinned").state, job::NodePhase::kReady);
   EXPECT_EQ(Node(st, "pinned").reason,
             "waiting for a worker with zone=b (2 alive workers, none match)");
   EXPECT_EQ(Node(st, "free").reason, "");

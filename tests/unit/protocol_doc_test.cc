@@ -150,7 +150,8 @@ TEST(ProtocolDocTest, EveryMessageBuiltFromTheDocsFieldTablesDecodesToTheSameByt
     Builder b(doc);
     ASSERT_TRUE(b.Fields(it->second, payload));
     std::string bytes(kHeaderSize, '\0');
-    WriteHeader(Header{kProtocolVersion, type, static_cast<uint32_t>(payload.size())}, bytes.data());
+    WriteHeader(Header{kProtocolVersion, type, static_cast<uint32_t>(payload.size()), 0},
+                bytes.data());
     bytes += payload;
     Result<Message> decoded = Decode(bytes);
     ASSERT_TRUE(decoded.ok()) << "the codec does not read the documented layout: "

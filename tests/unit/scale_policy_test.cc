@@ -10,7 +10,7 @@ wire::WorkerStatus Worker(const std::string& id, const std::string& state = "ali
                           uint32_t running = 0, uint32_t prefetched = 0) {
   wire::WorkerStatus w;
   w.id = id;
-  w.state = state;
+  w.state = *pool::ParseWorkerState(state);
   w.slots = 1;
   w.running = running;
   w.prefetched = prefetched;

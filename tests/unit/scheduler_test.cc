@@ -328,7 +328,7 @@ TEST(SchedulerTest, FailsTheJobAfterRetriesWithTheTaskError) {
   const JobState& j = *s.FindJob("bad");
   EXPECT_EQ(j.phase(), JobPhase::kFailed);
   EXPECT_THAT(j.error(), HasSubstr("node 'x': task 0 (shard 0) failed after 3 attempts: command exited with status 1: boom"));
-  EXPECT_EQ(s.Status(j).nodes.at(0).state, "failed");
+  EXPECT_EQ(s.Status(j).nodes.at(0).state, job::NodePhase::kFailed);
 }
 
 TEST(SchedulerTest, SharesWorkersRoundRobinBetweenJobs) {

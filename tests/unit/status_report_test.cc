@@ -104,7 +104,7 @@ TEST(StatusReportTest, AFailedJobHasNothingRunningOrPrefetched) {
   ASSERT_EQ(s.OnOutcome("w", Outcome(sent[0], false)), OutcomeKind::kFailed);
 
   const wire::JobStatus job = s.Status(*s.FindJob("j1"));
-  EXPECT_EQ(job.state, "failed");
+  EXPECT_EQ(job.state, job::JobPhase::kFailed);
   EXPECT_EQ(job.tasks_running, 0u);
   EXPECT_EQ(job.tasks_prefetched, 0u);
   EXPECT_EQ(job.tasks_queued, 0u);
@@ -132,7 +132,8 @@ TEST(StatusReportTest, ACancelledOrSucceededJobHasNothingRunning) {
   s.Cancel("gone");
   for (const char* id : {"ok", "gone"}) {
     const wire::JobStatus job = s.Status(*s.FindJob(id));
-    EXPECT_TRUE(job.state == "succeeded" || job.state == "cancelled") << job.state;
+    EXPECT_TRUE(job.state == job::JobPhase::kSucceeded || job.state == job::JobPhase::kCancelled)
+        << job::JobPhaseName(job.state);
     EXPECT_EQ(job.tasks_running, 0u) << id;
     EXPECT_EQ(job.tasks_prefetched, 0u) << id;
   }
@@ -148,18 +149,18 @@ TEST(StatusReportTest, ADrainedWorkerShowsDrainedAndASilentOneLost) {
   ASSERT_EQ(first.size(), 1u);
   ASSERT_EQ(s.Assign("dies").size(), 1u);
   s.OnHeartbeat("leaves", Beat(first, true), 100);
-  EXPECT_EQ(WorkerNamed(s.Workers(100), "leaves").state, "draining");
+  EXPECT_EQ(WorkerNamed(s.Workers(100), "leaves").state, pool::WorkerState::kDraining);
   ASSERT_EQ(s.OnOutcome("leaves", Outcome(first[0], true)), OutcomeKind::kCommitted);
   EXPECT_TRUE(s.OnHeartbeat("leaves", Beat({}, true), 200));
-  EXPECT_EQ(WorkerNamed(s.Workers(200), "leaves").state, "drained");
+  EXPECT_EQ(WorkerNamed(s.Workers(200), "leaves").state, pool::WorkerState::kDrained);
 
   // "dies" goes silent while "leaves", drained, beats no more: a live worker is needed to tell a
   // dead one from a cut link, so one joins.
   s.RegisterWorker(Worker("new", 1, 0), 5000);
   ASSERT_TRUE(s.registry().Heard("new", 5400));
   ASSERT_EQ(s.ReapSilentWorkers(5400).size(), 0u) << "its task never started: re-queued, no loss";
-  EXPECT_EQ(WorkerNamed(s.Workers(5400), "dies").state, "lost");
-  EXPECT_EQ(WorkerNamed(s.Workers(5400), "leaves").state, "drained");
+  EXPECT_EQ(WorkerNamed(s.Workers(5400), "dies").state, pool::WorkerState::kLost);
+  EXPECT_EQ(WorkerNamed(s.Workers(5400), "leaves").state, pool::WorkerState::kDrained);
   EXPECT_EQ(s.registry().workers_lost_total(), 1u);
   EXPECT_EQ(s.Status(*s.FindJob("j1")).tasks_prefetched, 0u);
 }

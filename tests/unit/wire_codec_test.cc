@@ -86,28 +86,28 @@ TEST(WireCodecTest, LargeBatchRoundTrips) {
   EXPECT_EQ(std::get<TaskAssignment>(*decoded), batch);
 }
 
-// The envelope, byte for byte: magic, version 13, type 20 (CancelJob), length 11, then cereal's
-// u64 size prefix and the string.
+// The envelope, byte for byte: magic, version 14, type 20 (CancelJob), length 11, epoch 0 (a
+// client's), then cereal's u64 size prefix and the string.
 TEST(WireCodecTest, EnvelopeLayoutIsLittleEndianAndFixed) {
   const std::string bytes = Encode(CancelJob{"j-9"});
   ASSERT_EQ(bytes.size(), kHeaderSize + 11);
   EXPECT_EQ(Hex(bytes),
-            "43504c52"  "0d00"  "1400"  "0b000000"
+            "43504c52"  "0e00"  "1400"  "0b000000"  "0000000000000000"
             "0300000000000000"  "6a2d39");
 }
 
-// Only the version whose layout this build decodes is read: a version-12 TaskSpec has no fused
-// steps, and a version-11 worker knows no Reclaim; read as 13 they would be misparsed or
-// refused for a reason nobody could act on.
+// Only the version whose layout this build decodes is read: a version-13 header has no epoch,
+// and a version-12 TaskSpec no fused steps; read as 14 they would be misparsed or refused for a
+// reason nobody could act on.
 TEST(WireCodecTest, AnotherVersionIsRefusedWithBothVersionsNamed) {
-  for (const uint16_t version : {uint16_t{12}, uint16_t{14}}) {
+  for (const uint16_t version : {uint16_t{13}, uint16_t{15}}) {
     std::string bytes = Encode(CancelJob{"j-9"});
     bytes[4] = static_cast<char>(version);
     Result<Message> decoded = Decode(bytes);
     ASSERT_FALSE(decoded.ok()) << version;
     EXPECT_EQ(decoded.status().code(), StatusCode::kInvalidArgument);
     EXPECT_NE(decoded.status().message().find("unsupported protocol version " +
-                                              std::to_string(version) + " (this build reads 13"),
+                                              std::to_string(version) + " (this build reads 14"),
               std::string::npos)
         << decoded.status().message();
   }
@@ -115,12 +115,31 @@ TEST(WireCodecTest, AnotherVersionIsRefusedWithBothVersionsNamed) {
 
 TEST(WireCodecTest, HeaderWriteReadRoundTrip) {
   char buf[kHeaderSize];
-  const Header h{13, MessageType::kWorkersReply, 0x01020304};
+  const Header h{14, MessageType::kWorkersReply, 0x01020304, 0x1122334455667788};
   WriteHeader(h, buf);
-  EXPECT_EQ(Hex(std::string_view(buf, kHeaderSize)), "43504c52" "0d00" "1700" "04030201");
+  EXPECT_EQ(Hex(std::string_view(buf, kHeaderSize)),
+            "43504c52" "0e00" "1700" "04030201" "8877665544332211");
   Result<Header> back = ReadHeader(std::string_view(buf, kHeaderSize));
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(*back, h);
+}
+
+// A coordinator stamps its epoch on an encoded message without re-encoding it; the payload and
+// the rest of the header stay as they were, and the message still decodes.
+TEST(WireCodecTest, StampEpochRewritesOnlyTheEpoch) {
+  const std::string plain = Encode(Reclaim{{TaskAttempt{"j-1", 3, 2}}});
+  std::string stamped = plain;
+  StampEpoch(stamped, 42);
+  ASSERT_EQ(stamped.size(), plain.size());
+  EXPECT_EQ(stamped.substr(0, 12), plain.substr(0, 12));
+  EXPECT_EQ(stamped.substr(kHeaderSize), plain.substr(kHeaderSize));
+  Result<Header> header = ReadHeader(stamped);
+  ASSERT_TRUE(header.ok()) << header.status().ToString();
+  EXPECT_EQ(header->epoch, 42u);
+  EXPECT_EQ(ReadHeader(plain)->epoch, 0u);
+  Result<Message> decoded = Decode(stamped);
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  EXPECT_EQ(std::get<Reclaim>(*decoded).attempts.size(), 1u);
 }
 
 TEST(WireCodecTest, PeekTypeReadsOnlyTheHeader) {

@@ -1,0 +1,60 @@
+// A worker's half of the fencing token: once registered with epoch E it drops whatever a
+// coordinator of an older epoch sends, and only a Registered answer moves it.
+#include <gtest/gtest.h>
+
+#include "worker/epoch_fence.h"
+
+namespace coupler::worker {
+namespace {
+
+using wire::MessageType;
+
+TEST(EpochFenceTest, BeforeAnyRegistrationEverythingIsTaken) {
+  EpochFence fence;
+  EXPECT_TRUE(fence.Admit(MessageType::kHeartbeat, 3).admit);
+  EXPECT_TRUE(fence.Admit(MessageType::kRegisterAgain, 0).admit);
+  EXPECT_EQ(fence.epoch(), 0u);  // a heartbeat does not register us
+}
+
+TEST(EpochFenceTest, AnOlderCoordinatorIsRefusedAfterRegisteringWithANewerOne) {
+  EpochFence fence;
+  ASSERT_TRUE(fence.Admit(MessageType::kRegistered, 4).admit);
+  EXPECT_TRUE(fence.Admit(MessageType::kTaskAssignment, 4).admit);
+  // The coordinator restarted (or another took the state over): registering again moves the
+  // fence up.
+  ASSERT_TRUE(fence.Admit(MessageType::kRegistered, 5).admit);
+  EXPECT_EQ(fence.epoch(), 5u);
+
+  // The old one still runs: nothing it says counts, its registration answer least of all.
+  for (MessageType type : {MessageType::kTaskAssignment, MessageType::kLaunchDaemon,
+                           MessageType::kResultAck, MessageType::kCancelJob,
+                           MessageType::kReclaim, MessageType::kHeartbeat,
+                           MessageType::kRegistered}) {
+    EXPECT_FALSE(fence.Admit(type, 4).admit) << wire::MessageTypeName(type);
+  }
+  EXPECT_EQ(fence.epoch(), 5u);
+  EXPECT_EQ(fence.refused(), 7u);
+  EXPECT_TRUE(fence.Admit(MessageType::kTaskAssignment, 5).admit);
+}
+
+TEST(EpochFenceTest, OnlyTheFirstRefusalOfAnEpochAsksForALogLine) {
+  EpochFence fence;
+  fence.Admit(MessageType::kRegistered, 9);
+  EXPECT_TRUE(fence.Admit(MessageType::kHeartbeat, 7).first_refusal);
+  EXPECT_FALSE(fence.Admit(MessageType::kHeartbeat, 7).first_refusal);
+  EXPECT_TRUE(fence.Admit(MessageType::kHeartbeat, 8).first_refusal);
+}
+
+TEST(EpochFenceTest, ANewerCoordinatorIsHeardBeforeItAnswersOurRegistration) {
+  EpochFence fence;
+  fence.Admit(MessageType::kRegistered, 2);
+  // Restarted: its heartbeat and its RegisterAgain come before its Registered.
+  EXPECT_TRUE(fence.Admit(MessageType::kHeartbeat, 3).admit);
+  EXPECT_TRUE(fence.Admit(MessageType::kRegisterAgain, 3).admit);
+  EXPECT_EQ(fence.epoch(), 2u);
+  EXPECT_TRUE(fence.Admit(MessageType::kRegistered, 3).admit);
+  EXPECT_EQ(fence.epoch(), 3u);
+}
+
+}  // namespace
+}  // namespace coupler::worker
