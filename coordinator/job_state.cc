@@ -378,6 +378,15 @@ std::vector<uint64_t> JobState::AwaitAdoption(const std::vector<uint64_t>& tasks
   return taken;
 }
 
+bool JobState::AdoptQueued(uint64_t t, uint32_t attempt) {
+  if (finished() || t >= table_.size() || state_[t] != static_cast<uint8_t>(TaskState::kReady) ||
+      attempts_[t] != attempt) {
+    return false;
+  }
+  MarkRunning(t);
+  return true;
+}
+
 void JobState::AbandonAdoption(uint64_t t) {
   if (finished() || state_[t] != static_cast<uint8_t>(TaskState::kRunning)) return;
   EndRunning(table_.Describe(t).plan_node);

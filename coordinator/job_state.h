@@ -137,6 +137,10 @@ class JobState {
   // A running attempt that never started (it was only queued on a worker that was lost): back
   // to the front of its queue, its attempt not charged against `retries`.
   void Requeue(uint64_t task);
+  // A worker holds attempt `attempt` of a task that waits in the queue with exactly that many
+  // attempts made (its send was never recorded): it runs there, under that number. False when
+  // the task is not ready at that number. Its queue entry goes stale (skipped when reached).
+  bool AdoptQueued(uint64_t task, uint32_t attempt);
   // A task lost with its worker before the worker reported it running: true once this has
   // happened kUnreportedLossesCharged times, when it must be charged after all (a task that
   // kills its worker before any report would otherwise be retried for ever).

@@ -135,10 +135,10 @@ size_t PoolControl::AwaitInFlight(const std::string& job_id,
                                   const std::vector<store::TaskCommit>& commits,
                                   const std::vector<store::AttemptRecord>& attempts,
                                   const std::vector<store::SentAttempt>& sent, int64_t now_ms) {
+  // Even with nothing recorded in flight: sends not yet recorded at the crash are adopted too.
   const std::vector<store::SentAttempt> in_flight = InFlightAttempts(commits, attempts, sent);
-  if (in_flight.empty()) return 0;
   const std::vector<std::pair<uint64_t, uint32_t>> abandoned =
-      scheduler_.AwaitAdoption(job_id, in_flight, now_ms + AdoptionWaitMs());
+      scheduler_.AwaitAdoption(job_id, in_flight, now_ms + AdoptionWaitMs(), now_ms);
   for (const auto& [task, attempt] : abandoned) {
     ledger_.Abandoned(job_id, task, attempt,
                       "sent before the coordinator restarted and cannot be taken back (a gang's "
@@ -211,6 +211,7 @@ void PoolControl::AcknowledgeDurable(Outbox& out) {
 void PoolControl::Dispatch(int64_t now_ms, Outbox& out) {
   // Work finished now could not be made durable: hand out none until the store writes again.
   if (!ledger_.writable()) return;
+  if (scheduler_.AwaitingHolders(now_ms)) return;
   // Gangs first: slots they hold must not go to loose tasks in the same round.
   for (auto& [leader, spec] : scheduler_.PlaceGangs(now_ms)) {
     std::string hosts;

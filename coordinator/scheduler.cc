@@ -66,6 +66,32 @@ void Scheduler::EndGang(const TaskKey& key) {
   running_gangs_.erase(it);
 }
 
+bool Scheduler::AwaitingHolders(int64_t now_ms) {
+  if (hold_dispatch_until_ == 0) return false;
+  if (now_ms < hold_dispatch_until_) {
+    for (const auto& [key, a] : awaiting_) {
+      // Only a worker that has not registered again still has an entry naming it.
+      if (!a.worker_id.empty()) return true;
+    }
+  }
+  hold_dispatch_until_ = 0;
+  return false;
+}
+
+bool Scheduler::AdoptUnrecorded(uint32_t job_index, const wire::TaskAttempt& a, int64_t now_ms) {
+  auto until = unrecorded_until_.find(job_index);
+  if (until == unrecorded_until_.end()) return false;
+  if (now_ms > until->second) {
+    unrecorded_until_.erase(until);
+    return false;
+  }
+  JobState& job = *jobs_[job_index];
+  if (a.task_id >= job.table().size() || job.table().Describe(a.task_id).kind == TaskKind::kGang) {
+    return false;
+  }
+  return job.AdoptQueued(a.task_id, a.attempt);
+}
+
 std::optional<TaskKey> Scheduler::LiveAttempt(const wire::TaskAttempt& a) const {
   auto index = job_index_.find(a.job_id);
   if (index == job_index_.end() || !jobs_[index->second]) return std::nullopt;
@@ -201,6 +227,13 @@ Registration Scheduler::RegisterWorker(const wire::RegisterWorker& info, int64_t
         job->task_state(a.task_id) != TaskState::kRunning ||
         (!awaited->second.worker_id.empty() && awaited->second.worker_id != info.worker_id) ||
         (!awaited->second.worker_key.empty() && awaited->second.worker_key != key_name)) {
+      if (awaited == awaiting_.end() && job != nullptr && AdoptUnrecorded(index->second, a, now_ms)) {
+        const TaskKey key{index->second, a.task_id};
+        w->StartTask(key, job->gpu_share(job->table().Describe(a.task_id).plan_node));
+        if (h.started) w->MarkStarted(key);
+        out.adopted.push_back(h);
+        continue;
+      }
       out.release.push_back(a);
       continue;
     }
@@ -243,7 +276,7 @@ Registration Scheduler::RegisterWorker(const wire::RegisterWorker& info, int64_t
 
 std::vector<std::pair<uint64_t, uint32_t>> Scheduler::AwaitAdoption(
     const std::string& job_id, const std::vector<store::SentAttempt>& attempts,
-    int64_t deadline_ms) {
+    int64_t deadline_ms, int64_t now_ms) {
   std::vector<std::pair<uint64_t, uint32_t>> abandoned;
   auto index = job_index_.find(job_id);
   if (index == job_index_.end()) {
@@ -251,6 +284,11 @@ std::vector<std::pair<uint64_t, uint32_t>> Scheduler::AwaitAdoption(
     return abandoned;
   }
   JobState& job = *jobs_[index->second];
+  // Sends of the last moments before a crash may not have been recorded: until the deadline, a
+  // worker reporting such an attempt keeps it if its task still waits in the queue at that
+  // attempt number (RegisterWorker).
+  unrecorded_until_[index->second] = deadline_ms;
+  hold_dispatch_until_ = std::max(hold_dispatch_until_, std::min(deadline_ms, now_ms + kRestartHoldMs));
   std::vector<uint64_t> loose;
   std::map<uint64_t, const store::SentAttempt*> sent_to;
   for (const store::SentAttempt& a : attempts) {

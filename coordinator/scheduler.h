@@ -94,7 +94,13 @@ class Scheduler {
   // now, and run again.
   std::vector<std::pair<uint64_t, uint32_t>> AwaitAdoption(
       const std::string& job_id, const std::vector<store::SentAttempt>& attempts,
-      int64_t deadline_ms);
+      int64_t deadline_ms, int64_t now_ms = 0);
+  // Right after a restart, dealing waits (at most kRestartHoldMs) until every worker named by
+  // an attempt in flight has registered again: the tasks at the front of the queues include
+  // sends the crash kept from being recorded, which their holders adopt when they come back
+  // (AdoptUnrecorded); dealt to another worker first, they would run twice.
+  bool AwaitingHolders(int64_t now_ms);
+  static constexpr int64_t kRestartHoldMs = 3000;
   // The attempts no worker reported by their deadline: abandoned, their tasks ready again
   // (worker_id empty).
   std::vector<LostAttempt> AbandonUnadopted(int64_t now_ms);
@@ -184,6 +190,10 @@ class Scheduler {
   // The task of `a` when `a` is its live attempt and it runs (the job not finished); nullopt
   // otherwise (an attempt given up on, a job no longer held).
   std::optional<TaskKey> LiveAttempt(const wire::TaskAttempt& a) const;
+  // A worker reports holding attempt `a` the store has no record of sending (sent in the last
+  // moments before a crash): within the job's adoption window, and while the task still waits
+  // in the queue at that attempt number (nobody else was dealt it since), it is the worker's.
+  bool AdoptUnrecorded(uint32_t job_index, const wire::TaskAttempt& a, int64_t now_ms);
   // May worker w be sent a task asking for a GPU share of `bytes` now? (see Assign)
   bool ShareFits(const WorkerEntry& w, uint64_t bytes) const;
   // Frees every slot of a running gang's attempt.
@@ -226,6 +236,9 @@ class Scheduler {
     uint32_t gang_ranks = 0;  // a gang's: all its ranks, on that worker (its leader)
   };
   std::map<TaskKey, Awaited> awaiting_;
+  // Jobs restored at a restart -> until when an unrecorded attempt may be adopted.
+  std::map<uint32_t, int64_t> unrecorded_until_;
+  int64_t hold_dispatch_until_ = 0;  // 0: no hold (see AwaitingHolders)
 };
 
 }  // namespace coupler::coordinator

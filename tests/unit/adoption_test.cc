@@ -87,10 +87,10 @@ TEST(AdoptionTest, AWorkerReportingItsAttemptsKeepsThemAndTheirResultsCommit) {
 
 TEST(AdoptionTest, WhatAWorkerHoldsThatWasNotInFlightIsReleased) {
   Scheduler s = Restored(10'000);
-  // Attempt 0 of task 2 is not its live attempt (1); task 3 was never recorded as sent; job j9
-  // is unknown. Another worker cannot take an attempt adopted already.
+  // Attempt 0 of task 2 is not its live attempt (1); attempt 1 of task 3 is not the number it
+  // waits at (0); job j9 is unknown. Another worker cannot take an attempt adopted already.
   const Registration r = s.RegisterWorker(
-      Worker("w1", 4, {Held(2, 0, true), Held(3, 0, false), {{"j9", 0, 0}, true}, Held(0, 0, true)}),
+      Worker("w1", 4, {Held(2, 0, true), Held(3, 1, false), {{"j9", 0, 0}, true}, Held(0, 0, true)}),
       0);
   ASSERT_EQ(r.adopted.size(), 1u);
   EXPECT_EQ(r.adopted[0].attempt.task_id, 0u);
@@ -244,6 +244,57 @@ TEST(AdoptionTest, AWorkerThatRestartedLosesWhatItHeld) {
   const Registration r = s.RegisterWorker(Worker("w1", 1), 100);
   ASSERT_EQ(r.lost.size(), 1u);
   EXPECT_TRUE(r.adopted.empty());
+}
+
+// A send the crash kept from being recorded: task 3 went out (attempt 0) just before the crash,
+// so the store does not know it. Within the adoption window the worker that reports it keeps it,
+// as long as nobody was dealt it since; after the window, or once dealt, it is released.
+TEST(AdoptionTest, AnAttemptSentButNeverRecordedIsKeptWhileItsTaskStillWaits) {
+  Scheduler s = Restored(10'000);
+  const Registration r = s.RegisterWorker(Worker("w1", 4, {Held(3, 0, true)}), 100);
+  ASSERT_EQ(r.adopted.size(), 1u);
+  EXPECT_TRUE(r.release.empty());
+  const JobState& job = *s.FindJob("j1");
+  EXPECT_EQ(job.attempts(3), 1u);
+  EXPECT_TRUE(s.Assign("w1").empty()) << "task 3 was dealt again";
+  EXPECT_EQ(s.OnOutcome("w1", Ok(3, 0)), OutcomeKind::kCommitted);
+
+  // Dealt to another worker first: the late reporter lets it go.
+  Scheduler dealt = Restored(10'000);
+  dealt.RegisterWorker(Worker("w2", 8), 0);
+  ASSERT_EQ(dealt.Assign("w2").size(), 1u);  // task 3, attempt 0
+  const Registration late = dealt.RegisterWorker(Worker("w1", 4, {Held(3, 0, true)}), 100);
+  EXPECT_TRUE(late.adopted.empty());
+  EXPECT_EQ(late.release.size(), 1u);
+
+  // After the window: released.
+  Scheduler after = Restored(10'000);
+  const Registration too_late = after.RegisterWorker(Worker("w1", 4, {Held(3, 0, true)}), 10'001);
+  EXPECT_TRUE(too_late.adopted.empty());
+  EXPECT_EQ(too_late.release.size(), 1u);
+}
+
+// Right after a restart, dealing waits for the workers named by attempts in flight (their
+// queues' front tasks may be sends the crash kept from being recorded), for at most 3 s.
+TEST(AdoptionTest, DealingWaitsForTheWorkersWhoseAttemptsWereInFlight) {
+  auto job = MakeJob("j1", kFour);
+  job->RestoreAttempts(0, 1);
+  Scheduler s(5000);
+  s.AddJob(std::move(job));
+  EXPECT_TRUE(s.AwaitAdoption("j1", {{0, 0, "w1", ""}}, 20'000, 1000).empty());
+  s.RegisterWorker(Worker("w2", 4), 1100);
+  EXPECT_TRUE(s.AwaitingHolders(1200)) << "w1 is not back yet";
+  s.RegisterWorker(Worker("w1", 4, {Held(0, 0, true)}), 1300);
+  EXPECT_FALSE(s.AwaitingHolders(1400));
+
+  // One that never comes back holds dealing for 3 s only.
+  auto other = MakeJob("j1", kFour);
+  other->RestoreAttempts(0, 1);
+  Scheduler t(5000);
+  t.AddJob(std::move(other));
+  t.AwaitAdoption("j1", {{0, 0, "gone", ""}}, 20'000, 1000);
+  EXPECT_TRUE(t.AwaitingHolders(3999));
+  EXPECT_FALSE(t.AwaitingHolders(4000));
 }
 
 }  // namespace
