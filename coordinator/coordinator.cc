@@ -298,7 +298,8 @@ Status Coordinator::Run(const std::atomic<bool>& stop) {
     if (broken) break;
     if (ledger_.store().fenced() || !fenced_by_worker_.ok()) {
       // Another coordinator owns the state now: this one must not dispatch, answer or commit.
-      failed = ledger_.store().fenced() ? ledger_.store().fence() : fenced_by_worker_;
+      // What found it out says it best: a worker's newer epoch, or a refused write.
+      failed = !fenced_by_worker_.ok() ? fenced_by_worker_ : ledger_.store().fence();
       log->error("stopping: {}", failed.message());
       break;
     }

@@ -22,16 +22,22 @@ void Coordinator::OnWorkerMessage(const std::string& route, const std::string& u
   }
   // Decode read the header already: it is whole and of our version.
   if (const uint64_t epoch = wire::ReadHeader(payload)->epoch; epoch > ledger_.epoch()) {
-    // The worker registered with a coordinator started on this state after us: ours was taken
-    // over (its lock file removed, or lost on a shared file system). Nothing it sends is ours
-    // to take, and nothing we would send it counts any more.
-    if (fenced_by_worker_.ok()) {
-      fenced_by_worker_ = Aborted(fmt::format(
-          "fenced: a worker speaks for coordinator epoch {}, newer than this coordinator's {}: "
-          "another coordinator has taken over this state directory",
-          epoch, ledger_.epoch()));
+    // The worker registered with a newer coordinator: one that took this state over (its lock
+    // file removed, or lost on a shared file system), and then the store's generation has
+    // moved past our last commit — or one of another state (a state directory started afresh
+    // while the workers ran on), and then it has not, and the worker simply registers with us.
+    Result<bool> taken = ledger_.store().CheckTakenOver();
+    if (taken.ok() && *taken) {
+      // Nothing it sends is ours to take, and nothing we would send it counts any more.
+      if (fenced_by_worker_.ok()) {
+        fenced_by_worker_ = Aborted(fmt::format(
+            "fenced: a worker speaks for coordinator epoch {}, newer than this coordinator's {}, "
+            "and another coordinator has written this state since: it has taken this state "
+            "directory over",
+            epoch, ledger_.epoch()));
+      }
+      return;
     }
-    return;
   }
   Outbox out;
   if (!pool_.OnMessage(route, user, *msg, NowMs(), out)) ++dropped_;

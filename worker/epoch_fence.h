@@ -2,7 +2,7 @@
 // message a coordinator sends carries its epoch (wire::Header::epoch, +1 at every start on a
 // state directory). Once a worker has registered with epoch E, whatever a coordinator of an
 // older epoch sends — assignments, gang launches, acknowledgements, cancels, even heartbeats —
-// is dropped: that coordinator lost its state directory to a newer one without knowing (its
+// is dropped (only the registration exchange itself passes, see Admit): that coordinator lost its state directory to a newer one without knowing (its
 // lock file removed, a lock lost on a shared file system), and obeying it could run a task
 // twice or drop a result the owner never wrote. This is the worker's half of the fencing token;
 // the coordinator's half stops it when a worker speaks for a newer epoch than its own.
@@ -22,9 +22,13 @@ class EpochFence {
     bool first_refusal = false;
   };
 
-  // A message of `type` stamped `epoch`. A Registered answer at or above the fence moves it
-  // there. A newer epoch's other messages are taken too: a restarted coordinator's heartbeats
-  // and RegisterAgain arrive before our registration with it is answered.
+  // A message of `type` stamped `epoch`. A Registered answer sets the fence to its epoch, even
+  // a lower one: it answers our own registration, which carried our epoch, and a coordinator
+  // that had been taken over stops on hearing a newer epoch instead of answering — so a lower
+  // one is a coordinator of another state (a state directory started afresh), whose epochs
+  // count from 1 again. RegisterAgain is always taken: it only makes us register. A newer
+  // epoch's other messages are taken too: a restarted coordinator's heartbeats arrive before
+  // our registration with it is answered.
   Verdict Admit(wire::MessageType type, uint64_t epoch);
 
   // The epoch registered with (0 before the first registration): what the worker stamps on

@@ -357,6 +357,18 @@ Status StateStore::WriteWithBuffered(const std::string& what, Fn&& also) {
   return Status::Ok();
 }
 
+Result<bool> StateStore::CheckTakenOver() {
+  if (fenced_) return true;
+  COUPLER_ASSIGN_OR_RETURN(const uint64_t found, ReadGeneration(db_));
+  if (found == generation_.committed) return false;
+  fenced_ = true;
+  fenced_message_ = "fenced: another coordinator has written " + path_ + " since this one " +
+                    "opened it (its generation " + std::to_string(found) + ", this one's " +
+                    std::to_string(generation_.committed) +
+                    "); this coordinator writes nothing more and must stop";
+  return true;
+}
+
 Status StateStore::BumpGeneration() {
   if (fenced_) return Aborted(fenced_message_);
   StatementReset reset(set_generation_);

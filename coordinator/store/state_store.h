@@ -83,6 +83,10 @@ class StateStore {
   bool fenced() const { return fenced_; }
   // Aborted saying who moved the generation, once fenced(); OK before.
   Status fence() const { return fenced_ ? Aborted(fenced_message_) : Status::Ok(); }
+  // Reads the generation now: true (and fenced() from then on) when another writer has moved
+  // it since this one's last commit. A worker speaking for a newer epoch asks this: it may have
+  // registered with a coordinator that took this state over, or with one of another state.
+  Result<bool> CheckTakenOver();
 
   // Writes every buffered row in one transaction. On error nothing is written and the rows stay
   // buffered, so the caller may retry (a busy database returns Unavailable).

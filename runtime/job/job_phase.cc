@@ -1,28 +1,18 @@
 #include "runtime/job/job_phase.h"
 
-#include <array>
-#include <cstddef>
+#include "runtime/util/enum_names.h"
 
 namespace coupler::job {
 namespace {
 
-// Indexed by JobPhase.
-constexpr std::array<std::string_view, 5> kPhaseNames = {"queued", "running", "succeeded",
-                                                         "failed", "cancelled"};
+constexpr util::EnumNames<JobPhase, kJobPhaseCount> kNames{
+    {"queued", "running", "succeeded", "failed", "cancelled"}};
 
 }  // namespace
 
-std::string_view JobPhaseName(JobPhase phase) {
-  const auto index = static_cast<size_t>(phase);
-  return index < kPhaseNames.size() ? kPhaseNames[index] : kPhaseNames[0];
-}
+std::string_view JobPhaseName(JobPhase phase) { return kNames.Name(phase); }
 
-std::optional<JobPhase> ParseJobPhase(std::string_view name) {
-  for (size_t i = 0; i < kPhaseNames.size(); ++i) {
-    if (kPhaseNames[i] == name) return static_cast<JobPhase>(i);
-  }
-  return std::nullopt;
-}
+std::optional<JobPhase> ParseJobPhase(std::string_view name) { return kNames.Parse(name); }
 
 bool IsFinished(JobPhase phase) {
   return phase == JobPhase::kSucceeded || phase == JobPhase::kFailed ||

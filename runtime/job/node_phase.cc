@@ -1,28 +1,18 @@
 #include "runtime/job/node_phase.h"
 
-#include <array>
-#include <cstddef>
+#include "runtime/util/enum_names.h"
 
 namespace coupler::job {
 namespace {
 
-// Indexed by NodePhase.
-constexpr std::array<std::string_view, kNodePhaseCount> kNames = {
-    "pending", "ready", "running", "done", "failed", "cancelled"};
+constexpr util::EnumNames<NodePhase, kNodePhaseCount> kNames{
+    {"pending", "ready", "running", "done", "failed", "cancelled"}};
 
 }  // namespace
 
-std::string_view NodePhaseName(NodePhase phase) {
-  const auto index = static_cast<size_t>(phase);
-  return index < kNames.size() ? kNames[index] : kNames[0];
-}
+std::string_view NodePhaseName(NodePhase phase) { return kNames.Name(phase); }
 
-std::optional<NodePhase> ParseNodePhase(std::string_view name) {
-  for (size_t i = 0; i < kNames.size(); ++i) {
-    if (kNames[i] == name) return static_cast<NodePhase>(i);
-  }
-  return std::nullopt;
-}
+std::optional<NodePhase> ParseNodePhase(std::string_view name) { return kNames.Parse(name); }
 
 bool IsFinished(NodePhase phase) {
   return phase == NodePhase::kDone || phase == NodePhase::kFailed ||

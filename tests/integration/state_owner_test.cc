@@ -179,5 +179,55 @@ TEST(StateOwnerTest, AWorkerOfTheNewerEpochStopsTheCoordinatorWhoseStateWasTaken
   second.Kill();
 }
 
+// The state directory started afresh while the pool ran on: the coordinator killed, a new one
+// started on the same address with the same keys and an empty --state. Its epochs count from 1
+// again, below the one the worker registered under; the state's generation has not moved under
+// it, so the worker's newer epoch is no takeover: the worker registers and the new coordinator
+// keeps running and runs its jobs.
+TEST(StateOwnerTest, AWorkerOfAnEarlierStateJoinsACoordinatorStartedOnAFreshOne) {
+  Cluster cluster;
+  ASSERT_TRUE(cluster.StartCoordinator()) << cluster.Logs();
+  cluster.StartWorker("w1", 1);
+  ASSERT_TRUE(cluster.WaitWorkersAlive(1)) << cluster.Logs();
+  const fs::path spec = cluster.dir() / "noop.yaml";
+  WriteFile(spec, "name: it-noop\nworkdir: work\nnodes:\n  - {id: n, op: noop, params: {tasks: 3}}\n");
+  const std::string first = cluster.Submit(spec);
+  ASSERT_FALSE(first.empty()) << cluster.Logs();
+  const auto ended = cluster.WaitJobFinished(first, 60s);
+  ASSERT_TRUE(ended && ended->state == "succeeded") << cluster.Logs();
+  // A restart on that state: its epoch is past the job's commits now, and the worker
+  // registers under it.
+  cluster.coordinator().Kill();
+  ASSERT_TRUE(cluster.coordinator().WaitExit(30s)) << cluster.Logs();
+  ASSERT_TRUE(cluster.RestartCoordinator()) << cluster.Logs();
+  ASSERT_TRUE(WaitUntil(
+      [&] { return cluster.coordinator().err().find("worker w1 joined") != std::string::npos; },
+      30s))
+      << cluster.Logs();
+
+  cluster.coordinator().Kill();
+  ASSERT_TRUE(cluster.coordinator().WaitExit(30s)) << cluster.Logs();
+  Process::Options o;
+  o.deadline = 120s;
+  o.output = cluster.logs();
+  o.name = "coordinator-fresh";
+  Process fresh = Process::Spawn(
+      CoordinatorArgv(cluster.endpoint(), cluster.dir() / "state-fresh", cluster.dir() / "ready-f",
+                      300, 3000, {"--keys", cluster.keys().string()}),
+      o);
+  ASSERT_TRUE(WaitUntil([&] { return ReadFile(cluster.dir() / "ready-f").find("clients=") !=
+                                         std::string::npos; },
+                        60s))
+      << fresh.err();
+  ASSERT_TRUE(cluster.WaitWorkersAlive(1, 30s)) << fresh.err() << cluster.Logs();
+  EXPECT_FALSE(fresh.WaitExit(1s).has_value()) << "the fresh coordinator stopped\n" << fresh.err();
+  const std::string second = cluster.Submit(spec);
+  ASSERT_FALSE(second.empty()) << fresh.err() << cluster.Logs();
+  const auto done = cluster.WaitJobFinished(second, 60s);
+  ASSERT_TRUE(done) << fresh.err();
+  EXPECT_EQ(done->state, "succeeded") << done->error << fresh.err();
+  fresh.Kill();
+}
+
 }  // namespace
 }  // namespace coupler::itest

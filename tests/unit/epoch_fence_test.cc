@@ -25,15 +25,15 @@ TEST(EpochFenceTest, AnOlderCoordinatorIsRefusedAfterRegisteringWithANewerOne) {
   ASSERT_TRUE(fence.Admit(MessageType::kRegistered, 5).admit);
   EXPECT_EQ(fence.epoch(), 5u);
 
-  // The old one still runs: nothing it says counts, its registration answer least of all.
+  // The old one still runs: nothing it sends counts.
   for (MessageType type : {MessageType::kTaskAssignment, MessageType::kLaunchDaemon,
                            MessageType::kResultAck, MessageType::kCancelJob,
                            MessageType::kReclaim, MessageType::kHeartbeat,
-                           MessageType::kRegistered}) {
+                           MessageType::kDrainWorker, MessageType::kLaunchStop}) {
     EXPECT_FALSE(fence.Admit(type, 4).admit) << wire::MessageTypeName(type);
   }
   EXPECT_EQ(fence.epoch(), 5u);
-  EXPECT_EQ(fence.refused(), 7u);
+  EXPECT_EQ(fence.refused(), 8u);
   EXPECT_TRUE(fence.Admit(MessageType::kTaskAssignment, 5).admit);
 }
 
@@ -54,6 +54,20 @@ TEST(EpochFenceTest, ANewerCoordinatorIsHeardBeforeItAnswersOurRegistration) {
   EXPECT_EQ(fence.epoch(), 2u);
   EXPECT_TRUE(fence.Admit(MessageType::kRegistered, 3).admit);
   EXPECT_EQ(fence.epoch(), 3u);
+}
+
+// The state directory was started afresh (same keys, new state) while the worker ran on: the
+// new coordinator's epochs count from 1 again. Its RegisterAgain and its answer to our
+// registration pass (a coordinator that was taken over stops rather than answer), and from
+// then on its epoch is the fence.
+TEST(EpochFenceTest, ACoordinatorOfAFreshStateIsFollowedOnceItAnswersOurRegistration) {
+  EpochFence fence;
+  fence.Admit(MessageType::kRegistered, 500);
+  EXPECT_FALSE(fence.Admit(MessageType::kHeartbeat, 1).admit);
+  EXPECT_TRUE(fence.Admit(MessageType::kRegisterAgain, 1).admit);
+  EXPECT_TRUE(fence.Admit(MessageType::kRegistered, 1).admit);
+  EXPECT_EQ(fence.epoch(), 1u);
+  EXPECT_TRUE(fence.Admit(MessageType::kTaskAssignment, 1).admit);
 }
 
 }  // namespace
