@@ -391,8 +391,13 @@ Result<std::unique_ptr<JobState>> RestoreJob(
   for (const auto& a : attempts) {
     attempts_of[a.task_id] = std::max(attempts_of[a.task_id], a.attempt + 1);
   }
-  for (const store::SentAttempt& sa : sent) {
-    attempts_of[sa.task] = std::max(attempts_of[sa.task], sa.attempt + 1);
+  // An attempt whose last row is its return never ran: it waits in the queue under its own
+  // number again, as it did before the restart (JobState::Requeue).
+  std::map<std::pair<uint64_t, uint32_t>, bool> returned_last;
+  for (const store::SentAttempt& sa : sent) returned_last[{sa.task, sa.attempt}] = sa.returned;
+  for (const auto& [key, returned] : returned_last) {
+    const auto& [task, attempt] = key;
+    attempts_of[task] = std::max(attempts_of[task], returned ? attempt : attempt + 1);
   }
   job->set_times(record.submitted_ms, record.finished_ms);
   job->set_submitted_by(record.submitted_by);
@@ -426,13 +431,16 @@ std::vector<store::SentAttempt> InFlightAttempts(
   for (const auto& a : attempts) ended.insert({a.task_id, a.attempt});
   // One per attempt, with where it went last: an attempt reclaimed from one worker unstarted
   // is sent again to another under the same number (rows come in the order they were written).
+  // One whose last row is its return is back in the queue, in flight nowhere.
   std::map<std::pair<uint64_t, uint32_t>, const store::SentAttempt*> in_flight;
   for (const store::SentAttempt& t : sent) {
     const std::pair<uint64_t, uint32_t> key{t.task, t.attempt};
     if (!committed.count(t.task) && !ended.count(key)) in_flight[key] = &t;
   }
   std::vector<store::SentAttempt> out;
-  for (const auto& [key, t] : in_flight) out.push_back(*t);
+  for (const auto& [key, t] : in_flight) {
+    if (!t->returned) out.push_back(*t);
+  }
   return out;
 }
 

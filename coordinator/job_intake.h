@@ -50,7 +50,8 @@ std::unique_ptr<JobState> JobFromPlan(const std::string& job_id, AdmittedPlan ad
 // A stored job, replayed from its admitted plan (record.plan; a job admitted before plans were
 // kept is planned again from its spec), with its commits marked done.
 // `sent`: every (task, attempt) sent to a worker: a task goes on after the highest attempt it
-// was sent, failed or committed with, so attempts in flight at a crash are counted too.
+// was sent, failed or committed with, so attempts in flight at a crash are counted too; one
+// given back unstarted since its last send (returned) is not counted, and is sent again as is.
 Result<std::unique_ptr<JobState>> RestoreJob(
     const store::JobRecord& record, const std::vector<store::TaskCommit>& commits,
     const std::vector<store::AttemptRecord>& attempts,
@@ -67,9 +68,9 @@ struct RetryLoad {
 Result<RetryLoad> LoadForRetry(store::StateStore& store, const std::string& job_id, bool rebuild);
 
 // The attempts of a stored job that were sent and had neither committed nor ended (failed,
-// lost) when the coordinator stopped: still running somewhere, or lost with their worker. One
-// per (task, attempt), in that order, with the worker it was sent to. A restart waits for their workers to report them
-// (Scheduler::AwaitAdoption).
+// lost) when the coordinator stopped: still running somewhere, or lost with their worker (not
+// those given back unstarted since). One per (task, attempt), in that order, with the worker it
+// was sent to. A restart waits for their workers to report them (Scheduler::AwaitAdoption).
 std::vector<store::SentAttempt> InFlightAttempts(
     const std::vector<store::TaskCommit>& commits,
     const std::vector<store::AttemptRecord>& attempts,

@@ -136,6 +136,23 @@ void Ledger::PersistPhases() {
   for (const std::string& id : released) scheduler_.ReleaseFinished(id);
 }
 
+void Ledger::Returned(const std::string& worker_id,
+                      const std::vector<wire::TaskAttempt>& attempts) {
+  store::SentAttempts batch;
+  batch.returned = true;
+  for (const wire::TaskAttempt& a : attempts) {
+    if (a.job_id != batch.job_id && !batch.tasks.empty()) {
+      store_->AddSent(std::move(batch));
+      batch = {};
+      batch.returned = true;
+    }
+    batch.worker_id = worker_id;
+    batch.job_id = a.job_id;
+    batch.tasks.emplace_back(a.task_id, a.attempt);
+  }
+  if (!batch.tasks.empty()) store_->AddSent(std::move(batch));
+}
+
 void Ledger::Sent(const std::string& worker_id, const std::vector<wire::TaskSpec>& tasks) {
   // One row per job in the message, buffered with the commits: a restart then knows every
   // attempt that was in flight, and where (cheap enough to keep dispatch at full speed).

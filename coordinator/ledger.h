@@ -70,6 +70,9 @@ class Ledger {
   // Tasks sent to a worker (loose ones): the sent rows (a restart adopts what was in flight),
   // task_assigned events, the queue-wait histogram.
   void Sent(const std::string& worker_id, const std::vector<wire::TaskSpec>& tasks);
+  // Attempts the worker gave back unstarted (Scheduler::OnReclaimed), recorded after their
+  // sends so a restart replays them as queued, not in flight (store::SentAttempts::returned).
+  void Returned(const std::string& worker_id, const std::vector<wire::TaskAttempt>& attempts);
   // A gang placed, sent to its leader.
   void GangSent(const std::string& leader, const wire::TaskSpec& spec);
 

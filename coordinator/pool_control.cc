@@ -60,9 +60,14 @@ bool PoolControl::OnMessage(const std::string& route, const std::string& user,
   } else if (const auto* launched = std::get_if<wire::LaunchOutput>(&msg)) {
     OnLaunchOutput(worker_id, *launched, out);
   } else if (const auto* back = std::get_if<wire::Reclaimed>(&msg)) {
-    if (const size_t n = scheduler_.OnReclaimed(worker_id, back->released); n > 0) {
-      Logger("coordinator")->info("took {} queued task(s) back from worker {} for idle slots", n,
-                                  worker_id);
+    // Asked back for idle slots elsewhere (Reclaim), or handed back unasked by a worker that
+    // drains: either way never started there, so ready again under the same attempt.
+    if (const auto taken = scheduler_.OnReclaimed(worker_id, back->released); !taken.empty()) {
+      ledger_.Returned(worker_id, taken);
+      const WorkerEntry* w = scheduler_.registry().Find(worker_id);
+      const bool leaving = w != nullptr && w->state == WorkerState::kDraining;
+      Logger("coordinator")->info("took {} queued task(s) back from worker {} {}", taken.size(),
+                                  worker_id, leaving ? "as it drains" : "for idle slots");
     }
   } else {
     return false;

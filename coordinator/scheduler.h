@@ -163,8 +163,9 @@ class Scheduler {
   std::vector<std::pair<std::string, std::vector<wire::TaskAttempt>>> PlanReclaims();
   // The worker dropped these without starting them (Reclaimed): ready again under the same
   // attempt numbers, uncharged (JobState::Requeue). One it does not hold unstarted any more is
-  // left as it is. Returns how many went back.
-  size_t OnReclaimed(const std::string& worker_id, const std::vector<wire::TaskAttempt>& released);
+  // left as it is. Returns those that went back (to be recorded: Ledger::Returned).
+  std::vector<wire::TaskAttempt> OnReclaimed(const std::string& worker_id,
+                                             const std::vector<wire::TaskAttempt>& released);
 
   // Cancels a job. Returns the workers holding its tasks, to be told to abandon them.
   std::vector<std::string> Cancel(const std::string& job_id);

@@ -79,13 +79,13 @@ std::vector<std::pair<std::string, std::vector<wire::TaskAttempt>>> Scheduler::P
   return out;
 }
 
-size_t Scheduler::OnReclaimed(const std::string& worker_id,
-                              const std::vector<wire::TaskAttempt>& released) {
+std::vector<wire::TaskAttempt> Scheduler::OnReclaimed(const std::string& worker_id,
+                                                      const std::vector<wire::TaskAttempt>& released) {
   // The answer covers the whole ask: what it did not release, it started.
   std::erase_if(reclaiming_, [&](const auto& entry) { return entry.second == worker_id; });
   WorkerEntry* w = registry_.Find(worker_id);
-  if (w == nullptr) return 0;
-  size_t n = 0;
+  std::vector<wire::TaskAttempt> back;
+  if (w == nullptr) return back;
   for (const wire::TaskAttempt& a : released) {
     auto index = job_index_.find(a.job_id);
     if (index == job_index_.end()) continue;
@@ -98,9 +98,9 @@ size_t Scheduler::OnReclaimed(const std::string& worker_id,
     }
     w->EndTask(key);
     job.Requeue(a.task_id);
-    ++n;
+    back.push_back(a);
   }
-  return n;
+  return back;
 }
 
 }  // namespace coupler::coordinator

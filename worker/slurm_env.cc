@@ -111,6 +111,8 @@ SlurmDefaults ApplySlurmDefaults(const SlurmAllocation& slurm, SlurmDefaults giv
   if (!slurm.partition.empty()) given.labels.emplace("slurm_partition", slurm.partition);
   given.labels.emplace("slurm_node", slurm.node);
   given.labels.emplace("slurm_job", slurm.job_id);
+  // What a gang may run here (GangSlots): its ranks stay within the CPUs the job was given.
+  if (slurm.cpus_on_node > 0) given.labels.emplace("slurm_cpus", std::to_string(slurm.cpus_on_node));
   if (!interconnect.empty()) given.labels.emplace("interconnect", interconnect);
   return given;
 }

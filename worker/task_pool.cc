@@ -98,6 +98,15 @@ std::vector<wire::TaskAttempt> TaskPool::ReleaseQueued(const std::vector<wire::T
   return released;
 }
 
+std::vector<wire::TaskAttempt> TaskPool::ReleaseAllQueued() {
+  std::lock_guard lock(mu_);
+  std::vector<wire::TaskAttempt> released;
+  released.reserve(queue_.size());
+  for (const wire::TaskSpec& t : queue_) released.push_back({t.job_id, t.task_id, t.attempt});
+  queue_.clear();
+  return released;
+}
+
 std::vector<wire::HeldAttempt> TaskPool::Held() const {
   std::lock_guard lock(mu_);
   std::vector<wire::HeldAttempt> out;

@@ -308,6 +308,15 @@ void Worker::OnMessage(const std::string& payload, bool& drain_requested) {
   }
   last_heard_ms_ = NowMs();
   if (auto* assign = std::get_if<wire::TaskAssignment>(&*msg)) {
+    if (draining_) {
+      // Sent before the coordinator read our draining heartbeat: a worker that is leaving
+      // starts nothing new, so it all goes straight back, uncharged.
+      std::vector<wire::TaskAttempt> back;
+      back.reserve(assign->tasks.size());
+      for (const wire::TaskSpec& t : assign->tasks) back.push_back({t.job_id, t.task_id, t.attempt});
+      (void)SendToCoordinator(wire::Encode(wire::Reclaimed{std::move(back)}));
+      return;
+    }
     pool_->Submit(std::move(assign->tasks));
   } else if (const auto* cancel = std::get_if<wire::CancelJob>(&*msg)) {
     pool_->CancelJob(cancel->job_id);
@@ -363,13 +372,12 @@ Status Worker::Run(const std::atomic<bool>& drain) {
   auto log = Logger("worker");
   log->info("worker {} connecting to {} with {} slots", options_.id, options_.coordinator,
             options_.slots);
-  bool draining = false;
   bool drain_requested = false;
   int64_t idle_since_ms = -1;  // draining and holding nothing since then
   for (;;) {
     COUPLER_RETURN_IF_ERROR(CheckRefused());
     const unsigned ready =
-        net::PollReadable({&dealer_, &wake_}, std::chrono::milliseconds(draining ? 20 : 100));
+        net::PollReadable({&dealer_, &wake_}, std::chrono::milliseconds(draining_ ? 20 : 100));
     if (ready & 2u) {
       for (;;) {
         auto wake = net::TryRecv(wake_);
@@ -387,12 +395,17 @@ Status Worker::Run(const std::atomic<bool>& drain) {
         OnMessage(**m, drain_requested);
       }
     }
-    if (!draining && (drain.load() || drain_requested)) {
-      draining = true;
-      log->info("draining: finishing {} held task(s), taking no new ones", pool_->held());
+    if (!draining_ && (drain.load() || drain_requested)) {
+      draining_ = true;
+      // The heartbeat first, so the coordinator knows not to deal the handed-back tasks here
+      // again (one socket: it reads them in this order).
       SendHeartbeat(true);
+      std::vector<wire::TaskAttempt> back = pool_->ReleaseAllQueued();
+      log->info("draining: finishing {} running task(s), handing {} queued back, taking no new "
+                "ones", pool_->held(), back.size());
+      if (!back.empty()) (void)SendToCoordinator(wire::Encode(wire::Reclaimed{std::move(back)}));
     }
-    if (draining && pool_->held() == 0) {
+    if (draining_ && pool_->held() == 0) {
       SendOutcomes();
       // Its last results are acknowledged (on the coordinator's disk) before it leaves, or it
       // gives up waiting after the coordinator timeout: a coordinator that is down now would
@@ -408,7 +421,7 @@ Status Worker::Run(const std::atomic<bool>& drain) {
     // Early after a start, so a task that kills this worker is known to have started.
     const bool new_start = pool_->starts() != reported_starts_ && now - last_beat_ms_ >= kStartReportMs;
     if (new_start || now - last_beat_ms_ >= options_.heartbeat_ms) {
-      SendHeartbeat(draining);
+      SendHeartbeat(draining_);
       SendDaemonOutput(true);
     }
     const bool silent = now - last_heard_ms_ > options_.coordinator_timeout_ms;

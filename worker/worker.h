@@ -111,6 +111,7 @@ class Worker {
   int64_t last_beat_ms_ = 0;
   uint64_t beat_seq_ = 0;
   uint64_t reported_starts_ = 0;  // pool starts the last heartbeat reported
+  bool draining_ = false;  // leaving: runs what it started, hands back all else
   bool adaptive_prefetch_ = false;
   uint32_t sent_prefetch_ = 0;
 };

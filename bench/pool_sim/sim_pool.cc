@@ -5,6 +5,7 @@
 #include <chrono>
 #include <deque>
 #include <filesystem>
+#include <optional>
 #include <tuple>
 
 #include "runtime/net/curve_keys.h"
@@ -44,6 +45,7 @@ struct SimPool::Worker {
   std::vector<wire::TaskOutcome> ready;          // finished, not sent yet
   std::map<AttemptKey, wire::TaskOutcome> unacked;  // sent, not on the coordinator's disk yet
   bool draining = false;
+  std::optional<wire::Reclaimed> pending_hand_back;  // sent right after the draining heartbeat
   bool registered_once = false;
   int64_t last_beat_ms = 0;
   int64_t last_register_ms = 0;
@@ -168,6 +170,13 @@ void SimPool::Serve(std::vector<Worker*> mine) {
             continue;
           }
           if (auto* assign = std::get_if<wire::TaskAssignment>(&*msg)) {
+            if (w.draining) {
+              // As `coupler worker` does: a leaving worker starts nothing new.
+              wire::Reclaimed back;
+              for (const wire::TaskSpec& t : assign->tasks) back.released.push_back(AttemptOf(t));
+              w.Send(wire::Encode(back));
+              continue;
+            }
             for (wire::TaskSpec& t : assign->tasks) w.queued.push_back(std::move(t));
           } else if (const auto* ack = std::get_if<wire::ResultAck>(&*msg)) {
             for (const wire::TaskAttempt& a : ack->attempts) w.unacked.erase(KeyOf(a));
@@ -199,8 +208,14 @@ void SimPool::Serve(std::vector<Worker*> mine) {
               if (w.queued.size() != before) back.released.push_back(a);
             }
             w.Send(wire::Encode(back));
-          } else if (std::holds_alternative<wire::DrainWorker>(*msg)) {
+          } else if (std::holds_alternative<wire::DrainWorker>(*msg) && !w.draining) {
+            // The draining heartbeat first, then everything queued handed back (worker.cc).
             w.draining = true;
+            w.last_beat_ms = 0;
+            wire::Reclaimed back;
+            for (const wire::TaskSpec& t : w.queued) back.released.push_back(AttemptOf(t));
+            w.queued.clear();
+            if (!back.released.empty()) w.pending_hand_back = std::move(back);
           } else if (const auto* cancel = std::get_if<wire::CancelJob>(&*msg)) {
             std::erase_if(w.queued, [&](const wire::TaskSpec& t) { return t.job_id == cancel->job_id; });
           }
@@ -252,6 +267,10 @@ void SimPool::Serve(std::vector<Worker*> mine) {
         beat.gpu_sampling = "simulated worker";
         w.last_beat_ms = now;
         w.Send(wire::Encode(beat));
+        if (w.pending_hand_back) {
+          w.Send(wire::Encode(*w.pending_hand_back));
+          w.pending_hand_back.reset();
+        }
       }
     }
   }

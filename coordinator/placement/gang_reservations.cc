@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "coordinator/placement/placement.h"
 #include "coordinator/placement/rank_packing.h"
 
 namespace coupler::coordinator {
@@ -96,8 +97,18 @@ std::vector<GangPlacement> GangReservations::Place(const std::vector<GangRequest
     bool any_gpu = false;
     for (const auto& [id, w] : registry.workers()) any_gpu |= admits(w) && w.has_gpus();
     const bool gpu_only = req->wants_gpus && any_gpu;
+    auto fits_kind = [&](const WorkerEntry& w) { return admits(w) && (!gpu_only || w.has_gpus()); };
+    std::vector<GangSeat> seats;
+    for (const auto& [id, w] : registry.workers()) {
+      if (fits_kind(w)) {
+        seats.push_back({id, w.info.address, SlurmJobOf(w.info.labels),
+                         GangSlots(w.info.slots, w.info.labels)});
+      }
+    }
+    const std::set<std::string> usable = OneAllocationPerHost(seats);
+    const size_t set_aside = seats.size() - usable.size();
     auto qualifies = [&](const WorkerEntry& w) {
-      return admits(w) && (!gpu_only || w.has_gpus());
+      return fits_kind(w) && usable.count(w.info.worker_id) != 0;
     };
     // Holds on workers that stopped qualifying (draining, dead) are given back.
     for (auto it = hold.slots.begin(); it != hold.slots.end();) {
@@ -120,11 +131,13 @@ std::vector<GangPlacement> GangReservations::Place(const std::vector<GangRequest
     std::vector<Candidate> candidates;
     for (auto& [id, w] : registry.mutable_workers()) {
       if (!qualifies(w)) continue;
-      capacity += w.info.slots;
+      const uint32_t cap = GangSlots(w.info.slots, w.info.labels);
+      capacity += cap;
       ++qualifying;
-      auto mine = hold.slots.find(id);
-      candidates.push_back({id, w.info.address, mine == hold.slots.end() ? 0 : mine->second,
-                            w.free_slots(), FastInterconnect(w.info.labels)});
+      auto found = hold.slots.find(id);
+      const uint32_t mine = found == hold.slots.end() ? 0 : found->second;
+      const uint32_t free = std::min(w.free_slots(), cap > mine ? cap - mine : 0u);
+      candidates.push_back({id, w.info.address, mine, free, FastInterconnect(w.info.labels)});
     }
     const std::string kind = std::string(req->required.empty() ? "" : "matching ") +
                              (gpu_only ? "GPU worker" : "worker");
@@ -134,6 +147,11 @@ std::vector<GangPlacement> GangReservations::Place(const std::vector<GangRequest
       hold.reason = fmt::format(
           "cannot be placed yet: needs {} ranks, the {} alive {}{} have {} slots in all", req->ranks,
           qualifying, kind, qualifying == 1 ? "" : "s", capacity);
+      if (set_aside > 0) {
+        hold.reason += fmt::format(
+            " ({} more on nodes shared by several Slurm jobs: a gang runs in one job per node)",
+            set_aside == 1 ? "1 worker" : fmt::format("{} workers", set_aside));
+      }
       continue;
     }
     if (hold.total > 0 && now_ms - hold.since_ms >= hold_timeout_ms_) {

@@ -1,5 +1,8 @@
 #include "coordinator/placement/placement.h"
 
+#include <algorithm>
+#include <charconv>
+
 #include <fmt/format.h>
 
 namespace coupler::coordinator {
@@ -15,6 +18,21 @@ bool LabelsMatch(const Labels& required, const Labels& labels) {
 bool FastInterconnect(const Labels& labels) {
   auto it = labels.find("interconnect");
   return it != labels.end() && (it->second == "nvlink" || it->second == "infiniband");
+}
+
+std::string SlurmJobOf(const Labels& labels) {
+  auto it = labels.find("slurm_job");
+  return it == labels.end() ? std::string() : it->second;
+}
+
+uint32_t GangSlots(uint32_t slots, const Labels& labels) {
+  auto it = labels.find("slurm_cpus");
+  if (it == labels.end()) return slots;
+  uint32_t cpus = 0;
+  const auto [end, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), cpus);
+  // A label that is not a plain count caps nothing (labels can also come from --label).
+  if (ec != std::errc() || end != it->second.data() + it->second.size() || cpus == 0) return slots;
+  return std::min(slots, cpus);
 }
 
 std::string DescribeLabels(const Labels& labels) {

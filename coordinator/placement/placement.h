@@ -18,6 +18,15 @@ bool LabelsMatch(const Labels& required, const Labels& labels);
 // (interconnect=nvlink or interconnect=infiniband); ethernet or no label is not.
 bool FastInterconnect(const Labels& labels);
 
+// The Slurm job a worker runs in (its slurm_job label, set by the worker itself under Slurm);
+// empty outside Slurm.
+std::string SlurmJobOf(const Labels& labels);
+
+// The ranks a gang may run on a worker: its slots, and under Slurm never more than the CPUs its
+// job was given on that node (slurm_cpus, SLURM_CPUS_ON_NODE): a worker may offer more slots for
+// loose tasks, but a gang's ranks spin on their CPUs and would starve each other there.
+uint32_t GangSlots(uint32_t slots, const Labels& labels);
+
 // "interconnect=infiniband,zone=a", in key order.
 std::string DescribeLabels(const Labels& labels);
 

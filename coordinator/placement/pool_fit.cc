@@ -1,7 +1,10 @@
 #include "coordinator/placement/pool_fit.h"
 
+#include <set>
+
 #include <fmt/format.h>
 
+#include "coordinator/placement/placement.h"
 #include "coordinator/placement/rank_packing.h"
 #include "runtime/pool/gpu_share_ledger.h"
 #include "runtime/util/byte_size.h"
@@ -71,17 +74,34 @@ void FitGang(const NodeDemand& node, const Workers& admitted, NodeFit& fit) {
     fit.note = "no matching worker has a GPU: the ranks run on CPUs";
   }
   const Workers chosen = gpu_only ? Filter(admitted, HasGpus) : admitted;
+  // As the gang reservations count: the slots a gang may use (GangSlots), one Slurm job per node.
+  std::vector<GangSeat> seats;
+  for (const wire::WorkerStatus* w : chosen) {
+    seats.push_back({w->id, w->address, SlurmJobOf(w->labels), GangSlots(w->slots, w->labels)});
+  }
+  const std::set<std::string> usable = OneAllocationPerHost(seats);
   uint64_t capacity = 0;
   std::string each;
+  std::string set_aside;
   std::vector<RankCandidate> rooms;
-  for (const wire::WorkerStatus* w : chosen) {
-    capacity += w->slots;
-    each += fmt::format("{}{}: {}", each.empty() ? "" : ", ", w->id, w->slots);
-    rooms.push_back({w->id, w->address, w->slots, 0, FastInterconnect(w->labels)});
+  for (size_t i = 0; i < seats.size(); ++i) {
+    const GangSeat& seat = seats[i];
+    const wire::WorkerStatus* w = chosen[i];  // seats were made in this order
+    if (usable.count(seat.id) == 0) {
+      set_aside += fmt::format("{}{}", set_aside.empty() ? "" : ", ", seat.id);
+      continue;
+    }
+    capacity += seat.slots;
+    each += fmt::format("{}{}: {}", each.empty() ? "" : ", ", seat.id, seat.slots);
+    rooms.push_back({seat.id, seat.address, seat.slots, 0, FastInterconnect(w->labels)});
   }
   if (node.ranks > capacity) {
     fit.reason = fmt::format("needs {} ranks; matching {}workers have {} slot{} in all ({})",
                              node.ranks, gpu_only ? "GPU " : "", capacity, Plural(capacity), each);
+    if (!set_aside.empty()) {
+      fit.reason += "; not " + set_aside + ": on a node shared by several Slurm jobs a gang runs "
+                    "in one of them";
+    }
     return;
   }
   fit.workers = PackRanks(std::move(rooms), node.ranks);

@@ -5,6 +5,27 @@
 
 namespace coupler::coordinator {
 
+std::set<std::string> OneAllocationPerHost(const std::vector<GangSeat>& seats) {
+  // Per address, the slots of each allocation there.
+  std::map<std::string, std::map<std::string, uint64_t>> slots;
+  for (const GangSeat& s : seats) slots[s.address][s.allocation] += s.slots;
+  std::map<std::string, std::string> chosen;  // address -> allocation
+  for (const auto& [address, allocations] : slots) {
+    const auto best = std::max_element(allocations.begin(), allocations.end(),
+                                       [](const auto& a, const auto& b) {
+                                         // Most slots; on a tie the lowest id (map order).
+                                         return a.second < b.second;
+                                       });
+    chosen[address] = best->first;
+  }
+  std::set<std::string> out;
+  for (const GangSeat& s : seats) {
+    // A worker without an address is a host of its own, whatever its allocation.
+    if (s.address.empty() || chosen[s.address] == s.allocation) out.insert(s.id);
+  }
+  return out;
+}
+
 std::vector<std::pair<std::string, uint32_t>> PackRanks(std::vector<RankCandidate> candidates,
                                                         uint32_t ranks) {
   // A host is judged by what all its workers could run together; a worker without an

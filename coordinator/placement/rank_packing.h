@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,6 +19,21 @@ struct RankCandidate {
   uint32_t held = 0;  // of those, slots the gang already holds there: preferred on a tie
   bool fast_interconnect = false;  // labelled interconnect=nvlink|infiniband: next on a tie
 };
+
+// A worker as a place for a gang's ranks: where it is and what launch context it shares.
+struct GangSeat {
+  std::string id;
+  std::string address;     // its host
+  std::string allocation;  // the Slurm job it runs in; empty: none (the machine itself)
+  uint32_t slots = 0;      // GangSlots: the ranks it could ever run
+};
+
+// The workers one gang may use. All of a gang's ranks on one host start under one launch there
+// (one MPI daemon, or one step of one Slurm job), so inside one allocation: on an address whose
+// workers sit in different Slurm jobs, only those of one job take ranks — the job with the most
+// slots there, then the lowest id, so the choice holds from one pass to the next. Without this,
+// two 1-CPU array jobs on one node took a 2-rank gang and both ranks ran in one job's CPU.
+std::set<std::string> OneAllocationPerHost(const std::vector<GangSeat>& seats);
 
 // The workers and the ranks each runs, leader (the one running the most) first. Hosts with the
 // largest room (summed over their workers) come first, so `ranks` is covered by the fewest

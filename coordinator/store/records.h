@@ -88,6 +88,10 @@ struct SentAttempts {
   // A gang's attempt (then `tasks` holds it alone, sent to its leader): the ranks the leader
   // runs itself; 0 for loose tasks.
   uint32_t gang_ranks = 0;
+  // Not a send but its undoing: the worker gave these attempts back unstarted (Reclaimed, or
+  // a drain) and they wait in the queue again under the same numbers. A restart replays it, so
+  // an attempt that never ran is neither waited for nor charged.
+  bool returned = false;
   friend bool operator==(const SentAttempts&, const SentAttempts&) = default;
 };
 
@@ -99,6 +103,7 @@ struct SentAttempt {
   std::string worker_id;
   std::string worker_key;
   uint32_t gang_ranks = 0;  // SentAttempts::gang_ranks
+  bool returned = false;    // SentAttempts::returned
   friend bool operator==(const SentAttempt&, const SentAttempt&) = default;
 };
 

@@ -77,9 +77,11 @@ constexpr const char* kLoadAttempts =
     "SELECT task_id, attempt, worker_id, outcome, error, ended_ms FROM attempts "
     "WHERE job_id = ? ORDER BY task_id, attempt, seq";
 constexpr const char* kInsertSent =
-    "INSERT INTO sent (job_id, tasks, worker_id, worker_key, gang_ranks) VALUES (?,?,?,?,?)";
+    "INSERT INTO sent (job_id, tasks, worker_id, worker_key, gang_ranks, returned) "
+    "VALUES (?,?,?,?,?,?)";
 constexpr const char* kLoadSent =
-    "SELECT tasks, worker_id, worker_key, gang_ranks FROM sent WHERE job_id = ? ORDER BY seq";
+    "SELECT tasks, worker_id, worker_key, gang_ranks, returned FROM sent WHERE job_id = ? "
+    "ORDER BY seq";
 constexpr const char* kNextJobNumber = "SELECT COALESCE(MAX(number), 0) + 1 FROM jobs";
 // Compare-and-set: the generation moves only from the value this writer last wrote or read. It is
 // the store's fencing token: a writer opened later bumps it at once, so an older writer that is
@@ -425,6 +427,7 @@ Status StateStore::WriteBufferedRows() {
     insert_sent_.BindText(3, batch.worker_id);
     insert_sent_.BindText(4, batch.worker_key);
     insert_sent_.BindInt64(5, batch.gang_ranks);
+    insert_sent_.BindInt64(6, batch.returned ? 1 : 0);
     COUPLER_RETURN_IF_ERROR(insert_sent_.Step().status());
   }
   return Status::Ok();
@@ -660,13 +663,15 @@ Result<std::vector<SentAttempt>> StateStore::LoadSent(const std::string& job_id)
     const std::string worker_id = load_sent_.ColumnText(1);
     const std::string worker_key = load_sent_.ColumnText(2);
     const auto gang_ranks = static_cast<uint32_t>(load_sent_.ColumnInt64(3));
+    const bool returned = load_sent_.ColumnInt64(4) != 0;
     size_t at = 0;
     while (at < blob.size()) {
       uint64_t task = 0, attempt = 0;
       if (!GetVarint(blob, at, task) || !GetVarint(blob, at, attempt)) {
         return Internal("damaged sent-attempts row of job " + job_id + " in " + path_);
       }
-      out.push_back({task, static_cast<uint32_t>(attempt), worker_id, worker_key, gang_ranks});
+      out.push_back({task, static_cast<uint32_t>(attempt), worker_id, worker_key, gang_ranks,
+                     returned});
     }
   }
   return out;

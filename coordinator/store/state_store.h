@@ -110,7 +110,8 @@ class StateStore {
   // By task_id (compared as SQLite's signed 64-bit: ids from 2^63 up would come first).
   Result<std::vector<TaskCommit>> LoadCommits(const std::string& job_id);
   Result<std::vector<AttemptRecord>> LoadAttempts(const std::string& job_id);  // by task, attempt
-  // Every (task, attempt) ever sent for the job, in no particular order.
+  // Every (task, attempt) ever sent for the job, and every one given back unstarted (returned),
+  // in the order they were written: an attempt returned and sent again shows both.
   Result<std::vector<SentAttempt>> LoadSent(const std::string& job_id);
 
   // 1 + the largest number at the end of a stored job id ("j-000041" → 42), 1 when there is

@@ -61,14 +61,16 @@ CREATE INDEX attempts_by_task ON attempts(job_id, task_id, attempt);
 -- The attempts each assignment message sent, per job (task, attempt varint pairs): a restart
 -- counts the attempts that were in flight and numbers the next one after them. gang_ranks: of a
 -- gang's attempt (one per row, sent to its leader), the ranks the leader runs itself; a restart
--- adopts a running gang only when that is all of them (no rank elsewhere to rejoin).
+-- adopts a running gang only when that is all of them (no rank elsewhere to rejoin). returned:
+-- not a send but its undoing, the worker gave those attempts back unstarted (read in seq order).
 CREATE TABLE sent (
   seq INTEGER PRIMARY KEY,
   job_id TEXT NOT NULL,
   tasks BLOB NOT NULL,
   worker_id TEXT NOT NULL DEFAULT '',  -- where the message went; '' in rows from before 6
   worker_key TEXT NOT NULL DEFAULT '',
-  gang_ranks INTEGER NOT NULL DEFAULT 0
+  gang_ranks INTEGER NOT NULL DEFAULT 0,
+  returned INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX sent_by_job ON sent(job_id);
 )sql";
@@ -183,6 +185,10 @@ Status EnsureSchema(SqliteDb& db, const std::string& path) {
     // Gangs sent before record no ranks: a restart abandons them (retried from their
     // checkpoint), as then.
     COUPLER_RETURN_IF_ERROR(db.Exec("ALTER TABLE sent ADD COLUMN gang_ranks INTEGER NOT NULL DEFAULT 0;"));
+  }
+  if (info.user_version >= 1 && info.user_version <= 7) {
+    // Older states recorded no hand-backs: every row is a send, as it was then.
+    COUPLER_RETURN_IF_ERROR(db.Exec("ALTER TABLE sent ADD COLUMN returned INTEGER NOT NULL DEFAULT 0;"));
   }
   // Older states start counting at 0: their marker records no generation, so nothing is
   // checked until the first commit records one.

@@ -13,8 +13,9 @@ namespace coupler::store {
 // 2: jobs.submitted_by and a finished job's counts; 3: jobs.submission_id; 4: the commit
 // generation (table generation); 5: jobs.plan (the admitted plan a restart replays), jobs.run_dir, an index on
 // submission ids (finished jobs are looked up in the state, not held in memory); 6: sent.worker_id
-// and sent.worker_key (a restart adopts an attempt only from the worker it was sent to).
-inline constexpr int kSchemaVersion = 7;
+// and sent.worker_key (a restart adopts an attempt only from the worker it was sent to); 7:
+// sent.gang_ranks; 8: sent.returned (attempts given back unstarted).
+inline constexpr int kSchemaVersion = 8;
 // PRAGMA application_id: "CPLR". Tells our files apart from other SQLite databases.
 inline constexpr int kApplicationId = 0x43504c52;
 

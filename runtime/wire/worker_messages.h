@@ -154,8 +154,9 @@ struct Reclaim {
 };
 
 // Worker -> coordinator: of a Reclaim's attempts, those it dropped without starting them (the
-// rest run here). The coordinator deals the dropped ones again, under the same attempt numbers:
-// they never ran, so they cost no attempt.
+// rest run here); also sent unasked by a worker that starts to drain, with everything it had
+// queued, and for any assignment that reaches it while it drains. The coordinator deals the
+// dropped ones again, under the same attempt numbers: they never ran, so they cost no attempt.
 struct Reclaimed {
   static constexpr MessageType kType = MessageType::kReclaimed;
 

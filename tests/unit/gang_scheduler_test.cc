@@ -287,6 +287,35 @@ TEST(GangSchedulerTest, OneHostnameOnTwoAddressesIsTwoHosts) {
   EXPECT_THAT(Node(s.Status(*s.FindJob("j1")), "gang").hosts, ElementsAre("10.0.0.1", "10.0.0.2"));
 }
 
+// Two Slurm jobs sharing a node (array tasks of 1 CPU each) are not one 2-CPU host: a gang's
+// ranks there would all start in one job's allocation. A worker takes at most the CPUs its job
+// has on the node (slurm_cpus), whatever --slots offers loose tasks.
+TEST(GangSchedulerTest, UnderSlurmAGangRunsInOneJobPerNodeAndWithinItsCpus) {
+  auto in_job = [](const std::string& id, uint32_t slots, const std::string& address,
+                   const std::string& job, const std::string& cpus) {
+    wire::RegisterWorker w = Worker(id, slots);
+    w.address = address;
+    w.labels = {{"slurm_job", job}, {"slurm_node", "n1"}, {"slurm_cpus", cpus}};
+    return w;
+  };
+  Scheduler s(5000, kHoldTimeoutMs);
+  s.RegisterWorker(in_job("a1", 1, "10.0.0.5", "101", "1"), 0);
+  s.RegisterWorker(in_job("a2", 1, "10.0.0.5", "102", "1"), 0);
+  s.AddJob(MakeJob("j1", GangJob(2, 0)));
+  EXPECT_TRUE(s.PlaceGangs(0).empty());
+  EXPECT_THAT(Node(s.Status(*s.FindJob("j1")), "gang").reason,
+              HasSubstr("needs 2 ranks, the 1 alive worker have 1 slots in all (1 worker more on "
+                        "nodes shared by several Slurm jobs"));
+  EXPECT_EQ(s.registry().Find("a1")->held + s.registry().Find("a2")->held, 0u);
+
+  // A worker that offers 4 slots in a job of 1 CPU still takes one rank.
+  s.RegisterWorker(in_job("b", 4, "10.0.0.6", "103", "1"), 0);
+  auto placed = s.PlaceGangs(1);
+  ASSERT_EQ(placed.size(), 1u);
+  EXPECT_THAT(placed[0].second.gang_hosts, ElementsAre("10.0.0.5", "10.0.0.6"));
+  EXPECT_THAT(placed[0].second.gang_ranks, ElementsAre(1u, 1u));
+}
+
 // Among workers with equal room, a gang spanning hosts takes those with a fast interconnect.
 TEST(GangSchedulerTest, AGangAcrossHostsPrefersAFastInterconnect) {
   Scheduler s(5000, kHoldTimeoutMs);

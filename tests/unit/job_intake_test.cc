@@ -61,6 +61,32 @@ TEST(JobIntakeTest, ARestoredTaskGoesOnAfterEveryAttemptSentFailedOrCommitted) {
   EXPECT_EQ((*job)->submitted_by(), "alice");
 }
 
+// An attempt given back unstarted (a Reclaim, or a drain's hand-back) is replayed as queued
+// under its own number: not in flight anywhere, not charged. One sent again after its return is
+// in flight again, at its new worker.
+TEST(JobIntakeTest, AnAttemptGivenBackUnstartedIsQueuedAgainUnchargedAfterARestart) {
+  const std::string text = R"({"name": "j", "nodes": [{"id": "a", "op": "noop", "params": {"tasks": 3}}]})";
+  Result<AdmittedJob> admitted = AdmitJob(Submit(text), "j-000001", 0, "alice", IntakeContext{});
+  ASSERT_TRUE(admitted.ok()) << admitted.status().ToString();
+  store::JobRecord rec = admitted->record;
+  rec.state = "running";
+  // Task 0: sent to w1, given back. Task 1: sent to w1, given back, sent to w2. Task 2: sent
+  // twice (attempt 0 lost with its worker, attempt 1 given back).
+  store::AttemptRecord lost{rec.id, 2, 0, "w0", "lost", "worker w0 died", 1};
+  const std::vector<store::SentAttempt> sent = {
+      {0, 0, "w1", "k"},       {1, 0, "w1", "k"},       {2, 0, "w0", "k"},
+      {0, 0, "w1", "", 0, true}, {1, 0, "w1", "", 0, true}, {1, 0, "w2", "k"},
+      {2, 1, "w1", "k"},       {2, 1, "w1", "", 0, true}};
+  Result<std::unique_ptr<JobState>> job = RestoreJob(rec, {}, {lost}, sent);
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  EXPECT_EQ((*job)->attempts(0), 0u);
+  EXPECT_EQ((*job)->attempts(1), 1u);
+  EXPECT_EQ((*job)->attempts(2), 1u);
+  EXPECT_EQ((*job)->total_attempts(), 2u);
+  const std::vector<store::SentAttempt> want = {{1, 0, "w2", "k"}};
+  EXPECT_EQ(InFlightAttempts({}, {lost}, sent), want);
+}
+
 // A restored job's tasks carry the same typed params as the admitted job's, defaults filled in,
 // and the same coordinator decisions (kind, shard count).
 // What a restart reports as abandoned: sent, and neither committed nor ended before it.

@@ -73,6 +73,26 @@ TEST(PoolFitTest, TightNodeWithMoreRanksThanMatchingSlotsCannotBePlaced) {
             "cannot place: needs 4 ranks; matching workers have 3 slots in all (w1: 2, w2: 1)");
 }
 
+// As the scheduler places gangs: within a Slurm job's CPUs on a node, one job per node.
+TEST(PoolFitTest, TightNodeUnderSlurmUsesOneJobPerNodeAndItsCpus) {
+  auto in_job = [](const std::string& id, uint32_t slots, const std::string& address,
+                   const std::string& job, const std::string& cpus) {
+    wire::WorkerStatus w = Worker(id, slots, {{"slurm_job", job}, {"slurm_cpus", cpus}});
+    w.address = address;
+    return w;
+  };
+  const std::vector<wire::WorkerStatus> shared = {in_job("a1", 1, "10.0.0.5", "101", "1"),
+                                                  in_job("a2", 1, "10.0.0.5", "102", "1")};
+  EXPECT_EQ(DescribeFit(FitNode(Tight("train", 2), shared)),
+            "cannot place: needs 2 ranks; matching workers have 1 slot in all (a1: 1); not "
+            "a2: on a node shared by several Slurm jobs a gang runs in one of them");
+  // More slots than CPUs: loose tasks may overcommit, a gang may not.
+  EXPECT_EQ(DescribeFit(FitNode(Tight("train", 3), {in_job("big", 8, "10.0.0.6", "7", "2")})),
+            "cannot place: needs 3 ranks; matching workers have 2 slots in all (big: 2)");
+  EXPECT_EQ(DescribeFit(FitNode(Tight("train", 2), {in_job("big", 8, "10.0.0.6", "7", "2")})),
+            "big x2");
+}
+
 TEST(PoolFitTest, TightGpuNodeUsesOnlyGpuWorkersWhenThereAreAny) {
   const std::vector<wire::WorkerStatus> pool = {Worker("cpu", 8), Worker("g1", 2, {}, 80 * kGiB)};
   EXPECT_EQ(DescribeFit(FitNode(Tight("train", 2, true), pool)), "g1 x2");

@@ -48,7 +48,7 @@ TEST(ReclaimTest, WaitingAttemptsGoBackToAnIdleWorkerUnderTheirOwnNumbers) {
   EXPECT_TRUE(s.PlanReclaims().empty()) << "each attempt is asked for once";
 
   // w1 gives one back; the other started meanwhile.
-  EXPECT_EQ(s.OnReclaimed("w1", {asks[0].second[0]}), 1u);
+  EXPECT_EQ(s.OnReclaimed("w1", {asks[0].second[0]}).size(), 1u);
   const JobState& job = *s.FindJob("j1");
   EXPECT_EQ(job.task_state(sent[5].task_id), TaskState::kReady);
   EXPECT_EQ(job.attempts(sent[5].task_id), 0u) << "uncharged";
@@ -57,7 +57,7 @@ TEST(ReclaimTest, WaitingAttemptsGoBackToAnIdleWorkerUnderTheirOwnNumbers) {
   EXPECT_EQ(moved[0].task_id, sent[5].task_id);
   EXPECT_EQ(moved[0].attempt, 0u) << "the same attempt number: it never ran";
   // A late or repeated answer for it changes nothing: w1 no longer holds it.
-  EXPECT_EQ(s.OnReclaimed("w1", {asks[0].second[0]}), 0u);
+  EXPECT_EQ(s.OnReclaimed("w1", {asks[0].second[0]}).size(), 0u);
   EXPECT_EQ(job.task_state(sent[5].task_id), TaskState::kRunning);
 }
 
@@ -78,7 +78,7 @@ TEST(ReclaimTest, ReadyWorkGoesFirstAndAStartedAttemptIsNeverTaken) {
   ASSERT_EQ(asks.size(), 1u);
   ASSERT_EQ(asks[0].second.size(), 1u) << "one idle slot";
   EXPECT_NE(asks[0].second[0].task_id, sent[0].task_id) << "the started one stays";
-  EXPECT_EQ(s.OnReclaimed("w1", {{"j1", sent[0].task_id, 0}}), 0u) << "it runs on w1";
+  EXPECT_EQ(s.OnReclaimed("w1", {{"j1", sent[0].task_id, 0}}).size(), 0u) << "it runs on w1";
   EXPECT_EQ(s.FindJob("j1")->task_state(sent[0].task_id), TaskState::kRunning);
 }
 

@@ -42,6 +42,7 @@ TEST(SlurmEnvTest, AStepOffersTheAllocationsCpusAndNoGpusItWasNotGiven) {
   EXPECT_EQ(d.labels.at("slurm_partition"), "a100");
   EXPECT_EQ(d.labels.at("slurm_node"), "gpu07");
   EXPECT_EQ(d.labels.at("slurm_job"), "4242");
+  EXPECT_EQ(d.labels.at("slurm_cpus"), "32");
   EXPECT_EQ(d.labels.count("interconnect"), 0u);  // not known: not claimed
   EXPECT_EQ(ApplySlurmDefaults(*slurm, {}, "infiniband").labels.at("interconnect"), "infiniband");
 }

@@ -97,7 +97,7 @@ TEST(StateStoreTest, AVersion2StateGainsSubmissionIds) {
           "ALTER TABLE jobs DROP COLUMN plan; "
           "ALTER TABLE jobs DROP COLUMN run_dir; ALTER TABLE sent DROP COLUMN worker_id; "
           "ALTER TABLE sent DROP COLUMN worker_key; ALTER TABLE sent DROP COLUMN gang_ranks; "
-          "PRAGMA user_version = 2");
+          "ALTER TABLE sent DROP COLUMN returned; PRAGMA user_version = 2");
   auto store = OpenOrDie(dir.str());
   JobRecord retried = MakeJob("j-000002");
   retried.submission_id = "nightly-7";
@@ -119,13 +119,35 @@ TEST(StateStoreTest, AVersion6StateGainsGangRanks) {
     store->AddSent({"j-000001", {{0, 0}}, "w1", "alice"});
     ASSERT_TRUE(store->Flush().ok());
   }
-  ExecRaw(dir.path() / "coupler.db", "ALTER TABLE sent DROP COLUMN gang_ranks; PRAGMA user_version = 6");
+  ExecRaw(dir.path() / "coupler.db", "ALTER TABLE sent DROP COLUMN gang_ranks; "
+                                          "ALTER TABLE sent DROP COLUMN returned; PRAGMA user_version = 6");
   auto store = OpenOrDie(dir.str());
   store->AddSent({"j-000001", {{1, 0}}, "w1", "alice", 2});
   ASSERT_TRUE(store->Flush().ok());
   auto sent = store->LoadSent("j-000001");
   ASSERT_TRUE(sent.ok()) << sent.status().ToString();
   const std::vector<SentAttempt> expected = {{0, 0, "w1", "alice", 0}, {1, 0, "w1", "alice", 2}};
+  EXPECT_EQ(*sent, expected);
+}
+
+// A state written at schema version 7 (before hand-backs were recorded) is migrated in place:
+// its rows are all sends, and a hand-back written after reads back as one.
+TEST(StateStoreTest, AVersion7StateGainsReturnedAttempts) {
+  TempDir dir;
+  {
+    auto store = OpenOrDie(dir.str());
+    ASSERT_TRUE(store->PutJob(MakeJob("j-000001")).ok());
+    store->AddSent({"j-000001", {{0, 0}}, "w1", "alice"});
+    ASSERT_TRUE(store->Flush().ok());
+  }
+  ExecRaw(dir.path() / "coupler.db", "ALTER TABLE sent DROP COLUMN returned; PRAGMA user_version = 7");
+  auto store = OpenOrDie(dir.str());
+  store->AddSent({"j-000001", {{0, 0}}, "w1", "", 0, /*returned=*/true});
+  ASSERT_TRUE(store->Flush().ok());
+  auto sent = store->LoadSent("j-000001");
+  ASSERT_TRUE(sent.ok()) << sent.status().ToString();
+  const std::vector<SentAttempt> expected = {{0, 0, "w1", "alice", 0, false},
+                                             {0, 0, "w1", "", 0, true}};
   EXPECT_EQ(*sent, expected);
 }
 
@@ -141,7 +163,7 @@ TEST(StateStoreTest, AVersion4StateGainsAdmittedPlans) {
           "DROP INDEX jobs_by_submission; ALTER TABLE jobs DROP COLUMN plan; "
           "ALTER TABLE jobs DROP COLUMN run_dir; ALTER TABLE sent DROP COLUMN worker_id; "
           "ALTER TABLE sent DROP COLUMN worker_key; ALTER TABLE sent DROP COLUMN gang_ranks; "
-          "PRAGMA user_version = 4");
+          "ALTER TABLE sent DROP COLUMN returned; PRAGMA user_version = 4");
   auto store = OpenOrDie(dir.str());
   JobRecord planned = MakeJob("j-000002");
   planned.plan = std::string("CPLP\x01\x00\x00binary\xff", 14);
