@@ -1,8 +1,9 @@
 // A `coupler` child process for the benchmarks that run real coordinators and workers, stopped
-// (SIGTERM, then SIGKILL) when it goes out of scope.
+// (SIGTERM, then SIGKILL) when it goes out of scope. COUPLER_BENCH_BINARY runs another build.
 #pragma once
 
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <optional>
 #include <string>
@@ -18,7 +19,10 @@ class Child {
   // break up the printed table); stderr stays.
   explicit Child(const std::vector<std::string>& args, bool quiet = false) {
     process::SpawnOptions options;
-    options.argv = {COUPLER_BINARY};
+    // COUPLER_BENCH_BINARY: another build's coupler, for before/after rounds alternated in one
+    // sitting with the same benchmark (docs/benchmarks.md).
+    const char* other = std::getenv("COUPLER_BENCH_BINARY");
+    options.argv = {other != nullptr && *other != '\0' ? std::string(other) : std::string(COUPLER_BINARY)};
     if (quiet) options.argv.insert(options.argv.end(), {"--log-level", "warn"});
     options.argv.insert(options.argv.end(), args.begin(), args.end());
     if (quiet) options.stdout_path = "/dev/null";

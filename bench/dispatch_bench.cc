@@ -23,6 +23,7 @@
 #include <zmq.hpp>
 
 #include "bench/bench_child.h"
+#include "bench/free_port.h"
 #include "bench/noop_jobs.h"
 #include "client/client.h"
 
@@ -104,8 +105,8 @@ struct Run {
 Run Measure(const fs::path& dir, bool insecure, long tasks, long big) {
   Run out;
   static int run = 0;
-  const fs::path state = dir / ("state-" + std::to_string(run));
-  const int port = 20000 + static_cast<int>(getpid() % 5000) * 6 + 2 * run++;
+  const fs::path state = dir / ("state-" + std::to_string(run++));
+  const int port = coupler::bench::FreePortPair();
   const std::string listen = "tcp://127.0.0.1:" + std::to_string(port);
   std::vector<std::string> plain;
   if (insecure) plain.push_back("--insecure");

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "bench/bench_child.h"
+#include "bench/free_port.h"
 #include "bench/noop_jobs.h"
 #include "client/client.h"
 
@@ -70,7 +71,7 @@ int main(int argc, char** argv) {
   const int client_threads = argc > 2 ? std::stoi(argv[2]) : 1;
   char tmpl[] = "/tmp/coupler-bench-http-XXXXXX";
   const fs::path dir = mkdtemp(tmpl);
-  const int port = 20000 + static_cast<int>(getpid() % 5000) * 2;
+  const int port = coupler::bench::FreePortPair();
   const std::string listen = "tcp://127.0.0.1:" + std::to_string(port);
   const fs::path state = dir / "state";
   const fs::path ready = dir / "ready";

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "bench/bench_child.h"
+#include "bench/free_port.h"
 #include "client/client.h"
 
 namespace {
@@ -75,7 +76,7 @@ int Fail(const char* what) {
 }
 
 int Run(const fs::path& dir, long tasks, long sleep_ms, std::chrono::seconds window) {
-  const int port = 20000 + static_cast<int>(getpid() % 20000);
+  const int port = coupler::bench::FreePortPair();
   const std::string listen = "tcp://127.0.0.1:" + std::to_string(port);
   Child coordinator({"coordinator", "--listen", listen, "--state", (dir / "state").string()},
                     /*quiet=*/true);

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "bench/bench_child.h"
+#include "bench/free_port.h"
 #include "bench/noop_jobs.h"
 #include "bench/pool_sim/sim_pool.h"
 #include "client/client.h"
@@ -61,7 +62,7 @@ int main(int argc, char** argv) {
   const size_t threads = argc > 4 ? std::stoul(argv[4]) : 1;
   const fs::path dir = fs::temp_directory_path() / ("coupler-poolsim-" + std::to_string(getpid()));
   fs::create_directories(dir);
-  const int port = 21000 + static_cast<int>(getpid() % 4000) * 2;
+  const int port = coupler::bench::FreePortPair();
   const std::string listen = "tcp://127.0.0.1:" + std::to_string(port);
   const fs::path state = dir / "state";
   const std::vector<std::string> coordinator_args = {"coordinator", "--listen", listen, "--state",
