@@ -27,6 +27,7 @@ struct ClientArgs : ClientConnection {
   bool wait = false;
   bool json = false;
   bool reuse = false;
+  std::string submission_id;
 };
 
 int Fail(const ClientArgs& a, const Status& s) { return FailClient(a, s); }
@@ -62,13 +63,18 @@ int Submit(const ClientArgs& a) {
   auto client = ConnectClient(a);
   if (!client.ok()) return Fail(a, client.status());
   const auto start = std::chrono::steady_clock::now();
-  Result<std::string> id = (*client)->Submit(a.job, a.priority, a.reuse);
+  bool existing = false;
+  Result<std::string> id = (*client)->Submit(a.job, a.priority, a.reuse, a.submission_id, &existing);
   if (!id.ok()) return Fail(a, id.status());
+  if (existing) {
+    std::fprintf(stderr, "%s was submitted before with submission id '%s': not submitted again\n",
+                 id->c_str(), a.submission_id.c_str());
+  }
   if (!a.wait) {
     std::printf("%s\n", id->c_str());
     return kExitOk;
   }
-  std::fprintf(stderr, "submitted %s\n", id->c_str());
+  if (!existing) std::fprintf(stderr, "submitted %s\n", id->c_str());
   return WaitAndSummarize(a, **client, *id, start);
 }
 
@@ -160,6 +166,9 @@ void AddClientCommands(CLI::App& app, CommandBody* run) {
               "show progress, wait, print a summary (as `coupler run` does); exit 1 if the job "
               "fails");
   s->add_flag("--json", submit->json, "with --wait: print the final status as JSON instead");
+  s->add_option("--submission-id", submit->submission_id,
+                "an idempotency key: when the coordinator's state holds a job submitted with "
+                "it, that job is the answer (and --wait waits for it) instead of a new one");
   s->add_flag("--reuse", submit->reuse,
               "nodes whose op, params and inputs are unchanged since a succeeded run keep its "
               "outputs instead of running (see docs/runs.md)");

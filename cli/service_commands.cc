@@ -156,12 +156,17 @@ void AddServiceCommands(CLI::App& app, CommandBody* run) {
   w->add_option("--slots", wopts->slots,
                 "tasks run at once (default: its CPUs; under Slurm, the allocation's CPUs on "
                 "its node)");
-  w->add_option("--prefetch", wopts->prefetch, "extra tasks held queued (default 2 x slots + 8)");
+  w->add_option("--prefetch", wopts->prefetch,
+                "extra tasks held queued (default: adaptive, about 20 ms of work, at least its "
+                "slots, at most 256)");
   w->add_option("--labels", *labels, "k=v labels, e.g. interconnect=nvlink")->delimiter(',');
   w->add_option("--gpus", wopts->gpus,
                 "GPUs its tasks may use: all (default; under Slurm, those the allocation "
                 "gave it), none, or ordinals such as 0,1");
   w->add_option("--heartbeat-ms", wopts->heartbeat_ms, "heartbeat period")->capture_default_str();
+  AddDurationOption(w, "--death-timeout", wopts->death_timeout_ms,
+                    "stop (exit 1) after hearing nothing from the coordinator this long (90s, "
+                    "10m), or finding no keys for it at start; default: wait for ever");
   w->add_option("--advertise", wopts->advertise,
                 "the address other hosts reach this worker at (default: the local address of "
                 "its connection to the coordinator)");

@@ -21,8 +21,11 @@ Result<std::unique_ptr<Client>> Client::Connect(const std::string& endpoint,
                                                 std::chrono::milliseconds timeout,
                                                 const ClientSecurity& security) {
   std::unique_ptr<Client> c(new Client(endpoint, timeout));
-  COUPLER_ASSIGN_OR_RETURN(c->keys_, net::FindPeerKeys(endpoint, net::KeyRole::kClient,
-                                                       security.keys_dir, security.insecure));
+  // A client run right after `coupler coordinator ... &` waits for its keys as long as it
+  // would wait for an answer.
+  COUPLER_ASSIGN_OR_RETURN(c->keys_, net::AwaitPeerKeys(endpoint, net::KeyRole::kClient,
+                                                        security.keys_dir, security.insecure,
+                                                        timeout));
   COUPLER_RETURN_IF_ERROR(c->Open());
   return c;
 }
@@ -87,7 +90,8 @@ Result<wire::Message> Client::Call(const std::string& request, std::chrono::mill
   return msg;
 }
 
-Result<std::string> Client::Submit(const std::string& spec_path, int priority, bool reuse) {
+Result<std::string> Client::Submit(const std::string& spec_path, int priority, bool reuse,
+                                   const std::string& submission_id, bool* existing) {
   std::ifstream in(spec_path, std::ios::binary);
   if (!in) return NotFound("cannot read the spec file " + spec_path);
   std::error_code ec;
@@ -103,10 +107,12 @@ Result<std::string> Client::Submit(const std::string& spec_path, int priority, b
   req.reuse = reuse;
   req.client_id = "cli-" + std::to_string(getpid());
   req.cwd = std::filesystem::current_path(ec).string();
+  req.submission_id = submission_id;
   COUPLER_ASSIGN_OR_RETURN(wire::Message msg, Call(wire::Encode(req)));
   const auto* reply = std::get_if<wire::SubmitReply>(&msg);
   if (reply == nullptr) return Internal("unexpected reply to submit");
   if (!reply->ok) return InvalidArgument(reply->error);
+  if (existing != nullptr) *existing = reply->existing;
   return reply->job_id;
 }
 

@@ -38,7 +38,10 @@ class Client {
 
   // Submits the spec at `spec_path` (read here; relative inputs resolve against its folder).
   // `reuse`: nodes unchanged since a succeeded run keep its outputs (`--reuse`).
-  Result<std::string> Submit(const std::string& spec_path, int priority = 0, bool reuse = false);
+  // `submission_id`: an idempotency key; a job the state holds under it is answered instead of
+  // a new one (`*existing` then says so).
+  Result<std::string> Submit(const std::string& spec_path, int priority = 0, bool reuse = false,
+                             const std::string& submission_id = "", bool* existing = nullptr);
   // With `wait` > 0 (and a job id), the reply comes when the job finishes or `wait` passes.
   Result<wire::StatusReply> Status(const std::string& job_id = "",
                                    std::chrono::milliseconds wait = std::chrono::milliseconds(0));

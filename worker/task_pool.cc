@@ -101,9 +101,13 @@ std::vector<wire::TaskAttempt> TaskPool::ReleaseQueued(const std::vector<wire::T
 std::vector<wire::TaskAttempt> TaskPool::ReleaseAllQueued() {
   std::lock_guard lock(mu_);
   std::vector<wire::TaskAttempt> released;
-  released.reserve(queue_.size());
-  for (const wire::TaskSpec& t : queue_) released.push_back({t.job_id, t.task_id, t.attempt});
-  queue_.clear();
+  // A gang's attempt stays: its ranks' slots here and on other workers are reserved for it
+  // (placed, not merely queued), so it starts and finishes here as a running task would.
+  std::erase_if(queue_, [&](const wire::TaskSpec& t) {
+    if (t.kind == wire::TaskKind::kGang) return false;
+    released.push_back({t.job_id, t.task_id, t.attempt});
+    return true;
+  });
   return released;
 }
 

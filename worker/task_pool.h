@@ -54,8 +54,8 @@ class TaskPool {
   // The coordinator asks for these attempts back (Reclaim): those still queued, never started,
   // are dropped and returned; the others run on.
   std::vector<wire::TaskAttempt> ReleaseQueued(const std::vector<wire::TaskAttempt>& attempts);
-  // Draining: every queued task is dropped and returned, so the coordinator deals it to a worker
-  // that stays; the running ones finish here.
+  // Draining: every queued loose task is dropped and returned, so the coordinator deals it to
+  // a worker that stays; the running ones, and a gang placed here, finish here.
   std::vector<wire::TaskAttempt> ReleaseAllQueued();
   // What it holds, for a registration: queued (started false) and running attempts.
   std::vector<wire::HeldAttempt> Held() const;

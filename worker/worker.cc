@@ -67,8 +67,19 @@ Result<std::unique_ptr<Worker>> Worker::Create(WorkerOptions options) {
   // first results bring the learned depth, so short tasks batch up after one round trip.
   if (adaptive) options.prefetch = options.slots;
   std::unique_ptr<Worker> w(new Worker(options));
-  COUPLER_ASSIGN_OR_RETURN(w->keys_, net::FindPeerKeys(options.coordinator, net::KeyRole::kWorker,
-                                                       options.keys_dir, options.insecure));
+  // Started with its coordinator (`coupler coordinator ... &` then `coupler worker &`), it may
+  // look before the coordinator has published its keys: it waits for them, as it would wait
+  // for a coordinator that is down, up to --death-timeout.
+  std::optional<std::chrono::milliseconds> key_wait;
+  if (options.death_timeout_ms > 0) key_wait = std::chrono::milliseconds(options.death_timeout_ms);
+  COUPLER_ASSIGN_OR_RETURN(
+      w->keys_, net::AwaitPeerKeys(options.coordinator, net::KeyRole::kWorker, options.keys_dir,
+                                   options.insecure, key_wait, [&](const Status& missing) {
+                                     Logger("worker")->warn(
+                                         "waiting for the coordinator at {} to publish its keys "
+                                         "(is it starting, or not started yet?): {}",
+                                         options.coordinator, missing.message());
+                                   }));
   w->adaptive_prefetch_ = adaptive;
   w->sent_prefetch_ = options.prefetch;
 
@@ -310,12 +321,16 @@ void Worker::OnMessage(const std::string& payload, bool& drain_requested) {
   if (auto* assign = std::get_if<wire::TaskAssignment>(&*msg)) {
     if (draining_) {
       // Sent before the coordinator read our draining heartbeat: a worker that is leaving
-      // starts nothing new, so it all goes straight back, uncharged.
+      // starts no new loose task, so those go straight back, uncharged. A gang placed here
+      // has its ranks' slots reserved, here and elsewhere: it runs, as a started task would.
       std::vector<wire::TaskAttempt> back;
-      back.reserve(assign->tasks.size());
-      for (const wire::TaskSpec& t : assign->tasks) back.push_back({t.job_id, t.task_id, t.attempt});
-      (void)SendToCoordinator(wire::Encode(wire::Reclaimed{std::move(back)}));
-      return;
+      std::erase_if(assign->tasks, [&](const wire::TaskSpec& t) {
+        if (t.kind == wire::TaskKind::kGang) return false;
+        back.push_back({t.job_id, t.task_id, t.attempt});
+        return true;
+      });
+      if (!back.empty()) (void)SendToCoordinator(wire::Encode(wire::Reclaimed{std::move(back)}));
+      if (assign->tasks.empty()) return;
     }
     pool_->Submit(std::move(assign->tasks));
   } else if (const auto* cancel = std::get_if<wire::CancelJob>(&*msg)) {
@@ -423,6 +438,14 @@ Status Worker::Run(const std::atomic<bool>& drain) {
     if (new_start || now - last_beat_ms_ >= options_.heartbeat_ms) {
       SendHeartbeat(draining_);
       SendDaemonOutput(true);
+    }
+    if (options_.death_timeout_ms > 0 && now - last_heard_ms_ > options_.death_timeout_ms) {
+      // Its coordinator is gone for good, as far as this worker can wait: what it holds is
+      // re-run by a coordinator that comes back (the attempts are lost with this worker).
+      return Unavailable(fmt::format(
+          "no word from the coordinator at {} for {} s (--death-timeout): stopping with {} "
+          "task(s) held",
+          options_.coordinator, (now - last_heard_ms_) / 1000, pool_->held()));
     }
     const bool silent = now - last_heard_ms_ > options_.coordinator_timeout_ms;
     if (silent && !silence_reported_) {

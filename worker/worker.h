@@ -41,6 +41,10 @@ struct WorkerOptions {
   // reconnecting (with backoff and jitter) and what it queued meanwhile, results included, is
   // delivered when the link is back.
   int64_t coordinator_timeout_ms = 5000;
+  // --death-timeout (Dask's name): a worker that hears nothing from its coordinator for this
+  // long — or, at start, finds no note of its keys — stops with an error, so a batch job does
+  // not hold its allocation for a coordinator that is gone. 0: wait for ever.
+  int64_t death_timeout_ms = 0;
   // Security (runtime/net/key_discovery.h): a worker key set, default $COUPLER_KEYS, then the
   // local keys of a coordinator of this user on this machine; insecure: plaintext.
   std::string keys_dir;

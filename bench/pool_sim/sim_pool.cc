@@ -171,11 +171,14 @@ void SimPool::Serve(std::vector<Worker*> mine) {
           }
           if (auto* assign = std::get_if<wire::TaskAssignment>(&*msg)) {
             if (w.draining) {
-              // As `coupler worker` does: a leaving worker starts nothing new.
+              // As `coupler worker` does: a leaving worker starts no new loose task.
               wire::Reclaimed back;
-              for (const wire::TaskSpec& t : assign->tasks) back.released.push_back(AttemptOf(t));
-              w.Send(wire::Encode(back));
-              continue;
+              std::erase_if(assign->tasks, [&](const wire::TaskSpec& t) {
+                if (t.kind == wire::TaskKind::kGang) return false;
+                back.released.push_back(AttemptOf(t));
+                return true;
+              });
+              if (!back.released.empty()) w.Send(wire::Encode(back));
             }
             for (wire::TaskSpec& t : assign->tasks) w.queued.push_back(std::move(t));
           } else if (const auto* ack = std::get_if<wire::ResultAck>(&*msg)) {
@@ -213,8 +216,11 @@ void SimPool::Serve(std::vector<Worker*> mine) {
             w.draining = true;
             w.last_beat_ms = 0;
             wire::Reclaimed back;
-            for (const wire::TaskSpec& t : w.queued) back.released.push_back(AttemptOf(t));
-            w.queued.clear();
+            std::erase_if(w.queued, [&](const wire::TaskSpec& t) {
+              if (t.kind == wire::TaskKind::kGang) return false;  // placed: it runs here
+              back.released.push_back(AttemptOf(t));
+              return true;
+            });
             if (!back.released.empty()) w.pending_hand_back = std::move(back);
           } else if (const auto* cancel = std::get_if<wire::CancelJob>(&*msg)) {
             std::erase_if(w.queued, [&](const wire::TaskSpec& t) { return t.job_id == cancel->job_id; });

@@ -3,10 +3,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <charconv>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
+#include <thread>
 
 #include "runtime/net/endpoint.h"
 
@@ -38,6 +42,26 @@ std::optional<std::string> NoteName(const std::string& endpoint) {
 
 std::string NotesDir() { return CouplerHome() + "/coordinators"; }
 
+// When a process started, in clock ticks since boot (/proc/PID/stat, field 22): with the pid it
+// names one process, not whichever later reuses the number. nullopt when there is none.
+std::optional<uint64_t> ProcessStartTicks(long pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat;
+  if (!std::getline(in, stat)) return std::nullopt;
+  // The command name (field 2) is in parentheses and may hold spaces: count after its end.
+  const size_t close = stat.rfind(')');
+  if (close == std::string::npos) return std::nullopt;
+  std::istringstream fields(stat.substr(close + 1));
+  std::string field;
+  for (int i = 3; i <= 22; ++i) {
+    if (!(fields >> field)) return std::nullopt;
+  }
+  uint64_t ticks = 0;
+  const auto [end, ec] = std::from_chars(field.data(), field.data() + field.size(), ticks);
+  if (ec != std::errc() || end != field.data() + field.size()) return std::nullopt;
+  return ticks;
+}
+
 }  // namespace
 
 std::string CouplerHome() {
@@ -64,6 +88,12 @@ Status PublishKeyLocation(const std::string& endpoint, const std::string& keys_d
     out << (keys_dir.empty() ? std::string(kInsecure)
                              : fs::absolute(keys_dir, ec).lexically_normal().string())
         << "\n";
+    // Who wrote it: a note outliving its coordinator (killed, its machine rebooted) is known
+    // for stale, so a peer waits for the next coordinator's rather than use old keys. Readers
+    // of the first line alone (older builds) are unaffected.
+    if (const std::optional<uint64_t> started = ProcessStartTicks(::getpid())) {
+      out << "pid " << ::getpid() << " " << *started << "\n";
+    }
     if (!out) return Internal("cannot write " + tmp);
   }
   ::chmod(tmp.c_str(), 0600);
@@ -85,9 +115,19 @@ Result<std::optional<PeerKeys>> FindPeerKeys(const std::string& endpoint, KeyRol
   }
   const std::optional<std::string> name = NoteName(endpoint);
   std::string note;
+  std::string writer;
   if (name) {
     std::ifstream in(NotesDir() + "/" + *name);
     std::getline(in, note);
+    std::getline(in, writer);
+  }
+  long pid = 0;
+  uint64_t started = 0;
+  if (std::istringstream w(writer); !note.empty() && w >> writer >> pid >> started &&
+                                    writer == "pid" && ProcessStartTicks(pid) != started) {
+    return NotFound("the note of the coordinator at " + endpoint + " was left by one that has "
+                    "stopped (pid " + std::to_string(pid) + "): is `coupler coordinator` running "
+                    "there, as this user?");
   }
   if (note.empty()) {
     return NotFound("no keys for the coordinator at " + endpoint +
@@ -102,6 +142,32 @@ Result<std::optional<PeerKeys>> FindPeerKeys(const std::string& endpoint, KeyRol
     return keys.status().WithContext("the local keys of the coordinator at " + endpoint);
   }
   return std::optional<PeerKeys>(std::move(*keys));
+}
+
+Result<std::optional<PeerKeys>> AwaitPeerKeys(const std::string& endpoint, KeyRole role,
+                                              const std::string& explicit_dir, bool insecure,
+                                              std::optional<std::chrono::milliseconds> timeout,
+                                              const std::function<void(const Status&)>& waiting) {
+  const auto start = std::chrono::steady_clock::now();
+  const char* env = std::getenv("COUPLER_KEYS");
+  const bool named = insecure || !explicit_dir.empty() || (env != nullptr && *env != '\0');
+  bool told = false;
+  for (;;) {
+    Result<std::optional<PeerKeys>> keys = FindPeerKeys(endpoint, role, explicit_dir, insecure);
+    // Not there yet: no note, or a note left by an earlier coordinator on this endpoint whose
+    // keys are gone (the new one overwrites it once its own keys exist).
+    const bool not_yet = !named && !keys.ok() && keys.status().code() == StatusCode::kNotFound;
+    if (!not_yet || (timeout && std::chrono::steady_clock::now() - start >= *timeout)) {
+      return keys;
+    }
+    // Told only past a coordinator's usual start (well under a second): the README's lines
+    // stay quiet, a worker pointed at the wrong place says so.
+    if (!told && waiting && std::chrono::steady_clock::now() - start >= std::chrono::seconds(2)) {
+      waiting(keys.status());
+      told = true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
 }
 
 }  // namespace coupler::net

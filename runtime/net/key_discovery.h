@@ -4,6 +4,8 @@
 // runs --insecure. Another user can read neither the note nor the keys it points to.
 #pragma once
 
+#include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -25,5 +27,17 @@ Status PublishKeyLocation(const std::string& endpoint, const std::string& keys_d
 // runs --insecure). An error names what to pass instead.
 Result<std::optional<PeerKeys>> FindPeerKeys(const std::string& endpoint, KeyRole role,
                                              const std::string& explicit_dir, bool insecure);
+
+// FindPeerKeys, for a peer started in the same breath as its coordinator (the README's
+// `coupler coordinator ... &` then `coupler worker &`): while the coordinator's note for
+// `endpoint` is not written yet — it makes its key set first, which takes a moment on a fresh
+// state — or names keys that are not there (an earlier coordinator's note, about to be
+// replaced) waits, up to `timeout` (nullopt: until they appear), calling `waiting` once with
+// what is missing if it has waited 2 s. Keys given (--keys, $COUPLER_KEYS) or --insecure never
+// wait, nor does any other failure (a key that does not parse, a folder it may not read).
+Result<std::optional<PeerKeys>> AwaitPeerKeys(const std::string& endpoint, KeyRole role,
+                                              const std::string& explicit_dir, bool insecure,
+                                              std::optional<std::chrono::milliseconds> timeout,
+                                              const std::function<void(const Status&)>& waiting = {});
 
 }  // namespace coupler::net

@@ -213,6 +213,31 @@ TEST_F(SlurmTest, ThePoolScriptRefusesRootUnlessAllowed) {
   EXPECT_FALSE(fs::exists(state)) << "the refused pool made its state";
 }
 
+// A job graph that fails validation: submit exits 2 at once, before the worker step has
+// registered. The script ends within its drain time with the spec's error and exit 2, instead
+// of holding the allocation while its worker waits for a coordinator that has stopped.
+TEST_F(SlurmTest, APoolWhoseGraphFailsValidationEndsAtOnceWithExit2) {
+  const fs::path spec = scratch_ / "broken.yaml";
+  WriteFile(spec, "name: broken\nnodes:\n  - {id: a, op: colum_stats}\n");
+  const fs::path state = scratch_ / "pool";
+  const fs::path out = scratch_ / "pool.out";
+  const auto started = std::chrono::steady_clock::now();
+  const CommandResult r =
+      Slurm({"sbatch", "--wait", "--export=ALL,COUPLER_DRAIN_S=20,COUPLER_STATE=" + state.string(),
+             "--output", out.string(), kPoolScript.string(), spec.string()},
+            240s);
+  const auto took = std::chrono::steady_clock::now() - started;
+  const std::string output = ReadFile(out);
+  ASSERT_NE(r.exit_code, -1) << "the pool held its allocation\n" << output
+                             << ReadFile(state / "workers.log") << SlurmLogs();
+  EXPECT_EQ(r.exit_code, 2) << output << ReadFile(state / "workers.log");
+  EXPECT_NE(output.find("unknown op 'colum_stats'"), std::string::npos) << output;
+  EXPECT_LT(took, std::chrono::seconds(20 + 60)) << "longer than the drain time allows\n" << output;
+  std::string left;
+  for (const std::string& p : ProcessesMentioning(state.string())) left += p + "\n";
+  EXPECT_TRUE(left.empty()) << "left running:\n" << left;
+}
+
 TEST_F(SlurmTest, AWorkerArrayJoinsARunningCoordinatorAndAScancelledWorkerLosesNothing) {
   ASSERT_TRUE(fs::exists(kSourceDir / "data" / "digits.csv")) << "run scripts/fetch-digits.sh";
   Cluster pool;
