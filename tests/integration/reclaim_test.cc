@@ -17,45 +17,68 @@
 namespace coupler::itest {
 namespace {
 
+// A stage of `shards` exec tasks of `seconds` each, every start appended to `started`, all of it
+// held by w1 (1 slot, --prefetch `shards`) before anyone else joins: 1 running, the rest queued
+// behind it. Returns the job id ("" after a failed assertion).
+std::string SubmitAHoardedStage(Cluster& cluster, int shards, int seconds, const fs::path& started) {
+  std::string job;
+  [&] {
+    ASSERT_TRUE(cluster.StartCoordinator()) << cluster.Logs();
+    cluster.StartWorker("w1", 1, {"--prefetch", std::to_string(shards)});
+    ASSERT_TRUE(cluster.WaitWorkersAlive(1)) << cluster.Logs();
+    WriteSyntheticCsv(cluster.dir() / "in.csv", shards * 10, 2);
+    const fs::path spec = cluster.dir() / "hoard.yaml";
+    WriteFile(spec, "name: it-reclaim\nworkdir: work\nnodes:\n"
+                    "  - {id: import, op: import_csv, inputs: [in.csv], params: {shards: " +
+                        std::to_string(shards) + "}}\n"
+                    "  - id: run\n    op: exec\n    inputs: [import]\n    params:\n"
+                    "      command: \"echo {shard} >> " + started.string() + " && sleep " +
+                        std::to_string(seconds) + " && cp {input} {output}\"\n");
+    std::string why;
+    job = cluster.Submit(spec, &why);
+    ASSERT_FALSE(job.empty()) << why << cluster.Logs();
+    ASSERT_TRUE(WaitUntil(
+        [&] {
+          const auto workers = cluster.Workers();
+          auto w1 = workers.find("w1");
+          return w1 != workers.end() && w1->second.second == static_cast<uint64_t>(shards) &&
+                 fs::exists(started);
+        },
+        60s, 20ms))
+        << cluster.Logs();
+  }();
+  return ::testing::Test::HasFatalFailure() ? std::string() : job;
+}
+
+// The shards whose task started, in order of start (one line each in `started`).
+std::vector<int> StartedShards(const fs::path& started) {
+  std::istringstream lines(ReadFile(started));
+  std::vector<int> runs;
+  for (int s; lines >> s;) runs.push_back(s);
+  return runs;
+}
+
+// Every shard of `shards` started exactly once.
+void ExpectEachStartedOnce(const fs::path& started, int shards) {
+  std::vector<int> runs = StartedShards(started);
+  std::sort(runs.begin(), runs.end());
+  std::vector<int> once(shards);
+  for (int s = 0; s < shards; ++s) once[s] = s;
+  EXPECT_EQ(runs, once) << "a task ran twice or never";
+}
+
 TEST(ReclaimTest, QueuedTasksMoveToWorkersThatJoinAndRunOnce) {
   Cluster cluster;
-  ASSERT_TRUE(cluster.StartCoordinator()) << cluster.Logs();
-  cluster.StartWorker("w1", 1, {"--prefetch", "16"});
-  ASSERT_TRUE(cluster.WaitWorkersAlive(1)) << cluster.Logs();
   constexpr int kShards = 16;
-  WriteSyntheticCsv(cluster.dir() / "in.csv", 160, 2);
   const fs::path started = cluster.dir() / "started.log";
-  const fs::path spec = cluster.dir() / "hoard.yaml";
-  WriteFile(spec, "name: it-reclaim\nworkdir: work\nnodes:\n"
-                  "  - {id: import, op: import_csv, inputs: [in.csv], params: {shards: " +
-                      std::to_string(kShards) + "}}\n"
-                  "  - id: run\n    op: exec\n    inputs: [import]\n    params:\n"
-                  "      command: \"echo {shard} >> " + started.string() +
-                      " && sleep 1 && cp {input} {output}\"\n");
-  std::string why;
-  const std::string job = cluster.Submit(spec, &why);
-  ASSERT_FALSE(job.empty()) << why << cluster.Logs();
-  // w1 holds the whole stage: 1 running, the rest queued behind it.
-  ASSERT_TRUE(WaitUntil(
-      [&] {
-        const auto workers = cluster.Workers();
-        auto w1 = workers.find("w1");
-        return w1 != workers.end() && w1->second.second == kShards;
-      },
-      60s, 20ms))
-      << cluster.Logs();
+  const std::string job = SubmitAHoardedStage(cluster, kShards, 1, started);
+  ASSERT_FALSE(job.empty());
   for (const char* id : {"w2", "w3", "w4"}) cluster.StartWorker(id, 1);
   const auto done = cluster.WaitJobFinished(job, 120s);
   ASSERT_TRUE(done) << cluster.Logs();
   ASSERT_EQ(done->state, "succeeded") << done->error << "\n" << cluster.Logs();
 
-  std::istringstream lines(ReadFile(started));
-  std::vector<int> runs;
-  for (int s; lines >> s;) runs.push_back(s);
-  std::sort(runs.begin(), runs.end());
-  std::vector<int> once(kShards);
-  for (int s = 0; s < kShards; ++s) once[s] = s;
-  EXPECT_EQ(runs, once) << "a task ran twice or never";
+  ExpectEachStartedOnce(started, kShards);
   EXPECT_EQ(done->node("run").attempts, static_cast<uint64_t>(kShards)) << "an attempt was charged";
   uint64_t joined = 0;
   for (const auto& [id, w] : cluster.WorkerViews()) {
@@ -70,30 +93,10 @@ TEST(ReclaimTest, QueuedTasksMoveToWorkersThatJoinAndRunOnce) {
 
 TEST(ReclaimTest, ADrainingWorkerHandsBackWhatItHasNotStartedAndLeaves) {
   Cluster cluster;
-  ASSERT_TRUE(cluster.StartCoordinator()) << cluster.Logs();
-  cluster.StartWorker("w1", 1, {"--prefetch", "8"});
-  ASSERT_TRUE(cluster.WaitWorkersAlive(1)) << cluster.Logs();
   constexpr int kShards = 8;
-  WriteSyntheticCsv(cluster.dir() / "in.csv", 80, 2);
   const fs::path started = cluster.dir() / "started.log";
-  const fs::path spec = cluster.dir() / "leave.yaml";
-  WriteFile(spec, "name: it-drain-hands-back\nworkdir: work\nnodes:\n"
-                  "  - {id: import, op: import_csv, inputs: [in.csv], params: {shards: " +
-                      std::to_string(kShards) + "}}\n"
-                  "  - id: run\n    op: exec\n    inputs: [import]\n    params:\n"
-                  "      command: \"echo {shard} >> " + started.string() +
-                      " && sleep 3 && cp {input} {output}\"\n");
-  std::string why;
-  const std::string job = cluster.Submit(spec, &why);
-  ASSERT_FALSE(job.empty()) << why << cluster.Logs();
-  ASSERT_TRUE(WaitUntil(
-      [&] {
-        const auto workers = cluster.Workers();
-        auto w1 = workers.find("w1");
-        return w1 != workers.end() && w1->second.second == kShards && fs::exists(started);
-      },
-      60s, 20ms))
-      << cluster.Logs();
+  const std::string job = SubmitAHoardedStage(cluster, kShards, 3, started);
+  ASSERT_FALSE(job.empty());
   // SIGTERM is how scancel, Kubernetes and an operator's Ctrl-C ask a worker to leave.
   cluster.worker("w1").Signal(SIGTERM);
   // It leaves after the task it runs (3 s), not after all eight (24 s); the test waits long
@@ -101,13 +104,7 @@ TEST(ReclaimTest, ADrainingWorkerHandsBackWhatItHasNotStartedAndLeaves) {
   const auto code = cluster.worker("w1").WaitExit(60s);
   ASSERT_TRUE(code.has_value()) << "w1 did not leave\n" << cluster.Logs();
   EXPECT_EQ(*code, 0) << cluster.Logs();
-  const auto count_lines = [&] {
-    std::istringstream lines(ReadFile(started));
-    std::vector<int> runs;
-    for (int s; lines >> s;) runs.push_back(s);
-    return runs;
-  };
-  EXPECT_LE(count_lines().size(), 2u) << "the draining worker ran queued tasks before leaving";
+  EXPECT_LE(StartedShards(started).size(), 2u) << "the draining worker ran queued tasks before leaving";
   const auto waiting = cluster.Job(job);
   ASSERT_TRUE(waiting.has_value()) << cluster.Logs();
   EXPECT_EQ(waiting->node("run").prefetched, 0u) << "handed-back tasks still counted as sent";
@@ -124,44 +121,20 @@ TEST(ReclaimTest, ADrainingWorkerHandsBackWhatItHasNotStartedAndLeaves) {
   const auto done = cluster.WaitJobFinished(job, 120s);
   ASSERT_TRUE(done) << cluster.Logs();
   ASSERT_EQ(done->state, "succeeded") << done->error << "\n" << cluster.Logs();
-  std::vector<int> runs = count_lines();
-  std::sort(runs.begin(), runs.end());
-  std::vector<int> once(kShards);
-  for (int s = 0; s < kShards; ++s) once[s] = s;
-  EXPECT_EQ(runs, once) << "a task ran twice or never";
+  ExpectEachStartedOnce(started, kShards);
   EXPECT_EQ(done->node("run").attempts, static_cast<uint64_t>(kShards)) << "an attempt was charged";
 }
 
 // The hoarding case as a user met it: one worker took 40 one-second tasks (its prefetch let it),
 // then four more joined. What is left is spread so no worker runs much more than its share
 // (the job ends within 1.3x of the ideal: the most any worker runs after the join is the
-// makespan in tasks). Counted, not timed; the time it took is printed for docs/benchmarks.md.
+// makespan in tasks). Counted, not timed; the time it took is printed (docs/operations.md).
 TEST(ReclaimTest, FortyQueuedTasksSpreadOverFourWorkersThatJoin) {
   Cluster cluster;
-  ASSERT_TRUE(cluster.StartCoordinator()) << cluster.Logs();
-  cluster.StartWorker("w1", 1, {"--prefetch", "40"});
-  ASSERT_TRUE(cluster.WaitWorkersAlive(1)) << cluster.Logs();
   constexpr int kShards = 40;
-  WriteSyntheticCsv(cluster.dir() / "in.csv", 400, 2);
   const fs::path started = cluster.dir() / "started.log";
-  const fs::path spec = cluster.dir() / "hoard40.yaml";
-  WriteFile(spec, "name: it-hoard\nworkdir: work\nnodes:\n"
-                  "  - {id: import, op: import_csv, inputs: [in.csv], params: {shards: " +
-                      std::to_string(kShards) + "}}\n"
-                  "  - id: run\n    op: exec\n    inputs: [import]\n    params:\n"
-                  "      command: \"echo {shard} >> " + started.string() +
-                      " && sleep 1 && cp {input} {output}\"\n");
-  std::string why;
-  const std::string job = cluster.Submit(spec, &why);
-  ASSERT_FALSE(job.empty()) << why << cluster.Logs();
-  ASSERT_TRUE(WaitUntil(
-      [&] {
-        const auto workers = cluster.Workers();
-        auto w1 = workers.find("w1");
-        return w1 != workers.end() && w1->second.second == kShards;
-      },
-      60s, 20ms))
-      << cluster.Logs();
+  const std::string job = SubmitAHoardedStage(cluster, kShards, 1, started);
+  ASSERT_FALSE(job.empty());
   for (const char* id : {"w2", "w3", "w4", "w5"}) cluster.StartWorker(id, 1);
   ASSERT_TRUE(cluster.WaitWorkersAlive(5)) << cluster.Logs();
   const auto joined_at = std::chrono::steady_clock::now();
@@ -178,13 +151,7 @@ TEST(ReclaimTest, FortyQueuedTasksSpreadOverFourWorkersThatJoin) {
   const double took_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - joined_at).count();
 
-  std::istringstream lines(ReadFile(started));
-  std::vector<int> runs;
-  for (int s; lines >> s;) runs.push_back(s);
-  std::sort(runs.begin(), runs.end());
-  std::vector<int> once(kShards);
-  for (int s = 0; s < kShards; ++s) once[s] = s;
-  EXPECT_EQ(runs, once) << "a task ran twice or never";
+  ExpectEachStartedOnce(started, kShards);
   EXPECT_EQ(done->node("run").attempts, static_cast<uint64_t>(kShards)) << "an attempt was charged";
   uint64_t most = 0;
   std::string spread;
