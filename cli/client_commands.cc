@@ -39,8 +39,10 @@ int64_t WallNowMs() {
 }
 
 // --wait: progress until the job ends, then the summary (or, with --json, the status).
+// `graph`: the job's graph when it was read here (submit), for its evaluate nodes' accuracy.
 int WaitAndSummarize(const ClientArgs& a, client::Client& client, const std::string& id,
-                     std::chrono::steady_clock::time_point start) {
+                     std::chrono::steady_clock::time_point start,
+                     const job::JobGraph* graph = nullptr) {
   WaitOutcome outcome = WaitForJob(client, id);
   if (outcome.final_status) {
     // The same ending as `coupler run`'s, or the status document for a script.
@@ -49,6 +51,9 @@ int WaitAndSummarize(const ClientArgs& a, client::Client& client, const std::str
                        : JobSummaryText(*outcome.final_status, wall))
                    .c_str(),
                stdout);
+    if (!a.json && outcome.exit_code == 0 && graph != nullptr) {
+      PrintAccuracy(*graph, outcome.final_status->workdir, /*quiet_if_unreadable=*/true);
+    }
   }
   return outcome.exit_code;
 }
@@ -75,7 +80,7 @@ int Submit(const ClientArgs& a) {
     return kExitOk;
   }
   if (!existing) std::fprintf(stderr, "submitted %s\n", id->c_str());
-  return WaitAndSummarize(a, **client, *id, start);
+  return WaitAndSummarize(a, **client, *id, start, &*local.graph);
 }
 
 int RetryJob(const ClientArgs& a) {

@@ -5,10 +5,13 @@
 #include <chrono>
 #include <optional>
 #include <cstdio>
+#include <filesystem>
 #include <thread>
 
 #include "cli/signals.h"
 #include "cli/status_format.h"
+#include "runtime/io/output_layout.h"
+#include "runtime/io/shard_file.h"
 #include "runtime/job/job_phase.h"
 
 namespace coupler::cli {
@@ -63,6 +66,33 @@ WaitOutcome WaitForJob(client::Client& client, const std::string& job_id) {
   std::fprintf(stderr, "\ncoupler: interrupted; job %s keeps running (coupler cancel %s)\n",
                job_id.c_str(), job_id.c_str());
   return out;
+}
+
+void PrintAccuracy(const job::JobGraph& graph, const std::string& run_dir,
+                   bool quiet_if_unreadable) {
+  for (const auto& node : graph.nodes) {
+    if (node.op != "evaluate") continue;
+    const std::string path = io::ShardPath(run_dir, node.id, 0);
+    std::error_code ec;
+    if (quiet_if_unreadable && !std::filesystem::exists(path, ec)) continue;
+    Result<io::Table> table = io::ReadShardFile(path);
+    const io::Column* accuracy = table.ok() ? table->Find("accuracy") : nullptr;
+    const io::Column* correct = table.ok() ? table->Find("correct") : nullptr;
+    const io::Column* total = table.ok() ? table->Find("total") : nullptr;
+    if (accuracy == nullptr || correct == nullptr || total == nullptr || table->rows() != 1 ||
+        accuracy->dtype() != ElementType::kFloat64 || correct->dtype() != ElementType::kFloat64 ||
+        total->dtype() != ElementType::kFloat64) {
+      std::fprintf(stderr, "coupler: cannot read the accuracy of node '%s' from %s\n",
+                   node.id.c_str(), path.c_str());
+      continue;
+    }
+    const io::Column* held_out = table->Find("held_out");
+    const bool only_held_out = held_out != nullptr && held_out->dtype() == ElementType::kFloat64 &&
+                               held_out->values<double>()[0] == 1.0;
+    std::printf("%s: %s %.4f (%.0f/%.0f rows)\n", node.id.c_str(),
+                only_held_out ? "held-out accuracy" : "accuracy", accuracy->values<double>()[0],
+                correct->values<double>()[0], total->values<double>()[0]);
+  }
 }
 
 }  // namespace coupler::cli

@@ -94,32 +94,6 @@ void StopAll(std::vector<ChildProcess>& workers, ChildProcess& coordinator) {
   if (!coordinator.WaitFor(std::chrono::seconds(10))) coordinator.Signal(SIGKILL);
 }
 
-// The accuracy each evaluate node wrote (its reduce output: correct, total, accuracy) in the
-// job's run directory, as the coordinator reported it.
-void PrintAccuracy(const job::JobGraph& graph, const std::string& run_dir) {
-  for (const auto& node : graph.nodes) {
-    if (node.op != "evaluate") continue;
-    const std::string path = io::ShardPath(run_dir, node.id, 0);
-    Result<io::Table> table = io::ReadShardFile(path);
-    const io::Column* accuracy = table.ok() ? table->Find("accuracy") : nullptr;
-    const io::Column* correct = table.ok() ? table->Find("correct") : nullptr;
-    const io::Column* total = table.ok() ? table->Find("total") : nullptr;
-    if (accuracy == nullptr || correct == nullptr || total == nullptr || table->rows() != 1 ||
-        accuracy->dtype() != ElementType::kFloat64 || correct->dtype() != ElementType::kFloat64 ||
-        total->dtype() != ElementType::kFloat64) {
-      std::fprintf(stderr, "coupler: cannot read the accuracy of node '%s' from %s\n",
-                   node.id.c_str(), path.c_str());
-      continue;
-    }
-    const io::Column* held_out = table->Find("held_out");
-    const bool only_held_out = held_out != nullptr && held_out->dtype() == ElementType::kFloat64 &&
-                               held_out->values<double>()[0] == 1.0;
-    std::printf("%s: %s %.4f (%.0f/%.0f rows)\n", node.id.c_str(),
-                only_held_out ? "held-out accuracy" : "accuracy", accuracy->values<double>()[0],
-                correct->values<double>()[0], total->values<double>()[0]);
-  }
-}
-
 int Run(const RunArgs& a) {
   job::LoadedJob local = job::LoadJobFile(a.job);
   if (!local.ok()) {

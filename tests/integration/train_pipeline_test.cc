@@ -66,8 +66,9 @@ TEST(TrainPipelineTest, DigitsPipelineTrainsAsOneGroupAndEvaluatesHeldOutRows) {
   EXPECT_NE(metrics.find(R"("world_size":2)"), std::string::npos) << metrics;
 }
 
-// The same mixed graph submitted to a standing coordinator with two 1-slot workers: `status`
-// shows the train node as one group of 2 ranks, in text and JSON.
+// The same mixed graph submitted to a standing coordinator with two 1-slot workers (`submit
+// --wait`, which ends with the accuracy as `coupler run` does): `status` shows the train node as
+// one group of 2 ranks, in text and JSON.
 TEST(TrainPipelineTest, StatusShowsTheTrainNodeAsOneGroupOfTwoRanks) {
   const fs::path csv = kSourceDir / "data" / "digits.csv";
   ASSERT_TRUE(fs::exists(csv)) << "data/digits.csv is missing: run scripts/fetch-digits.sh";
@@ -89,10 +90,17 @@ TEST(TrainPipelineTest, StatusShowsTheTrainNodeAsOneGroupOfTwoRanks) {
                   "    params: {config: " + (kSourceDir / "examples" / "train-digits.yaml").string() +
                   ", epochs: 5, accumulate: 2}\n"
                   "  - {id: evaluate, op: evaluate, inputs: [standardize, train]}\n");
-  std::string why;
-  const std::string job = cluster.Submit(spec, &why);
-  ASSERT_FALSE(job.empty()) << why << cluster.Logs();
-  const auto final_status = cluster.WaitJobFinished(job, 180s);
+  const CommandResult waited = cluster.Cli({"submit", spec.string(), "--wait"}, 180s);
+  ASSERT_EQ(waited.exit_code, 0) << waited.out << waited.err << cluster.Logs();
+  // `submit --wait` ends as `coupler run` does: the summary, then each evaluate node's accuracy.
+  EXPECT_TRUE(std::regex_search(
+      waited.out, std::regex(R"(\nevaluate: held-out accuracy [01]\.[0-9]{4} \([0-9]+/[0-9]+ rows\)\n)")))
+      << waited.out;
+  std::smatch submitted;
+  ASSERT_TRUE(std::regex_search(waited.err, submitted, std::regex(R"(submitted (j-[0-9]+))")))
+      << waited.err;
+  const std::string job = submitted[1];
+  const auto final_status = cluster.Job(job);
   ASSERT_TRUE(final_status) << cluster.Logs();
   ASSERT_EQ(final_status->state, "succeeded") << final_status->error << cluster.Logs();
   const NodeView train = final_status->node("train");
