@@ -62,6 +62,13 @@ std::optional<uint64_t> ProcessStartTicks(long pid) {
   return ticks;
 }
 
+// This process's PID namespace ("pid:[4026531836]"): a pid names a process only inside the
+// namespace it was taken in (a coordinator in a container, a CLI on the host).
+std::string PidNamespace() {
+  std::error_code ec;
+  return fs::read_symlink("/proc/self/ns/pid", ec).string();
+}
+
 }  // namespace
 
 std::string CouplerHome() {
@@ -92,7 +99,7 @@ Status PublishKeyLocation(const std::string& endpoint, const std::string& keys_d
     // for stale, so a peer waits for the next coordinator's rather than use old keys. Readers
     // of the first line alone (older builds) are unaffected.
     if (const std::optional<uint64_t> started = ProcessStartTicks(::getpid())) {
-      out << "pid " << ::getpid() << " " << *started << "\n";
+      out << "pid " << ::getpid() << " " << *started << " " << PidNamespace() << "\n";
     }
     if (!out) return Internal("cannot write " + tmp);
   }
@@ -123,8 +130,11 @@ Result<std::optional<PeerKeys>> FindPeerKeys(const std::string& endpoint, KeyRol
   }
   long pid = 0;
   uint64_t started = 0;
-  if (std::istringstream w(writer); !note.empty() && w >> writer >> pid >> started &&
-                                    writer == "pid" && ProcessStartTicks(pid) != started) {
+  std::string pid_ns;
+  // Judged only from the writer's own PID namespace: from another, its pid means nothing here.
+  if (std::istringstream w(writer); !note.empty() && w >> writer >> pid >> started >> pid_ns &&
+                                    writer == "pid" && pid_ns == PidNamespace() &&
+                                    ProcessStartTicks(pid) != started) {
     return NotFound("the note of the coordinator at " + endpoint + " was left by one that has "
                     "stopped (pid " + std::to_string(pid) + "): is `coupler coordinator` running "
                     "there, as this user?");

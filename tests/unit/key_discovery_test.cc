@@ -51,12 +51,17 @@ TEST_F(KeyDiscoveryTest, ANoteOfALiveCoordinatorIsUsedAndOneLeftByAStoppedOneIsN
   // The same note as a coordinator that has stopped would have left it: its writer's pid is
   // taken by no process with that start time.
   const fs::path note = OnlyNote();
-  { std::ofstream(note, std::ios::trunc) << "insecure\npid " << ::getpid() << " 1\n"; }
+  std::error_code ec;
+  const std::string ns = fs::read_symlink("/proc/self/ns/pid", ec).string();
+  { std::ofstream(note, std::ios::trunc) << "insecure\npid " << ::getpid() << " 1 " << ns << "\n"; }
   keys = FindPeerKeys(ep, KeyRole::kWorker, "", false);
   ASSERT_FALSE(keys.ok());
   EXPECT_EQ(keys.status().code(), StatusCode::kNotFound);
   EXPECT_NE(keys.status().message().find("left by one that has stopped"), std::string::npos)
       << keys.status().message();
+  // Written in another PID namespace (a coordinator in a container): its pid is not judged here.
+  { std::ofstream(note, std::ios::trunc) << "insecure\npid " << ::getpid() << " 1 pid:[1]\n"; }
+  EXPECT_TRUE(FindPeerKeys(ep, KeyRole::kWorker, "", false).ok());
   // A note without its writer (an older build's) is read as before.
   { std::ofstream(note, std::ios::trunc) << "insecure\n"; }
   EXPECT_TRUE(FindPeerKeys(ep, KeyRole::kWorker, "", false).ok());
