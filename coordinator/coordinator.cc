@@ -254,6 +254,7 @@ Status Coordinator::Run(const std::atomic<bool>& stop) {
     }
     const unsigned ready = net::PollReadable({&workers_, &clients_, &admitted_, &http_requests_},
                                              std::chrono::milliseconds(20));
+    const auto turn_began = std::chrono::steady_clock::now();
     // Drain what is waiting in bounded bursts, so one busy socket cannot starve the other.
     if (ready & 1u) {
       for (int i = 0; i < 4096; ++i) {
@@ -309,6 +310,7 @@ Status Coordinator::Run(const std::atomic<bool>& stop) {
     control_.AnswerWaiters(false, NowMs(), answers);
     Deliver(answers);
     if (http_ && board_.Wanted(WallClockMs())) PublishSnapshot();
+    loop_lag_.Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - turn_began).count());
   }
   if (loop_channel_) loop_channel_->Stop();
   Outbox last;

@@ -220,6 +220,7 @@ class Coordinator {
 
   // Declared last, so destroyed first: its threads read the board and call into the channel.
   http::SnapshotBoard board_;
+  Histogram loop_lag_{LoopLagBounds()};  // each turn of Run's loop, seconds
   std::unique_ptr<http::LoopChannel> loop_channel_;
   std::unique_ptr<http::HttpServer> http_;
 };

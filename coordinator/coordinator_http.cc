@@ -30,11 +30,19 @@ Status Coordinator::StartHttp() {
   http_options.tls_cert = options_.http_tls_cert;
   http_options.tls_key = options_.http_tls_key;
   http_options.insecure = options_.insecure;
-  COUPLER_ASSIGN_OR_RETURN(std::string token, http::EnsureApiToken(options_.state_dir));
+  COUPLER_ASSIGN_OR_RETURN(http::TokenFile api_token,
+                           http::TokenFile::Open(http::ApiTokenPath(options_.state_dir),
+                                                 http::TokenReaders::kOwner));
+  COUPLER_ASSIGN_OR_RETURN(http::TokenFile metrics_token,
+                           http::TokenFile::Open(http::MetricsTokenPath(options_.state_dir),
+                                                 http::TokenReaders::kOwnerAndGroup));
   const std::string endpoint = fmt::format("inproc://coupler-http-{}", static_cast<const void*>(this));
   COUPLER_ASSIGN_OR_RETURN(http_requests_, net::BindRouter(ctx_, endpoint));
   loop_channel_ = std::make_unique<http::LoopChannel>(ctx_, endpoint);
-  http::HttpContext context{&board_, loop_channel_.get(), std::move(token), options_.version};
+  http::HttpContext context{&board_, loop_channel_.get(),
+                            std::make_shared<const http::TokenFile>(std::move(api_token)),
+                            std::make_shared<const http::TokenFile>(std::move(metrics_token)),
+                            options_.version};
   Result<std::unique_ptr<http::HttpServer>> server = http::HttpServer::Start(http_options, context);
   if (!server.ok()) {
     // Asked for: a failure to start. The default: the coordinator is still worth running.
@@ -43,8 +51,10 @@ Status Coordinator::StartHttp() {
     return Status::Ok();
   }
   http_ = std::move(*server);
-  log->info("HTTP on {}: /metrics, /api/v1, the page at {}/?token=... (the token is in {})",
-            http_->url(), http_->url(), http::ApiTokenPath(options_.state_dir));
+  log->info("HTTP on {}: /metrics, /api/v1, the page at {}/?token=... (the token is in {}; "
+            "Prometheus may scrape with the read-only {})",
+            http_->url(), http_->url(), http::ApiTokenPath(options_.state_dir),
+            http::MetricsTokenPath(options_.state_dir));
   return Status::Ok();
 }
 
@@ -57,6 +67,7 @@ void Coordinator::PublishSnapshot() {
   s->stats = CollectStats();
   s->metrics = ledger_.metrics();
   s->workers_lost_total = scheduler_.registry().workers_lost_total();
+  s->loop_lag = loop_lag_;
   board_.Publish(std::move(s));
 }
 

@@ -17,6 +17,10 @@ std::vector<double> GangBuckets() { return {0.01, 0.1, 1, 5, 15, 60, 300, 1800, 
 
 }  // namespace
 
+std::vector<double> LoopLagBounds() {
+  return {0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10};
+}
+
 Histogram::Histogram(std::vector<double> upper_bounds)
     : bounds_(std::move(upper_bounds)), counts_(bounds_.size() + 1, 0) {}
 

@@ -30,6 +30,10 @@ class Histogram {
   uint64_t count_ = 0;
 };
 
+// The bounds of the event loop's turn-time histogram (seconds): a turn is tens of microseconds
+// when idle, and anything near a second is the lag /readyz refuses.
+std::vector<double> LoopLagBounds();
+
 // Why an attempt ended without a result: its task failed, its worker was lost, it ran past its
 // timeout, or its input or params are wrong (InvalidData, never retried: the task fails after
 // that one attempt). The label values of coupler_task_failures_total, and of

@@ -11,6 +11,8 @@
 #include "coordinator/http/api_token.h"
 #include "coordinator/http/metrics_text.h"
 #include "coordinator/http/page.h"
+#include "coordinator/http/process_metrics.h"
+#include "coordinator/http/readiness.h"
 #include "coordinator/http/submission_json.h"
 #include "runtime/job/job_phase.h"
 #include "runtime/job/task_logs.h"
@@ -33,6 +35,12 @@ constexpr std::chrono::milliseconds kSnapshotWait{500};
 // Submissions are parsed and planned off the loop; a large spec takes a while.
 constexpr std::chrono::milliseconds kSubmitTimeout{60'000};
 constexpr std::chrono::milliseconds kControlTimeout{10'000};
+
+int64_t WallMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
 constexpr size_t kMaxSubmissionId = 128;
 // Logs: lines per file by default, bytes per file and per reply at most.
 constexpr uint32_t kLogTailLines = 200;
@@ -78,19 +86,23 @@ std::string CookieOf(const Request& req) {
 
 // Reads may also come with the page's cookie; changes need the header, which no other web
 // page can make a browser send (a form or an <img> on another local port carries the cookie:
-// SameSite treats every port of 127.0.0.1 as one site).
-enum class Access { kRead, kChange };
+// SameSite treats every port of 127.0.0.1 as one site). The metrics token opens /metrics alone:
+// a scraper's credential reads no job, spec or log.
+enum class Access { kMetrics, kRead, kChange };
 
 bool Authorized(const Request& req, const HttpContext& ctx, Access access) {
-  if (TokensEqual(BearerOf(req), ctx.token)) return true;
-  return access == Access::kRead && TokensEqual(CookieOf(req), ctx.token);
+  const std::string bearer = BearerOf(req);
+  if (ctx.api_token->Matches(bearer)) return true;
+  if (access == Access::kMetrics && ctx.metrics_token && ctx.metrics_token->Matches(bearer)) return true;
+  return access != Access::kChange && ctx.api_token->Matches(CookieOf(req));
 }
 
 void Unauthorized(Response& res) {
   res.set_header("WWW-Authenticate", "Bearer realm=\"coupler\"");
   Fail(res, 401,
        "missing or wrong API token: send the header 'Authorization: Bearer TOKEN', TOKEN being "
-       "the contents of the coordinator's STATE/http-token");
+       "the contents of the coordinator's STATE/http-token (for /metrics, STATE/metrics-token "
+       "also)");
 }
 
 // Wraps a handler with the token check and a last guard: a bug answers 500, never a crash.
@@ -369,11 +381,12 @@ void Page(const HttpContext& ctx, const Request& req, Response& res) {
   // Opened from the link the coordinator logs (?token=...): the token becomes a cookie the
   // browser sends back to this origin only, and leaves the address bar and the history.
   if (req.has_param("token")) {
-    if (!TokensEqual(req.get_param_value("token"), ctx.token)) {
+    const std::string token = req.get_param_value("token");
+    if (!ctx.api_token->Matches(token)) {
       Unauthorized(res);
       return;
     }
-    res.set_header("Set-Cookie", std::string(kCookie) + "=" + ctx.token +
+    res.set_header("Set-Cookie", std::string(kCookie) + "=" + token +
                                      "; Path=/; HttpOnly; SameSite=Strict");
     // Only a job id goes back into the Location header: a decoded parameter may hold a CR LF.
     const std::string job = req.has_param("job") ? req.get_param_value("job") : "";
@@ -428,6 +441,17 @@ void AddApiRoutes(httplib::Server& server, const HttpContext& ctx) {
     w.EndObject();
     Json(res, ok ? 200 : 503, w.Finish());
   });
+  server.Get("/readyz", [&ctx](const Request&, Response& res) {
+    // Probes carry no token: the answer names no job or worker, only why dispatch waits.
+    std::shared_ptr<const Snapshot> s = ctx.board->Get(kFreshMs, std::chrono::milliseconds(kMaxLoopLagMs));
+    const Readiness r = ReadinessOf(s.get(), WallMs());
+    json::Writer w;
+    w.BeginObject();
+    w.Field("status", r.ready ? "ready" : "not ready");
+    if (!r.ready) w.Field("reason", r.reason);
+    w.EndObject();
+    Json(res, r.ready ? 200 : 503, w.Finish());
+  });
   server.Get("/", [&ctx](const Request& req, Response& res) {
     try {
       Page(ctx, req, res);
@@ -441,11 +465,14 @@ void AddApiRoutes(httplib::Server& server, const HttpContext& ctx) {
   server.Get("/static/page.css", [](const Request&, Response& res) {
     res.set_content(std::string(PageStyle()), "text/css; charset=utf-8");
   });
-  server.Get("/metrics", Guarded(ctx, Access::kRead, [&ctx](const Request&, Response& res) {
+  server.Get("/metrics", Guarded(ctx, Access::kMetrics, [&ctx](const Request&, Response& res) {
     std::shared_ptr<const Snapshot> s = CurrentOrFail(ctx, res);
     if (!s) return;
     std::string text = s->Cached(Snapshot::kMetrics, [&] { return RenderMetrics(*s, ctx.version); });
     if (ctx.connections != nullptr) text += RenderConnectionMetrics(ctx.connections->counts());
+    // Not cached with the snapshot's text: readiness and the process change between snapshots.
+    text += RenderReadinessMetric(ReadinessOf(s.get(), WallMs()));
+    text += RenderProcessMetrics();
     res.set_content(std::move(text), "text/plain; version=0.0.4; charset=utf-8");
   }));
   server.Get("/api/v1/version", Guarded(ctx, Access::kRead, [&ctx](const Request&, Response& res) {

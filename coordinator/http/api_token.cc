@@ -16,14 +16,21 @@ namespace {
 
 constexpr size_t kMaxTokenFile = 256;
 
-Result<std::string> ReadToken(const std::string& path) {
+}  // namespace
+
+Result<std::string> ReadToken(const std::string& path, TokenReaders readers) {
   io::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
   if (!fd.valid()) return Unavailable("cannot read " + path + ": " + std::strerror(errno));
   struct stat st{};
   if (::fstat(fd.get(), &st) != 0) return Internal("cannot stat " + path + ": " + std::strerror(errno));
-  if ((st.st_mode & 077) != 0) {
+  if (readers == TokenReaders::kOwner && (st.st_mode & 077) != 0) {
     return InvalidArgument(path + " is readable by other users: anyone who reads it can submit "
                            "work; run chmod 600 " + path);
+  }
+  if (readers == TokenReaders::kOwnerAndGroup && (st.st_mode & 027) != 0) {
+    return InvalidArgument(path + " is readable by users outside its group (or writable by its "
+                           "group): anyone who reads it can scrape the pool's metrics; run "
+                           "chmod 640 " + path);
   }
   char buf[kMaxTokenFile];
   const ssize_t n = ::read(fd.get(), buf, sizeof buf);
@@ -36,15 +43,20 @@ Result<std::string> ReadToken(const std::string& path) {
   return token;
 }
 
-}  // namespace
-
 std::string ApiTokenPath(const std::string& state_dir) { return state_dir + "/http-token"; }
+std::string MetricsTokenPath(const std::string& state_dir) { return state_dir + "/metrics-token"; }
 
-Result<std::string> EnsureApiToken(const std::string& state_dir) {
-  const std::string path = ApiTokenPath(state_dir);
+Result<std::string> EnsureToken(const std::string& path, TokenReaders readers) {
+  const mode_t mode = readers == TokenReaders::kOwner ? 0600 : 0640;
   // O_EXCL: of two coordinators starting on one state, one writes the token and both read it.
-  io::UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
+  io::UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode));
   if (fd.valid()) {
+    // The umask may have taken the group's read away; the mode is part of the contract.
+    if (::fchmod(fd.get(), mode) != 0) {
+      const std::string why = std::strerror(errno);
+      ::unlink(path.c_str());
+      return Internal("cannot chmod " + path + ": " + why);
+    }
     const std::string token = util::RandomToken();
     const std::string line = token + "\n";
     if (::write(fd.get(), line.data(), line.size()) != static_cast<ssize_t>(line.size()) ||
@@ -56,7 +68,7 @@ Result<std::string> EnsureApiToken(const std::string& state_dir) {
     return token;
   }
   if (errno != EEXIST) return Internal("cannot create " + path + ": " + std::strerror(errno));
-  return ReadToken(path);
+  return ReadToken(path, readers);
 }
 
 bool TokensEqual(std::string_view a, std::string_view b) {

@@ -2,8 +2,9 @@
 // the live page at /, the job API under /api/v1, /healthz. Served by cpp-httplib on threads
 // of its own: reads come from the snapshots the event loop publishes (snapshot.h), changes go
 // to the loop as wire requests (loop_channel.h), so a slow or flooding client never holds up
-// dispatch. Every route but /healthz needs the bearer token (api_token.h), loopback included:
-// any local user, and any web page a local browser opens, can reach a loopback port.
+// dispatch. Every route but the probes (/healthz, /readyz) needs a bearer token (api_token.h),
+// loopback included: any local user, and any web page a local browser opens, can reach a
+// loopback port. /metrics also takes the read-only metrics token.
 #pragma once
 
 #include <atomic>
@@ -13,6 +14,7 @@
 
 #include "coordinator/http/loop_channel.h"
 #include "coordinator/http/snapshot.h"
+#include "coordinator/http/token_file.h"
 #include "runtime/status.h"
 
 namespace httplib {
@@ -40,7 +42,8 @@ Status CheckHttpAllowed(const HttpOptions& options);
 struct HttpContext {
   SnapshotBoard* board = nullptr;
   LoopChannel* loop = nullptr;
-  std::string token;
+  std::shared_ptr<const TokenFile> api_token;      // every route
+  std::shared_ptr<const TokenFile> metrics_token;  // /metrics alone
   std::string version;
   const ConnectionGate* connections = nullptr;  // set by HttpServer: its counts for /metrics
 };

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "coordinator/http/process_metrics.h"
 #include "runtime/wire/envelope.h"
 
 namespace coupler::coordinator::http {
@@ -77,6 +78,38 @@ std::map<std::string, uint64_t> Zeroed(std::initializer_list<const char*> keys) 
   std::map<std::string, uint64_t> m;
   for (const char* k : keys) m[k] = 0;
   return m;
+}
+
+// One series per worker the coordinator lists (bounded by the pool's size): what its row of
+// `coupler workers` shows, so a board can show which worker is slow, full or silent.
+void RenderWorkerSeries(Exposition& e, const std::vector<wire::WorkerStatus>& workers) {
+  auto per_worker = [&](std::string_view name, std::string_view type, std::string_view help,
+                        auto value) {
+    e.Family(name, type, help);
+    for (const wire::WorkerStatus& w : workers) {
+      e.Sample(name, fmt::format("worker=\"{}\"", EscapeLabelValue(w.id)), value(w));
+    }
+  };
+  e.Family("coupler_worker_info", "gauge", "A worker the coordinator lists: its host and state.");
+  for (const wire::WorkerStatus& w : workers) {
+    e.Sample("coupler_worker_info",
+             fmt::format("worker=\"{}\",host=\"{}\",state=\"{}\"", EscapeLabelValue(w.id),
+                         EscapeLabelValue(w.host), pool::WorkerStateName(w.state)),
+             1);
+  }
+  per_worker("coupler_worker_task_slots", "gauge", "A worker's task slots.",
+             [](const wire::WorkerStatus& w) { return static_cast<double>(w.slots); });
+  per_worker("coupler_worker_running_tasks", "gauge", "Tasks a worker's slots run now.",
+             [](const wire::WorkerStatus& w) { return static_cast<double>(w.running); });
+  per_worker("coupler_worker_prefetched_tasks", "gauge",
+             "Loose tasks sent to a worker and waiting there unstarted.",
+             [](const wire::WorkerStatus& w) { return static_cast<double>(w.prefetched); });
+  per_worker("coupler_worker_tasks_done_total", "counter",
+             "Tasks a worker committed since it registered.",
+             [](const wire::WorkerStatus& w) { return static_cast<double>(w.tasks_done); });
+  per_worker("coupler_worker_heartbeat_age_seconds", "gauge",
+             "Seconds since the coordinator last heard from a worker.",
+             [](const wire::WorkerStatus& w) { return static_cast<double>(w.heard_ms_ago) / 1000.0; });
 }
 
 }  // namespace
@@ -183,21 +216,28 @@ std::string RenderMetrics(const Snapshot& s, std::string_view version) {
             "Committed tasks that asked for a GPU and ran on the CPU.",
             static_cast<double>(s.metrics.gpu_fallback_tasks));
 
+  // Labelled as dcgm-exporter labels its series (gpu, Hostname, modelName), so its boards and
+  // ours join on them; `worker` tells two workers of one host apart.
+  auto gpu_labels = [](const wire::WorkerStatus& w, const wire::GpuUsage& g) {
+    std::string model;
+    for (const wire::GpuInfo& info : w.gpus) {
+      if (info.index == g.index) model = info.name;
+    }
+    return fmt::format("worker=\"{}\",gpu=\"{}\",Hostname=\"{}\",modelName=\"{}\"",
+                       EscapeLabelValue(w.id), g.index, EscapeLabelValue(w.host),
+                       EscapeLabelValue(model));
+  };
   e.Family("coupler_gpu_utilization_ratio", "gauge",
            "A worker GPU's busy fraction over NVML's last sample period (absent without NVML).");
   for (const wire::WorkerStatus& w : s.workers) {
     for (const wire::GpuUsage& g : w.gpu_usage) {
-      e.Sample("coupler_gpu_utilization_ratio",
-               fmt::format("worker=\"{}\",gpu=\"{}\"", EscapeLabelValue(w.id), g.index),
-               g.utilization_percent / 100.0);
+      e.Sample("coupler_gpu_utilization_ratio", gpu_labels(w, g), g.utilization_percent / 100.0);
     }
   }
   e.Family("coupler_gpu_memory_used_bytes", "gauge", "A worker GPU's memory in use (NVML).");
   for (const wire::WorkerStatus& w : s.workers) {
     for (const wire::GpuUsage& g : w.gpu_usage) {
-      e.Sample("coupler_gpu_memory_used_bytes",
-               fmt::format("worker=\"{}\",gpu=\"{}\"", EscapeLabelValue(w.id), g.index),
-               static_cast<double>(g.used_memory));
+      e.Sample("coupler_gpu_memory_used_bytes", gpu_labels(w, g), static_cast<double>(g.used_memory));
     }
   }
   e.Family("coupler_gpu_idle", "gauge",
@@ -208,8 +248,42 @@ std::string RenderMetrics(const Snapshot& s, std::string_view version) {
     e.Sample("coupler_gpu_idle", fmt::format("worker=\"{}\"", EscapeLabelValue(w.id)),
              w.warning.empty() ? 0 : 1);
   }
+  RenderWorkerSeries(e, s.workers);
+  e.Gauge("coupler_dispatch_stopped",
+          "1 while no task is dispatched and no job reported finished because the state cannot "
+          "be written (a full disk); it resumes by itself once it can.",
+          s.stats.store_error.empty() ? 0 : 1);
+  e.Histo("coupler_event_loop_lag_seconds",
+          "How long each turn of the coordinator's event loop took: how late a message that "
+          "arrived meanwhile is read.",
+          s.loop_lag);
   e.Gauge("coupler_uptime_seconds", "Seconds since the coordinator started.",
           static_cast<double>(s.stats.uptime_ms) / 1000.0);
+  return e.Take();
+}
+
+std::string RenderProcessMetrics() {
+  const std::optional<ProcessStats> p = ReadProcessStats();
+  if (!p) return "";
+  Exposition e;
+  e.Counter("process_cpu_seconds_total", "User and system CPU time spent in seconds.", p->cpu_seconds);
+  e.Gauge("process_resident_memory_bytes", "Resident memory size in bytes.",
+          static_cast<double>(p->resident_bytes));
+  e.Gauge("process_virtual_memory_bytes", "Virtual memory size in bytes.",
+          static_cast<double>(p->virtual_bytes));
+  e.Gauge("process_open_fds", "Number of open file descriptors.", static_cast<double>(p->open_fds));
+  e.Gauge("process_max_fds", "Maximum number of open file descriptors.",
+          static_cast<double>(p->max_fds));
+  e.Gauge("process_start_time_seconds", "Start time of the process since unix epoch in seconds.",
+          p->start_time_seconds);
+  e.Gauge("process_threads", "Number of OS threads in the process.", static_cast<double>(p->threads));
+  return e.Take();
+}
+
+std::string RenderReadinessMetric(const Readiness& readiness) {
+  Exposition e;
+  e.Gauge("coupler_ready", "1 while the coordinator dispatches (/readyz answers 200).",
+          readiness.ready ? 1 : 0);
   return e.Take();
 }
 

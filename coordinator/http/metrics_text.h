@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "coordinator/http/connection_gate.h"
+#include "coordinator/http/readiness.h"
 #include "coordinator/http/snapshot.h"
 
 namespace coupler::coordinator::http {
@@ -19,6 +20,12 @@ std::string RenderMetrics(const Snapshot& snapshot, std::string_view version);
 // The HTTP side's own connection counts (ConnectionGate), served after RenderMetrics' text:
 // they change with every connection, not with the loop's snapshots.
 std::string RenderConnectionMetrics(const ConnectionCounts& counts);
+
+// The `process_*` series (process_metrics.h), read now.
+std::string RenderProcessMetrics();
+
+// `coupler_ready`: 1 while /readyz answers 200.
+std::string RenderReadinessMetric(const Readiness& readiness);
 
 // A label value escaped as the format wants it (backslash, double quote, newline).
 std::string EscapeLabelValue(std::string_view value);

@@ -28,6 +28,9 @@ struct Snapshot {
   wire::CoordinatorStats stats;
   PoolMetrics metrics;
   uint64_t workers_lost_total = 0;
+  // How long each of the event loop's turns took, from a wait's end to the next wait: how late
+  // a message that arrived meanwhile is read.
+  Histogram loop_lag{LoopLagBounds()};
   // The job with this id, or null.
   const wire::JobStatus* FindJob(const std::string& id) const;
 

@@ -2,48 +2,18 @@
 // the test fills. While the store cannot write, no job is reported finished, no task is
 // handed out, a submission fails as a runtime error (exit 1), and the log says so once; when
 // space returns, the job finishes, and it is still finished after kill -9 and a restart.
-#include <sys/mount.h>
 #include <unistd.h>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <fstream>
-
 #include "tests/integration/coupler_cluster.h"
+#include "tests/integration/small_disk.h"
 
 namespace coupler::itest {
 namespace {
 
 using ::testing::HasSubstr;
-
-// A tmpfs mounted for the test and unmounted on every exit path.
-class SmallDisk {
- public:
-  SmallDisk(const fs::path& at, const std::string& size) : at_(at) {
-    fs::create_directories(at_);
-    mounted_ = ::mount("tmpfs", at_.c_str(), "tmpfs", 0, ("size=" + size).c_str()) == 0;
-  }
-  ~SmallDisk() {
-    if (mounted_) ::umount2(at_.c_str(), MNT_DETACH);
-  }
-  bool mounted() const { return mounted_; }
-  // Writes a file until the disk is full.
-  void Fill() {
-    std::ofstream out(at_ / "filler", std::ios::binary);
-    const std::string block(64 << 10, 'x');
-    while (out.write(block.data(), block.size())) {
-    }
-  }
-  void Free() {
-    std::error_code ec;
-    fs::remove(at_ / "filler", ec);
-  }
-
- private:
-  fs::path at_;
-  bool mounted_ = false;
-};
 
 size_t Count(const std::string& text, const std::string& what) {
   size_t n = 0;

@@ -42,6 +42,8 @@ const CASES = [
     expect: "authorized/workers/ is empty" },
   { name: "a probe on a route that does not exist", file: "base/coordinator-statefulset.yaml",
     from: "path: /healthz", to: "path: /health", expect: "the coordinator's health route is /healthz" },
+  { name: "a readiness probe that passes while dispatch is stopped", file: "base/coordinator-statefulset.yaml",
+    from: "path: /readyz", to: "path: /healthz", expect: "the coordinator's readiness route is /readyz" },
   { name: "a probe on a route that needs the token", file: "base/coordinator-statefulset.yaml",
     from: "path: /healthz", to: "path: /metrics", expect: "is not a token-free route" },
   { name: "a plaintext probe on the HTTPS port", file: "base/coordinator-statefulset.yaml",

@@ -2,7 +2,10 @@
 // Prometheus exposition and the page's escaping.
 #include <sys/stat.h>
 
+#include <chrono>
+#include <ctime>
 #include <fstream>
+#include <thread>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -12,6 +15,9 @@
 #include "coordinator/http/http_server.h"
 #include "coordinator/http/metrics_text.h"
 #include "coordinator/http/page.h"
+#include "coordinator/http/process_metrics.h"
+#include "coordinator/http/readiness.h"
+#include "coordinator/http/token_file.h"
 #include "tests/unit/store_test_util.h"
 
 namespace coupler::coordinator::http {
@@ -115,6 +121,10 @@ void FillSample(Snapshot& s) {
   w.gpus = {wire::GpuInfo{0, "NVIDIA H200", 141ull << 30, 0}};
   w.gpu_usage = {wire::GpuUsage{0, 87, 12ull << 30, 141ull << 30}};
   w.gpu_sampling = "nvml";
+  w.host = "gpu-7";
+  w.prefetched = 1;
+  w.tasks_done = 17;
+  w.heard_ms_ago = 1500;
   s.workers = {w};
   s.stats.recommended_workers = 3;
   s.metrics.task_duration.Observe(0.0002);
@@ -140,10 +150,131 @@ TEST(MetricsTextTest, CountsStatesHistogramsAndEscapesLabels) {
   EXPECT_THAT(text, HasSubstr("coupler_task_duration_seconds_bucket{le=\"5\"} 2\n"));
   EXPECT_THAT(text, HasSubstr("coupler_task_duration_seconds_bucket{le=\"+Inf\"} 3\n"));
   EXPECT_THAT(text, HasSubstr("coupler_task_duration_seconds_count 3\n"));
-  EXPECT_THAT(text, HasSubstr("coupler_gpu_utilization_ratio{worker=\"w\\\"1\",gpu=\"0\"} 0.87\n"));
-  EXPECT_THAT(text, HasSubstr("coupler_gpu_memory_used_bytes{worker=\"w\\\"1\",gpu=\"0\"} 12884901888\n"));
+  // GPU series carry dcgm-exporter's label names, so its boards join ours.
+  EXPECT_THAT(text, HasSubstr("coupler_gpu_utilization_ratio{worker=\"w\\\"1\",gpu=\"0\",Hostname=\"gpu-7\","
+                              "modelName=\"NVIDIA H200\"} 0.87\n"));
+  EXPECT_THAT(text, HasSubstr("coupler_gpu_memory_used_bytes{worker=\"w\\\"1\",gpu=\"0\",Hostname=\"gpu-7\","
+                              "modelName=\"NVIDIA H200\"} 12884901888\n"));
+  // One series per worker, as its row of `coupler workers` shows it.
+  EXPECT_THAT(text, HasSubstr("coupler_worker_info{worker=\"w\\\"1\",host=\"gpu-7\",state=\"alive\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("coupler_worker_task_slots{worker=\"w\\\"1\"} 4\n"));
+  EXPECT_THAT(text, HasSubstr("coupler_worker_running_tasks{worker=\"w\\\"1\"} 2\n"));
+  EXPECT_THAT(text, HasSubstr("coupler_worker_prefetched_tasks{worker=\"w\\\"1\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("coupler_worker_tasks_done_total{worker=\"w\\\"1\"} 17\n"));
+  EXPECT_THAT(text, HasSubstr("coupler_worker_heartbeat_age_seconds{worker=\"w\\\"1\"} 1.5\n"));
+  EXPECT_THAT(text, HasSubstr("coupler_dispatch_stopped 0\n"));
+  EXPECT_THAT(text, HasSubstr("coupler_event_loop_lag_seconds_count 0\n"));
   EXPECT_THAT(text, Not(HasSubstr("j-000002")));
   EXPECT_EQ(EscapeLabelValue("a\\b\"c\nd"), "a\\\\b\\\"c\\nd");
+}
+
+TEST(MetricsTextTest, AStateThatCannotBeWrittenShowsDispatchStopped) {
+  Snapshot sample;
+  FillSample(sample);
+  sample.stats.store_error = "database or disk is full";
+  sample.loop_lag.Observe(0.00003);
+  sample.loop_lag.Observe(3);
+  const std::string text = RenderMetrics(sample, "1.2.3");
+  EXPECT_THAT(text, HasSubstr("coupler_dispatch_stopped 1\n"));
+  EXPECT_THAT(text, HasSubstr("coupler_event_loop_lag_seconds_bucket{le=\"0.0001\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("coupler_event_loop_lag_seconds_bucket{le=\"2.5\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("coupler_event_loop_lag_seconds_count 2\n"));
+}
+
+TEST(MetricsTextTest, TheProcessSeriesAreThoseOfEveryPrometheusClient) {
+  const std::string text = RenderProcessMetrics();
+  for (const char* family : {"process_cpu_seconds_total ", "process_resident_memory_bytes ",
+                             "process_virtual_memory_bytes ", "process_open_fds ",
+                             "process_max_fds ", "process_start_time_seconds ", "process_threads "}) {
+    EXPECT_THAT(text, HasSubstr(family));
+  }
+  const std::optional<ProcessStats> p = ReadProcessStats();
+  ASSERT_TRUE(p.has_value());
+  EXPECT_GT(p->resident_bytes, 1u << 20);
+  EXPECT_GE(p->open_fds, 3u);  // stdin, stdout, stderr at least
+  EXPECT_GT(p->max_fds, p->open_fds);
+  EXPECT_GE(p->threads, 1u);
+  // Started in the last day, not at the epoch or in the future.
+  const double now = static_cast<double>(::time(nullptr));
+  EXPECT_LE(p->start_time_seconds, now + 1);
+  EXPECT_GT(p->start_time_seconds, now - 86400);
+}
+
+TEST(ReadinessTest, ReadyOnlyWhileTheLoopAnswersAndTheStateWrites) {
+  EXPECT_FALSE(ReadinessOf(nullptr, 1000).ready);
+  Snapshot s;
+  s.taken_ms = 100'000;
+  EXPECT_TRUE(ReadinessOf(&s, 100'500).ready);
+  EXPECT_EQ(ReadinessOf(&s, 100'500).reason, "");
+  const Readiness late = ReadinessOf(&s, 102'000);
+  EXPECT_FALSE(late.ready);
+  EXPECT_THAT(late.reason, HasSubstr("event loop lags"));
+  s.stats.store_error = "database or disk is full";
+  const Readiness full = ReadinessOf(&s, 100'500);
+  EXPECT_FALSE(full.ready);
+  EXPECT_THAT(full.reason, HasSubstr("dispatch is stopped"));
+  EXPECT_THAT(full.reason, HasSubstr("database or disk is full"));
+  EXPECT_THAT(RenderReadinessMetric(full), HasSubstr("coupler_ready 0\n"));
+  EXPECT_THAT(RenderReadinessMetric({true, ""}), HasSubstr("coupler_ready 1\n"));
+}
+
+// Replaces a token file as an operator would: a new file moved over the old.
+void ReplaceToken(const std::string& path, const std::string& token, mode_t mode) {
+  const std::string tmp = path + ".new";
+  {
+    std::ofstream out(tmp);
+    out << token << "\n";
+  }
+  ASSERT_EQ(::chmod(tmp.c_str(), mode), 0);
+  ASSERT_EQ(::rename(tmp.c_str(), path.c_str()), 0);
+}
+
+TEST(TokenFileTest, TheMetricsTokenIsMadeForItsGroupAndRefusedWhenOthersCanReadIt) {
+  TempDir dir;
+  Result<TokenFile> metrics = TokenFile::Open(MetricsTokenPath(dir.str()), TokenReaders::kOwnerAndGroup);
+  ASSERT_TRUE(metrics.ok()) << metrics.status().ToString();
+  struct stat st{};
+  ASSERT_EQ(::stat(MetricsTokenPath(dir.str()).c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0640u);
+  const std::string token = metrics->Current();
+  EXPECT_EQ(token.size(), 32u);
+  EXPECT_TRUE(metrics->Matches(token));
+  EXPECT_FALSE(metrics->Matches(""));
+  Result<std::string> api = EnsureApiToken(dir.str());
+  ASSERT_TRUE(api.ok());
+  EXPECT_NE(*api, token) << "two credentials, not one";
+  ASSERT_EQ(::chmod(MetricsTokenPath(dir.str()).c_str(), 0644), 0);
+  Result<TokenFile> open = TokenFile::Open(MetricsTokenPath(dir.str()), TokenReaders::kOwnerAndGroup);
+  ASSERT_FALSE(open.ok());
+  EXPECT_THAT(open.status().message(), HasSubstr("chmod 640"));
+}
+
+TEST(TokenFileTest, AReplacedTokenIsInForceWithinASecondAndTheOldOneIsNot) {
+  TempDir dir;
+  const std::string path = ApiTokenPath(dir.str());
+  Result<TokenFile> file = TokenFile::Open(path, TokenReaders::kOwner);
+  ASSERT_TRUE(file.ok());
+  const std::string old_token = file->Current();
+  const std::string new_token = "0123456789abcdef0123456789abcdef";
+  ReplaceToken(path, new_token, 0600);
+  bool rotated = false;
+  for (int i = 0; i < 40 && !rotated; ++i) {
+    rotated = file->Matches(new_token);
+    if (!rotated) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_TRUE(rotated) << "the new token was not taken within 4 s";
+  EXPECT_FALSE(file->Matches(old_token));
+  // A replacement others can read is refused, and the old token stays revoked.
+  ReplaceToken(path, "fedcba9876543210fedcba9876543210", 0644);
+  bool refused = false;
+  for (int i = 0; i < 40 && !refused; ++i) {
+    refused = file->Current().empty();
+    if (!refused) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_TRUE(refused);
+  EXPECT_FALSE(file->Matches(new_token));
+  EXPECT_FALSE(file->Matches("fedcba9876543210fedcba9876543210"));
+  EXPECT_FALSE(file->Matches(""));
 }
 
 TEST(PageTest, EscapesWhatUsersNamedAndTellsTightFromLoose) {

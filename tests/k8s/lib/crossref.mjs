@@ -318,8 +318,13 @@ function checkCoordinator(entry, objects, get, sourceRoot, fail, note) {
       fail(`${w.name}: ${kind} is not an httpGet`);
       continue;
     }
-    if (g.path !== "/healthz") fail(`${w.name}: ${kind} asks ${g.path}; the coordinator's health route is /healthz`);
-    // Every route but /healthz is Guarded (needs the token): the kubelet sends none.
+    // Readiness is /readyz (503 while dispatch is stopped, e.g. on a full state disk); liveness
+    // and startup are /healthz (a full disk is no reason to restart).
+    const want = kind === "readinessProbe" ? "/readyz" : "/healthz";
+    if (g.path !== want) {
+      fail(`${w.name}: ${kind} asks ${g.path}; the coordinator's ${kind === "readinessProbe" ? "readiness" : "health"} route is ${want}`);
+    }
+    // Every route but /healthz and /readyz is Guarded (needs the token): the kubelet sends none.
     const escaped = (g.path ?? "").replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
     if (sourceRoot && !new RegExp(`server\\.Get\\("${escaped}",\\s*\\[`).test(routes)) {
       fail(`${w.name}: ${kind} path ${g.path} is not a token-free route of coordinator/http/api_routes.cc`);
