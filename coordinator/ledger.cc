@@ -11,6 +11,8 @@ namespace coupler::coordinator {
 namespace {
 
 constexpr int64_t kStoreRetryMs = 1000;
+// The registry's counter, kept beside PoolMetrics' own.
+constexpr const char* kWorkersLostCounter = "workers_lost";
 
 }  // namespace
 
@@ -32,6 +34,12 @@ Result<std::vector<store::JobRecord>> Ledger::Open(uint64_t pid) {
   // be gone), not loaded. Only unfinished ones are restored to run.
   COUPLER_ASSIGN_OR_RETURN(auto records, store_->LoadUnfinishedJobs());
   COUPLER_ASSIGN_OR_RETURN(earlier_jobs_, store_->CountJobsByState());
+  // The counters go on from what the state kept, not from 0 (written with each flush).
+  COUPLER_ASSIGN_OR_RETURN(const auto counters, store_->LoadCounters());
+  metrics_.RestoreCounters(counters);
+  if (auto lost = counters.find(kWorkersLostCounter); lost != counters.end()) {
+    scheduler_.registry().RestoreWorkersLostTotal(lost->second);
+  }
   for (const auto& rec : records) {
     if (auto n = earlier_jobs_.find(rec.state); n != earlier_jobs_.end() && n->second > 0) --n->second;
   }
@@ -327,11 +335,19 @@ void Ledger::Tick(int64_t now_ms, int64_t flush_every_ms) {
   const int64_t every = store_error_.ok() ? flush_every_ms : kStoreRetryMs;
   if (now_ms - last_flush_ms_ < every) return;
   PersistPhases();
+  StageCounters();
   if (store_->pending() > 0 || events_.pending_bytes() > 0) Flush(now_ms);
+}
+
+void Ledger::StageCounters() {
+  std::map<std::string, uint64_t> counters = metrics_.Counters();
+  counters[kWorkersLostCounter] = scheduler_.registry().workers_lost_total();
+  store_->SetCounters(counters);
 }
 
 void Ledger::Flush(int64_t now_ms) {
   last_flush_ms_ = now_ms;
+  StageCounters();
   if (store_->pending() > 0) NoteStoreResult(store_->Flush());
   // After the state the events describe is durable; one write per flush, never one per event.
   // A failure is the log's to report: it never holds up dispatch.

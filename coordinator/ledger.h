@@ -125,6 +125,8 @@ class Ledger {
   void StampReadyNodes(const JobState& job);
 
  private:
+  // Buffers the counters that changed, to be written with the next flush's rows.
+  void StageCounters();
   // A failed attempt's events: task_failed with its cause (coupler_task_failures_total), and
   // task_retried when the scheduler re-queued it (coupler_task_retries_total, same cause).
   void Failure(const TaskEventRef& ref, const std::string& worker_id, const std::string& reason,

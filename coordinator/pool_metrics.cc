@@ -1,6 +1,7 @@
 #include "coordinator/pool_metrics.h"
 
 #include <algorithm>
+#include <string_view>
 
 #include "runtime/status.h"
 
@@ -59,6 +60,51 @@ PoolMetrics::PoolMetrics()
     failures[RetryReasonName(r)] = 0;
   }
   failures[RetryReasonName(RetryReason::kInvalidData)] = 0;
+}
+
+namespace {
+
+constexpr const char* kJobsSubmitted = "jobs_submitted";
+constexpr const char* kTasksDone = "tasks_done";
+constexpr const char* kTasksFailed = "tasks_failed";
+constexpr const char* kGpuFallbackTasks = "gpu_fallback_tasks";
+// Labelled counters: "{family}.{label value}".
+constexpr std::string_view kJobsFinished = "jobs_finished.";
+constexpr std::string_view kRetries = "retries.";
+constexpr std::string_view kFailures = "failures.";
+
+}  // namespace
+
+std::map<std::string, uint64_t> PoolMetrics::Counters() const {
+  std::map<std::string, uint64_t> c{{kJobsSubmitted, jobs_submitted},
+                                    {kTasksDone, tasks_done},
+                                    {kTasksFailed, tasks_failed},
+                                    {kGpuFallbackTasks, gpu_fallback_tasks}};
+  for (const auto& [outcome, n] : jobs_finished) c[std::string(kJobsFinished) + outcome] = n;
+  for (const auto& [reason, n] : retries) c[std::string(kRetries) + reason] = n;
+  for (const auto& [cause, n] : failures) c[std::string(kFailures) + cause] = n;
+  return c;
+}
+
+void PoolMetrics::RestoreCounters(const std::map<std::string, uint64_t>& counters) {
+  for (const auto& [name, n] : counters) {
+    const std::string_view key = name;
+    if (key == kJobsSubmitted) {
+      jobs_submitted = n;
+    } else if (key == kTasksDone) {
+      tasks_done = n;
+    } else if (key == kTasksFailed) {
+      tasks_failed = n;
+    } else if (key == kGpuFallbackTasks) {
+      gpu_fallback_tasks = n;
+    } else if (key.starts_with(kJobsFinished)) {
+      jobs_finished[std::string(key.substr(kJobsFinished.size()))] = n;
+    } else if (key.starts_with(kRetries)) {
+      retries[std::string(key.substr(kRetries.size()))] = n;
+    } else if (key.starts_with(kFailures)) {
+      failures[std::string(key.substr(kFailures.size()))] = n;
+    }
+  }
 }
 
 }  // namespace coupler::coordinator

@@ -60,11 +60,16 @@ struct PoolMetrics {
   // Plain counters: they are bumped for every task.
   uint64_t tasks_done = 0;
   uint64_t tasks_failed = 0;
-  uint64_t workers_lost = 0;
   uint64_t gpu_fallback_tasks = 0;  // committed tasks that asked for a GPU and ran on the CPU
 
   void CountRetry(RetryReason reason) { ++retries[RetryReasonName(reason)]; }
   void CountFailure(RetryReason reason) { ++failures[RetryReasonName(reason)]; }
+
+  // The counters by stable name ("tasks_done", "retries.timeout", ...): what the state keeps
+  // (store/counter_rows.h) so they go on across restarts. Histograms start again empty.
+  std::map<std::string, uint64_t> Counters() const;
+  // Takes the counters back from what Counters() gave; names it does not know are ignored.
+  void RestoreCounters(const std::map<std::string, uint64_t>& counters);
 };
 
 }  // namespace coupler::coordinator

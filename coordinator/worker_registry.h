@@ -137,6 +137,8 @@ class WorkerRegistry {
   size_t alive() const;
   // Workers ever given up on, forgotten ones included: what the metrics count.
   uint64_t workers_lost_total() const { return workers_lost_total_; }
+  // At start: the count the state kept (store/counter_rows.h), so the counter goes on.
+  void RestoreWorkersLostTotal(uint64_t n) { workers_lost_total_ = n; }
 
  private:
   void NoteHeard(int64_t now_ms);

@@ -71,10 +71,14 @@ if [[ ${#k8s_missing[@]} -gt 0 ]]; then
   $SUDO apt-get -o DPkg::Lock::Timeout=600 update -qq
   $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${k8s_missing[@]}"
 fi
-if [[ ! -d "$K8S_TESTS/node_modules" || "$K8S_TESTS/package-lock.json" -nt "$K8S_TESTS/node_modules" ]]; then
-  echo "install-deps: npm ci in tests/k8s"
-  npm ci --prefix "$K8S_TESTS" --no-audit --no-fund
-  touch "$K8S_TESTS/node_modules"  # the folder's time is what the next run compares
-else
-  echo "install-deps: tests/k8s/node_modules is up to date"
-fi
+# The Grafana board's test (tests/grafana) takes the same way: @grafana/schema and typescript.
+for npm_dir in "$K8S_TESTS" "$(dirname "$K8S_TESTS")/grafana"; do
+  name="tests/$(basename "$npm_dir")"
+  if [[ ! -d "$npm_dir/node_modules" || "$npm_dir/package-lock.json" -nt "$npm_dir/node_modules" ]]; then
+    echo "install-deps: npm ci in $name"
+    npm ci --prefix "$npm_dir" --no-audit --no-fund
+    touch "$npm_dir/node_modules"  # the folder's time is what the next run compares
+  else
+    echo "install-deps: $name/node_modules is up to date"
+  fi
+done

@@ -1,8 +1,20 @@
 #include "coordinator/http/connection_gate.h"
 
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 
 namespace coupler::coordinator::http {
+namespace {
+
+// Bytes the peer sent that this side has not read yet: a request that has arrived and waits
+// for its thread (threads admit in whatever order they start, so a connection admitted early
+// may not have been read yet). Such a connection is no idle one.
+bool HasUnreadBytes(int fd) {
+  int n = 0;
+  return ::ioctl(fd, FIONREAD, &n) == 0 && n > 0;
+}
+
+}  // namespace
 
 ConnectionGate::Ticket::~Ticket() {
   if (gate_ != nullptr) gate_->Release(id_);
@@ -31,6 +43,7 @@ std::optional<ConnectionGate::Ticket> ConnectionGate::Admit(const std::string& p
 bool ConnectionGate::EvictOldestWaiting(const std::string* peer) {
   for (auto it = open_.begin(); it != open_.end(); ++it) {
     if (!it->second.waiting || (peer != nullptr && it->second.peer != *peer)) continue;
+    if (HasUnreadBytes(it->second.fd)) continue;
     // The owner's thread sees the end of the stream and closes the socket itself; the entry
     // goes now, so the place is free for the caller.
     ::shutdown(it->second.fd, SHUT_RDWR);

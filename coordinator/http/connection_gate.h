@@ -3,6 +3,8 @@
 // waiting (for a request, or for the rest of its header) is closed to make room. A client
 // that sends nothing, or half a header, can therefore hold a place only until someone else
 // needs it: no number of idle connections keeps a prompt request (the liveness probe's) out.
+// A connection whose bytes have arrived but are not read yet (its thread has not started) is
+// not idle: it is never the one closed.
 #pragma once
 
 #include <cstddef>

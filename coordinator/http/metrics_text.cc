@@ -157,10 +157,10 @@ std::string RenderMetrics(const Snapshot& s, std::string_view version) {
     }
   }
   e.LabelledGauge("coupler_jobs", "state", "Jobs the coordinator knows, by state.", jobs);
-  e.Counter("coupler_jobs_submitted_total", "Jobs admitted since the coordinator started.",
+  e.Counter("coupler_jobs_submitted_total", "Jobs admitted into this state (kept across restarts).",
             static_cast<double>(s.metrics.jobs_submitted));
   e.LabelledCounter("coupler_jobs_finished_total", "outcome",
-                    "Jobs that finished since the coordinator started, by outcome.",
+                    "Jobs that finished, by outcome (kept across restarts).",
                     s.metrics.jobs_finished);
   e.LabelledGauge("coupler_tasks", "state",
                   "Tasks of unfinished jobs: ready and not sent (queued), sent and waiting on a "

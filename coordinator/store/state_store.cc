@@ -332,7 +332,7 @@ Status StateStore::PrepareStatements() {
   for (const Entry& e : entries) {
     COUPLER_ASSIGN_OR_RETURN(*e.stmt, SqliteStatement::Prepare(db_.get(), e.sql));
   }
-  return Status::Ok();
+  return counters_.Prepare(db_.get());
 }
 
 Status StateStore::CheckWritable() const {
@@ -355,6 +355,7 @@ Status StateStore::WriteWithBuffered(const std::string& what, Fn&& also) {
   commits_.clear();
   attempts_.clear();
   sent_.clear();
+  counters_.Committed();
   AfterCommit();
   return Status::Ok();
 }
@@ -430,7 +431,7 @@ Status StateStore::WriteBufferedRows() {
     insert_sent_.BindInt64(6, batch.returned ? 1 : 0);
     COUPLER_RETURN_IF_ERROR(insert_sent_.Step().status());
   }
-  return Status::Ok();
+  return counters_.WriteBuffered();
 }
 
 Status StateStore::PutJob(const JobRecord& job) {

@@ -13,6 +13,7 @@
 
 #include "runtime/status.h"
 #include "coordinator/store/commit_generation.h"
+#include "coordinator/store/counter_rows.h"
 #include "coordinator/store/records.h"
 #include "coordinator/store/sqlite_db.h"
 #include "coordinator/store/state_dir_lock.h"
@@ -74,8 +75,13 @@ class StateStore {
   void AddCommit(TaskCommit commit);
   void AddAttempt(AttemptRecord attempt);
   void AddSent(SentAttempts sent);
+  // The pool's counters (counter_rows.h): buffered like the rows above, written with them.
+  void SetCounters(const std::map<std::string, uint64_t>& values) { counters_.Set(values); }
+  Result<std::map<std::string, uint64_t>> LoadCounters() { return counters_.Load(); }
   // Buffered rows not yet written.
-  size_t pending() const { return commits_.size() + attempts_.size() + sent_.size(); }
+  size_t pending() const {
+    return commits_.size() + attempts_.size() + sent_.size() + counters_.pending();
+  }
 
   // True once a write found that another writer opened the state after this one (its lock
   // taken over: the lock file deleted, a filesystem without working locks). Every write since
@@ -176,6 +182,7 @@ class StateStore {
   SqliteStatement list_jobs_;
   SqliteStatement count_jobs_;
   SqliteStatement find_submission_;
+  CounterRows counters_;
 };
 
 }  // namespace coupler::store

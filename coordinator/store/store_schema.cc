@@ -73,6 +73,12 @@ CREATE TABLE sent (
   returned INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX sent_by_job ON sent(job_id);
+)sql" R"sql(
+-- The pool's counters (counter_rows.h), so coupler_*_total go on across restarts.
+CREATE TABLE counters (
+  name TEXT PRIMARY KEY NOT NULL,
+  value INTEGER NOT NULL
+) WITHOUT ROWID;
 )sql";
 
 // One row, bumped by every write transaction. The state marker records it outside the
@@ -189,6 +195,12 @@ Status EnsureSchema(SqliteDb& db, const std::string& path) {
   if (info.user_version >= 1 && info.user_version <= 7) {
     // Older states recorded no hand-backs: every row is a send, as it was then.
     COUPLER_RETURN_IF_ERROR(db.Exec("ALTER TABLE sent ADD COLUMN returned INTEGER NOT NULL DEFAULT 0;"));
+  }
+  if (info.user_version >= 1 && info.user_version <= 8) {
+    // Older states kept no counters: they count from 0 at this start, as every start did then.
+    COUPLER_RETURN_IF_ERROR(db.Exec(
+        "CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY NOT NULL, value INTEGER NOT NULL) "
+        "WITHOUT ROWID;"));
   }
   // Older states start counting at 0: their marker records no generation, so nothing is
   // checked until the first commit records one.

@@ -109,16 +109,17 @@ TEST(ReadinessTest, AFullStateDiskIsNotReadyAndARealPrometheusWithTheMetricsToke
   const HttpAnswer ready = Get(c, url + "/readyz");
   EXPECT_EQ(ready.status, 200) << ready.body;
 
-  // Every coupler_ and process_ family the shipped rules use is one /metrics declares (a
-  // family such as coupler_gpu_idle has samples only where GPU workers are).
+  // Every coupler_ and process_ family the shipped rules and board use is one /metrics
+  // declares (a family such as coupler_gpu_idle has samples only where GPU workers are).
   const std::string exposition = Get(c, url + "/metrics", metrics_token).body;
-  const std::string rules = ReadFile(kSourceDir / "deploy" / "prometheus" / "coupler-alerts.yml");
+  const std::string shipped = ReadFile(kSourceDir / "deploy" / "prometheus" / "coupler-alerts.yml") +
+                              ReadFile(kSourceDir / "deploy" / "grafana" / "coupler.json");
   const std::regex name(R"(\b((coupler|process)_[a-z_]+))");
   std::set<std::string> used;
-  for (auto it = std::sregex_iterator(rules.begin(), rules.end(), name); it != std::sregex_iterator(); ++it) {
+  for (auto it = std::sregex_iterator(shipped.begin(), shipped.end(), name); it != std::sregex_iterator(); ++it) {
     used.insert((*it)[1].str());
   }
-  EXPECT_GE(used.size(), 8u);
+  EXPECT_GE(used.size(), 25u);
   for (std::string series : used) {
     const std::string bucket = "_bucket";
     if (series.size() > bucket.size() && series.ends_with(bucket)) series.resize(series.size() - bucket.size());

@@ -6,6 +6,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <optional>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -27,6 +29,10 @@ class Sockets {
     fds_.push_back(sv[1]);
     peers_.push_back(sv[1]);
     return sv[0];
+  }
+  // The client of connection i sends `text`.
+  void Send(size_t i, const std::string& text) {
+    EXPECT_EQ(::send(peers_[i], text.data(), text.size(), 0), static_cast<ssize_t>(text.size()));
   }
   // The connection's socket was shut down by the gate.
   bool ShutDown(size_t i) const {
@@ -54,6 +60,25 @@ TEST(ConnectionGateTest, APeerOverItsCapClosesItsOldestWaitingConnection) {
   // Another address has its own places.
   EXPECT_TRUE(gate.Admit("10.0.0.2", s.Add()).has_value());
   EXPECT_EQ(gate.counts().refused, 0u);
+}
+
+// Threads admit their connections in whatever order they start: a probe admitted before the
+// idle connections opened ahead of it must not be closed for them while its request waits,
+// unread, in its socket.
+TEST(ConnectionGateTest, AConnectionWhoseRequestHasArrivedIsNotClosedAsIdle) {
+  ConnectionGate gate(100, 3);
+  Sockets s;
+  std::vector<ConnectionGate::Ticket> held;
+  held.push_back(*gate.Admit("10.0.0.1", s.Add()));  // the probe: its request sent, not read yet
+  s.Send(0, "GET /healthz HTTP/1.1\r\nHost: coupler\r\n\r\n");
+  for (int i = 1; i <= 10; ++i) {
+    std::optional<ConnectionGate::Ticket> t = gate.Admit("10.0.0.1", s.Add());
+    ASSERT_TRUE(t.has_value()) << i;
+    held.push_back(std::move(*t));
+  }
+  EXPECT_FALSE(s.ShutDown(0)) << "the probe was closed as if idle";
+  EXPECT_TRUE(s.ShutDown(1));
+  EXPECT_EQ(gate.counts().evicted, 8u);
 }
 
 TEST(ConnectionGateTest, OverTheTotalTheNewOneIsRefusedOnlyWhenAllAreServing) {

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -149,6 +150,52 @@ TEST(StateStoreTest, AVersion7StateGainsReturnedAttempts) {
   const std::vector<SentAttempt> expected = {{0, 0, "w1", "alice", 0, false},
                                              {0, 0, "w1", "", 0, true}};
   EXPECT_EQ(*sent, expected);
+}
+
+// The pool's counters are written with the rows they count and read back by the next start;
+// a value unchanged since it was written is not written again.
+TEST(StateStoreTest, CountersAreKeptAcrossAReopenAndOnlyChangesAreWritten) {
+  TempDir dir;
+  {
+    auto store = OpenOrDie(dir.str());
+    auto none = store->LoadCounters();
+    ASSERT_TRUE(none.ok()) << none.status().ToString();
+    EXPECT_TRUE(none->empty());
+    store->SetCounters({{"tasks_done", 41}, {"jobs_finished.succeeded", 3}});
+    EXPECT_EQ(store->pending(), 2u);
+    ASSERT_TRUE(store->Flush().ok());
+    EXPECT_EQ(store->pending(), 0u);
+    store->SetCounters({{"tasks_done", 41}, {"jobs_finished.succeeded", 4}});
+    EXPECT_EQ(store->pending(), 1u) << "only the value that changed";
+    store->SetCounters({{"tasks_done", 42}});
+    ASSERT_TRUE(store->PutJob(MakeJob("j-000001")).ok()) << "a job's write takes the counters along";
+    EXPECT_EQ(store->pending(), 0u);
+  }
+  auto store = OpenOrDie(dir.str());
+  auto counters = store->LoadCounters();
+  ASSERT_TRUE(counters.ok()) << counters.status().ToString();
+  const std::map<std::string, uint64_t> expected = {{"tasks_done", 42}, {"jobs_finished.succeeded", 4}};
+  EXPECT_EQ(*counters, expected);
+  store->SetCounters(expected);
+  EXPECT_EQ(store->pending(), 0u) << "what was loaded is what is on disk";
+}
+
+TEST(StateStoreTest, AVersion8StateGainsCountersStartingAtZero) {
+  TempDir dir;
+  {
+    auto store = OpenOrDie(dir.str());
+    ASSERT_TRUE(store->PutJob(MakeJob("j-000001")).ok());
+  }
+  ExecRaw(dir.path() / "coupler.db", "DROP TABLE counters; PRAGMA user_version = 8");
+  auto store = OpenOrDie(dir.str());
+  auto counters = store->LoadCounters();
+  ASSERT_TRUE(counters.ok()) << counters.status().ToString();
+  EXPECT_TRUE(counters->empty());
+  store->SetCounters({{"jobs_submitted", 2}});
+  ASSERT_TRUE(store->Flush().ok());
+  auto again = store->LoadCounters();
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->at("jobs_submitted"), 2u);
 }
 
 // A state written at schema version 4 (before admitted plans) is migrated in place: its jobs
