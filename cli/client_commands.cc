@@ -1,4 +1,5 @@
-// `coupler submit | status | cancel | retry | workers | drain`: thin clients of a running coordinator.
+// `coupler submit | status | cancel | retry | workers | drain | worker ban | worker unban`: thin
+// clients of a running coordinator.
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -28,6 +29,7 @@ struct ClientArgs : ClientConnection {
   bool json = false;
   bool reuse = false;
   std::string submission_id;
+  std::string reason;
 };
 
 int Fail(const ClientArgs& a, const Status& s) { return FailClient(a, s); }
@@ -155,6 +157,15 @@ int DrainWorker(const ClientArgs& a) {
   return kExitOk;
 }
 
+int BanWorker(const ClientArgs& a, bool ban) {
+  auto client = ConnectClient(a);
+  if (!client.ok()) return Fail(a, client.status());
+  auto r = (*client)->Ban(a.worker, a.reason, ban);
+  if (!r.ok()) return Fail(a, r.status());
+  std::printf("%s\n", r->c_str());
+  return kExitOk;
+}
+
 CLI::App* Command(CLI::App& app, const char* name, const char* help,
                   const std::shared_ptr<ClientArgs>& args) {
   return ClientCommand(app, name, help, *args);
@@ -213,6 +224,21 @@ void AddClientCommands(CLI::App& app, CommandBody* run) {
   CLI::App* d = Command(app, "drain", "Stop sending work to a worker; it leaves when idle", drain);
   d->add_option("worker", drain->worker, "worker id")->required();
   d->callback([drain, run] { *run = [drain] { return DrainWorker(*drain); }; });
+
+  // Under `coupler worker` (which runs a worker when given no subcommand): an admin's ban.
+  CLI::App* worker = app.get_subcommand("worker");
+  auto ban = std::make_shared<ClientArgs>();
+  CLI::App* b = Command(*worker, "ban",
+                        "Refuse a worker until unbanned (admin): a connected one is dropped at "
+                        "once and its tasks run elsewhere; kept across coordinator restarts",
+                        ban);
+  b->add_option("worker", ban->worker, "worker id")->required();
+  b->add_option("--reason", ban->reason, "why: shown in `coupler workers`")->required();
+  b->callback([ban, run] { *run = [ban] { return BanWorker(*ban, true); }; });
+  auto unban = std::make_shared<ClientArgs>();
+  CLI::App* u = Command(*worker, "unban", "Lift a worker's ban (admin)", unban);
+  u->add_option("worker", unban->worker, "worker id")->required();
+  u->callback([unban, run] { *run = [unban] { return BanWorker(*unban, false); }; });
 }
 
 }  // namespace coupler::cli

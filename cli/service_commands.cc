@@ -182,7 +182,9 @@ void AddServiceCommands(CLI::App& app, CommandBody* run) {
   auto log_bytes = std::make_shared<std::string>();
   w->add_option("--task-log-bytes", *log_bytes,
                 "bound of each task log file, e.g. 8MiB (the default); the tail is kept");
-  w->callback([wopts, labels, launcher, log_bytes, run] {
+  w->callback([w, wopts, labels, launcher, log_bytes, run] {
+    // `coupler worker ban|unban ...` (client_commands.cc) chose its own body.
+    if (!w->get_subcommands().empty()) return;
     Result<worker::GangLauncher> chosen = worker::ParseGangLauncher(*launcher);
     if (!chosen.ok()) throw CLI::ValidationError("--gang-launcher", chosen.status().message());
     wopts->gang_launcher = *chosen;

@@ -194,6 +194,7 @@ std::string WorkersText(const std::vector<wire::WorkerStatus>& workers) {
     out += fmt::format("{:<{}}  {:<{}}  {:<{}}  {:<8}  {:>5}  {:>7}  {:>10}  {:<24}  {}\n", s.id,
                        id_w, s.address, addr_w, s.host, host_w, pool::WorkerStateName(s.state), s.slots, s.running,
                        s.prefetched, DescribeGpus(s.gpus), labels.empty() ? "-" : labels);
+    if (!s.ban_reason.empty()) out += "    banned " + s.ban_reason + "\n";
     out += GpuUsageLines(s);
   }
   return out;

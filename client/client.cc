@@ -167,4 +167,12 @@ Result<std::string> Client::Drain(const std::string& worker_id) {
   return ack->message;
 }
 
+Result<std::string> Client::Ban(const std::string& worker_id, const std::string& reason, bool ban) {
+  COUPLER_ASSIGN_OR_RETURN(wire::Message msg,
+                           Call(wire::Encode(wire::BanWorker{worker_id, reason, ban})));
+  const auto* ack = std::get_if<wire::Ack>(&msg);
+  if (ack == nullptr) return Internal(std::string("unexpected reply to ") + (ban ? "ban" : "unban"));
+  return ack->message;
+}
+
 }  // namespace coupler::client

@@ -53,6 +53,8 @@ class Client {
   Result<std::string> Retry(const std::string& job_id);
   Result<std::vector<wire::WorkerStatus>> Workers();
   Result<std::string> Drain(const std::string& worker_id);
+  // Bans (`ban` true, with `reason`) or unbans a worker id: admin keys only.
+  Result<std::string> Ban(const std::string& worker_id, const std::string& reason, bool ban);
 
   const std::string& endpoint() const { return endpoint_; }
 

@@ -7,7 +7,10 @@ namespace coupler::client {
 namespace {
 
 // A worker that has left the pool for good, as the coordinator reports it.
-bool Gone(const wire::WorkerStatus& w) { return w.state == pool::WorkerState::kDrained || w.state == pool::WorkerState::kLost; }
+bool Gone(const wire::WorkerStatus& w) {
+  return w.state == pool::WorkerState::kDrained || w.state == pool::WorkerState::kLost ||
+         w.state == pool::WorkerState::kBanned;
+}
 
 std::string Seconds(int64_t ms) {
   char buf[32];

@@ -103,6 +103,7 @@ int64_t Coordinator::NowMs() const {
 Status Coordinator::Resume() {
   auto log = Logger("coordinator");
   COUPLER_ASSIGN_OR_RETURN(auto records, ledger_.Open(static_cast<uint64_t>(::getpid())));
+  COUPLER_RETURN_IF_ERROR(pool_.RestoreBans());
   store::StateStore& store = ledger_.store();
   for (auto& rec : records) {
     control_.Restored(rec);
@@ -166,6 +167,7 @@ Status Coordinator::StartSecurity() {
   WarnIfRootServesNonAdminClients(*server_keys_);
   allow_lists_ = std::make_shared<AllowLists>(*server_keys_);
   control_.set_allow_lists(allow_lists_.get());
+  pool_.set_allow_lists(allow_lists_.get());
   // Before any server socket binds: without a handler, libzmq would admit any key.
   COUPLER_ASSIGN_OR_RETURN(zap_, ZapHandler::Start(ctx_, allow_lists_));
   sessions_ = std::make_unique<SessionCheck>(allow_lists_);

@@ -160,6 +160,7 @@ class Coordinator {
   // Stores and schedules the jobs the admission thread has admitted, answers their clients.
   void FinishAdmissions();
   void OnDrain(const ClientRef& from, const Principal& who, const wire::DrainWorker& req);
+  void OnBan(const ClientRef& from, const Principal& who, const wire::BanWorker& req);
 
   // Deals ready work (PoolControl::Dispatch) and sends it.
   void Dispatch();

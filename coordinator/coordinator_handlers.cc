@@ -101,9 +101,11 @@ void Coordinator::OnClientMessage(const std::string& identity, const Principal& 
     }
   } else if (const auto* drain = std::get_if<wire::DrainWorker>(&*msg)) {
     OnDrain(from, who, *drain);
+  } else if (const auto* ban = std::get_if<wire::BanWorker>(&*msg)) {
+    OnBan(from, who, *ban);
   } else if (std::holds_alternative<wire::WorkersRequest>(*msg)) {
     wire::WorkersReply reply;
-    reply.workers = scheduler_.Workers(NowMs());
+    reply.workers = pool_.Workers(NowMs());
     out.Reply(from, wire::Encode(reply));
   } else {
     ++dropped_;
@@ -158,6 +160,26 @@ void Coordinator::OnDrain(const ClientRef& from, const Principal& who, const wir
   } else {
     out.Reply(from, wire::Encode(wire::Ack{static_cast<uint16_t>(wire::MessageType::kDrainWorker),
                                            "draining " + req.worker_id}));
+  }
+  Deliver(out);
+}
+
+void Coordinator::OnBan(const ClientRef& from, const Principal& who, const wire::BanWorker& req) {
+  Outbox out;
+  const char* what = req.ban ? "ban" : "unban";
+  if (!control_.MayControl(who, "")) {
+    Logger("coordinator")->warn("refused to {} worker {} for key '{}': not an admin", what,
+                                req.worker_id, who.label());
+    out.Error(from,
+              PermissionDenied(std::string(req.ban ? "banning" : "unbanning") +
+                               " a worker needs an admin key (authorized/admins/)"),
+              wire::MessageType::kBanWorker);
+  } else if (Status s = pool_.Ban(req, who.label(), NowMs(), out); !s.ok()) {
+    out.Error(from, s, wire::MessageType::kBanWorker);
+  } else {
+    out.Reply(from, wire::Encode(wire::Ack{static_cast<uint16_t>(wire::MessageType::kBanWorker),
+                                           std::string(req.ban ? "banned " : "unbanned ") +
+                                               req.worker_id}));
   }
   Deliver(out);
 }

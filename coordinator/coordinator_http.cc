@@ -63,7 +63,7 @@ void Coordinator::PublishSnapshot() {
   s->taken_ms = WallClockMs();
   s->jobs = control_.CollectJobs("", {}, kSnapshotJobs);
   s->job_counts = ledger_.CountJobs();
-  s->workers = scheduler_.Workers(NowMs());
+  s->workers = pool_.Workers(NowMs());
   s->stats = CollectStats();
   s->metrics = ledger_.metrics();
   s->workers_lost_total = scheduler_.registry().workers_lost_total();

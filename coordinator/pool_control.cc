@@ -6,6 +6,7 @@
 
 #include "coordinator/gpu_idle_watch.h"
 #include "coordinator/job_intake.h"
+#include "coordinator/zap_handler.h"
 #include "runtime/logging.h"
 #include "runtime/wire/codec.h"
 #include "runtime/wire/control_messages.h"
@@ -77,19 +78,40 @@ bool PoolControl::OnMessage(const std::string& route, const std::string& user,
 
 void PoolControl::OnRegister(const std::string& route, const std::string& user,
                              const wire::RegisterWorker& reg, int64_t now_ms, Outbox& out) {
+  if (const store::BanRecord* ban = bans_.Find(reg.worker_id)) {
+    ++registrations_refused_;
+    Logger("coordinator")->warn("refused a registration as worker {} by key '{}': banned {}",
+                                reg.worker_id, user, WorkerBans::Describe(*ban));
+    out.ToRoute(route, wire::Encode(wire::ErrorFromStatus(
+                           PermissionDenied(WorkerBans::RefusalMessage(*ban)),
+                           wire::MessageType::kRegisterWorker)));
+    return;
+  }
   if (WorkerEntry* existing = scheduler_.registry().Find(reg.worker_id)) {
     if (existing->key_name != user) {
       // The id is bound to the key that first registered it: a peer with another key must not
-      // take over its route or its tasks.
-      ++registrations_refused_;
-      Logger("coordinator")->warn("refused a registration as worker {} by key '{}': that id "
-                                  "belongs to key '{}'",
-                                  reg.worker_id, user, existing->key_name);
-      out.ToRoute(route, wire::Encode(wire::ErrorFromStatus(
-                             PermissionDenied("worker id " + reg.worker_id +
-                                              " is registered with another key; pick another --id"),
-                             wire::MessageType::kRegisterWorker)));
-      return;
+      // take over its route or its tasks. Once that key has left the allow-list, though, the id
+      // moves to the new one: that is how an operator rotates a worker's key.
+      const bool old_key_listed = allow_lists_ == nullptr ||
+                                  allow_lists_->HasName(kWorkersDomain, existing->key_name);
+      if (old_key_listed) {
+        ++registrations_refused_;
+        Logger("coordinator")->warn("refused a registration as worker {} by key '{}': that id "
+                                    "belongs to key '{}', still in authorized/workers/",
+                                    reg.worker_id, user, existing->key_name);
+        out.ToRoute(route, wire::Encode(wire::ErrorFromStatus(
+                               PermissionDenied("worker id " + reg.worker_id +
+                                                " is registered with another key ('" +
+                                                existing->key_name +
+                                                "'), which is still allowed; pick another --id, "
+                                                "or remove that key from authorized/workers/ to "
+                                                "move the id to this one"),
+                               wire::MessageType::kRegisterWorker)));
+        return;
+      }
+      Logger("coordinator")->info("worker {} moves from key '{}' (no longer in "
+                                  "authorized/workers/) to key '{}'",
+                                  reg.worker_id, existing->key_name, user);
     }
     route_to_worker_.erase(existing->route);
   }
@@ -278,6 +300,56 @@ void PoolControl::Revoked(const std::string& route, const std::string& user, int
                               "elsewhere)", id, user, lost.size());
   ledger_.WorkerGone(id, lost.size());
   ledger_.Lost(lost);
+}
+
+Status PoolControl::Ban(const wire::BanWorker& req, const std::string& by, int64_t now_ms,
+                        Outbox& out) {
+  auto log = Logger("coordinator");
+  if (req.worker_id.empty()) return InvalidArgument("no worker id to ban");
+  if (!req.ban) {
+    if (bans_.Find(req.worker_id) == nullptr) return NotFound("worker " + req.worker_id + " is not banned");
+    COUPLER_RETURN_IF_ERROR(ledger_.store().RemoveBan(req.worker_id));
+    bans_.Remove(req.worker_id);
+    log->warn("worker {} unbanned by '{}': it may register again", req.worker_id, by);
+    return Status::Ok();
+  }
+  if (req.reason.empty()) {
+    return InvalidArgument("a ban needs a reason (--reason TEXT): it is what the next operator reads");
+  }
+  store::BanRecord ban{req.worker_id, req.reason, by, WallClockMs()};
+  // On disk before it counts: a ban the admin was told holds must hold after a restart.
+  COUPLER_RETURN_IF_ERROR(ledger_.store().PutBan(ban));
+  bans_.Add(ban);
+  size_t moved = 0;
+  const WorkerEntry* w = scheduler_.registry().Find(req.worker_id);
+  if (w != nullptr && !w->gone()) {
+    const std::string route = w->route;
+    route_to_worker_.erase(route);
+    const std::vector<LostAttempt> lost = scheduler_.RemoveWorker(req.worker_id, now_ms);
+    moved = lost.size();
+    ledger_.WorkerGone(req.worker_id, lost.size());
+    ledger_.Lost(lost);
+    // Told on its connection, as a refused registration is: it stops instead of retrying.
+    out.ToRoute(route, wire::Encode(wire::ErrorFromStatus(
+                           PermissionDenied(WorkerBans::RefusalMessage(ban)),
+                           wire::MessageType::kRegisterWorker)));
+  }
+  log->warn("worker {} banned {} ({} task(s) to run elsewhere)", req.worker_id,
+            WorkerBans::Describe(ban), moved);
+  return Status::Ok();
+}
+
+Status PoolControl::RestoreBans() {
+  COUPLER_ASSIGN_OR_RETURN(std::vector<store::BanRecord> bans, ledger_.store().LoadBans());
+  if (!bans.empty()) Logger("coordinator")->info("{} worker id(s) banned (coupler workers lists them)", bans.size());
+  bans_.Restore(bans);
+  return Status::Ok();
+}
+
+std::vector<wire::WorkerStatus> PoolControl::Workers(int64_t now_ms) const {
+  std::vector<wire::WorkerStatus> workers = scheduler_.Workers(now_ms);
+  bans_.Mark(workers);
+  return workers;
 }
 
 LaunchRelay::GangLookup PoolControl::GangLookup() {

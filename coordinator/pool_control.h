@@ -18,9 +18,12 @@
 #include "coordinator/ledger.h"
 #include "coordinator/scheduler.h"
 #include "coordinator/store/records.h"
+#include "coordinator/worker_bans.h"
 #include "runtime/wire/messages.h"
 
 namespace coupler::coordinator {
+
+class AllowLists;
 
 class PoolControl {
  public:
@@ -66,6 +69,18 @@ class PoolControl {
 
   uint64_t registrations_refused() const { return registrations_refused_; }
 
+  // An admin's ban or unban (BanWorker), `by`: the admin key's name. Written to the state
+  // first (an error, and nothing changed, when it cannot be); a connected worker of that id is
+  // lost now (its tasks run elsewhere) and told why, and its registrations are refused.
+  Status Ban(const wire::BanWorker& req, const std::string& by, int64_t now_ms, Outbox& out);
+  // At start: the bans the state holds.
+  Status RestoreBans();
+  // The pool as `coupler workers` shows it: the registry's workers, banned ones marked.
+  std::vector<wire::WorkerStatus> Workers(int64_t now_ms) const;
+  // The workers allow-list, so a worker id may move to a new key once its old key has left
+  // authorized/workers/ (key rotation). Null (no keys, --insecure): ids stay with their key.
+  void set_allow_lists(const AllowLists* lists) { allow_lists_ = lists; }
+
  private:
   void OnRegister(const std::string& route, const std::string& user,
                   const wire::RegisterWorker& reg, int64_t now_ms, Outbox& out);
@@ -94,6 +109,8 @@ class PoolControl {
   std::unordered_map<std::string, std::string> route_to_worker_;
   uint64_t registrations_refused_ = 0;
   uint64_t heartbeat_seq_ = 0;
+  WorkerBans bans_;
+  const AllowLists* allow_lists_ = nullptr;
 };
 
 }  // namespace coupler::coordinator

@@ -143,6 +143,16 @@ std::optional<std::string> AllowLists::Lookup(const std::string& domain,
   return it->second;
 }
 
+bool AllowLists::HasName(const std::string& domain, const std::string& name) const {
+  const int l = ListOf(domain);
+  if (l < 0) return false;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [key, listed] : keys_by_list_[l]) {
+    if (listed == name) return true;
+  }
+  return false;
+}
+
 bool AllowLists::IsAdmin(const std::string& public_z85) const {
   std::lock_guard<std::mutex> lock(mu_);
   return keys_by_list_[kAdmins].count(public_z85) > 0;

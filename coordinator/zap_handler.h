@@ -55,6 +55,8 @@ class AllowLists {
 
   // Any thread, no file read: the name `public_z85` has now in the domain's list.
   std::optional<std::string> Lookup(const std::string& domain, const std::string& public_z85) const;
+  // Any thread, no file read: does the domain's list hold a key under this name?
+  bool HasName(const std::string& domain, const std::string& name) const;
   // Any thread, no file read: is this (client) key in authorized/admins/? By key, never by
   // name: an admins/ file replaced with another key takes the old key's rights away.
   bool IsAdmin(const std::string& public_z85) const;

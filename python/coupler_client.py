@@ -86,7 +86,7 @@ class CouplerTimeout(CouplerError, TimeoutError):
 # The wire format (docs/protocol.md)
 
 MAGIC = b"CPLR"
-PROTOCOL_VERSION = 14
+PROTOCOL_VERSION = 15
 HEADER_SIZE = 20
 DEFAULT_MAX_PAYLOAD_BYTES = 64 << 20
 MAX_SPEC_BYTES = 16 << 20
@@ -115,6 +115,7 @@ MESSAGE_TYPES: Dict[str, int] = {
     "WorkersRequest": 22,
     "WorkersReply": 23,
     "RetryJob": 24,
+    "BanWorker": 25,
     "Ack": 32,
     "Error": 33,
 }
@@ -165,6 +166,7 @@ RECORDS: Dict[str, Fields] = {
     "WorkersRequest": [("worker_id", "str")],
     "WorkersReply": [("workers", "[WorkerStatus]")],
     "RetryJob": [("job_id", "str")],
+    "BanWorker": [("worker_id", "str"), ("reason", "str"), ("ban", "bool")],
     "Ack": [("request_type", "u16"), ("message", "str")],
     "Error": [("request_type", "u16"), ("code", "u16"), ("message", "str")],
     # Records
@@ -231,7 +233,7 @@ RECORDS: Dict[str, Fields] = {
         ("labels", "{str: str}"),
         ("cpus", "u32"), ("memory_bytes", "u64"), ("prefetched", "u32"), ("tasks_done", "u64"),
         ("gpu_usage", "[GpuUsage]"), ("gpu_sampling", "str"), ("warning", "str"),
-        ("heard_ms_ago", "u64"),
+        ("heard_ms_ago", "u64"), ("ban_reason", "str"),
     ],
 }
 
@@ -242,7 +244,8 @@ ENUMS: Dict[str, Dict[int, str]] = {
     "JobPhase": {0: "queued", 1: "running", 2: "succeeded", 3: "failed", 4: "cancelled"},
     "NodePhase": {0: "pending", 1: "ready", 2: "running", 3: "done", 4: "failed",
                   5: "cancelled"},
-    "WorkerState": {0: "alive", 1: "draining", 2: "silent", 3: "drained", 4: "lost"},
+    "WorkerState": {0: "alive", 1: "draining", 2: "silent", 3: "drained", 4: "lost",
+                    5: "banned"},
 }
 
 # Variants: an i32 index, then the alternative's value. ParamValue decodes to the plain Python
@@ -501,6 +504,7 @@ def workers_json(workers: Sequence[Dict[str, Any]]) -> List[Dict[str, Any]]:
         "gpus": [dict(g) for g in w["gpus"]],
         "gpu_usage": [dict(g) for g in w["gpu_usage"]],
         "gpu_sampling": w["gpu_sampling"], "warning": w["warning"],
+        "ban_reason": w["ban_reason"],
     } for w in workers]
 
 
@@ -1033,6 +1037,19 @@ class Client:
         """Asks a worker to finish what it holds and leave (admin keys only)."""
         return self._expect("Ack", self.call("DrainWorker", {"worker_id": worker_id}),
                             "drain")["message"]
+
+    def ban(self, worker_id: str, reason: str) -> str:
+        """Refuses a worker until unbanned, across restarts (admin keys only): a connected one
+        is dropped at once and its tasks run elsewhere. As `coupler worker ban`."""
+        return self._expect("Ack", self.call("BanWorker", {"worker_id": worker_id,
+                                                           "reason": reason, "ban": True}),
+                            "ban")["message"]
+
+    def unban(self, worker_id: str) -> str:
+        """Lifts a ban (admin keys only). As `coupler worker unban`."""
+        return self._expect("Ack", self.call("BanWorker", {"worker_id": worker_id,
+                                                           "reason": "", "ban": False}),
+                            "unban")["message"]
 
     def workers(self) -> List[Dict[str, Any]]:
         """The worker pool, as `coupler workers --json` prints it."""

@@ -195,6 +195,7 @@ inline std::vector<Message> SampleMessages() {
       WorkersRequest{"w-1"},
       workers_reply,
       RetryJob{"j-9"},
+      BanWorker{"w-2", "bad DIMM; ticket 42", true},
       Ack{static_cast<uint16_t>(MessageType::kDrainWorker), "draining"},
       Error{static_cast<uint16_t>(MessageType::kSubmitJob), 1, "bad spec"},
   };

@@ -181,7 +181,7 @@ std::string RenderMetrics(const Snapshot& s, std::string_view version) {
                     "(invalid_data: never retried).",
                     s.metrics.failures);
 
-  auto workers = Zeroed({"alive", "draining", "silent", "drained", "lost"});
+  auto workers = Zeroed({"alive", "draining", "silent", "drained", "lost", "banned"});
   auto slots = Zeroed({"busy", "free"});
   for (const wire::WorkerStatus& w : s.workers) {
     ++workers[std::string(pool::WorkerStateName(w.state))];

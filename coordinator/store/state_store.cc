@@ -332,7 +332,8 @@ Status StateStore::PrepareStatements() {
   for (const Entry& e : entries) {
     COUPLER_ASSIGN_OR_RETURN(*e.stmt, SqliteStatement::Prepare(db_.get(), e.sql));
   }
-  return counters_.Prepare(db_.get());
+  COUPLER_RETURN_IF_ERROR(counters_.Prepare(db_.get()));
+  return bans_.Prepare(db_.get());
 }
 
 Status StateStore::CheckWritable() const {
@@ -484,6 +485,14 @@ void StateStore::AddCommit(TaskCommit commit) { commits_.push_back(std::move(com
 void StateStore::AddAttempt(AttemptRecord attempt) { attempts_.push_back(std::move(attempt)); }
 
 void StateStore::AddSent(SentAttempts sent) { sent_.push_back(std::move(sent)); }
+
+Status StateStore::PutBan(const BanRecord& ban) {
+  return WriteWithBuffered("ban worker " + ban.worker_id, [&] { return bans_.Put(ban); });
+}
+
+Status StateStore::RemoveBan(const std::string& worker_id) {
+  return WriteWithBuffered("unban worker " + worker_id, [&] { return bans_.Remove(worker_id); });
+}
 
 Status StateStore::Flush() {
   if (pending() == 0) return Status::Ok();

@@ -13,6 +13,7 @@
 
 #include "runtime/status.h"
 #include "coordinator/store/commit_generation.h"
+#include "coordinator/store/ban_rows.h"
 #include "coordinator/store/counter_rows.h"
 #include "coordinator/store/records.h"
 #include "coordinator/store/sqlite_db.h"
@@ -78,6 +79,10 @@ class StateStore {
   // The pool's counters (counter_rows.h): buffered like the rows above, written with them.
   void SetCounters(const std::map<std::string, uint64_t>& values) { counters_.Set(values); }
   Result<std::map<std::string, uint64_t>> LoadCounters() { return counters_.Load(); }
+  // Banned worker ids (ban_rows.h): written at once, with everything buffered before.
+  Status PutBan(const BanRecord& ban);
+  Status RemoveBan(const std::string& worker_id);
+  Result<std::vector<BanRecord>> LoadBans() { return bans_.Load(); }
   // Buffered rows not yet written.
   size_t pending() const {
     return commits_.size() + attempts_.size() + sent_.size() + counters_.pending();
@@ -183,6 +188,7 @@ class StateStore {
   SqliteStatement count_jobs_;
   SqliteStatement find_submission_;
   CounterRows counters_;
+  BanRows bans_;
 };
 
 }  // namespace coupler::store

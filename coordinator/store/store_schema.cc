@@ -79,6 +79,13 @@ CREATE TABLE counters (
   name TEXT PRIMARY KEY NOT NULL,
   value INTEGER NOT NULL
 ) WITHOUT ROWID;
+-- Worker ids an admin banned (ban_rows.h).
+CREATE TABLE bans (
+  worker_id TEXT PRIMARY KEY NOT NULL,
+  reason TEXT NOT NULL,
+  banned_by TEXT NOT NULL,
+  banned_ms INTEGER NOT NULL
+) WITHOUT ROWID;
 )sql";
 
 // One row, bumped by every write transaction. The state marker records it outside the
@@ -197,10 +204,13 @@ Status EnsureSchema(SqliteDb& db, const std::string& path) {
     COUPLER_RETURN_IF_ERROR(db.Exec("ALTER TABLE sent ADD COLUMN returned INTEGER NOT NULL DEFAULT 0;"));
   }
   if (info.user_version >= 1 && info.user_version <= 8) {
-    // Older states kept no counters: they count from 0 at this start, as every start did then.
+    // Older states kept no counters (they count from 0 at this start, as every start did then)
+    // and had no bans.
     COUPLER_RETURN_IF_ERROR(db.Exec(
         "CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY NOT NULL, value INTEGER NOT NULL) "
-        "WITHOUT ROWID;"));
+        "WITHOUT ROWID;"
+        "CREATE TABLE IF NOT EXISTS bans (worker_id TEXT PRIMARY KEY NOT NULL, reason TEXT NOT NULL, "
+        "banned_by TEXT NOT NULL, banned_ms INTEGER NOT NULL) WITHOUT ROWID;"));
   }
   // Older states start counting at 0: their marker records no generation, so nothing is
   // checked until the first commit records one.

@@ -14,8 +14,8 @@ namespace coupler::store {
 // generation (table generation); 5: jobs.plan (the admitted plan a restart replays), jobs.run_dir, an index on
 // submission ids (finished jobs are looked up in the state, not held in memory); 6: sent.worker_id
 // and sent.worker_key (a restart adopts an attempt only from the worker it was sent to); 7:
-// sent.gang_ranks; 8: sent.returned (attempts given back unstarted); 9: table counters (the
-// pool's coupler_*_total, kept across restarts).
+// sent.gang_ranks; 8: sent.returned (attempts given back unstarted); 9: tables counters (the
+// pool's coupler_*_total, kept across restarts) and bans (worker ids an admin banned).
 inline constexpr int kSchemaVersion = 9;
 // PRAGMA application_id: "CPLR". Tells our files apart from other SQLite databases.
 inline constexpr int kApplicationId = 0x43504c52;

@@ -6,7 +6,7 @@ namespace coupler::pool {
 namespace {
 
 constexpr util::EnumNames<WorkerState, kWorkerStateCount> kNames{
-    {"alive", "draining", "silent", "drained", "lost"}};
+    {"alive", "draining", "silent", "drained", "lost", "banned"}};
 
 }  // namespace
 

@@ -249,6 +249,23 @@ struct DrainWorker {
   friend bool operator==(const DrainWorker&, const DrainWorker&) = default;
 };
 
+// Client (an admin) -> coordinator, answered by Ack: `ban` true refuses worker `worker_id` from
+// now on, across restarts, until a BanWorker with `ban` false lifts it; a connected one is
+// dropped at once (its tasks run elsewhere) and told why. `reason` is shown in `coupler workers`.
+struct BanWorker {
+  static constexpr MessageType kType = MessageType::kBanWorker;
+
+  std::string worker_id;
+  std::string reason;
+  bool ban = true;
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(worker_id, reason, ban);
+  }
+  friend bool operator==(const BanWorker&, const BanWorker&) = default;
+};
+
 struct WorkersRequest {
   static constexpr MessageType kType = MessageType::kWorkersRequest;
 
@@ -280,11 +297,12 @@ struct WorkerStatus {
   std::string gpu_sampling;         // "nvml", or why `gpu_usage` is empty (see Heartbeat)
   std::string warning;              // e.g. its GPUs idle while it holds GPU tasks
   uint64_t heard_ms_ago = 0;
+  std::string ban_reason;  // state banned: why, and by whom (new in version 15)
 
   template <class Archive>
   void serialize(Archive& ar) {
     ar(id, host, address, slots, running, state, gpus, labels, cpus, memory_bytes, prefetched,
-       tasks_done, gpu_usage, gpu_sampling, warning, heard_ms_ago);
+       tasks_done, gpu_usage, gpu_sampling, warning, heard_ms_ago, ban_reason);
   }
   friend bool operator==(const WorkerStatus&, const WorkerStatus&) = default;
 };

@@ -120,6 +120,7 @@ template std::string Encode(const StatusReply&);
 template std::string Encode(const CancelJob&);
 template std::string Encode(const RetryJob&);
 template std::string Encode(const DrainWorker&);
+template std::string Encode(const BanWorker&);
 template std::string Encode(const WorkersRequest&);
 template std::string Encode(const WorkersReply&);
 template std::string Encode(const Ack&);

@@ -33,6 +33,7 @@ enum class MessageType : uint16_t {
   kWorkersRequest = 22,
   kWorkersReply = 23,
   kRetryJob = 24,
+  kBanWorker = 25,
 
   kAck = 32,
   kError = 33,
@@ -46,7 +47,7 @@ inline constexpr MessageType kAllMessageTypes[] = {
     MessageType::kReclaimed,      MessageType::kSubmitJob,     MessageType::kSubmitReply,
     MessageType::kStatusRequest,  MessageType::kStatusReply,   MessageType::kCancelJob,
     MessageType::kDrainWorker,    MessageType::kWorkersRequest, MessageType::kWorkersReply,
-    MessageType::kRetryJob,
+    MessageType::kRetryJob,       MessageType::kBanWorker,
     MessageType::kAck,            MessageType::kError,
 };
 
@@ -75,6 +76,7 @@ constexpr std::string_view MessageTypeName(MessageType type) {
     case MessageType::kWorkersRequest: return "WorkersRequest";
     case MessageType::kWorkersReply: return "WorkersReply";
     case MessageType::kRetryJob: return "RetryJob";
+    case MessageType::kBanWorker: return "BanWorker";
     case MessageType::kAck: return "Ack";
     case MessageType::kError: return "Error";
   }

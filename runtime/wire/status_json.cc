@@ -113,6 +113,7 @@ std::string WorkersJson(const std::vector<WorkerStatus>& workers) {
     w.Field("tasks_done", s.tasks_done);
     w.Field("heard_ms_ago", s.heard_ms_ago);
     w.Field("state", pool::WorkerStateName(s.state));
+    w.Field("ban_reason", s.ban_reason);
     w.Field("cpus", s.cpus);
     w.Field("memory_bytes", s.memory_bytes);
     w.BeginObject("labels");

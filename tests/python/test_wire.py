@@ -78,6 +78,7 @@ SAMPLE_REQUESTS = {
     "CancelJob": {"job_id": "j-9"},
     "RetryJob": {"job_id": "j-9"},
     "DrainWorker": {"worker_id": "w-1"},
+    "BanWorker": {"worker_id": "w-2", "reason": "bad DIMM; ticket 42", "ban": True},
     "WorkersRequest": {"worker_id": "w-1"},
 }
 
@@ -123,6 +124,7 @@ SAMPLE_REPLIES = {
         "state": "draining", "gpus": [GPU], "labels": {"zone": "a"}, "cpus": 16,
         "memory_bytes": 64 << 30, "prefetched": 5, "tasks_done": 1234, "gpu_usage": [USAGE],
         "gpu_sampling": "nvml", "warning": "GPUs idle", "heard_ms_ago": 420,
+        "ban_reason": "",
     }]},
 }
 
@@ -140,7 +142,7 @@ class WireTest(unittest.TestCase):
 
     def test_the_doc_example_is_what_the_encoder_writes(self):
         self.assertEqual(cc.encode("CancelJob", {"job_id": "j-9"}).hex(),
-                         "43504c520e001400" "0b000000" "0000000000000000"
+                         "43504c520f001400" "0b000000" "0000000000000000"
                          "0300000000000000" "6a2d39")
 
     def test_replies_decode_to_the_sample_fields(self):

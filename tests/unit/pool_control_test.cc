@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 
 #include "coordinator/job_intake.h"
@@ -124,6 +125,63 @@ TEST_F(PoolControlTest, TheStopsDrainTellsEachServingWorkerOnceAndEndsWhenNoneIs
   last.draining = true;
   pool_.OnMessage("r1", "k1", last, 50, second);
   EXPECT_TRUE(pool_.DrainForStop(second));
+}
+
+// An error the outbox sends on `route`, decoded; nullopt when it sends none there.
+std::optional<wire::Error> ErrorOn(const Outbox& out, const std::string& route) {
+  for (const auto& m : out.routes) {
+    if (m.route != route) continue;
+    Result<wire::Message> msg = wire::Decode(m.payload);
+    if (msg.ok() && std::holds_alternative<wire::Error>(*msg)) return std::get<wire::Error>(*msg);
+  }
+  return std::nullopt;
+}
+
+TEST_F(PoolControlTest, ABannedWorkerIsLostAtOnceToldWhyAndRefusedUntilUnbanned) {
+  Outbox out;
+  ASSERT_TRUE(pool_.OnMessage("r1", "k1", Registration("w1", 2), 0, out));
+  pool_.Dispatch(0, out);
+  ASSERT_EQ(Sent<wire::TaskAssignment>(out, "w1").size(), 1u);
+
+  Outbox banned;
+  EXPECT_EQ(pool_.Ban({"w1", "", true}, "ops", 10, banned).code(), StatusCode::kInvalidArgument)
+      << "a ban without a reason";
+  ASSERT_TRUE(pool_.Ban({"w1", "bad DIMM", true}, "ops", 10, banned).ok());
+  const std::optional<wire::Error> told = ErrorOn(banned, "r1");
+  ASSERT_TRUE(told.has_value());
+  EXPECT_EQ(told->code, static_cast<uint16_t>(StatusCode::kPermissionDenied));
+  EXPECT_NE(told->message.find("bad DIMM"), std::string::npos) << told->message;
+  std::vector<wire::WorkerStatus> workers = pool_.Workers(10);
+  ASSERT_EQ(workers.size(), 1u);
+  EXPECT_EQ(workers[0].state, pool::WorkerState::kBanned);
+  EXPECT_NE(workers[0].ban_reason.find("by 'ops'"), std::string::npos) << workers[0].ban_reason;
+  // Its two tasks are queued again, for another worker.
+  Outbox other;
+  ASSERT_TRUE(pool_.OnMessage("r2", "k2", Registration("w2", 2), 20, other));
+  pool_.Dispatch(20, other);
+  ASSERT_EQ(Sent<wire::TaskAssignment>(other, "w2").size(), 1u);
+  EXPECT_EQ(Sent<wire::TaskAssignment>(other, "w2")[0].tasks.size(), 2u);
+
+  // Registering again, on any connection, is refused; an id never registered can be banned too.
+  Outbox again;
+  ASSERT_TRUE(pool_.OnMessage("r3", "k1", Registration("w1", 2), 30, again));
+  ASSERT_TRUE(ErrorOn(again, "r3").has_value());
+  EXPECT_TRUE(Sent<wire::Registered>(again, "w1").empty());
+  ASSERT_TRUE(pool_.Ban({"w9", "never again", true}, "ops", 30, again).ok());
+  EXPECT_EQ(pool_.Workers(30).size(), 3u);
+
+  // The bans are in the state: a new PoolControl over it restores them.
+  PoolControl restarted(scheduler_, ledger_, launches_, 5000);
+  ASSERT_TRUE(restarted.RestoreBans().ok());
+  Outbox after_restart;
+  ASSERT_TRUE(restarted.OnMessage("r4", "k1", Registration("w1", 2), 40, after_restart));
+  EXPECT_TRUE(ErrorOn(after_restart, "r4").has_value());
+
+  ASSERT_TRUE(pool_.Ban({"w1", "", false}, "ops", 50, again).ok());
+  EXPECT_EQ(pool_.Ban({"w1", "", false}, "ops", 50, again).code(), StatusCode::kNotFound);
+  Outbox back;
+  ASSERT_TRUE(pool_.OnMessage("r5", "k1", Registration("w1", 2), 60, back));
+  EXPECT_EQ(Sent<wire::Registered>(back, "w1").size(), 1u);
 }
 
 }  // namespace

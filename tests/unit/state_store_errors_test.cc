@@ -186,7 +186,7 @@ TEST(StateStoreTest, AVersion8StateGainsCountersStartingAtZero) {
     auto store = OpenOrDie(dir.str());
     ASSERT_TRUE(store->PutJob(MakeJob("j-000001")).ok());
   }
-  ExecRaw(dir.path() / "coupler.db", "DROP TABLE counters; PRAGMA user_version = 8");
+  ExecRaw(dir.path() / "coupler.db", "DROP TABLE counters; DROP TABLE bans; PRAGMA user_version = 8");
   auto store = OpenOrDie(dir.str());
   auto counters = store->LoadCounters();
   ASSERT_TRUE(counters.ok()) << counters.status().ToString();
@@ -266,6 +266,27 @@ TEST(StateStoreTest, UnusableStateDirIsAClearError) {
   EXPECT_EQ(unwritable.status().code(), StatusCode::kUnavailable);
   EXPECT_THAT(unwritable.status().message(), HasSubstr("state dir " + locked.string() +
                                                        " is not writable"));
+}
+
+TEST(StateStoreTest, BansAreKeptAcrossAReopenUntilRemoved) {
+  TempDir dir;
+  {
+    auto store = OpenOrDie(dir.str());
+    ASSERT_TRUE(store->PutBan({"w7", "bad DIMM", "ops", 1700000000000}).ok());
+    ASSERT_TRUE(store->PutBan({"w3", "flaky NIC", "ops", 1700000001000}).ok());
+    ASSERT_TRUE(store->PutBan({"w7", "bad DIMM, ticket 42", "lead", 1700000002000}).ok());
+  }
+  auto store = OpenOrDie(dir.str());
+  auto bans = store->LoadBans();
+  ASSERT_TRUE(bans.ok()) << bans.status().ToString();
+  const std::vector<BanRecord> expected = {{"w3", "flaky NIC", "ops", 1700000001000},
+                                           {"w7", "bad DIMM, ticket 42", "lead", 1700000002000}};
+  EXPECT_EQ(*bans, expected);
+  ASSERT_TRUE(store->RemoveBan("w3").ok());
+  auto left = store->LoadBans();
+  ASSERT_TRUE(left.ok());
+  ASSERT_EQ(left->size(), 1u);
+  EXPECT_EQ((*left)[0].worker_id, "w7");
 }
 
 }  // namespace
