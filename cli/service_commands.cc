@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "cli/signals.h"
 #include "coordinator/coordinator.h"
+#include "runtime/wire/envelope.h"
 #include "runtime/util/byte_size.h"
 #include "runtime/util/duration.h"
 #include "worker/task_memory.h"
@@ -167,6 +168,13 @@ void AddServiceCommands(CLI::App& app, CommandBody* run) {
   AddDurationOption(w, "--death-timeout", wopts->death_timeout_ms,
                     "stop (exit 1) after hearing nothing from the coordinator this long (90s, "
                     "10m), or finding no keys for it at start; default: wait for ever");
+  w->add_option("--protocol", wopts->protocol,
+                "wire protocol version to speak: this build's (" +
+                    std::to_string(wire::kProtocolVersion) + ", the default) or the one before (" +
+                    std::to_string(wire::kMinSupportedVersion) +
+                    "), for a coordinator not upgraded yet (docs/operations.md, upgrades)")
+      ->check(CLI::Range(static_cast<int>(wire::kMinSupportedVersion),
+                         static_cast<int>(wire::kProtocolVersion)));
   w->add_option("--advertise", wopts->advertise,
                 "the address other hosts reach this worker at (default: the local address of "
                 "its connection to the coordinator)");

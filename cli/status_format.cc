@@ -6,6 +6,7 @@
 
 #include "coordinator/placement/placement.h"
 #include "runtime/util/byte_size.h"
+#include "runtime/wire/envelope.h"
 
 namespace coupler::cli {
 namespace {
@@ -195,6 +196,11 @@ std::string WorkersText(const std::vector<wire::WorkerStatus>& workers) {
                        id_w, s.address, addr_w, s.host, host_w, pool::WorkerStateName(s.state), s.slots, s.running,
                        s.prefetched, DescribeGpus(s.gpus), labels.empty() ? "-" : labels);
     if (!s.ban_reason.empty()) out += "    banned " + s.ban_reason + "\n";
+    // During an upgrade: who still speaks the previous protocol version.
+    if (s.protocol_version != 0 && s.protocol_version != wire::kProtocolVersion) {
+      out += fmt::format("    speaks protocol {} (this coordinator's clients speak {})\n",
+                         s.protocol_version, wire::kProtocolVersion);
+    }
     out += GpuUsageLines(s);
   }
   return out;

@@ -187,6 +187,10 @@ Status Coordinator::Bind() {
   const std::string client_ep =
       options_.client_listen.empty() ? net::ClientEndpointFor(options_.listen) : options_.client_listen;
   COUPLER_ASSIGN_OR_RETURN(clients_, net::BindRouter(ctx_, client_ep, client_sec, kClientQueue, 2u));
+  if (server_keys_) {
+    COUPLER_RETURN_IF_ERROR(worker_handshakes_.Attach(ctx_, workers_, "workers"));
+    COUPLER_RETURN_IF_ERROR(client_handshakes_.Attach(ctx_, clients_, "clients"));
+  }
   worker_endpoint_ = net::LastEndpoint(workers_);
   client_endpoint_ = net::LastEndpoint(clients_);
   // So a worker or client of this user on this machine finds the keys without being told.
@@ -270,6 +274,7 @@ Status Coordinator::Run(const std::atomic<bool>& stop) {
         if (!SessionAllowed(kWorkersDomain, (*m)->identity, (*m)->user_id, (*m)->peer_key)) {
           continue;
         }
+        worker_versions_.Note((*m)->identity, wire::PeekVersion((*m)->payload));
         OnWorkerMessage((*m)->identity, (*m)->user_id, (*m)->payload);
       }
     }
@@ -282,6 +287,7 @@ Status Coordinator::Run(const std::atomic<bool>& stop) {
           RefuseRevoked((*m)->identity, (*m)->payload, (*m)->has_empty_delimiter);
           continue;
         }
+        client_versions_.Note((*m)->identity, wire::PeekVersion((*m)->payload));
         OnClientMessage((*m)->identity, PeerPrincipal((*m)->user_id, (*m)->peer_key),
                         (*m)->payload, (*m)->has_empty_delimiter);
       }
@@ -306,6 +312,8 @@ Status Coordinator::Run(const std::atomic<bool>& stop) {
       log->error("stopping: {}", failed.message());
       break;
     }
+    worker_handshakes_.Poll();
+    client_handshakes_.Poll();
     Tick();
     Dispatch();
     Outbox answers;
@@ -355,6 +363,7 @@ void Coordinator::Dispatch() {
 void Coordinator::SendToWorker(const std::string& worker_id, std::string payload) {
   const WorkerEntry* w = scheduler_.registry().Find(worker_id);
   if (w == nullptr || w->route.empty()) return;
+  if (!worker_versions_.Adapt(w->route, payload)) return;
   wire::StampEpoch(payload, ledger_.epoch());
   if (Status s = net::SendRouted(workers_, w->route, payload); !s.ok()) {
     Logger("coordinator")->warn("send to worker {}: {}", worker_id, s.message());
@@ -362,6 +371,7 @@ void Coordinator::SendToWorker(const std::string& worker_id, std::string payload
 }
 
 void Coordinator::SendToRoute(const std::string& route, std::string payload) {
+  if (!worker_versions_.Adapt(route, payload)) return;
   wire::StampEpoch(payload, ledger_.epoch());
   if (Status s = net::SendRouted(workers_, route, payload); !s.ok()) {
     Logger("coordinator")->warn("send to an unregistered worker connection: {}", s.message());
@@ -382,7 +392,12 @@ void Coordinator::ReplyToClient(const ClientRef& to, const std::string& payload)
   const bool http = !identity.empty() && identity.front() == 'h';
   zmq::socket_t& socket = http ? http_requests_ : clients_;
   const std::string_view route = http ? std::string_view(identity).substr(1) : std::string_view(identity);
-  if (Status s = net::SendRouted(socket, route, payload, to.delimiter); !s.ok()) {
+  std::string older;
+  if (!http && client_versions_.VersionOf(identity) != wire::kProtocolVersion) {
+    older = payload;
+    if (!client_versions_.Adapt(identity, older)) return;
+  }
+  if (Status s = net::SendRouted(socket, route, older.empty() ? payload : older, to.delimiter); !s.ok()) {
     // Counted, logged at debug only: a flooding client must not flood the log as well.
     ++replies_dropped_;
     Logger("coordinator")->debug("reply to client dropped: {}", s.message());

@@ -16,6 +16,7 @@
 #include "coordinator/admission_queue.h"
 #include "coordinator/data_roots.h"
 #include "coordinator/event_log.h"
+#include "coordinator/handshake_watch.h"
 #include "coordinator/http/http_server.h"
 #include "coordinator/http/loop_channel.h"
 #include "coordinator/http/snapshot.h"
@@ -23,6 +24,7 @@
 #include "coordinator/launch_relay.h"
 #include "coordinator/ledger.h"
 #include "coordinator/pool_control.h"
+#include "coordinator/peer_versions.h"
 #include "coordinator/pool_metrics.h"
 #include "coordinator/principal.h"
 #include "coordinator/retention_sweeper.h"
@@ -199,6 +201,9 @@ class Coordinator {
   std::string keys_dir_;
   zmq::socket_t workers_;
   zmq::socket_t clients_;
+  // Handshakes that fail before a key is checked (a stale coordinator.pub), on each socket.
+  HandshakeWatch worker_handshakes_;
+  HandshakeWatch client_handshakes_;
   zmq::socket_t admitted_;  // PULL: the admission thread pokes it when a spec is done
   // ROUTER (inproc): the HTTP threads' requests, answered by the client handlers. Routes of
   // its peers are kept with an 'h' in front, so replies find their socket (the client
@@ -222,6 +227,9 @@ class Coordinator {
   // Declared last, so destroyed first: its threads read the board and call into the channel.
   http::SnapshotBoard board_;
   Histogram loop_lag_{LoopLagBounds()};  // each turn of Run's loop, seconds
+  // Connections speaking the previous protocol version (a rolling upgrade): answered in it.
+  PeerVersions worker_versions_;
+  PeerVersions client_versions_;
   std::unique_ptr<http::LoopChannel> loop_channel_;
   std::unique_ptr<http::HttpServer> http_;
 };

@@ -68,6 +68,8 @@ void Coordinator::PublishSnapshot() {
   s->metrics = ledger_.metrics();
   s->workers_lost_total = scheduler_.registry().workers_lost_total();
   s->loop_lag = loop_lag_;
+  s->handshakes_failed_workers = worker_handshakes_.failed();
+  s->handshakes_failed_clients = client_handshakes_.failed();
   board_.Publish(std::move(s));
 }
 

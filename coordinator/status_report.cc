@@ -196,6 +196,7 @@ std::vector<wire::WorkerStatus> ReportWorkers(const WorkerRegistry& registry, in
     s.labels = w.info.labels;
     s.cpus = w.info.cpus;
     s.memory_bytes = w.info.memory_bytes;
+    s.protocol_version = w.info.protocol_version;
     ReportGpus(w, s);
     out.push_back(std::move(s));
   }

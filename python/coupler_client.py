@@ -233,7 +233,7 @@ RECORDS: Dict[str, Fields] = {
         ("labels", "{str: str}"),
         ("cpus", "u32"), ("memory_bytes", "u64"), ("prefetched", "u32"), ("tasks_done", "u64"),
         ("gpu_usage", "[GpuUsage]"), ("gpu_sampling", "str"), ("warning", "str"),
-        ("heard_ms_ago", "u64"), ("ban_reason", "str"),
+        ("heard_ms_ago", "u64"), ("ban_reason", "str"), ("protocol_version", "u16"),
     ],
 }
 
@@ -504,7 +504,7 @@ def workers_json(workers: Sequence[Dict[str, Any]]) -> List[Dict[str, Any]]:
         "gpus": [dict(g) for g in w["gpus"]],
         "gpu_usage": [dict(g) for g in w["gpu_usage"]],
         "gpu_sampling": w["gpu_sampling"], "warning": w["warning"],
-        "ban_reason": w["ban_reason"],
+        "ban_reason": w["ban_reason"], "protocol_version": w["protocol_version"],
     } for w in workers]
 
 

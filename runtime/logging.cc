@@ -26,7 +26,9 @@ std::shared_ptr<spdlog::logger> Logger(std::string_view component) {
   if (auto existing = spdlog::get(name)) return existing;
   auto logger = spdlog::stderr_color_mt(name);
   logger->set_level(CurrentLevel());
-  logger->set_pattern("%^[%H:%M:%S.%e %l %n]%$ %v");
+  // Dated, in UTC: a log kept past midnight, or gathered from hosts in other time zones, still
+  // orders and lines up ("[2026-12-06T18:07:48.892Z warn coordinator] ...").
+  logger->set_pattern(std::string(kLogLinePattern), spdlog::pattern_time_type::utc);
   return logger;
 }
 

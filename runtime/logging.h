@@ -11,6 +11,9 @@
 
 namespace coupler {
 
+// Every line's prefix: the UTC date and time to the millisecond, the level, the component.
+inline constexpr std::string_view kLogLinePattern = "%^[%Y-%m-%dT%H:%M:%S.%eZ %l %n]%$ %v";
+
 // The logger for a component, created on first use with the current global level.
 std::shared_ptr<spdlog::logger> Logger(std::string_view component);
 

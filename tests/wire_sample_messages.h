@@ -157,6 +157,7 @@ inline std::vector<Message> SampleMessages() {
   worker.gpu_sampling = "nvml";
   worker.warning = "GPUs idle";
   worker.heard_ms_ago = 420;
+  worker.protocol_version = 15;
   WorkersReply workers_reply;
   workers_reply.workers = {worker};
 

@@ -27,6 +27,9 @@ constexpr double kPipeDepthMs = 20.0;
 constexpr uint32_t kMaxPrefetch = 256;
 // A start is reported at most this long after the last heartbeat.
 constexpr int64_t kStartReportMs = 50;
+// Handshakes cut short in a row, none succeeding, before the silence warning says what that
+// means: one or two are a coordinator restarting; libzmq retries several a second.
+constexpr int kCutShortToExplain = 5;
 
 int64_t SteadyMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -123,7 +126,7 @@ Result<std::unique_ptr<Worker>> Worker::Create(WorkerOptions options) {
   reg.cpus = static_cast<uint32_t>(host.cpus);
   reg.memory_bytes = host.memory_bytes;
   reg.labels = options.labels;
-  reg.protocol_version = wire::kProtocolVersion;
+  reg.protocol_version = options.protocol != 0 ? options.protocol : wire::kProtocolVersion;
   COUPLER_ASSIGN_OR_RETURN(const std::vector<int> gpus,
                            ParseGpuList(options.gpus, kernels::CudaDeviceCount()));
   std::vector<pool::GpuShareLedger::Device> shares;
@@ -202,6 +205,9 @@ void Worker::Register() {
 }
 
 Status Worker::SendToCoordinator(std::string message) {
+  if (options_.protocol != 0 && options_.protocol != wire::kProtocolVersion) {
+    COUPLER_ASSIGN_OR_RETURN(message, wire::Reencode(message, options_.protocol));
+  }
   wire::StampEpoch(message, fence_.epoch());
   return net::Send(dealer_, message);
 }
@@ -300,6 +306,13 @@ void Worker::SendDaemonOutput(bool keepalive) {
 }
 
 void Worker::OnMessage(const std::string& payload, bool& drain_requested) {
+  // Speaking an older version (--protocol), it reads only that one, as a build of it would.
+  if (options_.protocol != 0 && wire::PeekVersion(payload) != options_.protocol) {
+    Logger("worker")->warn("dropped a message from the coordinator: unsupported protocol version "
+                           "{} (this worker speaks {})",
+                           wire::PeekVersion(payload), options_.protocol);
+    return;
+  }
   Result<wire::Message> msg = wire::Decode(payload);
   if (!msg.ok()) {
     Logger("worker")->warn("dropped a malformed message from the coordinator: {}",
@@ -454,6 +467,16 @@ Status Worker::Run(const std::atomic<bool>& drain) {
       // we register again then.
       log->warn("no word from the coordinator for {} ms; still trying, keeping {} task(s) and "
                 "their results", now - last_heard_ms_, pool_->held());
+      if (const int cut = monitor_.cut_short_since_success(); cut >= kCutShortToExplain) {
+        // Something answers there and ends every handshake: a coordinator whose key set was
+        // made again (our coordinator.pub is stale), or one of another --insecure setting.
+        log->warn("every security handshake with {} since the last one that worked was cut short "
+                  "({} so far): it does not accept this key set's coordinator.pub, which is "
+                  "probably stale (copy the coordinator's current KEYS/coordinator.pub into {}), "
+                  "or it runs with another --insecure setting",
+                  options_.coordinator, cut,
+                  options_.keys_dir.empty() ? std::string("its key set") : options_.keys_dir);
+      }
     } else if (!silent && silence_reported_) {
       log->info("the coordinator is back");
     }

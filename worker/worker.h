@@ -54,6 +54,9 @@ struct WorkerOptions {
   // How the gangs it leads start their ranks: auto is `srun --mpi=pmix` steps inside a Slurm
   // allocation (SLURM_JOB_ID), mpirun outside (worker/slurm_env.h).
   GangLauncher gang_launcher = GangLauncher::kAuto;
+  // --protocol: the wire version it speaks, kProtocolVersion or the one before (a coordinator
+  // not upgraded yet: workers may be upgraded first). 0: the current one.
+  uint16_t protocol = 0;
 };
 
 class Worker {

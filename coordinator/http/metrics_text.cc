@@ -90,11 +90,14 @@ void RenderWorkerSeries(Exposition& e, const std::vector<wire::WorkerStatus>& wo
       e.Sample(name, fmt::format("worker=\"{}\"", EscapeLabelValue(w.id)), value(w));
     }
   };
-  e.Family("coupler_worker_info", "gauge", "A worker the coordinator lists: its host and state.");
+  e.Family("coupler_worker_info", "gauge",
+           "A worker the coordinator lists: its host, state and the wire protocol version it "
+           "registered with (an upgrade is done when none speaks the older one).");
   for (const wire::WorkerStatus& w : workers) {
     e.Sample("coupler_worker_info",
-             fmt::format("worker=\"{}\",host=\"{}\",state=\"{}\"", EscapeLabelValue(w.id),
-                         EscapeLabelValue(w.host), pool::WorkerStateName(w.state)),
+             fmt::format("worker=\"{}\",host=\"{}\",state=\"{}\",protocol=\"{}\"",
+                         EscapeLabelValue(w.id), EscapeLabelValue(w.host),
+                         pool::WorkerStateName(w.state), w.protocol_version),
              1);
   }
   per_worker("coupler_worker_task_slots", "gauge", "A worker's task slots.",
@@ -212,6 +215,11 @@ std::string RenderMetrics(const Snapshot& s, std::string_view version) {
             static_cast<double>(s.stats.messages_dropped));
   e.Counter("coupler_handshakes_refused_total", "Connections refused: keys on no allow-list.",
             static_cast<double>(s.stats.handshakes_refused));
+  e.LabelledCounter("coupler_handshakes_failed_total", "socket",
+                    "Security handshakes that failed before any key was checked: the peer holds "
+                    "another coordinator's public key (a stale coordinator.pub) or speaks "
+                    "plaintext.",
+                    {{"workers", s.handshakes_failed_workers}, {"clients", s.handshakes_failed_clients}});
   e.Counter("coupler_gpu_fallback_tasks_total",
             "Committed tasks that asked for a GPU and ran on the CPU.",
             static_cast<double>(s.metrics.gpu_fallback_tasks));

@@ -31,6 +31,9 @@ struct Snapshot {
   // How long each of the event loop's turns took, from a wait's end to the next wait: how late
   // a message that arrived meanwhile is read.
   Histogram loop_lag{LoopLagBounds()};
+  // Handshakes that failed before any key was checked (HandshakeWatch), by socket.
+  uint64_t handshakes_failed_workers = 0;
+  uint64_t handshakes_failed_clients = 0;
   // The job with this id, or null.
   const wire::JobStatus* FindJob(const std::string& id) const;
 

@@ -51,6 +51,7 @@ std::optional<Status> HandshakeMonitor::Poll() {
     switch (event) {
       case ZMQ_EVENT_HANDSHAKE_SUCCEEDED:
         succeeded_ = true;
+        cut_since_success_ = 0;
         break;
       case ZMQ_EVENT_HANDSHAKE_FAILED_AUTH:
         return Status(StatusCode::kPermissionDenied,
@@ -61,6 +62,7 @@ std::optional<Status> HandshakeMonitor::Poll() {
         // A connection cut mid-handshake (the coordinator restarting): libzmq retries, and so
         // do we. Only a refusal or a wrong key is final; the caller weighs the count.
         ++cut_short_;
+        ++cut_since_success_;
         break;
       case ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL:
         return Unavailable("the security handshake with " + peer_ +

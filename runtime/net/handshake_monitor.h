@@ -32,6 +32,9 @@ class HandshakeMonitor {
   // is a peer that ends each handshake, as a CURVE server does with a plaintext client when
   // libzmq sees the close before the mismatch (which one it sees is a race).
   int cut_short() const { return cut_short_; }
+  // Of those, the ones since the last handshake that succeeded: a long run of them, none
+  // succeeding, is a peer that no longer accepts these keys (its key set was remade).
+  int cut_short_since_success() const { return cut_since_success_; }
   zmq::socket_t* socket() { return attached_ ? &pair_ : nullptr; }
 
  private:
@@ -40,6 +43,7 @@ class HandshakeMonitor {
   bool attached_ = false;
   bool succeeded_ = false;
   int cut_short_ = 0;
+  int cut_since_success_ = 0;
 };
 
 }  // namespace coupler::net

@@ -69,6 +69,38 @@ std::string PidNamespace() {
   return fs::read_symlink("/proc/self/ns/pid", ec).string();
 }
 
+// The note's second line ("pid P STARTTICKS pid:[NS]") names a writer that has stopped: judged
+// only from the writer's own PID namespace (from another, its pid means nothing here). False
+// for a note that names no writer (an older build's): nothing is known of it.
+bool WriterGone(const std::string& writer_line, long* pid_out = nullptr) {
+  std::istringstream w(writer_line);
+  std::string word;
+  long pid = 0;
+  uint64_t started = 0;
+  std::string pid_ns;
+  if (!(w >> word >> pid >> started >> pid_ns) || word != "pid" || pid_ns != PidNamespace()) {
+    return false;
+  }
+  if (pid_out != nullptr) *pid_out = pid;
+  return ProcessStartTicks(pid) != started;
+}
+
+// Removes the notes of coordinators that have stopped (their pid gone, or reused by another
+// process), so the folder holds the live ones, not every coordinator this user ever ran.
+void PruneStoppedNotes(const std::string& dir, const std::string& keep) {
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name == keep || !e.is_regular_file(ec) || name.find(".tmp.") != std::string::npos) continue;
+    std::ifstream in(e.path());
+    std::string note;
+    std::string writer;
+    std::getline(in, note);
+    std::getline(in, writer);
+    if (WriterGone(writer)) fs::remove(e.path(), ec);
+  }
+}
+
 }  // namespace
 
 std::string CouplerHome() {
@@ -106,6 +138,7 @@ Status PublishKeyLocation(const std::string& endpoint, const std::string& keys_d
   ::chmod(tmp.c_str(), 0600);
   fs::rename(tmp, path, ec);
   if (ec) return Internal("cannot write " + path + ": " + ec.message());
+  PruneStoppedNotes(dir, *name);
   return Status::Ok();
 }
 
@@ -129,12 +162,7 @@ Result<std::optional<PeerKeys>> FindPeerKeys(const std::string& endpoint, KeyRol
     std::getline(in, writer);
   }
   long pid = 0;
-  uint64_t started = 0;
-  std::string pid_ns;
-  // Judged only from the writer's own PID namespace: from another, its pid means nothing here.
-  if (std::istringstream w(writer); !note.empty() && w >> writer >> pid >> started >> pid_ns &&
-                                    writer == "pid" && pid_ns == PidNamespace() &&
-                                    ProcessStartTicks(pid) != started) {
+  if (!note.empty() && WriterGone(writer, &pid)) {
     return NotFound("the note of the coordinator at " + endpoint + " was left by one that has "
                     "stopped (pid " + std::to_string(pid) + "): is `coupler coordinator` running "
                     "there, as this user?");

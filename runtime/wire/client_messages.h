@@ -12,6 +12,7 @@
 #include <cereal/types/vector.hpp>
 
 #include "runtime/wire/message_type.h"
+#include "runtime/wire/payload_version.h"
 #include "runtime/wire/phase_codec.h"
 #include "runtime/wire/worker_messages.h"
 
@@ -297,12 +298,16 @@ struct WorkerStatus {
   std::string gpu_sampling;         // "nvml", or why `gpu_usage` is empty (see Heartbeat)
   std::string warning;              // e.g. its GPUs idle while it holds GPU tasks
   uint64_t heard_ms_ago = 0;
-  std::string ban_reason;  // state banned: why, and by whom (new in version 15)
+  // New in version 15: state banned's why and by whom, and the protocol version the worker
+  // registered with (an upgrade shows who still speaks the older one).
+  std::string ban_reason;
+  uint16_t protocol_version = 0;
 
   template <class Archive>
   void serialize(Archive& ar) {
     ar(id, host, address, slots, running, state, gpus, labels, cpus, memory_bytes, prefetched,
-       tasks_done, gpu_usage, gpu_sampling, warning, heard_ms_ago, ban_reason);
+       tasks_done, gpu_usage, gpu_sampling, warning, heard_ms_ago);
+    if (PayloadVersion() >= 15) ar(ban_reason, protocol_version);
   }
   friend bool operator==(const WorkerStatus&, const WorkerStatus&) = default;
 };

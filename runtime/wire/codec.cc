@@ -12,6 +12,7 @@
 #include <cereal/archives/binary.hpp>
 
 #include "runtime/wire/bounded_archive.h"
+#include "runtime/wire/payload_version.h"
 
 namespace coupler::wire {
 namespace {
@@ -84,8 +85,14 @@ Result<Message> DecodePayloadOfType(MessageType type, std::string_view payload) 
 
 template <WireMessage T>
 std::string Encode(const T& message) {
+  return EncodeAs(message, kProtocolVersion);
+}
+
+template <WireMessage T>
+std::string EncodeAs(const T& message, uint16_t version) {
   std::string out(kHeaderSize, '\0');
   {
+    PayloadVersionScope scope(version);
     StringAppendBuffer buffer(&out);
     std::ostream stream(&buffer);
     cereal::BinaryOutputArchive archive(stream);
@@ -95,7 +102,7 @@ std::string Encode(const T& message) {
   COUPLER_CHECK(payload_size <= std::numeric_limits<uint32_t>::max())
       << MessageTypeName(T::kType) << " payload of " << payload_size
       << " bytes cannot be framed; send smaller batches";
-  WriteHeader({kProtocolVersion, T::kType, static_cast<uint32_t>(payload_size), 0}, out.data());
+  WriteHeader({version, T::kType, static_cast<uint32_t>(payload_size), 0}, out.data());
   return out;
 }
 
@@ -125,6 +132,31 @@ template std::string Encode(const WorkersRequest&);
 template std::string Encode(const WorkersReply&);
 template std::string Encode(const Ack&);
 template std::string Encode(const Error&);
+template std::string EncodeAs(const RegisterWorker&, uint16_t);
+template std::string EncodeAs(const Heartbeat&, uint16_t);
+template std::string EncodeAs(const TaskAssignment&, uint16_t);
+template std::string EncodeAs(const TaskResult&, uint16_t);
+template std::string EncodeAs(const LaunchRequest&, uint16_t);
+template std::string EncodeAs(const LaunchDaemon&, uint16_t);
+template std::string EncodeAs(const LaunchOutput&, uint16_t);
+template std::string EncodeAs(const LaunchStop&, uint16_t);
+template std::string EncodeAs(const Registered&, uint16_t);
+template std::string EncodeAs(const ResultAck&, uint16_t);
+template std::string EncodeAs(const RegisterAgain&, uint16_t);
+template std::string EncodeAs(const Reclaim&, uint16_t);
+template std::string EncodeAs(const Reclaimed&, uint16_t);
+template std::string EncodeAs(const SubmitJob&, uint16_t);
+template std::string EncodeAs(const SubmitReply&, uint16_t);
+template std::string EncodeAs(const StatusRequest&, uint16_t);
+template std::string EncodeAs(const StatusReply&, uint16_t);
+template std::string EncodeAs(const CancelJob&, uint16_t);
+template std::string EncodeAs(const RetryJob&, uint16_t);
+template std::string EncodeAs(const DrainWorker&, uint16_t);
+template std::string EncodeAs(const BanWorker&, uint16_t);
+template std::string EncodeAs(const WorkersRequest&, uint16_t);
+template std::string EncodeAs(const WorkersReply&, uint16_t);
+template std::string EncodeAs(const Ack&, uint16_t);
+template std::string EncodeAs(const Error&, uint16_t);
 
 std::string Encode(const Message& message) {
   return std::visit([](const auto& m) { return Encode(m); }, message);
@@ -145,7 +177,27 @@ Result<Message> Decode(std::string_view bytes, const DecodeLimits& limits) {
                            std::to_string(present) + " follow the header (" +
                            (present < header.payload_size ? "truncated" : "trailing bytes") + ")");
   }
+  PayloadVersionScope scope(header.version);
   return DecodePayloadOfType(header.type, bytes.substr(kHeaderSize));
+}
+
+Result<std::string> Reencode(std::string_view bytes, uint16_t version) {
+  if (version < kMinSupportedVersion || version > kProtocolVersion) {
+    return InvalidArgument("cannot write protocol version " + std::to_string(version) +
+                           " (this build writes " + std::to_string(kMinSupportedVersion) + " to " +
+                           std::to_string(kProtocolVersion) + ")");
+  }
+  COUPLER_ASSIGN_OR_RETURN(const Header header, ReadHeader(bytes));
+  if (header.version == version) return std::string(bytes);
+  COUPLER_ASSIGN_OR_RETURN(const Message message, Decode(bytes));
+  std::string out = std::visit([version](const auto& m) { return EncodeAs(m, version); }, message);
+  StampEpoch(out, header.epoch);
+  return out;
+}
+
+uint16_t PeekVersion(std::string_view bytes) {
+  Result<Header> header = ReadHeader(bytes);
+  return header.ok() ? header->version : 0;
 }
 
 Result<MessageType> PeekType(std::string_view bytes) {

@@ -25,6 +25,18 @@ struct DecodeLimits {
 template <WireMessage T>
 std::string Encode(const T& message);
 std::string Encode(const Message& message);
+// The same in an older layout, `version` in [kMinSupportedVersion, kProtocolVersion]: the fields
+// that version lacks are left out (payload_version.h), for a peer that speaks it.
+template <WireMessage T>
+std::string EncodeAs(const T& message, uint16_t version);
+
+// `bytes` (a whole message of any version this build reads) written again in `version`, its
+// epoch kept; the bytes themselves when they are in that version already. For an answer to a
+// peer of an older version.
+Result<std::string> Reencode(std::string_view bytes, uint16_t version);
+
+// The header's version, or 0 when the header is not one this build reads.
+uint16_t PeekVersion(std::string_view bytes);
 
 // The message in `bytes`, or InvalidArgument naming the fault: short header, bad magic,
 // unsupported version, unknown type, payload over `limits`, length field != bytes present,

@@ -40,10 +40,11 @@ inline constexpr uint16_t kProtocolVersion = 15;
 // worker refuses what an older coordinator sends, a coordinator stops when a worker speaks for
 // a newer one) and moved Registered's epoch there; 15 added BanWorker, WorkerStatus.ban_reason
 // and the worker state banned.
-// Only the version this build decodes is accepted: a payload's layout follows its version, and
-// decoding a 10 payload as 11 would misread it, so an older peer is refused with its version
-// named rather than half understood.
-inline constexpr uint16_t kMinSupportedVersion = 15;
+// A payload's layout follows its version: the previous version (N-1) is read and written too,
+// each field new since guarded by its version (payload_version.h), so a pool upgrades one
+// process at a time; anything older is refused with its version named rather than half
+// understood.
+inline constexpr uint16_t kMinSupportedVersion = 14;
 
 // Default cap on a payload the decoder will look at; far above a batch of a few hundred tasks,
 // far below what would hurt a coordinator holding a million-task job.

@@ -9,6 +9,7 @@
 
 #include <cereal/cereal.hpp>
 
+#include "runtime/wire/payload_version.h"
 #include "runtime/job/job_phase.h"
 #include "runtime/job/node_phase.h"
 #include "runtime/pool/worker_state.h"
@@ -50,13 +51,18 @@ void load_minimal(const Archive&, NodePhase& phase, const uint8_t& value) {
 
 namespace coupler::pool {
 
+// Version 14 has no banned state: a banned worker reads as lost there (given up on).
 template <class Archive>
 uint8_t save_minimal(const Archive&, const WorkerState& state) {
+  if (state == WorkerState::kBanned && wire::PayloadVersion() < 15) {
+    return static_cast<uint8_t>(WorkerState::kLost);
+  }
   return static_cast<uint8_t>(state);
 }
 template <class Archive>
 void load_minimal(const Archive&, WorkerState& state, const uint8_t& value) {
-  wire::LoadEnumByte(state, value, kWorkerStateCount, "worker state");
+  wire::LoadEnumByte(state, value, wire::PayloadVersion() < 15 ? kWorkerStateCount - 1 : kWorkerStateCount,
+                     "worker state");
 }
 
 }  // namespace coupler::pool

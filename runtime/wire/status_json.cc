@@ -114,6 +114,7 @@ std::string WorkersJson(const std::vector<WorkerStatus>& workers) {
     w.Field("heard_ms_ago", s.heard_ms_ago);
     w.Field("state", pool::WorkerStateName(s.state));
     w.Field("ban_reason", s.ban_reason);
+    w.Field("protocol_version", s.protocol_version);
     w.Field("cpus", s.cpus);
     w.Field("memory_bytes", s.memory_bytes);
     w.BeginObject("labels");

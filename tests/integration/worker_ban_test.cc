@@ -132,3 +132,52 @@ TEST(WorkerBanTest, ARevokedGangLeaderIsGoneAndItsGangFinishesOnTheWorkersLeft) 
 
 }  // namespace
 }  // namespace coupler::itest
+
+namespace coupler::itest {
+namespace {
+
+// A worker holding a stale coordinator.pub (the coordinator's key set was remade): the worker
+// says why it hears nothing (every handshake cut short: its coordinator.pub is stale) and stops
+// at its --death-timeout, and the coordinator, which no ZAP request ever reaches for it, counts
+// the failed handshakes and says which file to hand out.
+TEST(WorkerBanTest, AWorkerWithAStaleCoordinatorKeyStopsAndTheCoordinatorCountsAndSaysSo) {
+  Cluster::Options o;
+  o.coordinator_args = {"--http", "127.0.0.1:0"};
+  Cluster cluster(o);
+  ASSERT_TRUE(cluster.StartCoordinator()) << cluster.Logs();
+  const fs::path keys = KeygenAndAuthorize(cluster, "node-9", "worker", {"workers"});
+  // Another key in coordinator.pub's place: what a worker keeps after the coordinator's
+  // key set was made again.
+  const fs::path other = cluster.dir() / "keys-other-coordinator";
+  CommandResult made = RunToEnd({kCoupler, "keygen", other.string(), "--role", "coordinator"}, cluster.logs(), 30s);
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  fs::copy_file(other / "coordinator.pub", keys / "coordinator.pub", fs::copy_options::overwrite_existing);
+  // It retries (a coordinator restarting cuts handshakes short too), says why once it is
+  // silent, and stops at its --death-timeout.
+  Process& w = cluster.StartWorker("w9", 1, {"--keys", keys.string(), "--death-timeout", "8s"});
+  const std::optional<int> code = w.WaitExit(60s);
+  ASSERT_TRUE(code.has_value()) << "a worker with a stale coordinator key kept retrying\n" << cluster.Logs();
+  EXPECT_NE(*code, 0);
+  EXPECT_THAT(w.err(), HasSubstr("was cut short"));
+  EXPECT_THAT(w.err(), HasSubstr("coordinator.pub, which is probably stale"));
+  EXPECT_TRUE(WaitUntil([&] { return cluster.coordinator().err().find("failed on the workers socket") != std::string::npos; },
+                        30s, 200ms))
+      << cluster.Logs();
+  EXPECT_THAT(cluster.coordinator().err(), HasSubstr("coordinator.pub"));
+  const std::string token = ReadFile(cluster.state() / "metrics-token");
+  std::string metrics;
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        metrics = RunToEnd({FindProgram("curl"), "-sS", "-H", "Authorization: Bearer " + token.substr(0, token.find('\n')),
+                            cluster.HttpUrl() + "/metrics"},
+                           cluster.logs(), 30s)
+                      .out;
+        return metrics.find("coupler_handshakes_failed_total{socket=\"workers\"} 0") == std::string::npos &&
+               metrics.find("coupler_handshakes_failed_total{socket=\"workers\"} ") != std::string::npos;
+      },
+      30s, 500ms))
+      << metrics;
+}
+
+}  // namespace
+}  // namespace coupler::itest

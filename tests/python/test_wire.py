@@ -124,7 +124,7 @@ SAMPLE_REPLIES = {
         "state": "draining", "gpus": [GPU], "labels": {"zone": "a"}, "cpus": 16,
         "memory_bytes": 64 << 30, "prefetched": 5, "tasks_done": 1234, "gpu_usage": [USAGE],
         "gpu_sampling": "nvml", "warning": "GPUs idle", "heard_ms_ago": 420,
-        "ban_reason": "",
+        "ban_reason": "", "protocol_version": 15,
     }]},
 }
 

@@ -125,6 +125,7 @@ void FillSample(Snapshot& s) {
   w.prefetched = 1;
   w.tasks_done = 17;
   w.heard_ms_ago = 1500;
+  w.protocol_version = 14;
   s.workers = {w};
   s.stats.recommended_workers = 3;
   s.metrics.task_duration.Observe(0.0002);
@@ -156,7 +157,7 @@ TEST(MetricsTextTest, CountsStatesHistogramsAndEscapesLabels) {
   EXPECT_THAT(text, HasSubstr("coupler_gpu_memory_used_bytes{worker=\"w\\\"1\",gpu=\"0\",Hostname=\"gpu-7\","
                               "modelName=\"NVIDIA H200\"} 12884901888\n"));
   // One series per worker, as its row of `coupler workers` shows it.
-  EXPECT_THAT(text, HasSubstr("coupler_worker_info{worker=\"w\\\"1\",host=\"gpu-7\",state=\"alive\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("coupler_worker_info{worker=\"w\\\"1\",host=\"gpu-7\",state=\"alive\",protocol=\"14\"} 1\n"));
   EXPECT_THAT(text, HasSubstr("coupler_worker_task_slots{worker=\"w\\\"1\"} 4\n"));
   EXPECT_THAT(text, HasSubstr("coupler_worker_running_tasks{worker=\"w\\\"1\"} 2\n"));
   EXPECT_THAT(text, HasSubstr("coupler_worker_prefetched_tasks{worker=\"w\\\"1\"} 1\n"));

@@ -6,10 +6,13 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -89,6 +92,32 @@ TEST_F(KeyDiscoveryTest, APeerStartedBeforeItsCoordinatorWaitsForTheNote) {
   keys = AwaitPeerKeys("tcp://127.0.0.1:23995", KeyRole::kClient, (home_ / "none").string(),
                        false, std::nullopt);
   EXPECT_FALSE(keys.ok());
+}
+
+}  // namespace
+}  // namespace coupler::net
+
+namespace coupler::net {
+namespace {
+
+TEST_F(KeyDiscoveryTest, PublishingANotePrunesTheNotesOfStoppedCoordinatorsOnly) {
+  std::error_code ec;
+  const std::string ns = fs::read_symlink("/proc/self/ns/pid", ec).string();
+  const fs::path notes = home_ / "coordinators";
+  fs::create_directories(notes);
+  // Left by coordinators that stopped; by a live one (this process); by one in another PID
+  // namespace; by an older build (no writer line). Only the first two kinds can be judged.
+  { std::ofstream(notes / "tcp-7100") << "insecure\npid " << ::getpid() << " 1 " << ns << "\n"; }
+  { std::ofstream(notes / "tcp-7200") << "insecure\npid 999999999 5 " << ns << "\n"; }
+  ASSERT_TRUE(PublishKeyLocation("tcp://127.0.0.1:7300", "").ok());  // this one: alive
+  { std::ofstream(notes / "tcp-7400") << "insecure\npid 999999999 5 pid:[1]\n"; }
+  { std::ofstream(notes / "tcp-7500") << "insecure\n"; }
+  ASSERT_TRUE(PublishKeyLocation("tcp://127.0.0.1:7600", "").ok());
+  std::vector<std::string> left;
+  for (const auto& e : fs::directory_iterator(notes)) left.push_back(e.path().filename().string());
+  std::sort(left.begin(), left.end());
+  const std::vector<std::string> expected = {"tcp-7300", "tcp-7400", "tcp-7500", "tcp-7600"};
+  EXPECT_EQ(left, expected);
 }
 
 }  // namespace

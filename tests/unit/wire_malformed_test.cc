@@ -179,6 +179,12 @@ TEST(WireMalformedTest, RandomByteFlipsNeverCrashOrDecodeToTheOriginal) {
       std::string without_epoch = mutated;
       StampEpoch(without_epoch, 0);
       if (without_epoch == bytes) continue;
+      // Nor do flips that only move the header's version to the previous one, which this build
+      // also reads (N-1): most messages are the same in both.
+      std::string same_version = without_epoch;
+      same_version[4] = bytes[4];
+      same_version[5] = bytes[5];
+      if (same_version == bytes && PeekVersion(mutated) == kMinSupportedVersion) continue;
       Result<Message> decoded = Decode(mutated);
       if (!decoded.ok()) {
         ++rejected;
