@@ -1,32 +1,18 @@
 #include "coordinator/handshake_watch.h"
 
-#include <unistd.h>
-
-#include <atomic>
 #include <cstring>
 #include <vector>
 
 #include <zmq_addon.hpp>
 
 #include "runtime/logging.h"
+#include "runtime/net/handshake_monitor.h"
 
 namespace coupler::coordinator {
 
 Status HandshakeWatch::Attach(zmq::context_t& ctx, zmq::socket_t& socket, std::string what) {
-  static std::atomic<uint64_t> next{0};
-  const std::string ep = "inproc://coupler-server-handshakes-" + std::to_string(::getpid()) + "-" +
-                         std::to_string(next.fetch_add(1));
   what_ = std::move(what);
-  if (zmq_socket_monitor(socket.handle(), ep.c_str(), ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL) != 0) {
-    return Internal(std::string("zmq_socket_monitor: ") + zmq_strerror(zmq_errno()));
-  }
-  try {
-    pair_ = zmq::socket_t(ctx, zmq::socket_type::pair);
-    pair_.set(zmq::sockopt::linger, 0);
-    pair_.connect(ep);
-  } catch (const zmq::error_t& e) {
-    return Internal(std::string("handshake watch: ") + e.what());
-  }
+  COUPLER_ASSIGN_OR_RETURN(pair_, net::OpenSocketMonitor(ctx, socket, ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL));
   attached_ = true;
   return Status::Ok();
 }

@@ -10,24 +10,30 @@
 
 namespace coupler::net {
 
-Status HandshakeMonitor::Attach(zmq::context_t& ctx, zmq::socket_t& socket, std::string peer) {
+Result<zmq::socket_t> OpenSocketMonitor(zmq::context_t& ctx, zmq::socket_t& socket, int events) {
   static std::atomic<uint64_t> next{0};
-  const std::string ep = "inproc://coupler-handshakes-" + std::to_string(::getpid()) + "-" +
+  const std::string ep = "inproc://coupler-socket-events-" + std::to_string(::getpid()) + "-" +
                          std::to_string(next.fetch_add(1));
-  peer_ = std::move(peer);
-  if (zmq_socket_monitor(socket.handle(), ep.c_str(),
-                         ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH |
-                             ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
-                             ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL) != 0) {
+  if (zmq_socket_monitor(socket.handle(), ep.c_str(), events) != 0) {
     return Internal(std::string("zmq_socket_monitor: ") + zmq_strerror(zmq_errno()));
   }
   try {
-    pair_ = zmq::socket_t(ctx, zmq::socket_type::pair);
-    pair_.set(zmq::sockopt::linger, 0);
-    pair_.connect(ep);
+    zmq::socket_t pair(ctx, zmq::socket_type::pair);
+    pair.set(zmq::sockopt::linger, 0);
+    pair.connect(ep);
+    return pair;
   } catch (const zmq::error_t& e) {
-    return Internal(std::string("handshake monitor: ") + e.what());
+    return Internal(std::string("socket monitor: ") + e.what());
   }
+}
+
+Status HandshakeMonitor::Attach(zmq::context_t& ctx, zmq::socket_t& socket, std::string peer) {
+  peer_ = std::move(peer);
+  COUPLER_ASSIGN_OR_RETURN(pair_, OpenSocketMonitor(ctx, socket,
+                                                    ZMQ_EVENT_HANDSHAKE_SUCCEEDED |
+                                                        ZMQ_EVENT_HANDSHAKE_FAILED_AUTH |
+                                                        ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+                                                        ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL));
   attached_ = true;
   return Status::Ok();
 }

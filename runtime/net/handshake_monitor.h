@@ -12,6 +12,11 @@
 
 namespace coupler::net {
 
+// A PAIR socket on which `socket`'s events in the mask `events` arrive (zmq_socket_monitor over
+// an inproc endpoint of its own), read with recv_multipart: frame 0 holds the event (u16) and
+// its value (u32).
+Result<zmq::socket_t> OpenSocketMonitor(zmq::context_t& ctx, zmq::socket_t& socket, int events);
+
 class HandshakeMonitor {
  public:
   HandshakeMonitor() = default;

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "tests/integration/coupler_cluster.h"
+#include "tests/integration/prometheus_server.h"
 
 namespace coupler::itest {
 namespace {
@@ -30,8 +31,6 @@ std::string Missing(const std::vector<std::string>& programs) {
     }                                                            \
   } while (0)
 
-std::string HostPort(const std::string& url) { return url.substr(url.find("://") + 3); }
-
 std::string Curl(Cluster& c, const std::vector<std::string>& args) {
   std::vector<std::string> argv{FindProgram("curl"), "-sS", "--max-time", "30"};
   argv.insert(argv.end(), args.begin(), args.end());
@@ -49,23 +48,8 @@ TEST(OpsObservedTest, ARealPrometheusScrapesTheJobsFinishedTasks) {
   c.StartWorker("w1", 2);
   ASSERT_TRUE(c.WaitWorkersAlive(1)) << c.Logs();
 
-  const int prom_port = FreePortPair();
-  const fs::path prom = c.dir() / "prometheus";
-  fs::create_directories(prom / "data");
-  WriteFile(prom / "prometheus.yml",
-            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
-            "scrape_configs:\n  - job_name: coupler\n    metrics_path: /metrics\n"
-            "    authorization:\n      credentials_file: " + c.ApiTokenFile().string() + "\n"
-            "    static_configs:\n      - targets: ['" + HostPort(url) + "']\n");
-  Process::Options po;
-  po.deadline = 240s;
-  po.output = c.logs();
-  po.name = "prometheus";
-  Process prometheus = Process::Spawn(
-      {FindProgram("prometheus"), "--config.file=" + (prom / "prometheus.yml").string(),
-       "--storage.tsdb.path=" + (prom / "data").string(),
-       "--web.listen-address=127.0.0.1:" + std::to_string(prom_port), "--log.level=warn"},
-      po);
+  PrometheusServer prometheus = StartPrometheus(c, url, c.ApiTokenFile());
+  const int prom_port = prometheus.port;
 
   constexpr int kShards = 12;
   WriteSyntheticCsv(c.dir() / "in.csv", 600, 3);
@@ -118,7 +102,7 @@ TEST(OpsObservedTest, ARealPrometheusScrapesTheJobsFinishedTasks) {
     EXPECT_NE(text.find(family), std::string::npos) << family << " missing from\n" << text;
   }
   EXPECT_EQ(text.find(job), std::string::npos) << "no job ids as labels";
-  prometheus.Kill();
+  prometheus.process.Kill();
 }
 
 TEST(OpsObservedTest, HeadlessChromiumSeesTheDigitsPipelineRunOnTheLivePage) {

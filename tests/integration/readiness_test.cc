@@ -14,6 +14,7 @@
 #include <set>
 
 #include "tests/integration/coupler_cluster.h"
+#include "tests/integration/prometheus_server.h"
 #include "tests/integration/small_disk.h"
 
 namespace coupler::itest {
@@ -44,8 +45,6 @@ std::string Trim(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
   return s;
 }
-
-std::string HostPort(const std::string& url) { return url.substr(url.find("://") + 3); }
 
 // The first value of an instant query's result, or "" when the result is empty.
 std::string QueryValue(Cluster& c, int prom_port, const std::string& promql_escaped) {
@@ -127,24 +126,9 @@ TEST(ReadinessTest, AFullStateDiskIsNotReadyAndARealPrometheusWithTheMetricsToke
   }
 
   // A real Prometheus scraping with the metrics token, the shipped rules loaded.
-  const int prom_port = FreePortPair();
-  const fs::path prom = c.dir() / "prometheus";
-  fs::create_directories(prom / "data");
-  WriteFile(prom / "prometheus.yml",
-            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
-            "rule_files:\n  - " + (kSourceDir / "deploy" / "prometheus" / "coupler-alerts.yml").string() + "\n"
-            "scrape_configs:\n  - job_name: coupler\n    metrics_path: /metrics\n"
-            "    authorization:\n      credentials_file: " + metrics_token_file.string() + "\n"
-            "    static_configs:\n      - targets: ['" + HostPort(url) + "']\n");
-  Process::Options po;
-  po.deadline = 300s;
-  po.output = c.logs();
-  po.name = "prometheus";
-  Process prometheus = Process::Spawn(
-      {FindProgram("prometheus"), "--config.file=" + (prom / "prometheus.yml").string(),
-       "--storage.tsdb.path=" + (prom / "data").string(),
-       "--web.listen-address=127.0.0.1:" + std::to_string(prom_port), "--log.level=warn"},
-      po);
+  PrometheusServer prometheus = StartPrometheus(
+      c, url, metrics_token_file, {kSourceDir / "deploy" / "prometheus" / "coupler-alerts.yml"});
+  const int prom_port = prometheus.port;
   std::string last;
   ASSERT_TRUE(WaitUntil([&] { return (last = QueryValue(c, prom_port, "coupler_dispatch_stopped")) == "0"; }, 90s, 500ms))
       << "last: " << last << "\n" << c.Logs();
@@ -196,7 +180,7 @@ TEST(ReadinessTest, AFullStateDiskIsNotReadyAndARealPrometheusWithTheMetricsToke
   EXPECT_TRUE(WaitUntil([&] { return Get(c, url + "/api/v1/jobs", new_api_token).status == 200; }, 10s, 200ms));
   EXPECT_EQ(Get(c, url + "/api/v1/jobs", old_api_token).status, 401);
   EXPECT_THAT(c.coordinator().err(), HasSubstr("the new one is in force"));
-  prometheus.Kill();
+  prometheus.process.Kill();
 }
 
 }  // namespace
