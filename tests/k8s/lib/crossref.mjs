@@ -6,6 +6,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import YAML from "yaml";
+import { checkHardening } from "./hardening.mjs";
 import { expand, flag, identityOf, keyCopies, mountOf, octal, parseCoupler, parseKeyText, projectedFiles, shownMode, valueOf,
   workloads } from "./pods.mjs";
 
@@ -66,6 +67,8 @@ export function checkDeployment(objects, { sourceRoot, note = () => {} }) {
   for (const entry of roles.client) checkClient(entry, coord, get, fail, note);
   if (roles.worker.length === 0) fail("no worker Deployment runs `coupler worker`");
   checkShared([roles.coordinator[0], ...roles.worker, ...roles.client], get, fail, note);
+  checkHardening(objects, pods, { coordinator: roles.coordinator[0].w, workers: [...new Set(roles.worker.map((e) => e.w))] },
+                 fail, note);
   return failures;
 }
 
