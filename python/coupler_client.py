@@ -621,6 +621,37 @@ def _note_name(endpoint: str) -> Optional[str]:
     return None
 
 
+def _process_start_ticks(pid: int) -> Optional[int]:
+    # /proc/PID/stat field 22: with the pid it names one process, not a later one reusing it.
+    try:
+        with open("/proc/%d/stat" % pid, encoding="utf-8", errors="replace") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    fields = stat[stat.rfind(")") + 1:].split()
+    try:
+        return int(fields[19])  # fields[0] is field 3
+    except (IndexError, ValueError):
+        return None
+
+
+def _writer_gone(writer_line: str) -> Optional[int]:
+    """The pid of the coordinator that wrote a note, when it has stopped; None when it runs, or
+    when the note cannot tell (an older build's note, or one written in another PID namespace:
+    a pid means nothing outside its own), as runtime/net/key_discovery judges it."""
+    words = writer_line.split()
+    if len(words) != 4 or words[0] != "pid":
+        return None
+    try:
+        pid, started = int(words[1]), int(words[2])
+        namespace = os.readlink("/proc/self/ns/pid")
+    except (ValueError, OSError):
+        return None
+    if words[3] != namespace:
+        return None
+    return pid if _process_start_ticks(pid) != started else None
+
+
 def find_peer_keys(endpoint: str, keys: Optional[str] = None,
                    insecure: bool = False) -> Optional[PeerKeys]:
     """What a client dialling `endpoint` presents, found as `coupler` finds it: nothing when
@@ -633,12 +664,20 @@ def find_peer_keys(endpoint: str, keys: Optional[str] = None,
         return load_peer_keys(keys_dir, "client")
     name = _note_name(endpoint)
     note = ""
+    writer = ""
     if name:
         try:
             with open(os.path.join(coupler_home(), "coordinators", name), encoding="utf-8") as f:
                 note = f.readline().rstrip("\n")
+                writer = f.readline().rstrip("\n")
         except OSError:
             note = ""
+    stopped = _writer_gone(writer) if note else None
+    if stopped is not None:
+        raise CouplerError.of(
+            "NotFound",
+            "the note of the coordinator at %s was left by one that has stopped (pid %d): is "
+            "`coupler coordinator` running there, as this user?" % (endpoint, stopped))
     if not note:
         raise CouplerError.of(
             "NotFound",

@@ -368,5 +368,53 @@ class ClientTest(unittest.TestCase):
         self.assertIn("is it running?", str(e.exception))
 
 
+
+class KeyNoteTest(unittest.TestCase):
+    """The coordinator's local note, as the Python client reads it: one left by a coordinator
+    that has stopped is not used, as `coupler` does not use it (runtime/net/key_discovery)."""
+
+    def setUp(self):
+        if zmq is None:
+            self.fail(MISSING_ZMQ)
+        self.home = tempfile.mkdtemp(prefix="coupler-py-notes-")
+        self.addCleanup(shutil.rmtree, self.home, True)
+        saved = {k: os.environ.get(k) for k in ("COUPLER_HOME", "COUPLER_KEYS")}
+        def restore():
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+        self.addCleanup(restore)
+        os.environ["COUPLER_HOME"] = self.home
+        os.environ.pop("COUPLER_KEYS", None)
+        os.makedirs(os.path.join(self.home, "coordinators"))
+        self.note = os.path.join(self.home, "coordinators", "tcp-23999")
+        self.endpoint = "tcp://127.0.0.1:23999"
+
+    def write(self, text):
+        with open(self.note, "w", encoding="utf-8") as f:
+            f.write(text)
+
+    def test_a_note_left_by_a_stopped_coordinator_is_not_used(self):
+        ns = os.readlink("/proc/self/ns/pid")
+        with open("/proc/self/stat", encoding="utf-8") as f:
+            started = int(f.read().rpartition(")")[2].split()[19])
+        # Written by a live process (this one): read; "insecure" means no keys.
+        self.write("insecure\npid %d %d %s\n" % (os.getpid(), started, ns))
+        self.assertIsNone(cc.find_peer_keys(self.endpoint))
+        # The same pid with another start time: that coordinator has stopped.
+        self.write("insecure\npid %d 1 %s\n" % (os.getpid(), ns))
+        with self.assertRaises(cc.CouplerError) as e:
+            cc.find_peer_keys(self.endpoint)
+        self.assertEqual(e.exception.code_name, "NotFound")
+        self.assertIn("left by one that has stopped", str(e.exception))
+        # Written in another PID namespace: not judged here; an older build's note: read.
+        self.write("insecure\npid %d 1 pid:[1]\n" % os.getpid())
+        self.assertIsNone(cc.find_peer_keys(self.endpoint))
+        self.write("insecure\n")
+        self.assertIsNone(cc.find_peer_keys(self.endpoint))
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
