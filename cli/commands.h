@@ -25,6 +25,7 @@ void AddKeygenCommand(CLI::App& app, CommandBody* run);    // keygen: CURVE key 
 void AddGangAgentCommand(CLI::App& app, CommandBody* run); // gang-agent: mpirun's remote launcher
 void AddLogsCommand(CLI::App& app, CommandBody* run);      // logs: what a job's tasks printed
 void AddGcCommand(CLI::App& app, CommandBody* run);        // gc: run directories past retention
+void AddStateCommand(CLI::App& app, CommandBody* run);     // state backup|restore
 void AddAutoscaleCommand(CLI::App& app, CommandBody* run); // autoscale: the pool follows the advice
 
 }  // namespace coupler::cli

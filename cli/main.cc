@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   AddClientCommands(app, &run);
   AddLogsCommand(app, &run);
   AddGcCommand(app, &run);
+  AddStateCommand(app, &run);
   AddAutoscaleCommand(app, &run);
   AddKeygenCommand(app, &run);
   AddGangAgentCommand(app, &run);
