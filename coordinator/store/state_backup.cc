@@ -95,6 +95,24 @@ Status CopySideFiles(const fs::path& from, const fs::path& to, size_t* files) {
   return Status::Ok();
 }
 
+// Everything a state is, from `from` into `to`: the database and the reuse catalogue through
+// SQLite's backup (consistent while a coordinator writes), then the key set and the tokens.
+// A backup and a restore are the same copy in opposite directions.
+Result<BackupSummary> CopyState(const fs::path& from, const fs::path& to) {
+  BackupSummary summary;
+  COUPLER_RETURN_IF_ERROR(CopyDatabase((from / StateStore::kFileName).string(),
+                                       (to / StateStore::kFileName).string()));
+  std::error_code ec;
+  summary.database_bytes = fs::file_size(to / StateStore::kFileName, ec);
+  if (fs::exists(from / ReuseStore::kFileName)) {
+    COUPLER_RETURN_IF_ERROR(CopyDatabase((from / ReuseStore::kFileName).string(),
+                                         (to / ReuseStore::kFileName).string()));
+    ++summary.files;
+  }
+  COUPLER_RETURN_IF_ERROR(CopySideFiles(from, to, &summary.files));
+  return summary;
+}
+
 }  // namespace
 
 Result<BackupSummary> BackupState(const std::string& state_dir, const std::string& backup_dir) {
@@ -107,16 +125,7 @@ Result<BackupSummary> BackupState(const std::string& state_dir, const std::strin
     return InvalidArgument(backup_dir + " is not empty: back up into a new directory");
   }
   COUPLER_RETURN_IF_ERROR(MakePrivateDir(backup_dir));
-  BackupSummary summary;
-  COUPLER_RETURN_IF_ERROR(CopyDatabase(db.string(), (backup / StateStore::kFileName).string()));
-  summary.database_bytes = fs::file_size(backup / StateStore::kFileName, ec);
-  if (fs::exists(state / ReuseStore::kFileName)) {
-    COUPLER_RETURN_IF_ERROR(CopyDatabase((state / ReuseStore::kFileName).string(),
-                                         (backup / ReuseStore::kFileName).string()));
-    ++summary.files;
-  }
-  COUPLER_RETURN_IF_ERROR(CopySideFiles(state, backup, &summary.files));
-  return summary;
+  return CopyState(state, backup);
 }
 
 Result<BackupSummary> RestoreState(const std::string& backup_dir, const std::string& state_dir) {
@@ -137,18 +146,7 @@ Result<BackupSummary> RestoreState(const std::string& backup_dir, const std::str
   COUPLER_RETURN_IF_ERROR(MakePrivateDir(state_dir));
   // No coordinator may start on it while the files arrive.
   COUPLER_ASSIGN_OR_RETURN(StateDirLock lock, StateDirLock::Acquire(state_dir));
-  BackupSummary summary;
-  COUPLER_RETURN_IF_ERROR(CopyDatabase((backup / StateStore::kFileName).string(),
-                                       (state / StateStore::kFileName).string()));
-  std::error_code ec;
-  summary.database_bytes = fs::file_size(state / StateStore::kFileName, ec);
-  if (fs::exists(backup / ReuseStore::kFileName)) {
-    COUPLER_RETURN_IF_ERROR(CopyDatabase((backup / ReuseStore::kFileName).string(),
-                                         (state / ReuseStore::kFileName).string()));
-    ++summary.files;
-  }
-  COUPLER_RETURN_IF_ERROR(CopySideFiles(backup, state, &summary.files));
-  return summary;
+  return CopyState(backup, state);
 }
 
 }  // namespace coupler::store

@@ -36,6 +36,18 @@ MISSING_ZMQ = ("python3-zmq is missing: run scripts/install-deps.sh (or apt-get 
                "python3-zmq) so /usr/bin/python3 can import zmq")
 
 
+def restore_env_after(test, *names):
+    """Puts the environment variables `names` back as they are now when `test` ends."""
+    saved = {k: os.environ.get(k) for k in names}
+    def restore():
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    test.addCleanup(restore)
+
+
 def wait_until(predicate, timeout_s, what):
     """Polls `predicate` until it returns a truthy value, or fails naming `what`."""
     give_up = time.monotonic() + timeout_s
@@ -334,14 +346,7 @@ class ClientTest(unittest.TestCase):
 
     def test_keys_are_found_as_the_cli_finds_them(self):
         # $COUPLER_KEYS, then the coordinator's local note under $COUPLER_HOME.
-        saved = {k: os.environ.get(k) for k in ("COUPLER_KEYS", "COUPLER_HOME")}
-        def restore():
-            for k, v in saved.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
-        self.addCleanup(restore)
+        restore_env_after(self, "COUPLER_KEYS", "COUPLER_HOME")
         os.environ["COUPLER_KEYS"] = self.cluster.client_keys
         with cc.Client(self.cluster.endpoint) as c:
             self.assertTrue(c.status()["coordinator"]["encrypted"])
@@ -378,14 +383,7 @@ class KeyNoteTest(unittest.TestCase):
             self.fail(MISSING_ZMQ)
         self.home = tempfile.mkdtemp(prefix="coupler-py-notes-")
         self.addCleanup(shutil.rmtree, self.home, True)
-        saved = {k: os.environ.get(k) for k in ("COUPLER_HOME", "COUPLER_KEYS")}
-        def restore():
-            for k, v in saved.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
-        self.addCleanup(restore)
+        restore_env_after(self, "COUPLER_HOME", "COUPLER_KEYS")
         os.environ["COUPLER_HOME"] = self.home
         os.environ.pop("COUPLER_KEYS", None)
         os.makedirs(os.path.join(self.home, "coordinators"))
