@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "cli/client_args.h"
 #include "cli/commands.h"
@@ -30,6 +31,7 @@ struct ClientArgs : ClientConnection {
   bool reuse = false;
   std::string submission_id;
   std::string reason;
+  std::vector<uint32_t> gpus;
 };
 
 int Fail(const ClientArgs& a, const Status& s) { return FailClient(a, s); }
@@ -166,6 +168,15 @@ int BanWorker(const ClientArgs& a, bool ban) {
   return kExitOk;
 }
 
+int FenceGpu(const ClientArgs& a, bool fence) {
+  auto client = ConnectClient(a);
+  if (!client.ok()) return Fail(a, client.status());
+  auto r = (*client)->FenceGpu(a.worker, a.gpus, a.reason, fence);
+  if (!r.ok()) return Fail(a, r.status());
+  std::printf("%s\n", r->c_str());
+  return kExitOk;
+}
+
 CLI::App* Command(CLI::App& app, const char* name, const char* help,
                   const std::shared_ptr<ClientArgs>& args) {
   return ClientCommand(app, name, help, *args);
@@ -239,6 +250,25 @@ void AddClientCommands(CLI::App& app, CommandBody* run) {
   CLI::App* u = Command(*worker, "unban", "Lift a worker's ban (admin)", unban);
   u->add_option("worker", unban->worker, "worker id")->required();
   u->callback([unban, run] { *run = [unban] { return BanWorker(*unban, false); }; });
+
+  // GPU fences: an XID or uncorrectable ECC error sets one by itself; an admin sets or lifts it.
+  auto fence = std::make_shared<ClientArgs>();
+  CLI::App* f = Command(*worker, "fence-gpu",
+                        "Stop sending work to a worker's GPUs (admin); its other GPUs and CPUs "
+                        "go on working; kept across restarts until `clear-gpu`",
+                        fence);
+  f->add_option("worker", fence->worker, "worker id")->required();
+  f->add_option("--gpu", fence->gpus, "a GPU's CUDA ordinal on that worker (repeat; default: all)");
+  f->add_option("--reason", fence->reason, "why: shown in `coupler workers`")->required();
+  f->callback([fence, run] { *run = [fence] { return FenceGpu(*fence, true); }; });
+  auto clear = std::make_shared<ClientArgs>();
+  CLI::App* cl = Command(*worker, "clear-gpu",
+                         "Lift the fences of a worker's GPUs (admin), whoever set them: work "
+                         "goes to them again, and only errors after now fence them again",
+                         clear);
+  cl->add_option("worker", clear->worker, "worker id")->required();
+  cl->add_option("--gpu", clear->gpus, "a GPU's CUDA ordinal on that worker (repeat; default: all)");
+  cl->callback([clear, run] { *run = [clear] { return FenceGpu(*clear, false); }; });
 }
 
 }  // namespace coupler::cli

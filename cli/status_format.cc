@@ -5,7 +5,9 @@
 #include <fmt/format.h>
 
 #include "coordinator/placement/placement.h"
+#include "runtime/pool/gpu_health.h"
 #include "runtime/util/byte_size.h"
+#include "runtime/util/utc_time.h"
 #include "runtime/wire/envelope.h"
 
 namespace coupler::cli {
@@ -65,8 +67,15 @@ std::string DescribeGpus(const std::vector<wire::GpuInfo>& gpus) {
 std::string GpuUsageLines(const wire::WorkerStatus& s) {
   std::string out;
   for (const wire::GpuUsage& g : s.gpu_usage) {
-    out += fmt::format("  gpu {}: {}% busy, {} of {} used\n", g.index, g.utilization_percent,
-                       GpuMemoryText(g.used_memory), GpuMemoryText(g.total_memory));
+    const std::string health = pool::DescribeHealth(g);
+    out += fmt::format("  gpu {}: {}% busy, {} of {} used{}\n", g.index, g.utilization_percent,
+                       GpuMemoryText(g.used_memory), GpuMemoryText(g.total_memory),
+                       health.empty() ? "" : ", " + health);
+  }
+  // What placement avoids, and why: the operator's way back is `coupler worker clear-gpu`.
+  for (const wire::GpuFence& f : s.gpu_fences) {
+    out += fmt::format("  gpu {}: fenced since {}: {}\n", f.index,
+                       util::Iso8601Utc(static_cast<int64_t>(f.since_ms)), f.reason);
   }
   // A GPU worker without samples says why, so no reader takes the missing figures for 0%.
   if (s.gpu_usage.empty() && !s.gpus.empty()) {

@@ -175,4 +175,15 @@ Result<std::string> Client::Ban(const std::string& worker_id, const std::string&
   return ack->message;
 }
 
+Result<std::string> Client::FenceGpu(const std::string& worker_id, const std::vector<uint32_t>& gpus,
+                                     const std::string& reason, bool fence) {
+  COUPLER_ASSIGN_OR_RETURN(wire::Message msg,
+                           Call(wire::Encode(wire::FenceGpu{worker_id, gpus, reason, fence})));
+  const auto* ack = std::get_if<wire::Ack>(&msg);
+  if (ack == nullptr) {
+    return Internal(std::string("unexpected reply to ") + (fence ? "fence-gpu" : "clear-gpu"));
+  }
+  return ack->message;
+}
+
 }  // namespace coupler::client

@@ -55,6 +55,10 @@ class Client {
   Result<std::string> Drain(const std::string& worker_id);
   // Bans (`ban` true, with `reason`) or unbans a worker id: admin keys only.
   Result<std::string> Ban(const std::string& worker_id, const std::string& reason, bool ban);
+  // Fences (`fence` true, with `reason`) or clears GPUs `gpus` of a worker (empty: all of its
+  // GPUs): admin keys only.
+  Result<std::string> FenceGpu(const std::string& worker_id, const std::vector<uint32_t>& gpus,
+                               const std::string& reason, bool fence);
 
   const std::string& endpoint() const { return endpoint_; }
 

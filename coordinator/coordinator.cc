@@ -104,6 +104,7 @@ Status Coordinator::Resume() {
   auto log = Logger("coordinator");
   COUPLER_ASSIGN_OR_RETURN(auto records, ledger_.Open(static_cast<uint64_t>(::getpid())));
   COUPLER_RETURN_IF_ERROR(pool_.RestoreBans());
+  COUPLER_RETURN_IF_ERROR(pool_.RestoreGpuFences());
   store::StateStore& store = ledger_.store();
   for (auto& rec : records) {
     control_.Restored(rec);

@@ -163,6 +163,7 @@ class Coordinator {
   void FinishAdmissions();
   void OnDrain(const ClientRef& from, const Principal& who, const wire::DrainWorker& req);
   void OnBan(const ClientRef& from, const Principal& who, const wire::BanWorker& req);
+  void OnFenceGpu(const ClientRef& from, const Principal& who, const wire::FenceGpu& req);
 
   // Deals ready work (PoolControl::Dispatch) and sends it.
   void Dispatch();

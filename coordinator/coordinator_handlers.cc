@@ -103,6 +103,8 @@ void Coordinator::OnClientMessage(const std::string& identity, const Principal& 
     OnDrain(from, who, *drain);
   } else if (const auto* ban = std::get_if<wire::BanWorker>(&*msg)) {
     OnBan(from, who, *ban);
+  } else if (const auto* fence = std::get_if<wire::FenceGpu>(&*msg)) {
+    OnFenceGpu(from, who, *fence);
   } else if (std::holds_alternative<wire::WorkersRequest>(*msg)) {
     wire::WorkersReply reply;
     reply.workers = pool_.Workers(NowMs());
@@ -180,6 +182,27 @@ void Coordinator::OnBan(const ClientRef& from, const Principal& who, const wire:
     out.Reply(from, wire::Encode(wire::Ack{static_cast<uint16_t>(wire::MessageType::kBanWorker),
                                            std::string(req.ban ? "banned " : "unbanned ") +
                                                req.worker_id}));
+  }
+  Deliver(out);
+}
+
+void Coordinator::OnFenceGpu(const ClientRef& from, const Principal& who,
+                             const wire::FenceGpu& req) {
+  Outbox out;
+  const char* what = req.fence ? "fence" : "clear";
+  if (!control_.MayControl(who, "")) {
+    Logger("coordinator")->warn("refused to {} GPUs of worker {} for key '{}': not an admin", what,
+                                req.worker_id, who.label());
+    out.Error(from,
+              PermissionDenied(std::string(req.fence ? "fencing" : "clearing") +
+                               " a GPU needs an admin key (authorized/admins/)"),
+              wire::MessageType::kFenceGpu);
+  } else if (Status s = pool_.FenceGpus(req, who.label()); !s.ok()) {
+    out.Error(from, s, wire::MessageType::kFenceGpu);
+  } else {
+    out.Reply(from, wire::Encode(wire::Ack{static_cast<uint16_t>(wire::MessageType::kFenceGpu),
+                                           std::string(req.fence ? "fenced" : "cleared") +
+                                               " GPU(s) of " + req.worker_id}));
   }
   Deliver(out);
 }

@@ -93,7 +93,7 @@ void OnGpuHeartbeat(Scheduler& scheduler, const std::string& worker_id,
                     const wire::Heartbeat& beat, int64_t now_ms) {
   WorkerEntry* w = scheduler.registry().Find(worker_id);
   if (w == nullptr) return;
-  const uint32_t gpu_tasks = w->has_gpus() ? GpuTasksRunning(scheduler, worker_id, *w) : 0;
+  const uint32_t gpu_tasks = !w->info.gpus.empty() ? GpuTasksRunning(scheduler, worker_id, *w) : 0;
   switch (ObserveGpus(w->gpu, worker_id, beat.gpus, beat.gpu_sampling, gpu_tasks, now_ms)) {
     case GpuWarningChange::kRaised:
       Logger("coordinator")->warn("{}", w->gpu.warning);

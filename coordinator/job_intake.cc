@@ -415,8 +415,20 @@ Result<std::unique_ptr<JobState>> RestoreJob(
   for (const auto& [task, n] : attempts_of) {
     if (task < job->table().size()) job->RestoreAttempts(task, n);
   }
-  for (const auto& [task, base] : AttemptBases(record.extra)) {
+  const std::map<uint64_t, uint32_t> bases = AttemptBases(record.extra);
+  for (const auto& [task, base] : bases) {
     if (task < job->table().size()) job->RestoreAttemptBase(task, base);
+  }
+  // Attempts withdrawn by an operator (a revoked key, a ban) were never charged: replayed so,
+  // those after a `coupler retry` (whose base already forgave the ones before it).
+  std::map<uint64_t, uint32_t> withdrawn;
+  for (const auto& a : attempts) {
+    if (a.outcome != store::kWithdrawnOutcome || a.task_id >= job->table().size()) continue;
+    const auto base = bases.find(a.task_id);
+    if (base == bases.end() || a.attempt >= base->second) ++withdrawn[a.task_id];
+  }
+  for (const auto& [task, n] : withdrawn) {
+    job->RestoreAttemptBase(task, job->attempt_base(task) + n);
   }
   return job;
 }

@@ -357,6 +357,13 @@ void JobState::Requeue(uint64_t t) {
   ReadyAgain(t);
 }
 
+void JobState::Reissue(uint64_t t) {
+  if (finished() || state_[t] != static_cast<uint8_t>(TaskState::kRunning)) return;
+  EndRunning(table_.Describe(t).plan_node);
+  if (attempt_base_[t] < 255) ++attempt_base_[t];
+  ReadyAgain(t);
+}
+
 std::vector<uint64_t> JobState::AwaitAdoption(const std::vector<uint64_t>& tasks) {
   std::vector<uint64_t> taken;
   if (finished()) return taken;

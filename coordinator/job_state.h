@@ -137,6 +137,11 @@ class JobState {
   // A running attempt that never started (it was only queued on a worker that was lost): back
   // to the front of its queue, its attempt not charged against `retries`.
   void Requeue(uint64_t task);
+  // A running attempt taken from its worker through no fault of the task (an operator revoked
+  // the worker's key or banned it): ready again at the front of its queue under a new number
+  // (the old one may still run there, and its result must not pass for the new one's), not
+  // charged against `retries` (its attempt base moves up with it).
+  void Reissue(uint64_t task);
   // A worker holds attempt `attempt` of a task that waits in the queue with exactly that many
   // attempts made (its send was never recorded): it runs there, under that number. False when
   // the task is not ready at that number. Its queue entry goes stale (skipped when reached).

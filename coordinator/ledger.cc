@@ -270,6 +270,14 @@ void Ledger::Lost(const std::vector<LostAttempt>& lost) {
   }
 }
 
+void Ledger::Withdrawn(const std::vector<LostAttempt>& withdrawn, const std::string& why) {
+  for (const auto& l : withdrawn) {
+    store_->AddAttempt({l.job_id, l.task_id, l.attempt, l.worker_id, std::string(store::kWithdrawnOutcome),
+                        why, WallClockMs()});
+    events_.AttemptAbandoned(EventRef(l.job_id, l.task_id, l.attempt), why);
+  }
+}
+
 void Ledger::Adopted(const wire::HeldAttempt& held, const std::string& worker_id) {
   events_.AttemptAdopted(EventRef(held.attempt.job_id, held.attempt.task_id, held.attempt.attempt),
                          worker_id, held.started);

@@ -82,6 +82,9 @@ class Ledger {
   void Outcome(const std::string& worker_id, const wire::TaskOutcome& outcome, OutcomeKind kind);
   // Attempts whose worker was lost: each ended "lost", and retried when the scheduler did.
   void Lost(const std::vector<LostAttempt>& lost);
+  // Attempts taken from a worker an operator took away (`why`: its key revoked, a ban): each
+  // ended "withdrawn", which a restart replays as uncharged (JobState::Reissue).
+  void Withdrawn(const std::vector<LostAttempt>& withdrawn, const std::string& why);
   void Adopted(const wire::HeldAttempt& held, const std::string& worker_id);
   void Abandoned(const std::string& job_id, uint64_t task, uint32_t attempt,
                  const std::string& reason);

@@ -54,6 +54,7 @@ bool PoolControl::OnMessage(const std::string& route, const std::string& user,
       Logger("coordinator")->info("worker {} drained and left", worker_id);
     }
     OnGpuHeartbeat(scheduler_, worker_id, *beat, now_ms);
+    ObserveGpuHealth(worker_id, *beat);
     if (beat->draining) NoteDrainingBeat(worker_id);
   } else if (const auto* result = std::get_if<wire::TaskResult>(&msg)) {
     OnResults(worker_id, *result);
@@ -120,6 +121,7 @@ void PoolControl::OnRegister(const std::string& route, const std::string& user,
   WorkerEntry* w = scheduler_.registry().Find(reg.worker_id);
   w->key_name = user;
   w->route = route;
+  SyncFences(reg.worker_id);  // a fence outlives the worker's process and the coordinator's
   route_to_worker_[route] = reg.worker_id;
   ledger_.WorkerJoined(reg);
   for (const wire::HeldAttempt& h : joined.adopted) ledger_.Adopted(h, reg.worker_id);
@@ -225,7 +227,15 @@ void PoolControl::Heartbeat(int64_t wall_ms, Outbox& out) {
   beat.timestamp_ms = static_cast<uint64_t>(wall_ms);
   const std::string bytes = wire::Encode(beat);
   for (const auto& [id, w] : scheduler_.registry().workers()) {
-    if (!w.gone()) out.ToWorker(id, bytes);
+    if (w.gone()) continue;
+    if (w.fenced_gpus.empty()) {
+      out.ToWorker(id, bytes);
+      continue;
+    }
+    // Its fences ride on its beat: a worker starts nothing on those GPUs (worker/task_pool.h).
+    wire::Heartbeat fenced = beat;
+    fenced.fenced_gpus = w.fenced_gpus;
+    out.ToWorker(id, wire::Encode(fenced));
   }
 }
 
@@ -295,11 +305,11 @@ void PoolControl::Revoked(const std::string& route, const std::string& user, int
   route_to_worker_.erase(known);
   const WorkerEntry* w = scheduler_.registry().Find(id);
   if (w == nullptr || w->gone() || w->route != route) return;
-  const std::vector<LostAttempt> lost = scheduler_.RemoveWorker(id, now_ms);
-  Logger("coordinator")->warn("worker {} is lost: its key '{}' was revoked ({} task(s) to run "
-                              "elsewhere)", id, user, lost.size());
+  const std::vector<LostAttempt> lost = scheduler_.RemoveWorker(id, now_ms, /*withdrawn=*/true);
+  Logger("coordinator")->warn("worker {} is lost: its key '{}' was revoked ({} running task(s) "
+                              "to run elsewhere, uncharged)", id, user, lost.size());
   ledger_.WorkerGone(id, lost.size());
-  ledger_.Lost(lost);
+  ledger_.Withdrawn(lost, "worker " + id + "'s key '" + user + "' was revoked");
 }
 
 Status PoolControl::Ban(const wire::BanWorker& req, const std::string& by, int64_t now_ms,
@@ -325,10 +335,11 @@ Status PoolControl::Ban(const wire::BanWorker& req, const std::string& by, int64
   if (w != nullptr && !w->gone()) {
     const std::string route = w->route;
     route_to_worker_.erase(route);
-    const std::vector<LostAttempt> lost = scheduler_.RemoveWorker(req.worker_id, now_ms);
+    const std::vector<LostAttempt> lost =
+        scheduler_.RemoveWorker(req.worker_id, now_ms, /*withdrawn=*/true);
     moved = lost.size();
     ledger_.WorkerGone(req.worker_id, lost.size());
-    ledger_.Lost(lost);
+    ledger_.Withdrawn(lost, "worker " + req.worker_id + " was banned by '" + by + "'");
     // Told on its connection, as a refused registration is: it stops instead of retrying.
     out.ToRoute(route, wire::Encode(wire::ErrorFromStatus(
                            PermissionDenied(WorkerBans::RefusalMessage(ban)),
@@ -349,6 +360,7 @@ Status PoolControl::RestoreBans() {
 std::vector<wire::WorkerStatus> PoolControl::Workers(int64_t now_ms) const {
   std::vector<wire::WorkerStatus> workers = scheduler_.Workers(now_ms);
   bans_.Mark(workers);
+  gpu_fences_.Mark(workers);
   return workers;
 }
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "coordinator/job_control.h"
+#include "coordinator/gpu_fences.h"
 #include "coordinator/launch_relay.h"
 #include "coordinator/ledger.h"
 #include "coordinator/scheduler.h"
@@ -75,6 +76,12 @@ class PoolControl {
   Status Ban(const wire::BanWorker& req, const std::string& by, int64_t now_ms, Outbox& out);
   // At start: the bans the state holds.
   Status RestoreBans();
+  // An admin's FenceGpu (`coupler worker fence-gpu|clear-gpu`), `by`: the admin key's name.
+  // Written to the state first (an error, and nothing changed, when it cannot be); the worker
+  // is told its fenced GPUs at the next heartbeat.
+  Status FenceGpus(const wire::FenceGpu& req, const std::string& by);
+  // At start: the GPU fences and error baselines the state holds.
+  Status RestoreGpuFences();
   // The pool as `coupler workers` shows it: the registry's workers, banned ones marked.
   std::vector<wire::WorkerStatus> Workers(int64_t now_ms) const;
   // The workers allow-list, so a worker id may move to a new key once its old key has left
@@ -87,6 +94,11 @@ class PoolControl {
   void OnResults(const std::string& worker_id, const wire::TaskResult& result);
   // Its heartbeat says it drains: once it holds nothing, it has drained and is leaving.
   void NoteDrainingBeat(const std::string& worker_id);
+  // A heartbeat's GPU samples against the fences (pool_control_gpus.cc): a new XID or ECC
+  // error fences its GPU, recorded in the state.
+  void ObserveGpuHealth(const std::string& worker_id, const wire::Heartbeat& beat);
+  // Copies the fences of `worker_id` to its registry entry, where placement reads them.
+  void SyncFences(const std::string& worker_id);
   // Gives up on silent workers: their lost attempts, and an event for each worker.
   void ReapSilentWorkers(int64_t now_ms);
   // The awaited attempts no worker reported in time: abandoned, their tasks run again.
@@ -110,6 +122,7 @@ class PoolControl {
   uint64_t registrations_refused_ = 0;
   uint64_t heartbeat_seq_ = 0;
   WorkerBans bans_;
+  GpuFences gpu_fences_;
   const AllowLists* allow_lists_ = nullptr;
 };
 

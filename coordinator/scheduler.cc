@@ -68,7 +68,8 @@ void Scheduler::EndGang(const TaskKey& key) {
 
 std::vector<LostAttempt> Scheduler::LoseTasks(const std::string& worker_id, HeldTasks held,
                                               uint32_t slots, const std::string& why,
-                                              const std::set<TaskKey>& keep_gangs) {
+                                              const std::set<TaskKey>& keep_gangs,
+                                              bool withdrawn) {
   gangs_.DropWorker(worker_id);
   // A gang's attempt lives in its leader's mpirun: it is lost with the leader. A worker that
   // only lent slots takes them with it; if its host's ranks died too, mpirun ends the group and
@@ -94,6 +95,11 @@ std::vector<LostAttempt> Scheduler::LoseTasks(const std::string& worker_id, Held
       return;
     }
     lost.push_back({job.id(), key.second, job.attempts(key.second) - 1u, worker_id});
+    if (withdrawn) {
+      // The operator took the worker away: at once, elsewhere, and free.
+      job.Reissue(key.second);
+      return;
+    }
     // A lost worker may have been the task's fault or the host's: retried, after its back-off,
     // and on another worker when there is one.
     job.Fail(key.second, {why, worker_id, true, RetryAt(job.attempts(key.second)), {}});
@@ -132,11 +138,12 @@ std::vector<LostAttempt> Scheduler::ReapSilentWorkers(int64_t now_ms) {
   return lost;
 }
 
-std::vector<LostAttempt> Scheduler::RemoveWorker(const std::string& id, int64_t now_ms) {
+std::vector<LostAttempt> Scheduler::RemoveWorker(const std::string& id, int64_t now_ms,
+                                                bool withdrawn) {
   const WorkerEntry* w = registry_.Find(id);
   const uint32_t slots = w != nullptr ? w->info.slots : 0;
   return LoseTasks(id, registry_.Remove(id, now_ms), slots,
-                   "worker " + id + " left while running the task");
+                   "worker " + id + " left while running the task", {}, withdrawn);
 }
 
 std::vector<std::pair<std::string, wire::TaskSpec>> Scheduler::PlaceGangs(int64_t now_ms) {
@@ -174,6 +181,10 @@ std::vector<std::pair<std::string, std::vector<wire::TaskSpec>>> Scheduler::Assi
     if (w.credit() > 0) takers.push_back(id);
   }
   if (takers.empty()) return out;
+  // Cool GPUs first: a worker whose GPUs run hot or throttled takes what the others leave.
+  std::stable_sort(takers.begin(), takers.end(), [this](const std::string& a, const std::string& b) {
+    return registry_.workers().at(a).gpu_preference < registry_.workers().at(b).gpu_preference;
+  });
   std::map<std::string, size_t> slot;  // a worker's entry in `out`
   // Open slots first: a task that can start now must not queue behind another worker's busy
   // slots as its prefetch (then it would only be reclaimed again).

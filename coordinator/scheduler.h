@@ -110,7 +110,10 @@ class Scheduler {
   // Workers silent past the timeout, and what their tasks became.
   std::vector<LostAttempt> ReapSilentWorkers(int64_t now_ms);
   // A worker gone without a drain (given up on now): lost, and so are the tasks it held.
-  std::vector<LostAttempt> RemoveWorker(const std::string& id, int64_t now_ms);
+  // `withdrawn`: taken away by an operator (its key revoked, a ban), no fault of its tasks':
+  // the attempts it ran go back ready under new numbers, charged to no task's `retries`.
+  std::vector<LostAttempt> RemoveWorker(const std::string& id, int64_t now_ms,
+                                        bool withdrawn = false);
 
   // Up to the worker's credit of tasks (and at most `limit`), marked running on it.
   std::vector<wire::TaskSpec> Assign(const std::string& worker_id, uint32_t limit = UINT32_MAX);
@@ -185,9 +188,11 @@ class Scheduler {
  private:
   // `slots`: how many of the held loose tasks the worker could have started unreported.
   // `keep_gangs`: gangs it leads that run on (it registered again holding them).
+  // `withdrawn`: as RemoveWorker's.
   std::vector<LostAttempt> LoseTasks(const std::string& worker_id, HeldTasks held,
                                      uint32_t slots, const std::string& why,
-                                     const std::set<TaskKey>& keep_gangs = {});
+                                     const std::set<TaskKey>& keep_gangs = {},
+                                     bool withdrawn = false);
   // The task of `a` when `a` is its live attempt and it runs (the job not finished); nullopt
   // otherwise (an attempt given up on, a job no longer held).
   std::optional<TaskKey> LiveAttempt(const wire::TaskAttempt& a) const;

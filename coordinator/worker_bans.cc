@@ -1,22 +1,10 @@
 #include "coordinator/worker_bans.h"
 
-#include <ctime>
-
 #include <fmt/format.h>
 
+#include "runtime/util/utc_time.h"
+
 namespace coupler::coordinator {
-namespace {
-
-std::string Iso8601(int64_t unix_ms) {
-  const std::time_t t = static_cast<std::time_t>(unix_ms / 1000);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return text;
-}
-
-}  // namespace
 
 void WorkerBans::Restore(const std::vector<store::BanRecord>& bans) {
   bans_.clear();
@@ -37,7 +25,7 @@ const store::BanRecord* WorkerBans::Find(const std::string& worker_id) const {
 
 std::string WorkerBans::Describe(const store::BanRecord& ban) {
   return fmt::format("by '{}' at {}: {}", ban.banned_by.empty() ? "an admin" : ban.banned_by,
-                     Iso8601(ban.banned_ms), ban.reason);
+                     util::Iso8601Utc(ban.banned_ms), ban.reason);
 }
 
 std::string WorkerBans::RefusalMessage(const store::BanRecord& ban) {

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "coordinator/gpu_fences.h"
 #include "coordinator/gpu_idle_watch.h"
 #include "runtime/pool/gpu_share_ledger.h"
 #include "runtime/pool/worker_state.h"
@@ -61,6 +62,10 @@ struct WorkerEntry {
   std::map<TaskKey, std::pair<int, uint64_t>> share_of;  // task -> (device, bytes)
   // Its GPUs' last samples and the idle-GPU warning (gpu_idle_watch.h; metrics read it there).
   GpuActivity gpu;
+  // Its GPUs placement avoids (gpu_fences.h, which decides; copied here as it changes), and how
+  // much placement prefers the others to it (RankGpus over its last samples).
+  std::vector<uint32_t> fenced_gpus;
+  GpuPreference gpu_preference = GpuPreference::kCool;
 
   // Loose tasks it may still be sent: its open slots + prefetch minus what it holds, so its
   // pipe never runs dry and it never hoards. A worker whose slots are all reserved for gangs
@@ -79,7 +84,8 @@ struct WorkerEntry {
     const uint64_t used = inflight.size() + uint64_t{gang_ranks} + held;
     return used >= info.slots ? 0 : static_cast<uint32_t>(info.slots - used);
   }
-  bool has_gpus() const { return !info.gpus.empty(); }
+  // It offers GPUs to placement: some it registered are not fenced.
+  bool has_gpus() const { return info.gpus.size() > fenced_gpus.size(); }
   // Drained or lost: it runs nothing and is only still listed.
   bool gone() const { return state == WorkerState::kDrained || state == WorkerState::kLost; }
   // Held loose tasks it reported running, and those waiting unstarted in its queue.

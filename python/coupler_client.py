@@ -86,7 +86,7 @@ class CouplerTimeout(CouplerError, TimeoutError):
 # The wire format (docs/protocol.md)
 
 MAGIC = b"CPLR"
-PROTOCOL_VERSION = 15
+PROTOCOL_VERSION = 16
 HEADER_SIZE = 20
 DEFAULT_MAX_PAYLOAD_BYTES = 64 << 20
 MAX_SPEC_BYTES = 16 << 20
@@ -116,6 +116,7 @@ MESSAGE_TYPES: Dict[str, int] = {
     "WorkersReply": 23,
     "RetryJob": 24,
     "BanWorker": 25,
+    "FenceGpu": 26,
     "Ack": 32,
     "Error": 33,
 }
@@ -135,7 +136,7 @@ RECORDS: Dict[str, Fields] = {
     "Heartbeat": [
         ("sender_id", "str"), ("sequence", "u64"), ("running_tasks", "u32"),
         ("timestamp_ms", "u64"), ("gpus", "[GpuUsage]"), ("draining", "bool"),
-        ("running", "[TaskAttempt]"), ("gpu_sampling", "str"),
+        ("running", "[TaskAttempt]"), ("gpu_sampling", "str"), ("fenced_gpus", "[u32]"),
     ],
     "TaskAssignment": [("tasks", "[TaskSpec]")],
     "TaskResult": [("worker_id", "str"), ("outcomes", "[TaskOutcome]"), ("prefetch", "u32")],
@@ -167,18 +168,23 @@ RECORDS: Dict[str, Fields] = {
     "WorkersReply": [("workers", "[WorkerStatus]")],
     "RetryJob": [("job_id", "str")],
     "BanWorker": [("worker_id", "str"), ("reason", "str"), ("ban", "bool")],
+    "FenceGpu": [("worker_id", "str"), ("gpus", "[u32]"), ("reason", "str"), ("fence", "bool")],
     "Ack": [("request_type", "u16"), ("message", "str")],
     "Error": [("request_type", "u16"), ("code", "u16"), ("message", "str")],
     # Records
     "GpuInfo": [
         ("index", "u32"), ("name", "str"), ("total_memory", "u64"), ("free_memory", "u64"),
+        ("uuid", "str"),
     ],
     "TaskAttempt": [("job_id", "str"), ("task_id", "u64"), ("attempt", "u32")],
     "HeldAttempt": [("attempt", "TaskAttempt"), ("started", "bool")],
     "GpuUsage": [
         ("index", "u32"), ("utilization_percent", "u32"), ("used_memory", "u64"),
-        ("total_memory", "u64"),
+        ("total_memory", "u64"), ("readings", "u32"), ("temperature_c", "u32"),
+        ("power_mw", "u32"), ("power_limit_mw", "u32"), ("throttle_reasons", "u64"),
+        ("ecc_uncorrected", "u64"), ("xid_errors", "u64"), ("last_xid", "u32"),
     ],
+    "GpuFence": [("index", "u32"), ("reason", "str"), ("since_ms", "u64")],
     "TaskSpec": [
         ("job_id", "str"), ("task_id", "u64"), ("node_id", "str"), ("op", "str"),
         ("attempt", "u32"), ("kind", "TaskKind"), ("shard_index", "i32"), ("shards", "u32"),
@@ -234,6 +240,7 @@ RECORDS: Dict[str, Fields] = {
         ("cpus", "u32"), ("memory_bytes", "u64"), ("prefetched", "u32"), ("tasks_done", "u64"),
         ("gpu_usage", "[GpuUsage]"), ("gpu_sampling", "str"), ("warning", "str"),
         ("heard_ms_ago", "u64"), ("ban_reason", "str"), ("protocol_version", "u16"),
+        ("gpu_fences", "[GpuFence]"),
     ],
 }
 
@@ -494,6 +501,22 @@ def status_reply_json(reply: Dict[str, Any]) -> Dict[str, Any]:
     }
 
 
+# GpuUsage.readings bits (pinned, docs/protocol.md) and the fields each one makes valid.
+_GPU_READINGS = [(1, ("temperature_c",)), (2, ("power_mw",)), (4, ("power_limit_mw",)),
+                 (8, ("throttle_reasons",)), (16, ("ecc_uncorrected",)),
+                 (32, ("xid_errors", "last_xid"))]
+
+
+def _gpu_usage_json(g: Dict[str, Any]) -> Dict[str, Any]:
+    """A GpuUsage as `coupler workers --json` prints it: only the readings NVML gave."""
+    out = {k: g[k] for k in ("index", "utilization_percent", "used_memory", "total_memory")}
+    for bit, names in _GPU_READINGS:
+        if g["readings"] & bit:
+            for name in names:
+                out[name] = g[name]
+    return out
+
+
 def workers_json(workers: Sequence[Dict[str, Any]]) -> List[Dict[str, Any]]:
     """Wire WorkerStatus records as `coupler workers --json` prints them."""
     return [{
@@ -502,7 +525,8 @@ def workers_json(workers: Sequence[Dict[str, Any]]) -> List[Dict[str, Any]]:
         "heard_ms_ago": w["heard_ms_ago"], "state": w["state"], "cpus": w["cpus"],
         "memory_bytes": w["memory_bytes"], "labels": dict(w["labels"]),
         "gpus": [dict(g) for g in w["gpus"]],
-        "gpu_usage": [dict(g) for g in w["gpu_usage"]],
+        "gpu_usage": [_gpu_usage_json(g) for g in w["gpu_usage"]],
+        "gpu_fences": [dict(f) for f in w["gpu_fences"]],
         "gpu_sampling": w["gpu_sampling"], "warning": w["warning"],
         "ban_reason": w["ban_reason"], "protocol_version": w["protocol_version"],
     } for w in workers]
@@ -1089,6 +1113,22 @@ class Client:
         return self._expect("Ack", self.call("BanWorker", {"worker_id": worker_id,
                                                            "reason": "", "ban": False}),
                             "unban")["message"]
+
+    def fence_gpu(self, worker_id: str, reason: str, gpus: Sequence[int] = ()) -> str:
+        """Stops work going to a worker's GPUs (all of them when `gpus` is empty), across
+        restarts, until cleared (admin keys only). As `coupler worker fence-gpu`."""
+        return self._expect("Ack", self.call("FenceGpu", {"worker_id": worker_id,
+                                                          "gpus": list(gpus), "reason": reason,
+                                                          "fence": True}),
+                            "fence-gpu")["message"]
+
+    def clear_gpu(self, worker_id: str, gpus: Sequence[int] = ()) -> str:
+        """Lifts the fences of a worker's GPUs, whoever set them (admin keys only). As
+        `coupler worker clear-gpu`."""
+        return self._expect("Ack", self.call("FenceGpu", {"worker_id": worker_id,
+                                                          "gpus": list(gpus), "reason": "",
+                                                          "fence": False}),
+                            "clear-gpu")["message"]
 
     def workers(self) -> List[Dict[str, Any]]:
         """The worker pool, as `coupler workers --json` prints it."""

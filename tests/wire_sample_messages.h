@@ -12,7 +12,16 @@
 namespace coupler::wire {
 
 inline std::vector<Message> SampleMessages() {
-  const GpuInfo gpu{1, "H100", 80ull << 30, 79ull << 30};
+  const GpuInfo gpu{1, "H100", 80ull << 30, 79ull << 30, "GPU-5fd1c7b2-3a4e-9d60-8b7f-2c1e0a9d4f63"};
+  GpuUsage usage{1, 87, 12ull << 30, 80ull << 30};
+  usage.readings = kGpuTemperature | kGpuPower | kGpuPowerLimit | kGpuThrottle | kGpuEcc | kGpuXid;
+  usage.temperature_c = 71;
+  usage.power_mw = 612'345;
+  usage.power_limit_mw = 700'000;
+  usage.throttle_reasons = kThrottlePowerCap | kThrottleSwThermal;
+  usage.ecc_uncorrected = 2;
+  usage.xid_errors = 3;
+  usage.last_xid = 79;
 
   RegisterWorker reg;
   reg.worker_id = "w-1";
@@ -34,10 +43,11 @@ inline std::vector<Message> SampleMessages() {
   beat.sequence = 17;
   beat.running_tasks = 3;
   beat.timestamp_ms = 1700000000123;
-  beat.gpus = {GpuUsage{1, 87, 12ull << 30, 80ull << 30}};
+  beat.gpus = {usage};
   beat.draining = true;
   beat.running = {TaskAttempt{"j-000001", 7, 1}};
   beat.gpu_sampling = "nvml";
+  beat.fenced_gpus = {1, 3};
 
   TaskSpec task;
   task.job_id = "j-9";
@@ -153,11 +163,12 @@ inline std::vector<Message> SampleMessages() {
   worker.memory_bytes = 64ull << 30;
   worker.prefetched = 5;
   worker.tasks_done = 1234;
-  worker.gpu_usage = {GpuUsage{1, 87, 12ull << 30, 80ull << 30}};
+  worker.gpu_usage = {usage};
   worker.gpu_sampling = "nvml";
   worker.warning = "GPUs idle";
   worker.heard_ms_ago = 420;
   worker.protocol_version = 15;
+  worker.gpu_fences = {GpuFence{1, "XID 79 (GPU has fallen off the bus)", 1700000000456}};
   WorkersReply workers_reply;
   workers_reply.workers = {worker};
 
@@ -197,6 +208,7 @@ inline std::vector<Message> SampleMessages() {
       workers_reply,
       RetryJob{"j-9"},
       BanWorker{"w-2", "bad DIMM; ticket 42", true},
+      FenceGpu{"w-2", {0, 2}, "fan noise; ticket 43", true},
       Ack{static_cast<uint16_t>(MessageType::kDrainWorker), "draining"},
       Error{static_cast<uint16_t>(MessageType::kSubmitJob), 1, "bad spec"},
   };

@@ -4,14 +4,17 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/device.h"
 #include "runtime/status.h"
 #include "runtime/wire/worker_messages.h"
 
-struct nvmlDevice_st;  // NVML's opaque device; its handles are pointers to it
+struct nvmlDevice_st;    // NVML's opaque device; its handles are pointers to it
+struct nvmlEventSet_st;  // NVML's opaque event set
 
 namespace coupler::worker {
 
@@ -39,9 +42,23 @@ class NvmlSession {
   // order and ignore CUDA_VISIBLE_DEVICES while CUDA's ordinals follow both. Only a device
   // without a bus id (none such on Linux drivers so far) is taken by index.
   Result<Device> Find(const kernels::DeviceInfo& cuda) const;
-  // Its utilization over NVML's last sample period (1/6 s to 1 s, by product) and memory.
-  // `index` is what the sample is reported as: the CUDA ordinal.
+  // Its utilization over NVML's last sample period (1/6 s to 1 s, by product) and memory,
+  // and the health readings it gives (temperature, power and its limit, throttle reasons,
+  // volatile uncorrectable ECC errors; each marked in `readings` only when read: a board
+  // without ECC, or a driver without the call, leaves it out). `index` is what the sample is
+  // reported as: the CUDA ordinal.
   Result<wire::GpuUsage> Sample(Device device, uint32_t index) const;
+  // The board's id, "GPU-" and 32 hex digits; "" when NVML cannot say.
+  std::string Uuid(Device device) const;
+
+  // Critical XID events (NVML's event sets): a set made once, each GPU registered on it, then
+  // drained without waiting at every sample. Unavailable when the driver has no event API.
+  using EventSet = nvmlEventSet_st*;
+  Result<EventSet> CreateEventSet() const;
+  Status WatchXids(Device device, EventSet set) const;
+  // The next pending XID event, without waiting: its device and XID; nullopt when none.
+  std::optional<std::pair<Device, uint32_t>> NextXid(EventSet set) const;
+  void FreeEventSet(EventSet set) const;
 
   struct Api;  // the resolved entry points (gpu_monitor.cc)
 
@@ -61,19 +78,32 @@ class GpuMonitor {
   explicit GpuMonitor(const std::vector<kernels::DeviceInfo>& devices,
                       const std::string& library = kNvmlLibrary);
 
+  ~GpuMonitor();
+  GpuMonitor(const GpuMonitor&) = delete;
+  GpuMonitor& operator=(const GpuMonitor&) = delete;
+
   // One sample per GPU, in the order given; else a Status whose message is what the heartbeat
-  // says instead ("no GPUs", "no NVML: ..."), never samples that read as idle GPUs.
-  Result<std::vector<wire::GpuUsage>> Sample() const;
+  // says instead ("no GPUs", "no NVML: ..."), never samples that read as idle GPUs. Counts the
+  // XID events that arrived since the last one (so not const).
+  Result<std::vector<wire::GpuUsage>> Sample();
+  // The board id of CUDA GPU `index` ("" without NVML), as registration reports it.
+  std::string Uuid(uint32_t index) const;
 
  private:
   struct Mapped {
     uint32_t index = 0;  // CUDA ordinal
     NvmlSession::Device device = nullptr;
+    std::string uuid;
+    bool xids_watched = false;
+    uint64_t xid_errors = 0;  // those pointing at the GPU (runtime/pool/gpu_health.h)
+    uint32_t last_xid = 0;
   };
+  void DrainXids();
 
   Status unavailable_;  // why there are no samples at all (set once, at construction)
   std::unique_ptr<NvmlSession> nvml_;
   std::vector<Mapped> devices_;
+  NvmlSession::EventSet xid_events_ = nullptr;  // owned; null when XIDs cannot be watched
 };
 
 }  // namespace coupler::worker

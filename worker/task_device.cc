@@ -10,6 +10,16 @@ TaskPlacement PlacementForSlot(std::span<const int> gpus, size_t slot) {
   return {kernels::Backend::kCuda, gpus[slot % gpus.size()]};
 }
 
+TaskPlacement PlacementAvoiding(std::span<const int> gpus, size_t slot, std::span<const int> fenced) {
+  for (size_t i = 0; i < gpus.size(); ++i) {
+    const int device = gpus[(slot + i) % gpus.size()];
+    if (std::find(fenced.begin(), fenced.end(), device) == fenced.end()) {
+      return {kernels::Backend::kCuda, device};
+    }
+  }
+  return {};
+}
+
 std::string DeviceLabel(const TaskPlacement& placement) {
   if (placement.backend != kernels::Backend::kCuda) return "cpu";
   return "cuda:" + std::to_string(placement.device);

@@ -26,6 +26,10 @@ struct TaskPlacement {
 // several threads, each on its own stream. No GPUs: the CPU.
 TaskPlacement PlacementForSlot(std::span<const int> gpus, size_t slot);
 
+// The same, avoiding the `fenced` devices (the coordinator's GPU fences): the slot's own
+// device when it is not fenced, else the next one in turn that is not, else the CPU.
+TaskPlacement PlacementAvoiding(std::span<const int> gpus, size_t slot, std::span<const int> fenced);
+
 // "cpu" or "cuda:N": what task results, `status` and the run summary show as the device.
 std::string DeviceLabel(const TaskPlacement& placement);
 

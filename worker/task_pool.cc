@@ -203,15 +203,35 @@ wire::TaskOutcome TaskPool::RunPlaced(const wire::TaskSpec& task, const std::ato
   return outcome;
 }
 
+void TaskPool::SetFencedGpus(const std::vector<uint32_t>& gpus) {
+  std::vector<int> fenced(gpus.begin(), gpus.end());
+  {
+    std::lock_guard lock(mu_);
+    if (fenced == fenced_) return;
+    fenced_ = fenced;
+    ledger_.SetFenced(fenced);
+  }
+  if (fenced.empty()) {
+    Logger("worker")->info("no GPU fenced any more: tasks use every GPU again");
+  } else {
+    std::string list;
+    for (const int g : fenced) list += (list.empty() ? "" : ", ") + std::to_string(g);
+    Logger("worker")->warn("the coordinator fenced GPU(s) {}: new tasks start on the others", list);
+  }
+  share_cv_.notify_all();  // a share waiting for room may find it elsewhere now, or lose it
+}
+
 void TaskPool::Loop(size_t slot) {
   // The CUDA twins run on the calling thread's current device: set it once for this thread.
   // A device that refuses leaves the thread on the CPU twins, and its tasks say so.
   TaskPlacement placement = PlacementForSlot(gpus_, slot);
+  bool device_failed = false;
   if (placement.backend == kernels::Backend::kCuda) {
     if (const Status used = kernels::UseCudaDevice(placement.device); !used.ok()) {
       Logger("worker")->warn("task thread {}: {}; its tasks run on the CPU", slot,
                              used.ToString());
       placement = {};
+      device_failed = true;
     }
   }
   // One PUSH socket per thread: ZeroMQ sockets are not shared between threads.
@@ -222,16 +242,25 @@ void TaskPool::Loop(size_t slot) {
     wire::TaskSpec task;
     std::shared_ptr<std::atomic<bool>> cancel;
     bool idle_before = false;
+    TaskPlacement wanted = placement;
     {
       std::unique_lock lock(mu_);
       cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
       if (queue_.empty()) return;  // stopping and nothing left
+      if (!device_failed) wanted = PlacementAvoiding(gpus_, slot, fenced_);
       task = std::move(queue_.front());
       queue_.pop_front();
       cancel = std::make_shared<std::atomic<bool>>(false);
       idle_before = running_.fetch_add(1) == 0;
       running_tasks_.push_back({{task.job_id, task.task_id, task.attempt}, cancel});
       starts_.fetch_add(1);
+    }
+    if (wanted != placement) {
+      // A fence came or went: this thread's tasks move to `wanted` (another GPU, or the CPU).
+      if (wanted.backend == kernels::Backend::kCuda) {
+        if (const Status used = kernels::UseCudaDevice(wanted.device); !used.ok()) wanted = {};
+      }
+      placement = wanted;
     }
     // The first start after idle wakes the network thread, which reports it at once; later
     // ones ride on the wake-ups that outcomes bring.

@@ -57,6 +57,10 @@ class TaskPool {
   // Draining: every queued loose task is dropped and returned, so the coordinator deals it to
   // a worker that stays; the running ones, and a gang placed here, finish here.
   std::vector<wire::TaskAttempt> ReleaseAllQueued();
+  // GPUs the coordinator fenced off (its heartbeats carry them): tasks that start from now on
+  // run on the thread's next unfenced GPU, or on the CPU when all are; shares skip them.
+  // Running tasks finish where they are.
+  void SetFencedGpus(const std::vector<uint32_t>& gpus);
   // What it holds, for a registration: queued (started false) and running attempts.
   std::vector<wire::HeldAttempt> Held() const;
   // Outcomes finished since the last call.
@@ -82,6 +86,7 @@ class TaskPool {
   WorkdirCheck workdir_check_;
   const std::vector<int> gpus_;
   pool::GpuShareLedger ledger_;  // guarded by mu_
+  std::vector<int> fenced_;      // guarded by mu_
   std::condition_variable share_cv_;
   mutable std::mutex mu_;
   std::condition_variable cv_;

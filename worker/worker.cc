@@ -137,12 +137,15 @@ Result<std::unique_ptr<Worker>> Worker::Create(WorkerOptions options) {
                              kernels::ListCudaDevices());
     for (const auto& d : devices) {
       if (std::find(gpus.begin(), gpus.end(), d.index) == gpus.end()) continue;
-      reg.gpus.push_back({static_cast<uint32_t>(d.index), d.name, d.total_memory, d.free_memory});
+      reg.gpus.push_back({static_cast<uint32_t>(d.index), d.name, d.total_memory, d.free_memory, ""});
       shares.push_back({d.index, pool::ShareCapacity(d.free_memory)});
       offered.push_back(d);
     }
   }
   w->gpu_monitor_ = std::make_unique<GpuMonitor>(offered);
+  // The board ids ride on the registration: dcgm-exporter's UUID label, and how the
+  // coordinator tells a replaced board from the one it fenced.
+  for (wire::GpuInfo& g : reg.gpus) g.uuid = w->gpu_monitor_->Uuid(g.index);
   if (Result<std::vector<wire::GpuUsage>> first = w->gpu_monitor_->Sample(); first.ok()) {
     Logger("worker")->info("sampling {} GPU(s) through NVML", first->size());
   } else if (!offered.empty()) {
@@ -380,8 +383,11 @@ void Worker::OnMessage(const std::string& payload, bool& drain_requested) {
     } else {
       Logger("worker")->warn("coordinator error: {}", err->message);
     }
+  } else if (const auto* beat = std::get_if<wire::Heartbeat>(&*msg)) {
+    // Its GPUs fenced off (an XID, an ECC error, an admin): no new task starts on them.
+    pool_->SetFencedGpus(beat->fenced_gpus);
   }
-  // Heartbeats and acks only prove the coordinator is alive.
+  // Heartbeats and acks also prove the coordinator is alive.
 }
 
 Status Worker::ReceiveFailed(const Status& status) {

@@ -224,28 +224,72 @@ std::string RenderMetrics(const Snapshot& s, std::string_view version) {
             "Committed tasks that asked for a GPU and ran on the CPU.",
             static_cast<double>(s.metrics.gpu_fallback_tasks));
 
-  // Labelled as dcgm-exporter labels its series (gpu, Hostname, modelName), so its boards and
-  // ours join on them; `worker` tells two workers of one host apart.
-  auto gpu_labels = [](const wire::WorkerStatus& w, const wire::GpuUsage& g) {
-    std::string model;
+  // Labelled as dcgm-exporter labels its series (gpu, UUID, Hostname, modelName), so its boards
+  // and ours join on them; `worker` tells two workers of one host apart.
+  auto gpu_labels = [](const wire::WorkerStatus& w, uint32_t index) {
+    std::string model, uuid;
     for (const wire::GpuInfo& info : w.gpus) {
-      if (info.index == g.index) model = info.name;
+      if (info.index == index) {
+        model = info.name;
+        uuid = info.uuid;
+      }
     }
-    return fmt::format("worker=\"{}\",gpu=\"{}\",Hostname=\"{}\",modelName=\"{}\"",
-                       EscapeLabelValue(w.id), g.index, EscapeLabelValue(w.host),
-                       EscapeLabelValue(model));
+    return fmt::format("worker=\"{}\",gpu=\"{}\",UUID=\"{}\",Hostname=\"{}\",modelName=\"{}\"",
+                       EscapeLabelValue(w.id), index, EscapeLabelValue(uuid),
+                       EscapeLabelValue(w.host), EscapeLabelValue(model));
   };
   e.Family("coupler_gpu_utilization_ratio", "gauge",
            "A worker GPU's busy fraction over NVML's last sample period (absent without NVML).");
   for (const wire::WorkerStatus& w : s.workers) {
     for (const wire::GpuUsage& g : w.gpu_usage) {
-      e.Sample("coupler_gpu_utilization_ratio", gpu_labels(w, g), g.utilization_percent / 100.0);
+      e.Sample("coupler_gpu_utilization_ratio", gpu_labels(w, g.index), g.utilization_percent / 100.0);
     }
   }
   e.Family("coupler_gpu_memory_used_bytes", "gauge", "A worker GPU's memory in use (NVML).");
   for (const wire::WorkerStatus& w : s.workers) {
     for (const wire::GpuUsage& g : w.gpu_usage) {
-      e.Sample("coupler_gpu_memory_used_bytes", gpu_labels(w, g), static_cast<double>(g.used_memory));
+      e.Sample("coupler_gpu_memory_used_bytes", gpu_labels(w, g.index), static_cast<double>(g.used_memory));
+    }
+  }
+  // Health, under dcgm-exporter's field names and units, so its alerts and boards apply; a
+  // reading NVML did not give is absent, never 0.
+  struct HealthSeries {
+    const char* name;
+    const char* help;
+    wire::GpuReading reading;
+    double (*value)(const wire::GpuUsage&);
+  };
+  static constexpr HealthSeries kHealth[] = {
+      {"DCGM_FI_DEV_GPU_TEMP", "GPU temperature (in C).", wire::kGpuTemperature,
+       [](const wire::GpuUsage& g) { return static_cast<double>(g.temperature_c); }},
+      {"DCGM_FI_DEV_POWER_USAGE", "Power draw (in W).", wire::kGpuPower,
+       [](const wire::GpuUsage& g) { return g.power_mw / 1000.0; }},
+      {"DCGM_FI_DEV_POWER_MGMT_LIMIT", "Power management limit (in W).", wire::kGpuPowerLimit,
+       [](const wire::GpuUsage& g) { return g.power_limit_mw / 1000.0; }},
+      {"DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", "Throttling reasons (NVML's bitmask).",
+       wire::kGpuThrottle, [](const wire::GpuUsage& g) { return static_cast<double>(g.throttle_reasons); }},
+      {"DCGM_FI_DEV_ECC_DBE_VOL_TOTAL",
+       "Uncorrectable (double-bit) ECC errors since the driver loaded.", wire::kGpuEcc,
+       [](const wire::GpuUsage& g) { return static_cast<double>(g.ecc_uncorrected); }},
+      {"DCGM_FI_DEV_XID_ERRORS", "Value of the last XID error encountered (0: none).",
+       wire::kGpuXid, [](const wire::GpuUsage& g) { return static_cast<double>(g.last_xid); }},
+  };
+  for (const HealthSeries& h : kHealth) {
+    e.Family(h.name, "gauge", h.help);
+    for (const wire::WorkerStatus& w : s.workers) {
+      for (const wire::GpuUsage& g : w.gpu_usage) {
+        if (g.has(h.reading)) e.Sample(h.name, gpu_labels(w, g.index), h.value(g));
+      }
+    }
+  }
+  e.Family("coupler_gpu_fenced", "gauge",
+           "1 while placement avoids the GPU: a new XID or uncorrectable ECC error, or an "
+           "admin, fenced it (`coupler workers` says why; `coupler worker clear-gpu` lifts it).");
+  for (const wire::WorkerStatus& w : s.workers) {
+    for (const wire::GpuInfo& g : w.gpus) {
+      const bool fenced = std::any_of(w.gpu_fences.begin(), w.gpu_fences.end(),
+                                      [&](const wire::GpuFence& f) { return f.index == g.index; });
+      e.Sample("coupler_gpu_fenced", gpu_labels(w, g.index), fenced ? 1 : 0);
     }
   }
   e.Family("coupler_gpu_idle", "gauge",

@@ -5,7 +5,9 @@
 
 #include <fmt/format.h>
 
+#include "runtime/pool/gpu_health.h"
 #include "runtime/util/byte_size.h"
+#include "runtime/util/utc_time.h"
 
 namespace coupler::coordinator::http {
 namespace {
@@ -71,9 +73,18 @@ std::string GpuCell(const wire::WorkerStatus& w) {
           " · <span data-gpu-utilization=\"{}\">{}% busy</span> · {} of {}", usage->utilization_percent,
           usage->utilization_percent, util::FormatBytes(usage->used_memory),
           util::FormatBytes(usage->total_memory != 0 ? usage->total_memory : g.total_memory));
+      if (const std::string health = pool::DescribeHealth(*usage); !health.empty()) {
+        cell += fmt::format(" · <span data-gpu-health>{}</span>", HtmlEscape(health));
+      }
     } else {
       cell += fmt::format(" · <span class=\"muted\" data-gpu-utilization=\"none\">{}</span>",
                           HtmlEscape(w.gpu_sampling.empty() ? "no samples" : w.gpu_sampling));
+    }
+    for (const wire::GpuFence& f : w.gpu_fences) {
+      if (f.index == g.index) {
+        cell += fmt::format(" · <span class=\"warning\" data-gpu-fenced>fenced since {}: {}</span>",
+                            util::Iso8601Utc(static_cast<int64_t>(f.since_ms)), HtmlEscape(f.reason));
+      }
     }
     cell += "</div>";
   }

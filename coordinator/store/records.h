@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace coupler::store {
@@ -62,7 +63,9 @@ struct TaskCommit {
   friend bool operator==(const TaskCommit&, const TaskCommit&) = default;
 };
 
-// An attempt that ended, however it ended: ok, failed, lost (its worker died) or cancelled.
+// An attempt that ended, however it ended: ok, failed, lost (its worker died), withdrawn (an
+// operator took its worker away: not charged against `retries`) or cancelled.
+inline constexpr std::string_view kWithdrawnOutcome = "withdrawn";
 struct AttemptRecord {
   std::string job_id;
   uint64_t task_id = 0;

@@ -9,6 +9,8 @@
 #include <ctime>
 #include <filesystem>
 
+#include "runtime/util/utc_time.h"
+
 namespace coupler::store {
 namespace {
 
@@ -16,11 +18,7 @@ namespace {
 std::string HolderName() {
   char host[256] = {};
   if (::gethostname(host, sizeof(host) - 1) != 0) std::strcpy(host, "an unknown host");
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  ::gmtime_r(&now, &tm);
-  char since[32];
-  std::strftime(since, sizeof(since), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  const std::string since = util::Iso8601Utc(static_cast<int64_t>(std::time(nullptr)) * 1000);
   return "pid " + std::to_string(::getpid()) + " on " + host + " since " + since;
 }
 

@@ -333,7 +333,8 @@ Status StateStore::PrepareStatements() {
     COUPLER_ASSIGN_OR_RETURN(*e.stmt, SqliteStatement::Prepare(db_.get(), e.sql));
   }
   COUPLER_RETURN_IF_ERROR(counters_.Prepare(db_.get()));
-  return bans_.Prepare(db_.get());
+  COUPLER_RETURN_IF_ERROR(bans_.Prepare(db_.get()));
+  return gpu_health_.Prepare(db_.get());
 }
 
 Status StateStore::CheckWritable() const {
@@ -492,6 +493,14 @@ Status StateStore::PutBan(const BanRecord& ban) {
 
 Status StateStore::RemoveBan(const std::string& worker_id) {
   return WriteWithBuffered("unban worker " + worker_id, [&] { return bans_.Remove(worker_id); });
+}
+
+Status StateStore::PutGpuHealth(const std::vector<GpuHealthRecord>& records) {
+  if (records.empty()) return Status::Ok();
+  return WriteWithBuffered("record the health of " + std::to_string(records.size()) + " GPU(s)", [&] {
+    for (const GpuHealthRecord& r : records) COUPLER_RETURN_IF_ERROR(gpu_health_.Put(r));
+    return Status::Ok();
+  });
 }
 
 Status StateStore::Flush() {

@@ -14,6 +14,7 @@
 #include "runtime/status.h"
 #include "coordinator/store/commit_generation.h"
 #include "coordinator/store/ban_rows.h"
+#include "coordinator/store/gpu_health_rows.h"
 #include "coordinator/store/counter_rows.h"
 #include "coordinator/store/records.h"
 #include "coordinator/store/sqlite_db.h"
@@ -83,6 +84,9 @@ class StateStore {
   Status PutBan(const BanRecord& ban);
   Status RemoveBan(const std::string& worker_id);
   Result<std::vector<BanRecord>> LoadBans() { return bans_.Load(); }
+  // Worker GPUs' fences and error baselines (gpu_health_rows.h): written at once, likewise.
+  Status PutGpuHealth(const std::vector<GpuHealthRecord>& records);
+  Result<std::vector<GpuHealthRecord>> LoadGpuHealth() { return gpu_health_.Load(); }
   // Buffered rows not yet written.
   size_t pending() const {
     return commits_.size() + attempts_.size() + sent_.size() + counters_.pending();
@@ -189,6 +193,7 @@ class StateStore {
   SqliteStatement find_submission_;
   CounterRows counters_;
   BanRows bans_;
+  GpuHealthRows gpu_health_;
 };
 
 }  // namespace coupler::store

@@ -86,6 +86,18 @@ CREATE TABLE bans (
   banned_by TEXT NOT NULL,
   banned_ms INTEGER NOT NULL
 ) WITHOUT ROWID;
+)sql" R"sql(
+-- Each worker GPU's fence and error baselines (gpu_health_rows.h).
+CREATE TABLE gpu_health (
+  worker_id TEXT NOT NULL,
+  gpu INTEGER NOT NULL,
+  uuid TEXT NOT NULL,
+  fence TEXT NOT NULL,
+  fenced_ms INTEGER NOT NULL,
+  ecc_seen INTEGER NOT NULL,
+  xid_seen INTEGER NOT NULL,
+  PRIMARY KEY (worker_id, gpu)
+) WITHOUT ROWID;
 )sql";
 
 // One row, bumped by every write transaction. The state marker records it outside the
@@ -211,6 +223,13 @@ Status EnsureSchema(SqliteDb& db, const std::string& path) {
         "WITHOUT ROWID;"
         "CREATE TABLE IF NOT EXISTS bans (worker_id TEXT PRIMARY KEY NOT NULL, reason TEXT NOT NULL, "
         "banned_by TEXT NOT NULL, banned_ms INTEGER NOT NULL) WITHOUT ROWID;"));
+  }
+  if (info.user_version >= 1 && info.user_version <= 9) {
+    // Older states fenced no GPU: every GPU starts unfenced, its current counts as baseline.
+    COUPLER_RETURN_IF_ERROR(db.Exec(
+        "CREATE TABLE IF NOT EXISTS gpu_health (worker_id TEXT NOT NULL, gpu INTEGER NOT NULL, "
+        "uuid TEXT NOT NULL, fence TEXT NOT NULL, fenced_ms INTEGER NOT NULL, ecc_seen INTEGER "
+        "NOT NULL, xid_seen INTEGER NOT NULL, PRIMARY KEY (worker_id, gpu)) WITHOUT ROWID;"));
   }
   // Older states start counting at 0: their marker records no generation, so nothing is
   // checked until the first commit records one.

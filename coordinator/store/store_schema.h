@@ -16,7 +16,7 @@ namespace coupler::store {
 // and sent.worker_key (a restart adopts an attempt only from the worker it was sent to); 7:
 // sent.gang_ranks; 8: sent.returned (attempts given back unstarted); 9: tables counters (the
 // pool's coupler_*_total, kept across restarts) and bans (worker ids an admin banned).
-inline constexpr int kSchemaVersion = 9;
+inline constexpr int kSchemaVersion = 10;
 // PRAGMA application_id: "CPLR". Tells our files apart from other SQLite databases.
 inline constexpr int kApplicationId = 0x43504c52;
 

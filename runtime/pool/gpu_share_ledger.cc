@@ -4,13 +4,17 @@
 
 namespace coupler::pool {
 
+uint64_t GpuShareLedger::Room(size_t i) const {
+  if (std::find(fenced_.begin(), fenced_.end(), devices_[i].index) != fenced_.end()) return 0;
+  return devices_[i].capacity - std::min(reserved_[i], devices_[i].capacity);
+}
+
 std::optional<int> GpuShareLedger::Reserve(uint64_t bytes) {
   std::optional<size_t> best;
   for (size_t i = 0; i < devices_.size(); ++i) {
-    const uint64_t room = devices_[i].capacity - std::min(reserved_[i], devices_[i].capacity);
-    if (room < bytes) continue;
-    const uint64_t best_room =
-        best ? devices_[*best].capacity - reserved_[*best] : UINT64_MAX;
+    const uint64_t room = Room(i);
+    if (room < bytes || (bytes == 0 && room == 0)) continue;
+    const uint64_t best_room = best ? Room(*best) : UINT64_MAX;
     if (room < best_room) best = i;
   }
   if (!best) return std::nullopt;
@@ -29,7 +33,7 @@ void GpuShareLedger::Release(int device, uint64_t bytes) {
 
 bool GpuShareLedger::FitsNow(uint64_t bytes) const {
   for (size_t i = 0; i < devices_.size(); ++i) {
-    if (devices_[i].capacity - std::min(reserved_[i], devices_[i].capacity) >= bytes) return true;
+    if (Room(i) >= bytes && Room(i) > 0) return true;
   }
   return false;
 }

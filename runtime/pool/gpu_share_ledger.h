@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 namespace coupler::pool {
@@ -32,6 +33,10 @@ class GpuShareLedger {
   // Gives a share back; `device` and `bytes` as Reserve returned and was asked.
   void Release(int device, uint64_t bytes);
 
+  // Devices fenced off (an XID, an ECC error, an operator: coordinator/gpu_fences.h) have no
+  // room until they leave this list; the shares they hold run on.
+  void SetFenced(std::vector<int> devices) { fenced_ = std::move(devices); }
+
   // Whether Reserve(bytes) would succeed now.
   bool FitsNow(uint64_t bytes) const;
   // Whether a share of `bytes` could ever fit (some device is that large): a task that can
@@ -42,8 +47,11 @@ class GpuShareLedger {
   bool empty() const { return devices_.empty(); }
 
  private:
+  uint64_t Room(size_t i) const;  // what devices_[i] may still take
+
   std::vector<Device> devices_;
   std::vector<uint64_t> reserved_;  // per devices_ entry
+  std::vector<int> fenced_;
 };
 
 }  // namespace coupler::pool

@@ -267,6 +267,38 @@ struct BanWorker {
   friend bool operator==(const BanWorker&, const BanWorker&) = default;
 };
 
+// Client (an admin) -> coordinator, answered by Ack (new in 16): `fence` true stops work going
+// to GPUs `gpus` of worker `worker_id` (empty: all of its GPUs) with `reason`; false clears the
+// fences on them, whoever set them (an XID, an uncorrectable ECC error or an operator), and
+// takes the error counts they had as the new baseline, so only errors after it fence again.
+struct FenceGpu {
+  static constexpr MessageType kType = MessageType::kFenceGpu;
+
+  std::string worker_id;
+  std::vector<uint32_t> gpus;
+  std::string reason;
+  bool fence = true;
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(worker_id, gpus, reason, fence);
+  }
+  friend bool operator==(const FenceGpu&, const FenceGpu&) = default;
+};
+
+// One GPU placement avoids: why, and since when (Unix ms).
+struct GpuFence {
+  uint32_t index = 0;
+  std::string reason;  // e.g. "XID 79 (GPU has fallen off the bus)", "operator: bad fan"
+  uint64_t since_ms = 0;
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(index, reason, since_ms);
+  }
+  friend bool operator==(const GpuFence&, const GpuFence&) = default;
+};
+
 struct WorkersRequest {
   static constexpr MessageType kType = MessageType::kWorkersRequest;
 
@@ -298,16 +330,18 @@ struct WorkerStatus {
   std::string gpu_sampling;         // "nvml", or why `gpu_usage` is empty (see Heartbeat)
   std::string warning;              // e.g. its GPUs idle while it holds GPU tasks
   uint64_t heard_ms_ago = 0;
-  // New in version 15: state banned's why and by whom, and the protocol version the worker
-  // registered with (an upgrade shows who still speaks the older one).
+  // State banned's why and by whom, and the protocol version the worker registered with (an
+  // upgrade shows who still speaks the older one).
   std::string ban_reason;
   uint16_t protocol_version = 0;
+  // New in 16: its GPUs that placement avoids, and why.
+  std::vector<GpuFence> gpu_fences;
 
   template <class Archive>
   void serialize(Archive& ar) {
     ar(id, host, address, slots, running, state, gpus, labels, cpus, memory_bytes, prefetched,
-       tasks_done, gpu_usage, gpu_sampling, warning, heard_ms_ago);
-    if (PayloadVersion() >= 15) ar(ban_reason, protocol_version);
+       tasks_done, gpu_usage, gpu_sampling, warning, heard_ms_ago, ban_reason, protocol_version);
+    if (PayloadVersion() >= 16) ar(gpu_fences);
   }
   friend bool operator==(const WorkerStatus&, const WorkerStatus&) = default;
 };

@@ -34,6 +34,7 @@ enum class MessageType : uint16_t {
   kWorkersReply = 23,
   kRetryJob = 24,
   kBanWorker = 25,
+  kFenceGpu = 26,
 
   kAck = 32,
   kError = 33,
@@ -47,7 +48,7 @@ inline constexpr MessageType kAllMessageTypes[] = {
     MessageType::kReclaimed,      MessageType::kSubmitJob,     MessageType::kSubmitReply,
     MessageType::kStatusRequest,  MessageType::kStatusReply,   MessageType::kCancelJob,
     MessageType::kDrainWorker,    MessageType::kWorkersRequest, MessageType::kWorkersReply,
-    MessageType::kRetryJob,       MessageType::kBanWorker,
+    MessageType::kRetryJob,       MessageType::kBanWorker,     MessageType::kFenceGpu,
     MessageType::kAck,            MessageType::kError,
 };
 
@@ -77,6 +78,7 @@ constexpr std::string_view MessageTypeName(MessageType type) {
     case MessageType::kWorkersReply: return "WorkersReply";
     case MessageType::kRetryJob: return "RetryJob";
     case MessageType::kBanWorker: return "BanWorker";
+    case MessageType::kFenceGpu: return "FenceGpu";
     case MessageType::kAck: return "Ack";
     case MessageType::kError: return "Error";
   }

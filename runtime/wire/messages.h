@@ -21,7 +21,7 @@ using Message = std::variant<RegisterWorker, Heartbeat, TaskAssignment, TaskResu
                              LaunchRequest, LaunchDaemon, LaunchOutput, LaunchStop, Registered,
                              ResultAck, RegisterAgain, Reclaim, Reclaimed,  //
                              SubmitJob, SubmitReply, StatusRequest, StatusReply, CancelJob,
-                             DrainWorker, WorkersRequest, WorkersReply, RetryJob, BanWorker,  //
+                             DrainWorker, WorkersRequest, WorkersReply, RetryJob, BanWorker, FenceGpu,  //
                              Ack, Error>;
 
 // A top-level message struct: it names its own type number.

@@ -51,18 +51,13 @@ void load_minimal(const Archive&, NodePhase& phase, const uint8_t& value) {
 
 namespace coupler::pool {
 
-// Version 14 has no banned state: a banned worker reads as lost there (given up on).
 template <class Archive>
 uint8_t save_minimal(const Archive&, const WorkerState& state) {
-  if (state == WorkerState::kBanned && wire::PayloadVersion() < 15) {
-    return static_cast<uint8_t>(WorkerState::kLost);
-  }
   return static_cast<uint8_t>(state);
 }
 template <class Archive>
 void load_minimal(const Archive&, WorkerState& state, const uint8_t& value) {
-  wire::LoadEnumByte(state, value, wire::PayloadVersion() < 15 ? kWorkerStateCount - 1 : kWorkerStateCount,
-                     "worker state");
+  wire::LoadEnumByte(state, value, kWorkerStateCount, "worker state");
 }
 
 }  // namespace coupler::pool

@@ -127,6 +127,7 @@ std::string WorkersJson(const std::vector<WorkerStatus>& workers) {
       w.Field("name", g.name);
       w.Field("total_memory", g.total_memory);
       w.Field("free_memory", g.free_memory);
+      w.Field("uuid", g.uuid);
       w.EndObject();
     }
     w.EndArray();
@@ -139,6 +140,25 @@ std::string WorkersJson(const std::vector<WorkerStatus>& workers) {
       w.Field("utilization_percent", g.utilization_percent);
       w.Field("used_memory", g.used_memory);
       w.Field("total_memory", g.total_memory);
+      // Health: only the readings NVML gave (GpuReading), so an absent one never reads as 0.
+      if (g.has(kGpuTemperature)) w.Field("temperature_c", g.temperature_c);
+      if (g.has(kGpuPower)) w.Field("power_mw", g.power_mw);
+      if (g.has(kGpuPowerLimit)) w.Field("power_limit_mw", g.power_limit_mw);
+      if (g.has(kGpuThrottle)) w.Field("throttle_reasons", g.throttle_reasons);
+      if (g.has(kGpuEcc)) w.Field("ecc_uncorrected", g.ecc_uncorrected);
+      if (g.has(kGpuXid)) {
+        w.Field("xid_errors", g.xid_errors);
+        w.Field("last_xid", g.last_xid);
+      }
+      w.EndObject();
+    }
+    w.EndArray();
+    w.BeginArray("gpu_fences");
+    for (const auto& f : s.gpu_fences) {
+      w.BeginObject();
+      w.Field("index", f.index);
+      w.Field("reason", f.reason);
+      w.Field("since_ms", f.since_ms);
       w.EndObject();
     }
     w.EndArray();

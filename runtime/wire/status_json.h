@@ -23,8 +23,11 @@ std::string JobStatusJson(const JobStatus& job);
 //  "warnings":["..."]}}
 std::string StatusReplyJson(const StatusReply& reply);
 // [{"id","host","slots","running","state","cpus","memory_bytes","labels":{k: v},
-//   "gpus":[{"index","name","total_memory","free_memory"}],
-//   "gpu_usage":[{"index","utilization_percent","used_memory","total_memory"}],
+//   "gpus":[{"index","name","total_memory","free_memory","uuid"}],
+//   "gpu_usage":[{"index","utilization_percent","used_memory","total_memory", and the health
+//                 readings NVML gave: "temperature_c","power_mw","power_limit_mw",
+//                 "throttle_reasons","ecc_uncorrected","xid_errors","last_xid"}],
+//   "gpu_fences":[{"index","reason","since_ms"}],
 //   "gpu_sampling":"nvml" or why gpu_usage is empty, "warning"}]
 std::string WorkersJson(const std::vector<WorkerStatus>& workers);
 

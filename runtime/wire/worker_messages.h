@@ -13,6 +13,7 @@
 #include <cereal/types/vector.hpp>
 
 #include "runtime/wire/message_type.h"
+#include "runtime/wire/payload_version.h"
 #include "runtime/wire/task_kind.h"
 #include "runtime/wire/task_params.h"
 
@@ -24,10 +25,14 @@ struct GpuInfo {
   std::string name;    // e.g. "NVIDIA H100 80GB HBM3"
   uint64_t total_memory = 0;
   uint64_t free_memory = 0;
+  // New in 16: NVML's id of the board ("GPU-" and 32 hex digits), the `UUID` label
+  // dcgm-exporter puts on its series; empty without NVML.
+  std::string uuid;
 
   template <class Archive>
   void serialize(Archive& ar) {
     ar(index, name, total_memory, free_memory);
+    if (PayloadVersion() >= 16) ar(uuid);
   }
   friend bool operator==(const GpuInfo&, const GpuInfo&) = default;
 };
@@ -169,17 +174,55 @@ struct Reclaimed {
   friend bool operator==(const Reclaimed&, const Reclaimed&) = default;
 };
 
-// Live load of one GPU, reported in every worker heartbeat.
+// Which health readings of a GpuUsage NVML gave: a board or driver may not support some (no
+// ECC on most consumer boards, no power reading on some), and a missing reading must not read
+// as a cool, unthrottled, error-free GPU. Bit values are part of the protocol.
+enum GpuReading : uint32_t {
+  kGpuTemperature = 1,
+  kGpuPower = 2,        // power_mw
+  kGpuPowerLimit = 4,   // power_limit_mw
+  kGpuThrottle = 8,     // throttle_reasons
+  kGpuEcc = 16,         // ecc_uncorrected
+  kGpuXid = 32,         // xid_errors, last_xid (the worker watches the GPU's XID events)
+};
+
+// NVML's clock-throttle-reason bits (nvml.h, nvmlClocksThrottleReason*), carried as NVML
+// reports them; the ones that mean the GPU is slowed for heat or power.
+inline constexpr uint64_t kThrottlePowerCap = 0x4;          // SwPowerCap
+inline constexpr uint64_t kThrottleHwSlowdown = 0x8;        // HwSlowdown
+inline constexpr uint64_t kThrottleSwThermal = 0x20;        // SwThermalSlowdown
+inline constexpr uint64_t kThrottleHwThermal = 0x40;        // HwThermalSlowdown
+inline constexpr uint64_t kThrottleHwPowerBrake = 0x80;     // HwPowerBrakeSlowdown
+inline constexpr uint64_t kThrottleThermal =
+    kThrottleHwSlowdown | kThrottleSwThermal | kThrottleHwThermal | kThrottleHwPowerBrake;
+
+// Live load and health of one GPU, reported in every worker heartbeat.
 struct GpuUsage {
   uint32_t index = 0;
   uint32_t utilization_percent = 0;  // integer, as NVML reports it
   uint64_t used_memory = 0;
   uint64_t total_memory = 0;
+  // New in 16: health, each reading valid only where its GpuReading bit is in `readings`.
+  uint32_t readings = 0;
+  uint32_t temperature_c = 0;
+  uint32_t power_mw = 0;
+  uint32_t power_limit_mw = 0;   // the enforced limit
+  uint64_t throttle_reasons = 0;  // NVML's bits, above
+  uint64_t ecc_uncorrected = 0;   // volatile: since the driver loaded
+  // XID events that point at the GPU, not at a program (runtime/pool/gpu_health.h), since the
+  // worker started watching it; and the newest XID of any kind, e.g. 79 (fallen off the bus).
+  uint64_t xid_errors = 0;
+  uint32_t last_xid = 0;
 
   template <class Archive>
   void serialize(Archive& ar) {
     ar(index, utilization_percent, used_memory, total_memory);
+    if (PayloadVersion() >= 16) {
+      ar(readings, temperature_c, power_mw, power_limit_mw, throttle_reasons, ecc_uncorrected,
+         xid_errors, last_xid);
+    }
   }
+  bool has(GpuReading r) const { return (readings & r) != 0; }
   friend bool operator==(const GpuUsage&, const GpuUsage&) = default;
 };
 
@@ -200,10 +243,15 @@ struct Heartbeat {
   // "nvml" when `gpus` holds live NVML samples; otherwise why there are none, for people
   // ("no NVML: libnvidia-ml.so.1 not found"), so a missing sample never reads as an idle GPU.
   std::string gpu_sampling;
+  // New in 16, coordinator -> worker: the CUDA ordinals of its GPUs fenced off (an XID or an
+  // uncorrectable ECC error, or an operator): it starts no task on them until they leave
+  // this list. Always empty from a worker.
+  std::vector<uint32_t> fenced_gpus;
 
   template <class Archive>
   void serialize(Archive& ar) {
     ar(sender_id, sequence, running_tasks, timestamp_ms, gpus, draining, running, gpu_sampling);
+    if (PayloadVersion() >= 16) ar(fenced_gpus);
   }
   friend bool operator==(const Heartbeat&, const Heartbeat&) = default;
 };

@@ -2,8 +2,9 @@
 // tests/wire_sample_messages.h) plus a few malformed ones. Rerun after a protocol version
 // bump; WireCodecTest.SeedCorpusMatchesSamples checks the checked-in seeds are current.
 //
-//   g++ -std=c++20 -I. runtime/status.cc runtime/wire/*.cc tests/fuzz/make_decode_corpus.cc
-//       -o /tmp/make_decode_corpus
+//   g++ -std=c++20 -I. runtime/status.cc runtime/wire/*.cc runtime/job/job_phase.cc
+//       runtime/job/node_phase.cc runtime/pool/worker_state.cc runtime/pool/gpu_health.cc
+//       tests/fuzz/make_decode_corpus.cc -lfmt -o /tmp/make_decode_corpus
 //   /tmp/make_decode_corpus tests/fuzz/corpus/decode
 #include <cstdio>
 #include <filesystem>

@@ -65,9 +65,12 @@ def read_doc():
     return out, lines[0]
 
 
-GPU = {"index": 1, "name": "H100", "total_memory": 80 << 30, "free_memory": 79 << 30}
+GPU = {"index": 1, "name": "H100", "total_memory": 80 << 30, "free_memory": 79 << 30,
+       "uuid": "GPU-5fd1c7b2-3a4e-9d60-8b7f-2c1e0a9d4f63"}
 USAGE = {"index": 1, "utilization_percent": 87, "used_memory": 12 << 30,
-         "total_memory": 80 << 30}
+         "total_memory": 80 << 30, "readings": 63, "temperature_c": 71, "power_mw": 612345,
+         "power_limit_mw": 700000, "throttle_reasons": 0x24, "ecc_uncorrected": 2,
+         "xid_errors": 3, "last_xid": 79}
 
 # The client's requests in tests/wire_sample_messages.h.
 SAMPLE_REQUESTS = {
@@ -79,6 +82,8 @@ SAMPLE_REQUESTS = {
     "RetryJob": {"job_id": "j-9"},
     "DrainWorker": {"worker_id": "w-1"},
     "BanWorker": {"worker_id": "w-2", "reason": "bad DIMM; ticket 42", "ban": True},
+    "FenceGpu": {"worker_id": "w-2", "gpus": [0, 2], "reason": "fan noise; ticket 43",
+                 "fence": True},
     "WorkersRequest": {"worker_id": "w-1"},
 }
 
@@ -125,6 +130,8 @@ SAMPLE_REPLIES = {
         "memory_bytes": 64 << 30, "prefetched": 5, "tasks_done": 1234, "gpu_usage": [USAGE],
         "gpu_sampling": "nvml", "warning": "GPUs idle", "heard_ms_ago": 420,
         "ban_reason": "", "protocol_version": 15,
+        "gpu_fences": [{"index": 1, "reason": "XID 79 (GPU has fallen off the bus)",
+                        "since_ms": 1700000000456}],
     }]},
 }
 
@@ -142,7 +149,7 @@ class WireTest(unittest.TestCase):
 
     def test_the_doc_example_is_what_the_encoder_writes(self):
         self.assertEqual(cc.encode("CancelJob", {"job_id": "j-9"}).hex(),
-                         "43504c520f001400" "0b000000" "0000000000000000"
+                         "43504c5210001400" "0b000000" "0000000000000000"
                          "0300000000000000" "6a2d39")
 
     def test_replies_decode_to_the_sample_fields(self):

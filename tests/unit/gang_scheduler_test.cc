@@ -32,7 +32,7 @@ wire::RegisterWorker Worker(const std::string& id, uint32_t slots, uint32_t pref
   w.address = "host-" + id;
   w.slots = slots;
   w.prefetch = prefetch;
-  if (gpu) w.gpus = {wire::GpuInfo{0, "gpu", 1ull << 30, 1ull << 30}};
+  if (gpu) w.gpus = {wire::GpuInfo{0, "gpu", 1ull << 30, 1ull << 30, ""}};
   return w;
 }
 

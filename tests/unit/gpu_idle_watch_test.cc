@@ -108,7 +108,7 @@ wire::RegisterWorker Worker(const std::string& id, uint32_t slots, bool gpu) {
   w.host = "node";
   w.address = "host-" + id;
   w.slots = slots;
-  if (gpu) w.gpus = {wire::GpuInfo{0, "test GPU", 80 * kGiB, 80 * kGiB}};
+  if (gpu) w.gpus = {wire::GpuInfo{0, "test GPU", 80 * kGiB, 80 * kGiB, ""}};
   return w;
 }
 

@@ -12,7 +12,10 @@
 #include <iostream>
 #include <regex>
 
+#include <dlfcn.h>
+
 #include "kernels/device.h"
+#include "runtime/pool/gpu_health.h"
 
 namespace coupler::worker {
 namespace {
@@ -31,7 +34,7 @@ kernels::DeviceInfo SomeGpu() {
 }
 
 TEST(GpuMonitorTest, AWorkerWithoutGpusReportsNoGpus) {
-  const GpuMonitor monitor({});
+  GpuMonitor monitor({});
   const Result<std::vector<wire::GpuUsage>> samples = monitor.Sample();
   ASSERT_FALSE(samples.ok());
   EXPECT_EQ(samples.status().message(), "no GPUs");
@@ -39,7 +42,7 @@ TEST(GpuMonitorTest, AWorkerWithoutGpusReportsNoGpus) {
 
 TEST(GpuMonitorTest, AMissingLibraryIsNamedInTheReason) {
   // A name no machine has, so the test means the same with or without a driver.
-  const GpuMonitor monitor({SomeGpu()}, "libnvidia-ml-absent.so.1");
+  GpuMonitor monitor({SomeGpu()}, "libnvidia-ml-absent.so.1");
   const Result<std::vector<wire::GpuUsage>> samples = monitor.Sample();
   ASSERT_FALSE(samples.ok());
   EXPECT_EQ(samples.status().code(), StatusCode::kUnavailable);
@@ -68,17 +71,94 @@ TEST(GpuMonitorTest, ASessionReadsTheDriverVersionAndTheGpuCount) {
 TEST(GpuMonitorTest, EachCudaDeviceIsSampledAsItsOrdinalFoundByItsPciBusId) {
   // CUDA's order differs from NVML's (the fake lists 3B before 86), as CUDA_VISIBLE_DEVICES=1,0
   // makes it; CUDA writes a 4-digit domain, NVML 8, and either case of hex.
-  const GpuMonitor monitor({CudaGpu(0, "0000:86:00.0"), CudaGpu(1, "0000:3b:00.0")},
+  GpuMonitor monitor({CudaGpu(0, "0000:86:00.0"), CudaGpu(1, "0000:3b:00.0")},
                            COUPLER_FAKE_NVML);
   const Result<std::vector<wire::GpuUsage>> samples = monitor.Sample();
   ASSERT_TRUE(samples.ok()) << samples.status().ToString();
   constexpr uint64_t kGiB = uint64_t{1} << 30;
-  EXPECT_EQ(*samples, (std::vector<wire::GpuUsage>{{0, 85, 70 * kGiB, 80 * kGiB},
-                                                   {1, 37, 12 * kGiB, 80 * kGiB}}));
+  ASSERT_EQ(samples->size(), 2u);
+  auto load = [](const wire::GpuUsage& g) {
+    return wire::GpuUsage{g.index, g.utilization_percent, g.used_memory, g.total_memory};
+  };
+  EXPECT_EQ(load((*samples)[0]), (wire::GpuUsage{0, 85, 70 * kGiB, 80 * kGiB}));
+  EXPECT_EQ(load((*samples)[1]), (wire::GpuUsage{1, 37, 12 * kGiB, 80 * kGiB}));
+  EXPECT_EQ(monitor.Uuid(0), "GPU-86000000-0000-0000-0000-000000000000");
+  EXPECT_EQ(monitor.Uuid(1), "GPU-3b000000-0000-0000-0000-000000000000");
+}
+
+// The health readings of each GPU, and XID events as they come: the fake's hooks stand for a
+// GPU heating up, a new uncorrectable ECC error and the driver's XID reports.
+using SetHealth = void (*)(unsigned, unsigned, unsigned long long, unsigned long long);
+using RaiseXid = void (*)(unsigned, unsigned long long);
+
+TEST(GpuMonitorTest, HealthReadingsAndXidEventsAreSampledPerGpu) {
+  void* fake = dlopen(COUPLER_FAKE_NVML, RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(fake, nullptr) << dlerror();
+  auto set_health = reinterpret_cast<SetHealth>(dlsym(fake, "fake_nvml_set_health"));
+  auto raise_xid = reinterpret_cast<RaiseXid>(dlsym(fake, "fake_nvml_raise_xid"));
+  ASSERT_NE(set_health, nullptr);
+  ASSERT_NE(raise_xid, nullptr);
+  set_health(0, 52, 0, 0);
+  set_health(1, 67, wire::kThrottlePowerCap, 0);
+  {
+    GpuMonitor monitor({CudaGpu(0, "0000:3B:00.0"), CudaGpu(1, "0000:86:00.0")}, COUPLER_FAKE_NVML);
+    Result<std::vector<wire::GpuUsage>> first = monitor.Sample();
+    ASSERT_TRUE(first.ok()) << first.status().ToString();
+    const wire::GpuUsage& a = first->at(0);
+    const uint32_t all = wire::kGpuTemperature | wire::kGpuPower | wire::kGpuPowerLimit |
+                         wire::kGpuThrottle | wire::kGpuEcc | wire::kGpuXid;
+    EXPECT_EQ(a.readings, all);
+    EXPECT_EQ(a.temperature_c, 52u);
+    EXPECT_EQ(a.power_mw, 310'000u);
+    EXPECT_EQ(a.power_limit_mw, 700'000u);
+    EXPECT_EQ(a.throttle_reasons, 0u);
+    EXPECT_EQ(a.ecc_uncorrected, 0u);
+    EXPECT_EQ(a.xid_errors, 0u);
+    EXPECT_EQ(first->at(1).throttle_reasons, wire::kThrottlePowerCap);
+
+    // GPU 1 overheats and throttles, GPU 0 reports an XID a program causes (31) and then one
+    // that points at the board (79), and a new uncorrectable ECC error.
+    set_health(1, 91, wire::kThrottleHwThermal, 0);
+    set_health(0, 55, 0, 1);
+    raise_xid(0, 31);
+    raise_xid(0, 79);
+    Result<std::vector<wire::GpuUsage>> second = monitor.Sample();
+    ASSERT_TRUE(second.ok()) << second.status().ToString();
+    EXPECT_EQ(second->at(0).xid_errors, 1u) << "XID 31 is the program's, not the GPU's";
+    EXPECT_EQ(second->at(0).last_xid, 79u);
+    EXPECT_EQ(second->at(0).ecc_uncorrected, 1u);
+    EXPECT_EQ(second->at(1).temperature_c, 91u);
+    EXPECT_EQ(second->at(1).throttle_reasons, wire::kThrottleHwThermal);
+    EXPECT_EQ(second->at(1).xid_errors, 0u);
+    EXPECT_EQ(pool::DescribeHealth(second->at(0)),
+              "55 C, 310/700 W, 1 uncorrectable ECC error, 1 XID error (last XID 79 (GPU has "
+              "fallen off the bus))");
+    EXPECT_EQ(pool::DescribeHealth(second->at(1)), "91 C, 655/700 W, throttled (thermal)");
+    // Drained: the next sample counts nothing new.
+    Result<std::vector<wire::GpuUsage>> third = monitor.Sample();
+    ASSERT_TRUE(third.ok());
+    EXPECT_EQ(third->at(0).xid_errors, 1u);
+  }
+  set_health(0, 52, 0, 0);
+  set_health(1, 67, wire::kThrottlePowerCap, 0);
+  dlclose(fake);
+}
+
+TEST(GpuMonitorTest, ReadingsAGpuDoesNotGiveAreLeftOutNotZero) {
+  // The fake's third GPU: no ECC and no XID events (its utilization is not asked here).
+  Result<std::unique_ptr<NvmlSession>> nvml = NvmlSession::Open(COUPLER_FAKE_NVML);
+  ASSERT_TRUE(nvml.ok()) << nvml.status().ToString();
+  Result<NvmlSession::Device> mig = (*nvml)->Find(CudaGpu(2, "0000:C1:00.0"));
+  ASSERT_TRUE(mig.ok()) << mig.status().ToString();
+  Result<NvmlSession::EventSet> set = (*nvml)->CreateEventSet();
+  ASSERT_TRUE(set.ok()) << set.status().ToString();
+  EXPECT_EQ((*nvml)->WatchXids(*mig, *set).message(), "nvmlDeviceRegisterEvents: Not Supported");
+  (*nvml)->FreeEventSet(*set);
+  EXPECT_EQ((*nvml)->Uuid(*mig), "GPU-c1000000-0000-0000-0000-000000000000");
 }
 
 TEST(GpuMonitorTest, ADeviceWithoutABusIdIsTakenByIndex) {
-  const GpuMonitor monitor({CudaGpu(1, "")}, COUPLER_FAKE_NVML);
+  GpuMonitor monitor({CudaGpu(1, "")}, COUPLER_FAKE_NVML);
   const Result<std::vector<wire::GpuUsage>> samples = monitor.Sample();
   ASSERT_TRUE(samples.ok()) << samples.status().ToString();
   ASSERT_EQ(samples->size(), 1u);
@@ -87,7 +167,7 @@ TEST(GpuMonitorTest, ADeviceWithoutABusIdIsTakenByIndex) {
 }
 
 TEST(GpuMonitorTest, AGpuNvmlDoesNotKnowMeansNoSamplesAtAll) {
-  const GpuMonitor monitor({CudaGpu(0, "0000:3B:00.0"), CudaGpu(1, "0000:AF:00.0")},
+  GpuMonitor monitor({CudaGpu(0, "0000:3B:00.0"), CudaGpu(1, "0000:AF:00.0")},
                            COUPLER_FAKE_NVML);
   const Result<std::vector<wire::GpuUsage>> samples = monitor.Sample();
   ASSERT_FALSE(samples.ok());
@@ -98,7 +178,7 @@ TEST(GpuMonitorTest, AGpuNvmlDoesNotKnowMeansNoSamplesAtAll) {
 
 TEST(GpuMonitorTest, AGpuWithoutUtilizationReadingsGivesTheNvmlErrorNotZero) {
   // The fake's third GPU is in MIG mode.
-  const GpuMonitor monitor({CudaGpu(0, "0000:3B:00.0"), CudaGpu(1, "0000:C1:00.0")},
+  GpuMonitor monitor({CudaGpu(0, "0000:3B:00.0"), CudaGpu(1, "0000:C1:00.0")},
                            COUPLER_FAKE_NVML);
   const Result<std::vector<wire::GpuUsage>> samples = monitor.Sample();
   ASSERT_FALSE(samples.ok());
@@ -130,7 +210,7 @@ TEST(GpuMonitorOnDevice, SamplesEachCudaDeviceUnderItsOrdinal) {
     EXPECT_TRUE(std::regex_match(d.pci_bus_id, bus_id))
         << "GPU " << d.index << ": '" << d.pci_bus_id << "'";
   }
-  const GpuMonitor monitor(*devices);
+  GpuMonitor monitor(*devices);
   const auto start = std::chrono::steady_clock::now();
   const Result<std::vector<wire::GpuUsage>> samples = monitor.Sample();
   // For the record, not a gate: what sampling adds to each heartbeat.

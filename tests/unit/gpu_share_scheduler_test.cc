@@ -28,7 +28,7 @@ wire::RegisterWorker Worker(const std::string& id, uint32_t slots,
   w.slots = slots;
   w.prefetch = 0;
   for (size_t i = 0; i < free_gib.size(); ++i) {
-    w.gpus.push_back({static_cast<uint32_t>(i), "test GPU", free_gib[i] * kGiB, free_gib[i] * kGiB});
+    w.gpus.push_back({static_cast<uint32_t>(i), "test GPU", free_gib[i] * kGiB, free_gib[i] * kGiB, ""});
   }
   return w;
 }

@@ -118,8 +118,15 @@ void FillSample(Snapshot& s) {
   w.state = pool::WorkerState::kAlive;
   w.slots = 4;
   w.running = 2;
-  w.gpus = {wire::GpuInfo{0, "NVIDIA H200", 141ull << 30, 0}};
-  w.gpu_usage = {wire::GpuUsage{0, 87, 12ull << 30, 141ull << 30}};
+  w.gpus = {wire::GpuInfo{0, "NVIDIA H200", 141ull << 30, 0, "GPU-9f2c"}};
+  wire::GpuUsage usage{0, 87, 12ull << 30, 141ull << 30};
+  usage.readings = wire::kGpuTemperature | wire::kGpuPower | wire::kGpuXid;  // no ECC reading
+  usage.temperature_c = 83;
+  usage.power_mw = 612'500;
+  usage.xid_errors = 1;
+  usage.last_xid = 79;
+  w.gpu_usage = {usage};
+  w.gpu_fences = {wire::GpuFence{0, "XID 79 (GPU has fallen off the bus)", 1700000000000}};
   w.gpu_sampling = "nvml";
   w.host = "gpu-7";
   w.prefetched = 1;
@@ -152,10 +159,16 @@ TEST(MetricsTextTest, CountsStatesHistogramsAndEscapesLabels) {
   EXPECT_THAT(text, HasSubstr("coupler_task_duration_seconds_bucket{le=\"+Inf\"} 3\n"));
   EXPECT_THAT(text, HasSubstr("coupler_task_duration_seconds_count 3\n"));
   // GPU series carry dcgm-exporter's label names, so its boards join ours.
-  EXPECT_THAT(text, HasSubstr("coupler_gpu_utilization_ratio{worker=\"w\\\"1\",gpu=\"0\",Hostname=\"gpu-7\","
-                              "modelName=\"NVIDIA H200\"} 0.87\n"));
-  EXPECT_THAT(text, HasSubstr("coupler_gpu_memory_used_bytes{worker=\"w\\\"1\",gpu=\"0\",Hostname=\"gpu-7\","
-                              "modelName=\"NVIDIA H200\"} 12884901888\n"));
+  const std::string gpu = "{worker=\"w\\\"1\",gpu=\"0\",UUID=\"GPU-9f2c\",Hostname=\"gpu-7\",modelName=\"NVIDIA H200\"}";
+  EXPECT_THAT(text, HasSubstr("coupler_gpu_utilization_ratio" + gpu + " 0.87\n"));
+  EXPECT_THAT(text, HasSubstr("coupler_gpu_memory_used_bytes" + gpu + " 12884901888\n"));
+  // Health under dcgm-exporter's field names and units; a reading not given is absent, not 0.
+  EXPECT_THAT(text, HasSubstr("DCGM_FI_DEV_GPU_TEMP" + gpu + " 83\n"));
+  EXPECT_THAT(text, HasSubstr("DCGM_FI_DEV_POWER_USAGE" + gpu + " 612.5\n"));
+  EXPECT_THAT(text, HasSubstr("DCGM_FI_DEV_XID_ERRORS" + gpu + " 79\n"));
+  EXPECT_THAT(text, Not(HasSubstr("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL{")));
+  EXPECT_THAT(text, Not(HasSubstr("DCGM_FI_DEV_POWER_MGMT_LIMIT{")));
+  EXPECT_THAT(text, HasSubstr("coupler_gpu_fenced" + gpu + " 1\n"));
   // One series per worker, as its row of `coupler workers` shows it.
   EXPECT_THAT(text, HasSubstr("coupler_worker_info{worker=\"w\\\"1\",host=\"gpu-7\",state=\"alive\",protocol=\"14\"} 1\n"));
   EXPECT_THAT(text, HasSubstr("coupler_worker_task_slots{worker=\"w\\\"1\"} 4\n"));

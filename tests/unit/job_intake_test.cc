@@ -87,6 +87,27 @@ TEST(JobIntakeTest, AnAttemptGivenBackUnstartedIsQueuedAgainUnchargedAfterAResta
   EXPECT_EQ(InFlightAttempts({}, {lost}, sent), want);
 }
 
+// Attempts withdrawn by an operator (the worker's key revoked, a ban) are replayed as uncharged:
+// the task's attempt base moves up by each, so `retries` is whole after a restart as before it.
+TEST(JobIntakeTest, WithdrawnAttemptsAreReplayedUncharged) {
+  const std::string text = R"({"name": "j", "nodes": [{"id": "a", "op": "noop", "params": {"tasks": 2}}]})";
+  Result<AdmittedJob> admitted = AdmitJob(Submit(text), "j-000001", 0, "alice", IntakeContext{});
+  ASSERT_TRUE(admitted.ok()) << admitted.status().ToString();
+  store::JobRecord rec = admitted->record;
+  rec.state = "running";
+  const std::vector<store::AttemptRecord> ended = {
+      {rec.id, 0, 0, "w1", std::string(store::kWithdrawnOutcome), "worker w1's key 'k' was revoked", 1},
+      {rec.id, 0, 1, "w2", std::string(store::kWithdrawnOutcome), "worker w2 was banned", 2},
+      {rec.id, 1, 0, "w1", "lost", "worker w1 was lost", 3}};
+  const std::vector<store::SentAttempt> sent = {{0, 0, "w1", "k"}, {1, 0, "w1", "k"}, {0, 1, "w2", "k"}};
+  Result<std::unique_ptr<JobState>> job = RestoreJob(rec, {}, ended, sent);
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  EXPECT_EQ((*job)->attempts(0), 2u);
+  EXPECT_EQ((*job)->attempt_base(0), 2u) << "both withdrawn attempts are free";
+  EXPECT_EQ((*job)->attempts(1), 1u);
+  EXPECT_EQ((*job)->attempt_base(1), 0u) << "a lost worker's attempt is charged";
+}
+
 // A restored job's tasks carry the same typed params as the admitted job's, defaults filled in,
 // and the same coordinator decisions (kind, shard count).
 // What a restart reports as abandoned: sent, and neither committed nor ended before it.

@@ -184,5 +184,148 @@ TEST_F(PoolControlTest, ABannedWorkerIsLostAtOnceToldWhyAndRefusedUntilUnbanned)
   EXPECT_EQ(Sent<wire::Registered>(back, "w1").size(), 1u);
 }
 
+// An operator's withdrawal is no fault of the tasks': a worker whose key is revoked, or that is
+// banned, while running tasks of a node with no retries gives them back ready under new
+// numbers, and the job goes on (a worker death would fail it). A restart replays the
+// withdrawal from the state as uncharged too.
+TEST_F(PoolControlTest, TasksOfARevokedOrBannedWorkerRunAgainUnchargedEvenWithoutRetries) {
+  scheduler_.FindJob("j1")->Cancel();
+  scheduler_.AddJob(testing::MakeJob(
+      "r0", "name: r\nnodes:\n  - {id: a, op: noop, params: {tasks: 2}, retries: 0}\n"));
+  JobState& job = *scheduler_.FindJob("r0");
+  auto running = [](const std::string& id) {
+    wire::Heartbeat b;
+    b.sender_id = id;
+    b.running = {{"r0", 0, 0}, {"r0", 1, 0}};
+    b.running_tasks = 2;
+    return b;
+  };
+  Outbox out;
+  ASSERT_TRUE(pool_.OnMessage("r1", "k1", Registration("w1", 2), 0, out));
+  pool_.Dispatch(0, out);
+  ASSERT_TRUE(pool_.OnMessage("r1", "k1", running("w1"), 10, out));
+  pool_.Revoked("r1", "k1", 20);
+  EXPECT_FALSE(job.finished()) << "a withdrawal failed a job without retries";
+  EXPECT_EQ(job.ready_count(), 2u);
+  EXPECT_EQ(job.attempts(0), 1u);
+  EXPECT_EQ(job.attempt_base(0), 1u) << "not charged";
+
+  // Sent again (attempt 1), to a worker then banned mid-run: still not charged.
+  Outbox again;
+  ASSERT_TRUE(pool_.OnMessage("r2", "k2", Registration("w2", 2), 30, again));
+  pool_.Dispatch(30, again);
+  wire::Heartbeat beat = running("w2");
+  beat.running = {{"r0", 0, 1}, {"r0", 1, 1}};
+  ASSERT_TRUE(pool_.OnMessage("r2", "k2", beat, 40, again));
+  ASSERT_TRUE(pool_.Ban({"w2", "bad DIMM", true}, "ops", 50, again).ok());
+  EXPECT_FALSE(job.finished());
+  EXPECT_EQ(job.attempts(0), 2u);
+  EXPECT_EQ(job.attempt_base(0), 2u);
+
+  // The state holds the attempts as withdrawn; a restart replays them so.
+  ASSERT_TRUE(ledger_.store().Flush().ok());
+  auto attempts = ledger_.store().LoadAttempts("r0");
+  ASSERT_TRUE(attempts.ok()) << attempts.status().ToString();
+  ASSERT_EQ(attempts->size(), 4u);
+  for (const store::AttemptRecord& a : *attempts) EXPECT_EQ(a.outcome, store::kWithdrawnOutcome);
+}
+
+// GPU health in placement, with the real store: a worker's XID fences that GPU (told to the
+// worker in the coordinator's heartbeat, listed with why), a worker whose GPUs are all fenced
+// gets no GPU task while a healthy GPU worker does, a cooler worker is dealt work first, the
+// fence outlives a restart of the coordinator (restored from the state) and an admin clears it.
+TEST_F(PoolControlTest, AnXidFencesItsGpuAcrossRestartsUntilAnAdminClearsIt) {
+  scheduler_.FindJob("j1")->Cancel();  // only the GPU tasks are dealt
+  scheduler_.AddJob(testing::MakeJob(
+      "g1", "name: g\nnodes:\n  - {id: t, op: noop, params: {tasks: 2}, resources: {gpus: 1}}\n"));
+  auto gpu_worker = [](const std::string& id) {
+    wire::RegisterWorker r = Registration(id, 2);
+    r.gpus = {{0, "H100", 80ull << 30, 80ull << 30, "GPU-" + id + "-0"}};
+    return r;
+  };
+  auto beat = [](const std::string& id, uint64_t xids, uint32_t temperature) {
+    wire::Heartbeat b;
+    b.sender_id = id;
+    wire::GpuUsage g{0, 10, 1, 2};
+    g.readings = wire::kGpuXid | wire::kGpuTemperature;
+    g.xid_errors = xids;
+    g.last_xid = xids > 0 ? 79 : 0;
+    g.temperature_c = temperature;
+    b.gpus = {g};
+    b.gpu_sampling = "nvml";
+    return b;
+  };
+  Outbox out;
+  ASSERT_TRUE(pool_.OnMessage("r1", "k1", gpu_worker("w1"), 0, out));
+  ASSERT_TRUE(pool_.OnMessage("r1", "k1", beat("w1", 1, 60), 10, out));
+  std::vector<wire::WorkerStatus> listed = pool_.Workers(10);
+  ASSERT_EQ(listed.size(), 1u);
+  ASSERT_EQ(listed[0].gpu_fences.size(), 1u);
+  EXPECT_EQ(listed[0].gpu_fences[0].reason, "XID 79 (GPU has fallen off the bus)");
+  Outbox beats;
+  pool_.Heartbeat(1700000000000, beats);
+  const auto told = Sent<wire::Heartbeat>(beats, "w1");
+  ASSERT_EQ(told.size(), 1u);
+  EXPECT_EQ(told[0].fenced_gpus, std::vector<uint32_t>{0});
+
+  // Its only GPU is fenced: the GPU tasks wait for a healthy GPU worker, which gets them.
+  Outbox dealt;
+  pool_.Dispatch(20, dealt);
+  EXPECT_TRUE(Sent<wire::TaskAssignment>(dealt, "w1").empty()) << "a GPU task went to w1";
+  Outbox second;
+  ASSERT_TRUE(pool_.OnMessage("r2", "k2", gpu_worker("w2"), 30, second));
+  pool_.Dispatch(30, second);
+  const auto to_w2 = Sent<wire::TaskAssignment>(second, "w2");
+  ASSERT_FALSE(to_w2.empty());
+  size_t gpu_tasks = 0;
+  for (const wire::TaskSpec& t : to_w2[0].tasks) gpu_tasks += t.job_id == "g1" ? 1 : 0;
+  EXPECT_EQ(gpu_tasks, 2u);
+
+  // A restarted coordinator restores the fence from the state, before the worker says anything.
+  PoolControl restarted(scheduler_, ledger_, launches_, 5000);
+  ASSERT_TRUE(restarted.RestoreGpuFences().ok());
+  Outbox again;
+  ASSERT_TRUE(restarted.OnMessage("r3", "k1", gpu_worker("w1"), 40, again));
+  EXPECT_EQ(scheduler_.registry().Find("w1")->fenced_gpus, std::vector<uint32_t>{0});
+  EXPECT_FALSE(scheduler_.registry().Find("w1")->has_gpus());
+  EXPECT_EQ(restarted.FenceGpus({"w1", {}, "", false}, "ops").code(), StatusCode::kOk);
+  EXPECT_TRUE(scheduler_.registry().Find("w1")->has_gpus());
+  EXPECT_EQ(restarted.FenceGpus({"w1", {}, "", false}, "ops").code(), StatusCode::kNotFound);
+  // The same count after the clear is not a new error.
+  ASSERT_TRUE(restarted.OnMessage("r3", "k1", beat("w1", 1, 60), 50, again));
+  EXPECT_TRUE(restarted.Workers(50)[0].gpu_fences.empty());
+}
+
+TEST_F(PoolControlTest, AWorkerWithCoolGpusIsDealtWorkBeforeOneWithThrottledGpus) {
+  scheduler_.AddJob(testing::MakeJob(
+      "g1", "name: g\nnodes:\n  - {id: t, op: noop, params: {tasks: 1}, resources: {gpus: 1}}\n"));
+  auto gpu_worker = [](const std::string& id) {
+    wire::RegisterWorker r = Registration(id, 1);
+    r.prefetch = 0;
+    r.gpus = {{0, "H100", 80ull << 30, 80ull << 30, ""}};
+    return r;
+  };
+  auto beat = [](const std::string& id, uint64_t throttle) {
+    wire::Heartbeat b;
+    b.sender_id = id;
+    wire::GpuUsage g{0, 10, 1, 2};
+    g.readings = wire::kGpuThrottle;
+    g.throttle_reasons = throttle;
+    b.gpus = {g};
+    return b;
+  };
+  Outbox out;
+  // "a-hot" comes first by id, and would be dealt first without its GPU's heat.
+  ASSERT_TRUE(pool_.OnMessage("r1", "k1", gpu_worker("a-hot"), 0, out));
+  ASSERT_TRUE(pool_.OnMessage("r2", "k1", gpu_worker("b-cool"), 0, out));
+  ASSERT_TRUE(pool_.OnMessage("r1", "k1", beat("a-hot", wire::kThrottleSwThermal), 10, out));
+  ASSERT_TRUE(pool_.OnMessage("r2", "k1", beat("b-cool", 0), 10, out));
+  scheduler_.FindJob("j1")->Cancel();  // only the GPU task is dealt
+  Outbox dealt;
+  pool_.Dispatch(20, dealt);
+  EXPECT_TRUE(Sent<wire::TaskAssignment>(dealt, "a-hot").empty());
+  ASSERT_EQ(Sent<wire::TaskAssignment>(dealt, "b-cool").size(), 1u);
+}
+
 }  // namespace
 }  // namespace coupler::coordinator

@@ -24,7 +24,7 @@ wire::WorkerStatus Worker(const std::string& id, uint32_t slots, Labels labels =
   w.slots = slots;
   w.state = *pool::ParseWorkerState(state);
   w.labels = std::move(labels);
-  if (gpu_bytes > 0) w.gpus = {wire::GpuInfo{0, "NVIDIA H100", gpu_bytes, gpu_bytes}};
+  if (gpu_bytes > 0) w.gpus = {wire::GpuInfo{0, "NVIDIA H100", gpu_bytes, gpu_bytes, ""}};
   return w;
 }
 

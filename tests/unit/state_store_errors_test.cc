@@ -198,6 +198,27 @@ TEST(StateStoreTest, AVersion8StateGainsCountersStartingAtZero) {
   EXPECT_EQ(again->at("jobs_submitted"), 2u);
 }
 
+// A version-9 state (before GPU health) gains the table: no GPU fenced, and a fence written
+// after the migration is read back as written.
+TEST(StateStoreTest, AVersion9StateGainsGpuHealthWithNoGpuFenced) {
+  TempDir dir;
+  {
+    auto store = OpenOrDie(dir.str());
+    ASSERT_TRUE(store->PutJob(MakeJob("j-000001")).ok());
+  }
+  ExecRaw(dir.path() / "coupler.db", "DROP TABLE gpu_health; PRAGMA user_version = 9");
+  auto store = OpenOrDie(dir.str());
+  auto none = store->LoadGpuHealth();
+  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  EXPECT_TRUE(none->empty());
+  const GpuHealthRecord fenced{"w-1", 1, "GPU-0a", "XID 79", 1700000000000, 2, 1};
+  ASSERT_TRUE(store->PutGpuHealth({fenced}).ok());
+  auto again = store->LoadGpuHealth();
+  ASSERT_TRUE(again.ok());
+  ASSERT_EQ(again->size(), 1u);
+  EXPECT_EQ(again->at(0), fenced);
+}
+
 // A state written at schema version 4 (before admitted plans) is migrated in place: its jobs
 // have no plan (they are planned again from their spec at a restart), new ones keep theirs.
 TEST(StateStoreTest, AVersion4StateGainsAdmittedPlans) {

@@ -157,5 +157,16 @@ TEST_F(TaskPlacementRunTest, GpuPlacementRunsOnTheGpuWhenOneIsThere) {
   ExpectClipped();
 }
 
+// Fenced GPUs (the coordinator's, from an XID or an admin) take no new task: a thread whose
+// own GPU is fenced runs on the next one in turn that is not, and on the CPU when all are.
+TEST(TaskDeviceTest, AFencedGpuIsSkippedForTheNextOneAndAllFencedMeansTheCpu) {
+  const std::vector<int> gpus = {0, 1, 2};
+  EXPECT_EQ(PlacementAvoiding(gpus, 1, std::vector<int>{}), (TaskPlacement{kernels::Backend::kCuda, 1}));
+  EXPECT_EQ(PlacementAvoiding(gpus, 1, std::vector<int>{1}), (TaskPlacement{kernels::Backend::kCuda, 2}));
+  EXPECT_EQ(PlacementAvoiding(gpus, 2, std::vector<int>{1, 2}), (TaskPlacement{kernels::Backend::kCuda, 0}));
+  EXPECT_EQ(PlacementAvoiding(gpus, 4, std::vector<int>{0, 1, 2}), TaskPlacement{});
+  EXPECT_EQ(PlacementAvoiding(std::vector<int>{}, 0, std::vector<int>{}), TaskPlacement{});
+}
+
 }  // namespace
 }  // namespace coupler::worker

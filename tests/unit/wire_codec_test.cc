@@ -86,27 +86,27 @@ TEST(WireCodecTest, LargeBatchRoundTrips) {
   EXPECT_EQ(std::get<TaskAssignment>(*decoded), batch);
 }
 
-// The envelope, byte for byte: magic, version 15, type 20 (CancelJob), length 11, epoch 0 (a
+// The envelope, byte for byte: magic, version 16, type 20 (CancelJob), length 11, epoch 0 (a
 // client's), then cereal's u64 size prefix and the string.
 TEST(WireCodecTest, EnvelopeLayoutIsLittleEndianAndFixed) {
   const std::string bytes = Encode(CancelJob{"j-9"});
   ASSERT_EQ(bytes.size(), kHeaderSize + 11);
   EXPECT_EQ(Hex(bytes),
-            "43504c52"  "0f00"  "1400"  "0b000000"  "0000000000000000"
+            "43504c52"  "1000"  "1400"  "0b000000"  "0000000000000000"
             "0300000000000000"  "6a2d39");
 }
 
-// Versions this build has no layout for are refused, both named: a version-13 header has no
-// epoch, and a version-16 payload may hold fields this build cannot know.
+// Versions this build has no layout for are refused, both named: a version-14 payload lacks
+// fields this build reads, and a version-17 payload may hold fields this build cannot know.
 TEST(WireCodecTest, AnotherVersionIsRefusedWithBothVersionsNamed) {
-  for (const uint16_t version : {uint16_t{13}, uint16_t{16}}) {
+  for (const uint16_t version : {uint16_t{14}, uint16_t{17}}) {
     std::string bytes = Encode(CancelJob{"j-9"});
     bytes[4] = static_cast<char>(version);
     Result<Message> decoded = Decode(bytes);
     ASSERT_FALSE(decoded.ok()) << version;
     EXPECT_EQ(decoded.status().code(), StatusCode::kInvalidArgument);
     EXPECT_NE(decoded.status().message().find("unsupported protocol version " +
-                                              std::to_string(version) + " (this build reads 14 to 15)"),
+                                              std::to_string(version) + " (this build reads 15 to 16)"),
               std::string::npos)
         << decoded.status().message();
   }
