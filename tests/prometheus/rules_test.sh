@@ -21,6 +21,7 @@ breaks=(
   's/for: 30s/for: 10m/|dispatch stopped waits too long'
   's/> 0.25$/> 5/|a lagging loop never fires'
   's#floor(DCGM_FI_DEV_CLOCK_THROTTLE_REASONS / 4) % 2#DCGM_FI_DEV_CLOCK_THROTTLE_REASONS % 2#|the idle bit counts as a throttle'
+  's/expr: coupler_gpu_fenced == 1/expr: coupler_gpu_fenced == 0/|a fenced GPU never alerts'
   's/increase(coupler_tasks_finished_total\[15m\])) == 0/increase(coupler_tasks_finished_total[15m])) >= 0/|a queue that drains counts as stuck'
 )
 for b in "${breaks[@]}"; do
