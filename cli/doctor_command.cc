@@ -1,11 +1,13 @@
 // `coupler doctor`: gathers what this machine offers (CUDA driver and runtime, devices, NVML,
 // NCCL, MPI, ZeroMQ) and prints cli/doctor's verdict, one line per finding with its fix. Exits 1
-// when something is broken, 0 otherwise (a machine without a GPU is a normal machine).
+// when something is broken, 0 otherwise (a machine without a GPU is a normal machine). With
+// --coordinator EP it is also a new worker host's preflight (cli/doctor_preflight.h).
 #include <zmq.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
 #include <sstream>
 #include <string>
 
@@ -14,6 +16,8 @@
 #include "train/comm/mpi_session.h"
 #include "train/comm/nccl_factory.h"
 #include "cli/doctor/diagnose.h"
+#include "cli/doctor/preflight.h"
+#include "cli/doctor_preflight.h"
 #include "worker/gpu_monitor.h"
 
 namespace coupler::cli {
@@ -70,10 +74,31 @@ doctor::Facts GatherFacts() {
 
 void AddDoctorCommand(CLI::App& app, CommandBody* run) {
   CLI::App* cmd = app.add_subcommand(
-      "doctor", "Check this machine: CUDA driver and runtime, GPUs, NVML, NCCL, MPI, ZeroMQ");
-  cmd->callback([run] {
-    *run = [] {
-      const auto findings = doctor::Diagnose(GatherFacts());
+      "doctor", "Check this machine: CUDA driver and runtime, GPUs, NVML, NCCL, MPI, ZeroMQ; "
+                "with --coordinator, whether a worker here can join that pool");
+  auto pre = std::make_shared<PreflightOptions>();
+  auto timeout_s = std::make_shared<double>(5);
+  cmd->add_option("--coordinator", pre->coordinator,
+                  "a pool's worker endpoint (tcp://HOST:PORT): check that a worker here reaches "
+                  "it, that its key is accepted, the shared --workdir and Open MPI's ports");
+  cmd->add_option("--keys", pre->keys_dir,
+                  "the worker key set to check (default: as `coupler worker` finds it)");
+  cmd->add_flag("--insecure", pre->insecure, "the coordinator runs --insecure (plaintext)");
+  cmd->add_option("--workdir", pre->workdir,
+                  "a directory of the pool's shared filesystem (a job's workdir): writable here, "
+                  "and showing the coordinator's job markers");
+  cmd->add_option("--timeout", *timeout_s, "seconds to wait for each answer")
+      ->capture_default_str()
+      ->check(CLI::Range(0.1, 600.0));
+  cmd->callback([run, pre, timeout_s] {
+    *run = [pre, timeout_s] {
+      auto findings = doctor::Diagnose(GatherFacts());
+      if (!pre->coordinator.empty()) {
+        pre->timeout = std::chrono::milliseconds(static_cast<int64_t>(*timeout_s * 1000));
+        for (doctor::Finding& f : doctor::DiagnosePreflight(ProbeCoordinator(*pre))) {
+          findings.push_back(std::move(f));
+        }
+      }
       std::fputs(doctor::FormatFindings(findings).c_str(), stdout);
       return doctor::HasProblem(findings) ? kExitFailure : kExitOk;
     };
