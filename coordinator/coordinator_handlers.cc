@@ -147,6 +147,7 @@ wire::CoordinatorStats Coordinator::CollectStats() {
   stats.store_error = ledger_.store_error().message();
   stats.replies_dropped = replies_dropped_;
   scheduler_.FillPoolStats(stats);
+  pool_.AppendFenceWarnings(stats.warnings);
   return stats;
 }
 

@@ -154,23 +154,24 @@ void GpuFences::Apply(const std::vector<Record>& records) {
 
 std::vector<uint32_t> GpuFences::Fenced(const std::string& worker_id) const {
   std::vector<uint32_t> out;
+  for (const wire::GpuFence& f : Of(worker_id)) out.push_back(f.index);
+  return out;
+}
+
+std::vector<wire::GpuFence> GpuFences::Of(const std::string& worker_id) const {
+  std::vector<wire::GpuFence> out;
   for (auto it = records_.lower_bound({worker_id, 0});
        it != records_.end() && it->first.first == worker_id; ++it) {
-    if (!it->second.fence.empty()) out.push_back(it->first.second);
+    const Record& r = it->second;
+    if (!r.fence.empty()) {
+      out.push_back({r.gpu, r.fence, static_cast<uint64_t>(std::max<int64_t>(r.fenced_ms, 0))});
+    }
   }
   return out;
 }
 
 void GpuFences::Mark(std::vector<wire::WorkerStatus>& workers) const {
-  for (wire::WorkerStatus& w : workers) {
-    for (auto it = records_.lower_bound({w.id, 0}); it != records_.end() && it->first.first == w.id;
-         ++it) {
-      const Record& r = it->second;
-      if (!r.fence.empty()) {
-        w.gpu_fences.push_back({r.gpu, r.fence, static_cast<uint64_t>(std::max<int64_t>(r.fenced_ms, 0))});
-      }
-    }
-  }
+  for (wire::WorkerStatus& w : workers) w.gpu_fences = Of(w.id);
 }
 
 }  // namespace coupler::coordinator

@@ -60,6 +60,8 @@ class GpuFences {
 
   // The CUDA ordinals of `worker_id`'s fenced GPUs, ascending.
   std::vector<uint32_t> Fenced(const std::string& worker_id) const;
+  // The fences of `worker_id`'s GPUs, by GPU.
+  std::vector<wire::GpuFence> Of(const std::string& worker_id) const;
   // Adds each listed worker's fences to its status.
   void Mark(std::vector<wire::WorkerStatus>& workers) const;
 

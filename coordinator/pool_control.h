@@ -82,6 +82,8 @@ class PoolControl {
   Status FenceGpus(const wire::FenceGpu& req, const std::string& by);
   // At start: the GPU fences and error baselines the state holds.
   Status RestoreGpuFences();
+  // For `coupler status`: a line per fenced GPU of a worker still serving, with the way out.
+  void AppendFenceWarnings(std::vector<std::string>& warnings) const;
   // The pool as `coupler workers` shows it: the registry's workers, banned ones marked.
   std::vector<wire::WorkerStatus> Workers(int64_t now_ms) const;
   // The workers allow-list, so a worker id may move to a new key once its old key has left

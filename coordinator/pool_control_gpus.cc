@@ -2,6 +2,8 @@
 // the fences restored at start (coordinator/gpu_fences.h decides; this records and applies).
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "coordinator/pool_control.h"
 #include "runtime/logging.h"
 
@@ -73,6 +75,17 @@ Status PoolControl::RestoreGpuFences() {
                                 "clear-gpu lifts a fence)", fenced);
   }
   return Status::Ok();
+}
+
+void PoolControl::AppendFenceWarnings(std::vector<std::string>& warnings) const {
+  for (const auto& [id, w] : scheduler_.registry().workers()) {
+    if (w.gone() || w.fenced_gpus.empty()) continue;
+    for (const wire::GpuFence& f : gpu_fences_.Of(id)) {
+      warnings.push_back(fmt::format("worker {} GPU {} is fenced ({}): no work goes to it until "
+                                     "`coupler worker clear-gpu {} --gpu {}`",
+                                     id, f.index, f.reason, id, f.index));
+    }
+  }
 }
 
 }  // namespace coupler::coordinator

@@ -17,6 +17,7 @@ struct Candidate {
   uint32_t mine = 0;  // slots this gang already holds there
   uint32_t free = 0;  // slots open to anyone
   bool fast = false;  // FastInterconnect
+  uint8_t gpu_preference = 0;  // WorkerEntry::gpu_preference
 };
 
 }  // namespace
@@ -137,7 +138,8 @@ std::vector<GangPlacement> GangReservations::Place(const std::vector<GangRequest
       auto found = hold.slots.find(id);
       const uint32_t mine = found == hold.slots.end() ? 0 : found->second;
       const uint32_t free = std::min(w.free_slots(), cap > mine ? cap - mine : 0u);
-      candidates.push_back({id, w.info.address, mine, free, FastInterconnect(w.info.labels)});
+      candidates.push_back({id, w.info.address, mine, free, FastInterconnect(w.info.labels),
+                            static_cast<uint8_t>(w.gpu_preference)});
     }
     const std::string kind = std::string(req->required.empty() ? "" : "matching ") +
                              (gpu_only ? "GPU worker" : "worker");
@@ -169,7 +171,7 @@ std::vector<GangPlacement> GangReservations::Place(const std::vector<GangRequest
     if (available >= req->ranks) {
       std::vector<RankCandidate> rooms;
       for (const Candidate& c : candidates) {
-        rooms.push_back({c.id, c.address, c.mine + c.free, c.mine, c.fast});
+        rooms.push_back({c.id, c.address, c.mine + c.free, c.mine, c.fast, c.gpu_preference});
       }
       GangPlacement p;
       p.key = req->key;

@@ -33,6 +33,7 @@ std::vector<std::pair<std::string, uint32_t>> PackRanks(std::vector<RankCandidat
   struct Host {
     uint64_t room = 0, held = 0;
     bool fast = false;
+    uint8_t gpu_preference = 0;  // its worst worker's
   };
   auto host_of = [](const RankCandidate& c) { return c.host.empty() ? "\x01" + c.id : c.host; };
   std::map<std::string, Host> hosts;
@@ -41,6 +42,7 @@ std::vector<std::pair<std::string, uint32_t>> PackRanks(std::vector<RankCandidat
     h.room += c.room;
     h.held += c.held;
     h.fast |= c.fast_interconnect;
+    h.gpu_preference = std::max(h.gpu_preference, c.gpu_preference);
   }
   std::sort(candidates.begin(), candidates.end(), [&](const RankCandidate& a, const RankCandidate& b) {
     const std::string ka = host_of(a), kb = host_of(b);
@@ -49,11 +51,13 @@ std::vector<std::pair<std::string, uint32_t>> PackRanks(std::vector<RankCandidat
       const Host& hb = hosts[kb];
       if (ha.room != hb.room) return ha.room > hb.room;
       if (ha.held != hb.held) return ha.held > hb.held;
+      if (ha.gpu_preference != hb.gpu_preference) return ha.gpu_preference < hb.gpu_preference;
       if (ha.fast != hb.fast) return ha.fast;
       return ka < kb;
     }
     if (a.room != b.room) return a.room > b.room;
     if (a.held != b.held) return a.held > b.held;
+    if (a.gpu_preference != b.gpu_preference) return a.gpu_preference < b.gpu_preference;
     return a.id < b.id;
   });
   std::vector<std::pair<std::string, uint32_t>> out;

@@ -18,6 +18,8 @@ struct RankCandidate {
   uint32_t room = 0;  // ranks it could run
   uint32_t held = 0;  // of those, slots the gang already holds there: preferred on a tie
   bool fast_interconnect = false;  // labelled interconnect=nvlink|infiniband: next on a tie
+  // How much hotter or more throttled its GPUs run (GpuPreference: 0 cool): cooler hosts next.
+  uint8_t gpu_preference = 0;
 };
 
 // A worker as a place for a gang's ranks: where it is and what launch context it shares.

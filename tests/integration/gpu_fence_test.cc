@@ -115,6 +115,10 @@ TEST(GpuFenceTest, AnXidFencesItsGpuAcrossAKillDashNineUntilAnAdminClearsIt) {
   EXPECT_THAT(text.out, HasSubstr("gpu 1: fenced since "));
   EXPECT_THAT(text.out, HasSubstr("61 C, 1 XID error (last XID 79 (GPU has fallen off the bus))"));
   EXPECT_THAT(cluster.coordinator().err(), HasSubstr("coupler worker clear-gpu g1"));
+  // `coupler status` says so too, with the way out.
+  EXPECT_THAT(cluster.Cli({"status"}).out,
+              HasSubstr("worker g1 GPU 1 is fenced (XID 79 (GPU has fallen off the bus)): no work "
+                        "goes to it until `coupler worker clear-gpu g1 --gpu 1`"));
   std::optional<std::vector<uint32_t>> told;
   ASSERT_TRUE(WaitUntil([&] { told = worker.NextFences(); return told && !told->empty(); }, 30s, 10ms));
   EXPECT_EQ(*told, std::vector<uint32_t>{1});

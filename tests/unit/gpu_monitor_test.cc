@@ -240,6 +240,20 @@ TEST(GpuMonitorOnDevice, SamplesEachCudaDeviceUnderItsOrdinal) {
     // Listing the devices made a CUDA context on each, which holds device memory.
     EXPECT_GT(g.used_memory, 0u) << "GPU " << d.index;
     EXPECT_LE(g.used_memory, g.total_memory) << "GPU " << d.index;
+    // Health: a data-center GPU reports its temperature, power and limit, throttle reasons and
+    // takes XID events; its board id is NVML's "GPU-..." UUID.
+    std::cout << "GPU " << d.index << ": " << pool::DescribeHealth(g) << ", readings " << g.readings
+              << ", " << monitor.Uuid(g.index) << "\n";
+    EXPECT_TRUE(g.has(wire::kGpuTemperature)) << "GPU " << d.index;
+    EXPECT_GT(g.temperature_c, 0u);
+    EXPECT_LT(g.temperature_c, 120u);
+    if (g.has(wire::kGpuPower) && g.has(wire::kGpuPowerLimit)) {
+      EXPECT_GT(g.power_limit_mw, 0u);
+      EXPECT_LE(g.power_mw, g.power_limit_mw / 10 * 12) << "GPU " << d.index;
+    }
+    EXPECT_TRUE(g.has(wire::kGpuThrottle)) << "GPU " << d.index;
+    EXPECT_TRUE(g.has(wire::kGpuXid)) << "GPU " << d.index;
+    EXPECT_EQ(monitor.Uuid(g.index).rfind("GPU-", 0), 0u) << monitor.Uuid(g.index);
   }
 }
 
