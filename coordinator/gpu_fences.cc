@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "coordinator/operator_reason.h"
 #include "runtime/pool/gpu_health.h"
 
 namespace coupler::coordinator {
@@ -56,6 +57,11 @@ GpuFences::Observed GpuFences::Observe(const std::string& worker_id,
                                        int64_t now_ms) const {
   Observed out;
   for (const wire::GpuUsage& g : samples) {
+    // Only the GPUs it registered: a sample for any other ordinal (a confused or hostile peer)
+    // must not grow the state.
+    if (std::none_of(gpus.begin(), gpus.end(), [&](const wire::GpuInfo& i) { return i.index == g.index; })) {
+      continue;
+    }
     const Record* known = Find(worker_id, g.index);
     Record r = known != nullptr ? *known : Record{worker_id, g.index, "", "", 0, 0, 0};
     const std::string uuid = UuidOf(gpus, g.index);
@@ -125,9 +131,7 @@ Result<std::vector<GpuFences::Record>> GpuFences::Decide(const wire::FenceGpu& r
                                          g, list));
     }
   }
-  if (req.fence && req.reason.empty()) {
-    return InvalidArgument("a fence needs a reason (--reason TEXT): it is what the next operator reads");
-  }
+  if (req.fence) COUPLER_RETURN_IF_ERROR(CheckOperatorReason(req.reason, "a fence"));
   std::vector<Record> out;
   for (const uint32_t g : chosen) {
     const Record* known = Find(req.worker_id, g);

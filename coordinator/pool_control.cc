@@ -6,6 +6,7 @@
 
 #include "coordinator/gpu_idle_watch.h"
 #include "coordinator/job_intake.h"
+#include "coordinator/operator_reason.h"
 #include "coordinator/zap_handler.h"
 #include "runtime/logging.h"
 #include "runtime/wire/codec.h"
@@ -323,9 +324,7 @@ Status PoolControl::Ban(const wire::BanWorker& req, const std::string& by, int64
     log->warn("worker {} unbanned by '{}': it may register again", req.worker_id, by);
     return Status::Ok();
   }
-  if (req.reason.empty()) {
-    return InvalidArgument("a ban needs a reason (--reason TEXT): it is what the next operator reads");
-  }
+  COUPLER_RETURN_IF_ERROR(CheckOperatorReason(req.reason, "a ban"));
   store::BanRecord ban{req.worker_id, req.reason, by, WallClockMs()};
   // On disk before it counts: a ban the admin was told holds must hold after a restart.
   COUPLER_RETURN_IF_ERROR(ledger_.store().PutBan(ban));

@@ -108,6 +108,23 @@ TEST(GpuFencesTest, AnAdminFencesWithAReasonAndClearingNothingOrAnUnknownGpuIsAn
   EXPECT_TRUE(f.Decide({"w-1", {1}, "", false}, "ops", {}, 8).ok());
 }
 
+// A peer reporting samples of GPUs it never registered (or a reason that would forge log lines)
+// changes nothing: the state cannot be grown through it.
+TEST(GpuFencesTest, SamplesOfUnregisteredGpusAndMultiLineReasonsAreRefused) {
+  GpuFences f;
+  std::vector<wire::GpuUsage> junk;
+  for (uint32_t i = 2; i < 1000; ++i) junk.push_back(Sample(i, 1, 79, 1));
+  GpuFences::Observed seen = See(f, Boards({"GPU-a", "GPU-b"}), junk);
+  EXPECT_THAT(seen.changed, IsEmpty());
+  EXPECT_THAT(f.Fenced("w-1"), IsEmpty());
+  const auto gpus = Boards({"GPU-a"});
+  EXPECT_EQ(f.Decide({"w-1", {0}, "fan\n[2026-12-06T00:00:00Z error] forged", true}, "ops", gpus, 1)
+                .status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(f.Decide({"w-1", {0}, std::string(513, 'x'), true}, "ops", gpus, 1).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_TRUE(f.Decide({"w-1", {0}, std::string(512, 'x'), true}, "ops", gpus, 1).ok());
+}
+
 TEST(GpuFencesTest, HotOrPowerCappedGpusRankBehindCoolOnesAndThermalThrottlingLast) {
   wire::GpuUsage cool = Sample(0);
   wire::GpuUsage hot = Sample(1);
