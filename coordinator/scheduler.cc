@@ -177,14 +177,21 @@ std::vector<std::pair<std::string, wire::TaskSpec>> Scheduler::PlaceGangs(int64_
 std::vector<std::pair<std::string, std::vector<wire::TaskSpec>>> Scheduler::AssignBalanced() {
   std::vector<std::pair<std::string, std::vector<wire::TaskSpec>>> out;
   std::vector<std::string> takers;
+  std::vector<std::pair<GpuPreference, std::string>> warm;  // takers whose GPUs run hot
   for (const auto& [id, w] : registry_.workers()) {
-    if (w.credit() > 0) takers.push_back(id);
+    if (w.credit() == 0) continue;
+    if (w.gpu_preference != GpuPreference::kCool) {
+      warm.emplace_back(w.gpu_preference, id);
+    } else {
+      takers.push_back(id);
+    }
   }
-  if (takers.empty()) return out;
   // Cool GPUs first: a worker whose GPUs run hot or throttled takes what the others leave.
-  std::stable_sort(takers.begin(), takers.end(), [this](const std::string& a, const std::string& b) {
-    return registry_.workers().at(a).gpu_preference < registry_.workers().at(b).gpu_preference;
-  });
+  // (Sorted only when there are such workers: this runs at every dispatch.)
+  std::stable_sort(warm.begin(), warm.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto& [preference, id] : warm) takers.push_back(std::move(id));
+  if (takers.empty()) return out;
   std::map<std::string, size_t> slot;  // a worker's entry in `out`
   // Open slots first: a task that can start now must not queue behind another worker's busy
   // slots as its prefetch (then it would only be reclaimed again).
