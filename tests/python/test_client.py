@@ -294,6 +294,17 @@ class ClientTest(unittest.TestCase):
         self.assertNotEqual(rc, 0)
         self.assertIn("no job j-999999", err)
 
+    def test_gpu_fences_travel_as_the_cli_sends_them(self):
+        # w1 has no GPU: the coordinator's own refusal comes back with its code and words.
+        for call in (lambda: self.client.clear_gpu("w1"),
+                     lambda: self.client.fence_gpu("w1", "fan noise", gpus=[0])):
+            with self.assertRaises(cc.CouplerError) as e:
+                call()
+            self.assertEqual(e.exception.code_name, "NotFound")
+            self.assertIn("worker w1 has no GPUs known here", str(e.exception))
+        w1 = [w for w in self.client.workers() if w["id"] == "w1"][0]
+        self.assertEqual(w1["gpu_fences"], [])
+
     def test_a_bad_spec_gets_the_diagnostics(self):
         path = os.path.join(self.cluster.dir, "bad.yaml")
         with open(path, "w") as f:
