@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "coordinator/store/path_list.h"
+#include "coordinator/store/row_values.h"
 #include "coordinator/store/state_files.h"
 #include "coordinator/store/store_schema.h"
 #include "runtime/logging.h"
@@ -46,43 +47,9 @@ constexpr const char* kInsertCommit =
 constexpr const char* kInsertAttempt =
     "INSERT INTO attempts (job_id, task_id, attempt, worker_id, outcome, error, ended_ms) "
     "VALUES (?,?,?,?,?,?,?)";
-constexpr const char* kLoadJobs =
-    "SELECT id, name, spec_text, spec_path, base_dir, priority, state, error, submitted_ms, "
-    "finished_ms, extra, submitted_by, tasks_total, tasks_done, tasks_failed, attempts, "
-    "submission_id, run_dir FROM jobs "
-    "ORDER BY number, id";
-constexpr const char* kLoadJob =
-    "SELECT id, name, spec_text, spec_path, base_dir, priority, state, error, submitted_ms, "
-    "finished_ms, extra, submitted_by, tasks_total, tasks_done, tasks_failed, attempts, "
-    "submission_id, run_dir, plan FROM jobs WHERE id = ?";
-constexpr const char* kLoadPlan = "SELECT plan FROM jobs WHERE id = ?";
-// The jobs a start restores to run: not finished.
-constexpr const char* kLoadUnfinishedJobs =
-    "SELECT id, name, spec_text, spec_path, base_dir, priority, state, error, submitted_ms, "
-    "finished_ms, extra, submitted_by, tasks_total, tasks_done, tasks_failed, attempts, "
-    "submission_id, run_dir FROM jobs WHERE state NOT IN ('succeeded', 'failed', 'cancelled') "
-    "ORDER BY number, id";
-// A page of summaries, newest first: the columns of kLoadJobs with the big ones left empty.
-constexpr const char* kListJobs =
-    "SELECT id, name, '', spec_path, base_dir, priority, state, error, submitted_ms, "
-    "finished_ms, x'', submitted_by, tasks_total, tasks_done, tasks_failed, attempts, "
-    "submission_id, run_dir FROM jobs WHERE (?1 = '' OR instr(?1, ',' || state || ',') > 0) "
-    "ORDER BY number DESC, id DESC LIMIT ?2";
-constexpr const char* kCountJobs = "SELECT state, COUNT(*) FROM jobs GROUP BY state";
-constexpr const char* kFindSubmission = "SELECT id FROM jobs WHERE submission_id = ? LIMIT 1";
-constexpr const char* kLoadCommits =
-    "SELECT task_id, attempt, output_paths, rows_in, rows_out, device, kernel_ms, "
-    "bytes_processed, worker_id FROM commits WHERE job_id = ? ORDER BY task_id";
-constexpr const char* kLoadAttempts =
-    "SELECT task_id, attempt, worker_id, outcome, error, ended_ms FROM attempts "
-    "WHERE job_id = ? ORDER BY task_id, attempt, seq";
 constexpr const char* kInsertSent =
     "INSERT INTO sent (job_id, tasks, worker_id, worker_key, gang_ranks, returned) "
     "VALUES (?,?,?,?,?,?)";
-constexpr const char* kLoadSent =
-    "SELECT tasks, worker_id, worker_key, gang_ranks, returned FROM sent WHERE job_id = ? "
-    "ORDER BY seq";
-constexpr const char* kNextJobNumber = "SELECT COALESCE(MAX(number), 0) + 1 FROM jobs";
 // Compare-and-set: the generation moves only from the value this writer last wrote or read. It is
 // the store's fencing token: a writer opened later bumps it at once, so an older writer that is
 // still running (its lock taken over without its knowing) changes nothing and is fenced.
@@ -98,29 +65,6 @@ std::optional<int64_t> JobNumberFromId(std::string_view id) {
   for (size_t i = start; i < id.size(); ++i) n = n * 10 + (id[i] - '0');
   return n;
 }
-
-// SentAttempts::tasks as a blob: LEB128 varints, task then attempt, pair after pair.
-void PutVarint(uint64_t v, std::string& out) {
-  while (v >= 0x80) {
-    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
-    v >>= 7;
-  }
-  out.push_back(static_cast<char>(v));
-}
-
-bool GetVarint(std::string_view in, size_t& at, uint64_t& v) {
-  v = 0;
-  for (int shift = 0; shift < 64 && at < in.size(); shift += 7) {
-    const auto byte = static_cast<unsigned char>(in[at++]);
-    v |= uint64_t{byte & 0x7fu} << shift;
-    if ((byte & 0x80) == 0) return true;
-  }
-  return false;
-}
-
-// SQLite integers are signed 64-bit; unsigned counters round-trip through the same bits.
-int64_t ToSql(uint64_t v) { return static_cast<int64_t>(v); }
-uint64_t FromSql(int64_t v) { return static_cast<uint64_t>(v); }
 
 // Checked before SQLite sees the dir, so the message names the dir and the real reason rather
 // than SQLite's generic "unable to open database file".
@@ -315,23 +259,13 @@ Status StateStore::PrepareStatements() {
       {&set_job_state_, kSetJobState},
       {&insert_commit_, kInsertCommit},
       {&insert_attempt_, kInsertAttempt},
-      {&load_jobs_, kLoadJobs},
-      {&load_job_, kLoadJob},
-      {&load_plan_, kLoadPlan},
-      {&load_unfinished_, kLoadUnfinishedJobs},
-      {&list_jobs_, kListJobs},
-      {&count_jobs_, kCountJobs},
-      {&find_submission_, kFindSubmission},
-      {&load_commits_, kLoadCommits},
-      {&load_attempts_, kLoadAttempts},
-      {&next_job_number_, kNextJobNumber},
       {&insert_sent_, kInsertSent},
-      {&load_sent_, kLoadSent},
       {&set_generation_, kSetGeneration},
   };
   for (const Entry& e : entries) {
     COUPLER_ASSIGN_OR_RETURN(*e.stmt, SqliteStatement::Prepare(db_.get(), e.sql));
   }
+  COUPLER_RETURN_IF_ERROR(PrepareReads());
   COUPLER_RETURN_IF_ERROR(counters_.Prepare(db_.get()));
   COUPLER_RETURN_IF_ERROR(bans_.Prepare(db_.get()));
   return gpu_health_.Prepare(db_.get());
@@ -507,201 +441,6 @@ Status StateStore::Flush() {
   if (pending() == 0) return Status::Ok();
   return WriteWithBuffered("flush " + std::to_string(pending()) + " buffered rows",
                            [] { return Status::Ok(); });
-}
-
-namespace {
-
-// The columns LoadJobs and LoadJob share, in that order.
-JobRecord ReadJobRow(SqliteStatement& row) {
-  JobRecord j;
-  j.id = row.ColumnText(0);
-  j.name = row.ColumnText(1);
-  j.spec_text = row.ColumnText(2);
-  j.spec_path = row.ColumnText(3);
-  j.base_dir = row.ColumnText(4);
-  j.priority = static_cast<int>(row.ColumnInt64(5));
-  j.state = row.ColumnText(6);
-  j.error = row.ColumnText(7);
-  j.submitted_ms = row.ColumnInt64(8);
-  j.finished_ms = row.ColumnInt64(9);
-  j.extra = row.ColumnBlob(10);
-  j.submitted_by = row.ColumnText(11);
-  j.counts.tasks_total = FromSql(row.ColumnInt64(12));
-  j.counts.tasks_done = FromSql(row.ColumnInt64(13));
-  j.counts.tasks_failed = FromSql(row.ColumnInt64(14));
-  j.counts.attempts = FromSql(row.ColumnInt64(15));
-  j.submission_id = row.ColumnText(16);
-  j.run_dir = row.ColumnText(17);
-  return j;
-}
-
-}  // namespace
-
-Result<std::vector<JobRecord>> StateStore::LoadJobs() {
-  StatementReset reset(load_jobs_);
-  std::vector<JobRecord> jobs;
-  while (true) {
-    Result<bool> row = load_jobs_.Step();
-    if (!row.ok()) return row.status().WithContext("load jobs from " + path_);
-    if (!*row) break;
-    jobs.push_back(ReadJobRow(load_jobs_));
-  }
-  return jobs;
-}
-
-Result<std::vector<JobRecord>> StateStore::LoadUnfinishedJobs() {
-  StatementReset reset(load_unfinished_);
-  std::vector<JobRecord> jobs;
-  while (true) {
-    Result<bool> row = load_unfinished_.Step();
-    if (!row.ok()) return row.status().WithContext("load unfinished jobs from " + path_);
-    if (!*row) break;
-    jobs.push_back(ReadJobRow(load_unfinished_));
-  }
-  return jobs;
-}
-
-Result<std::vector<JobRecord>> StateStore::ListJobs(const std::vector<std::string>& states,
-                                                    uint32_t limit) {
-  StatementReset reset(list_jobs_);
-  // ",queued,running,": the query matches ",<state>," in it (one prepared statement for any
-  // set of states; state names hold no comma).
-  std::string wanted;
-  for (const std::string& s : states) wanted += "," + s;
-  if (!wanted.empty()) wanted += ",";
-  list_jobs_.BindText(1, wanted);
-  list_jobs_.BindInt64(2, limit == 0 ? -1 : static_cast<int64_t>(limit));  // -1: no limit
-  std::vector<JobRecord> jobs;
-  while (true) {
-    Result<bool> row = list_jobs_.Step();
-    if (!row.ok()) return row.status().WithContext("list jobs in " + path_);
-    if (!*row) break;
-    jobs.push_back(ReadJobRow(list_jobs_));
-  }
-  return jobs;
-}
-
-Result<std::map<std::string, uint64_t>> StateStore::CountJobsByState() {
-  StatementReset reset(count_jobs_);
-  std::map<std::string, uint64_t> counts;
-  while (true) {
-    Result<bool> row = count_jobs_.Step();
-    if (!row.ok()) return row.status().WithContext("count jobs in " + path_);
-    if (!*row) break;
-    counts[count_jobs_.ColumnText(0)] = FromSql(count_jobs_.ColumnInt64(1));
-  }
-  return counts;
-}
-
-Result<std::optional<std::string>> StateStore::FindJobBySubmission(const std::string& submission_id) {
-  StatementReset reset(find_submission_);
-  find_submission_.BindText(1, submission_id);
-  Result<bool> row = find_submission_.Step();
-  if (!row.ok()) return row.status().WithContext("look up submission " + submission_id);
-  if (!*row) return std::optional<std::string>();
-  return std::optional<std::string>(find_submission_.ColumnText(0));
-}
-
-Result<std::optional<JobRecord>> StateStore::LoadJob(const std::string& job_id) {
-  StatementReset reset(load_job_);
-  load_job_.BindText(1, job_id);
-  Result<bool> row = load_job_.Step();
-  if (!row.ok()) return row.status().WithContext("load job " + job_id + " from " + path_);
-  if (!*row) return std::optional<JobRecord>();
-  JobRecord j = ReadJobRow(load_job_);
-  j.plan = load_job_.ColumnBlob(18);
-  return std::optional<JobRecord>(std::move(j));
-}
-
-Result<std::string> StateStore::LoadPlan(const std::string& job_id) {
-  StatementReset reset(load_plan_);
-  load_plan_.BindText(1, job_id);
-  Result<bool> row = load_plan_.Step();
-  if (!row.ok()) return row.status().WithContext("load the plan of job " + job_id);
-  if (!*row) return NotFound("no job " + job_id + " in " + path_);
-  return load_plan_.ColumnBlob(0);
-}
-
-Result<std::vector<TaskCommit>> StateStore::LoadCommits(const std::string& job_id) {
-  StatementReset reset(load_commits_);
-  load_commits_.BindText(1, job_id);
-  std::vector<TaskCommit> commits;
-  while (true) {
-    Result<bool> row = load_commits_.Step();
-    if (!row.ok()) return row.status().WithContext("load commits of job " + job_id);
-    if (!*row) break;
-    TaskCommit& c = commits.emplace_back();
-    c.job_id = job_id;
-    c.task_id = FromSql(load_commits_.ColumnInt64(0));
-    c.attempt = static_cast<uint32_t>(load_commits_.ColumnInt64(1));
-    Result<std::vector<std::string>> paths = DecodePathList(load_commits_.ColumnText(2));
-    if (!paths.ok()) {
-      return paths.status().WithContext("commit of job " + job_id + " task " +
-                                        std::to_string(c.task_id) + " in " + path_);
-    }
-    c.output_paths = std::move(paths).value();
-    c.rows_in = FromSql(load_commits_.ColumnInt64(3));
-    c.rows_out = FromSql(load_commits_.ColumnInt64(4));
-    c.device = load_commits_.ColumnText(5);
-    c.kernel_ms = load_commits_.ColumnDouble(6);
-    c.bytes_processed = FromSql(load_commits_.ColumnInt64(7));
-    c.worker_id = load_commits_.ColumnText(8);
-  }
-  return commits;
-}
-
-Result<std::vector<AttemptRecord>> StateStore::LoadAttempts(const std::string& job_id) {
-  StatementReset reset(load_attempts_);
-  load_attempts_.BindText(1, job_id);
-  std::vector<AttemptRecord> attempts;
-  while (true) {
-    Result<bool> row = load_attempts_.Step();
-    if (!row.ok()) return row.status().WithContext("load attempts of job " + job_id);
-    if (!*row) break;
-    AttemptRecord& a = attempts.emplace_back();
-    a.job_id = job_id;
-    a.task_id = FromSql(load_attempts_.ColumnInt64(0));
-    a.attempt = static_cast<uint32_t>(load_attempts_.ColumnInt64(1));
-    a.worker_id = load_attempts_.ColumnText(2);
-    a.outcome = load_attempts_.ColumnText(3);
-    a.error = load_attempts_.ColumnText(4);
-    a.ended_ms = load_attempts_.ColumnInt64(5);
-  }
-  return attempts;
-}
-
-Result<std::vector<SentAttempt>> StateStore::LoadSent(const std::string& job_id) {
-  StatementReset reset(load_sent_);
-  load_sent_.BindText(1, job_id);
-  std::vector<SentAttempt> out;
-  while (true) {
-    Result<bool> row = load_sent_.Step();
-    if (!row.ok()) return row.status().WithContext("load sent attempts of job " + job_id);
-    if (!*row) break;
-    const std::string blob = load_sent_.ColumnBlob(0);
-    const std::string worker_id = load_sent_.ColumnText(1);
-    const std::string worker_key = load_sent_.ColumnText(2);
-    const auto gang_ranks = static_cast<uint32_t>(load_sent_.ColumnInt64(3));
-    const bool returned = load_sent_.ColumnInt64(4) != 0;
-    size_t at = 0;
-    while (at < blob.size()) {
-      uint64_t task = 0, attempt = 0;
-      if (!GetVarint(blob, at, task) || !GetVarint(blob, at, attempt)) {
-        return Internal("damaged sent-attempts row of job " + job_id + " in " + path_);
-      }
-      out.push_back({task, static_cast<uint32_t>(attempt), worker_id, worker_key, gang_ranks,
-                     returned});
-    }
-  }
-  return out;
-}
-
-Result<uint64_t> StateStore::NextJobNumber() {
-  StatementReset reset(next_job_number_);
-  Result<bool> row = next_job_number_.Step();
-  if (!row.ok()) return row.status().WithContext("next job number from " + path_);
-  COUPLER_CHECK(*row) << "an aggregate query always returns a row";
-  return FromSql(next_job_number_.ColumnInt64(0));
 }
 
 }  // namespace coupler::store

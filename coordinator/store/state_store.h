@@ -142,6 +142,7 @@ class StateStore {
   StateStore(StateDirLock lock, std::string dir, std::string path, OpenMode mode, SqliteDb db,
              CommitGeneration generation);
   Status PrepareStatements();
+  Status PrepareReads();  // state_store_reads.cc
   Status CheckWritable() const;
   // Moves the generation one on inside the open transaction, or finds that another writer
   // moved it (Aborted; fenced() from then on).
