@@ -262,9 +262,28 @@ Status Coordinator::Run(const std::atomic<bool>& stop) {
     const unsigned ready = net::PollReadable({&workers_, &clients_, &admitted_, &http_requests_},
                                              std::chrono::milliseconds(20));
     const auto turn_began = std::chrono::steady_clock::now();
+    // Clients first, and again between slices of the workers' burst: a status or a submit is
+    // one message, where a pool of 1,000 workers can have thousands waiting, and answering it
+    // only after all of them put the whole burst on its latency.
+    auto serve_clients = [&](int most) {
+      for (int i = 0; i < most && !broken; ++i) {
+        auto m = net::TryRecvRouted(clients_);
+        if (!received(m)) break;
+        ++received_;
+        if (!SessionAllowed(kClientsDomain, (*m)->identity, (*m)->user_id, (*m)->peer_key)) {
+          RefuseRevoked((*m)->identity, (*m)->payload, (*m)->has_empty_delimiter);
+          continue;
+        }
+        client_versions_.Note((*m)->identity, wire::PeekVersion((*m)->payload));
+        OnClientMessage((*m)->identity, PeerPrincipal((*m)->user_id, (*m)->peer_key),
+                        (*m)->payload, (*m)->has_empty_delimiter);
+      }
+    };
+    if (ready & 2u) serve_clients(256);
     // Drain what is waiting in bounded bursts, so one busy socket cannot starve the other.
-    if (ready & 1u) {
-      for (int i = 0; i < 4096; ++i) {
+    if (!broken && (ready & 1u)) {
+      for (int i = 0; i < 4096 && !broken; ++i) {
+        if (i > 0 && i % 512 == 0) serve_clients(16);
         auto m = net::TryRecvRouted(workers_);
         if (!received(m)) break;
         ++received_;
@@ -277,20 +296,6 @@ Status Coordinator::Run(const std::atomic<bool>& stop) {
         }
         worker_versions_.Note((*m)->identity, wire::PeekVersion((*m)->payload));
         OnWorkerMessage((*m)->identity, (*m)->user_id, (*m)->payload);
-      }
-    }
-    if (!broken && (ready & 2u)) {
-      for (int i = 0; i < 256; ++i) {
-        auto m = net::TryRecvRouted(clients_);
-        if (!received(m)) break;
-        ++received_;
-        if (!SessionAllowed(kClientsDomain, (*m)->identity, (*m)->user_id, (*m)->peer_key)) {
-          RefuseRevoked((*m)->identity, (*m)->payload, (*m)->has_empty_delimiter);
-          continue;
-        }
-        client_versions_.Note((*m)->identity, wire::PeekVersion((*m)->payload));
-        OnClientMessage((*m)->identity, PeerPrincipal((*m)->user_id, (*m)->peer_key),
-                        (*m)->payload, (*m)->has_empty_delimiter);
       }
     }
     if (!broken && (ready & 4u)) {
@@ -316,6 +321,7 @@ Status Coordinator::Run(const std::atomic<bool>& stop) {
     worker_handshakes_.Poll();
     client_handshakes_.Poll();
     Tick();
+    serve_clients(16);  // a flush of the state may have taken a while
     Dispatch();
     Outbox answers;
     control_.AnswerWaiters(false, NowMs(), answers);
