@@ -226,7 +226,8 @@ Status CheckConsistent(const AdmittedPlan& a) {
                       std::to_string(p.node_index) + " of " +
                       std::to_string(a.graph.nodes.size()));
     }
-    if (p.tasks < 0 || p.map_tasks < 0 || p.map_tasks > p.tasks || p.ranks < 1) {
+    if (p.tasks < 0 || p.map_tasks < 0 || p.map_tasks > p.tasks || p.ranks < 1 ||
+        (p.has_reduce && (p.tasks == p.map_tasks || p.output_shards != p.reduce_tasks()))) {
       return Internal("admitted plan: node '" + p.id + "' has impossible task counts");
     }
     total += p.tasks;

@@ -65,14 +65,25 @@ void JobState::Release(size_t p) {
   const uint64_t count = table_.task_count(p);
   const bool gang = plan_.nodes[p].coupling == job::Coupling::kTight;
   auto& queue = gang ? ready_gangs_ : LooseQueue(p, false);
-  // A reduce task waits for the node's map tasks, so it is released by Complete().
-  const uint64_t releasable = plan_.nodes[p].has_reduce ? count - 1 : count;
+  // Reduce tasks wait for the node's map tasks, so they are released by ReleaseReduces().
+  const uint64_t releasable = count - static_cast<uint64_t>(plan_.nodes[p].reduce_tasks());
   for (uint64_t t = first; t < first + releasable; ++t) {
     if (state_[t] != static_cast<uint8_t>(TaskState::kBlocked)) continue;  // restored as done
     state_[t] = static_cast<uint8_t>(TaskState::kReady);
     queue.push_back(t);
   }
   if (count == 0) NodeFinished(p);
+}
+
+void JobState::ReleaseReduces(size_t p) {
+  const uint64_t end = table_.first_task(p) + table_.task_count(p);
+  const uint64_t first = end - static_cast<uint64_t>(plan_.nodes[p].reduce_tasks());
+  auto& queue = LooseQueue(p, true);
+  for (uint64_t t = first; t < end; ++t) {
+    if (state_[t] != static_cast<uint8_t>(TaskState::kBlocked)) continue;  // restored as done
+    state_[t] = static_cast<uint8_t>(TaskState::kReady);
+    queue.push_back(t);
+  }
 }
 
 std::deque<uint64_t>& JobState::LooseQueue(size_t p, bool reduce) {
@@ -237,11 +248,7 @@ bool JobState::Complete(uint64_t t) {
   const plan::PlanNode& pn = plan_.nodes[p];
   if (ref.kind == TaskKind::kMap && pn.has_reduce &&
       ++node_maps_done_[p] == static_cast<uint64_t>(pn.map_tasks)) {
-    const uint64_t reduce = table_.first_task(p) + table_.task_count(p) - 1;
-    if (state_[reduce] == static_cast<uint8_t>(TaskState::kBlocked)) {
-      state_[reduce] = static_cast<uint8_t>(TaskState::kReady);
-      LooseQueue(p, true).push_back(reduce);
-    }
+    ReleaseReduces(p);
   }
   if (node_done_[p] == table_.task_count(p)) NodeFinished(p);
   // The attempt that ran a fused chain's first node ran the same shard of the rest of it.
@@ -311,8 +318,9 @@ void JobState::Fail(uint64_t t, const FailedAttempt& failure) {
   }
   const std::string what =
       ref.kind == TaskKind::kMap ? fmt::format("task {} (shard {})", shown_task, ref.shard)
-                                 : fmt::format("task {} ({})", t,
-                                               ref.kind == TaskKind::kReduce ? "reduce" : "gang");
+      : ref.kind == TaskKind::kReduce && plan_.nodes[p].reduce_tasks() > 1
+          ? fmt::format("task {} (reduce of partition {})", t, ref.shard)
+          : fmt::format("task {} ({})", t, ref.kind == TaskKind::kReduce ? "reduce" : "gang");
   // Said when retries were left: a user who wrote `retries: 3` sees why there was one attempt.
   const bool cut_short = !failure.retryable && attempts_[t] < MaxAttempts(p);
   node_error_[shown] = fmt::format("{} failed after {} attempt{}{}: {}", what, attempts_[t],
@@ -521,12 +529,9 @@ void JobState::Retry() {
     if (deps_left_[p] != 0 || node_complete(p)) continue;
     Release(p);
     const plan::PlanNode& pn = plan_.nodes[p];
-    const uint64_t reduce = table_.first_task(p) + table_.task_count(p) - 1;
-    // Its map tasks all done before the job stopped: only the reduce is left to run.
-    if (pn.has_reduce && node_maps_done_[p] == static_cast<uint64_t>(pn.map_tasks) &&
-        state_[reduce] == static_cast<uint8_t>(TaskState::kBlocked)) {
-      state_[reduce] = static_cast<uint8_t>(TaskState::kReady);
-      LooseQueue(p, true).push_back(reduce);
+    // Its map tasks all done before the job stopped: only reduce tasks are left to run.
+    if (pn.has_reduce && node_maps_done_[p] == static_cast<uint64_t>(pn.map_tasks)) {
+      ReleaseReduces(p);
     }
   }
 }

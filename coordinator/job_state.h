@@ -264,6 +264,8 @@ class JobState {
   // Where a ready loose task of the node waits; `reduce`: its reduce task (never on a GPU).
   std::deque<uint64_t>& LooseQueue(size_t plan_node, bool reduce);
   void Release(size_t plan_node);
+  // Makes the node's reduce tasks ready once its map tasks are all done.
+  void ReleaseReduces(size_t plan_node);
   void NodeFinished(size_t plan_node);
   void MaybeRestoreFinish();
   // One handed-out task ended (done, failed, back to the queue).

@@ -1,8 +1,10 @@
 #include "coordinator/task_specs.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "runtime/io/output_layout.h"
+#include "runtime/ops/op_registry.h"
 #include "runtime/plan/fusion.h"
 
 namespace coupler::coordinator {
@@ -18,6 +20,24 @@ std::string TaskSpecs::OutputPath(size_t p, int64_t shard, bool partial) const {
   return io::ShardPath(graph_.workdir, plan_.nodes[p].id, shard,
                        partial ? io::ShardKind::kPartial : io::ShardKind::kPart,
                        plan_.nodes[p].output_format);
+}
+
+int64_t TaskSpecs::InputShards(const job::InputRef& in) const {
+  switch (in.kind) {
+    case job::InputRef::Kind::kNode: return plan_.nodes[plan_of_node_[in.node_index]].output_shards;
+    case job::InputRef::Kind::kDirectory: return std::max(in.shards, 1);
+    case job::InputRef::Kind::kFile: return 1;
+  }
+  return 1;
+}
+
+std::string TaskSpecs::ShufflePrefix(size_t p, int64_t map_shard) const {
+  return io::ShufflePrefix(graph_.workdir, plan_.nodes[p].id, map_shard);
+}
+
+bool TaskSpecs::Shuffles(const plan::PlanNode& pn) const {
+  const ops::OpDef* op = ops::OpRegistry::Builtin().Find(pn.op);
+  return pn.has_reduce && op != nullptr && op->expansion == ops::Expansion::kShuffle;
 }
 
 bool TaskSpecs::WholeNode(size_t p) const {
@@ -63,12 +83,22 @@ wire::TaskSpec TaskSpecs::MakeOne(const TaskRef& ref) const {
   wire::TaskSpec spec;
   spec.node_id = node.id;
   spec.op = node.op;
-  spec.shard_index = ref.kind == TaskKind::kMap ? static_cast<int32_t>(ref.shard) : -1;
+  // A reduce of a shuffle is told its partition; a node's only reduce is no shard's.
+  const bool shuffles = Shuffles(pn);
+  spec.shard_index = ref.kind == TaskKind::kMap || (ref.kind == TaskKind::kReduce && shuffles)
+                         ? static_cast<int32_t>(ref.shard)
+                         : -1;
   spec.kind = ref.kind;
   spec.shards = static_cast<uint32_t>(pn.map_tasks);
   spec.params = wire::TaskParams(node.params);
   spec.workdir = graph_.workdir;
-  if (ref.kind == TaskKind::kReduce) {
+  if (ref.kind == TaskKind::kReduce && shuffles) {
+    // Partition r's shuffle file from every map task, in map order (so "first" means first in the input).
+    for (int64_t i = 0; i < pn.map_tasks; ++i) {
+      spec.input_paths.push_back(io::ShufflePartitionPath(ShufflePrefix(ref.plan_node, i), ref.shard));
+    }
+    spec.output_path = OutputPath(ref.plan_node, ref.shard, false);
+  } else if (ref.kind == TaskKind::kReduce) {
     for (int64_t i = 0; i < pn.map_tasks; ++i) {
       spec.input_paths.push_back(OutputPath(ref.plan_node, i, true));
     }
@@ -85,8 +115,34 @@ wire::TaskSpec TaskSpecs::MakeOne(const TaskRef& ref) const {
     spec.output_path = NodeDir(ref.plan_node);
     spec.ranks = static_cast<uint32_t>(pn.ranks);
   } else {
-    for (const auto& in : node.resolved_inputs) spec.input_paths.push_back(InputShard(in, ref.shard));
-    spec.output_path = OutputPath(ref.plan_node, ref.shard, pn.has_reduce);
+    const ops::OpDef* op = ops::OpRegistry::Builtin().Find(pn.op);
+    if (shuffles && op->maps_every_input) {
+      // Map task m reads one shard of one input: the first input's shards, then the next's.
+      int64_t m = ref.shard;
+      for (const auto& in : node.resolved_inputs) {
+        const int64_t shards = InputShards(in);
+        if (m < shards) {
+          spec.input_paths.push_back(InputShard(in, m));
+          break;
+        }
+        m -= shards;
+      }
+    } else {
+      for (const auto& in : node.resolved_inputs) spec.input_paths.push_back(InputShard(in, ref.shard));
+    }
+    if (shuffles) {
+      spec.output_path = ShufflePrefix(ref.plan_node, ref.shard);
+    } else {
+      spec.output_path = OutputPath(ref.plan_node, ref.shard, pn.has_reduce);
+    }
+  }
+  // What "auto" resolved to at planning: every map task must cut the same partitions.
+  if (shuffles) {
+    spec.params.Set(std::string(ops::kPartitionsParam), int64_t{pn.reduce_tasks()});
+    const ops::OpDef* op = ops::OpRegistry::Builtin().Find(pn.op);
+    if (op->maps_every_input && !node.resolved_inputs.empty()) {
+      spec.params.Set(std::string(ops::kLeftMapsParam), InputShards(node.resolved_inputs.front()));
+    }
   }
   if (auto it = node.params.find("timeout"); it != node.params.end()) {
     if (const auto* secs = std::get_if<double>(&it->second)) {

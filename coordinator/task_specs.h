@@ -35,6 +35,13 @@ class TaskSpecs {
  private:
   std::string OutputPath(size_t plan_node, int64_t shard, bool partial) const;
   std::string NodeDir(size_t plan_node) const;
+  // A shuffle's map task `map_shard` writes its shuffle files under this prefix (io::ShufflePrefix).
+  std::string ShufflePrefix(size_t plan_node, int64_t map_shard) const;
+  // How many shards an input has, as the planner counted them (its map tasks, for a shuffle over
+  // every input).
+  int64_t InputShards(const job::InputRef& in) const;
+  // A node whose op shuffles: its reduce tasks are one per output partition.
+  bool Shuffles(const plan::PlanNode& pn) const;
   // A node run as one task over whole datasets (a gang): reads and writes directories.
   bool WholeNode(size_t plan_node) const;
   std::string InputShard(const job::InputRef& in, int64_t shard) const;

@@ -11,7 +11,7 @@ namespace coupler::coordinator {
 TaskTable::TaskTable(const plan::Plan& plan) {
   const size_t n = plan.nodes.size();
   first_.resize(n + 1, 0);
-  has_reduce_.resize(n, 0);
+  map_tasks_.resize(n, 0);
   gang_.resize(n, 0);
   deps_.resize(n);
   std::unordered_map<std::string, uint32_t> index;
@@ -20,7 +20,9 @@ TaskTable::TaskTable(const plan::Plan& plan) {
     const plan::PlanNode& node = plan.nodes[i];
     COUPLER_CHECK(node.tasks >= 0) << node.id;
     first_[i + 1] = first_[i] + static_cast<uint64_t>(node.tasks);
-    has_reduce_[i] = node.has_reduce ? 1 : 0;
+    // A node without reduce tasks is all map tasks (a gang's one task is told apart by gang_).
+    map_tasks_[i] = node.has_reduce ? static_cast<uint64_t>(node.map_tasks)
+                                    : static_cast<uint64_t>(node.tasks);
     gang_[i] = node.coupling == job::Coupling::kTight ? 1 : 0;
     for (const auto& d : node.deps) {
       auto it = index.find(d);
@@ -41,8 +43,9 @@ TaskRef TaskTable::Describe(uint64_t id) const {
   ref.plan_node = node;
   if (gang_[node]) {
     ref.kind = TaskKind::kGang;
-  } else if (has_reduce_[node] && offset + 1 == task_count(node)) {
+  } else if (offset >= map_tasks_[node]) {
     ref.kind = TaskKind::kReduce;
+    ref.shard = static_cast<int64_t>(offset - map_tasks_[node]);
   } else {
     ref.kind = TaskKind::kMap;
     ref.shard = static_cast<int64_t>(offset);

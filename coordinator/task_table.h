@@ -1,5 +1,5 @@
-// TaskTable: a Plan unrolled into the tasks the coordinator hands out — map tasks per shard, a
-// reduce task after them, or one gang — in compact per-node ranges so a 1,000,000-task job
+// TaskTable: a Plan unrolled into the tasks the coordinator hands out — map tasks per shard, the
+// reduce tasks after them (one, or one per partition of a shuffle), or one gang — in compact per-node ranges so a 1,000,000-task job
 // costs a few bytes per task. Pure logic.
 #pragma once
 
@@ -16,7 +16,9 @@ using wire::TaskKind;
 struct TaskRef {
   uint32_t plan_node = 0;  // index into Plan::nodes
   TaskKind kind = TaskKind::kMap;
-  int64_t shard = 0;       // map tasks: the shard they read and write
+  // Map tasks: the shard they read and write. Reduce tasks: the output partition they write
+  // (0 for a node with one reduce).
+  int64_t shard = 0;
 };
 
 class TaskTable {
@@ -36,7 +38,7 @@ class TaskTable {
 
  private:
   std::vector<uint64_t> first_;  // size nodes + 1
-  std::vector<uint8_t> has_reduce_;
+  std::vector<uint64_t> map_tasks_;  // per node: the map tasks before its reduce tasks
   std::vector<uint8_t> gang_;
   std::vector<std::vector<uint32_t>> deps_;
   uint64_t total_ = 0;

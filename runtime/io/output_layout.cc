@@ -24,6 +24,18 @@ std::string ShardPath(std::string_view workdir, std::string_view node, int64_t s
   return NodeDir(workdir, node) + '/' + ShardFileName(shard, kind, format);
 }
 
+std::string ShufflePrefix(std::string_view workdir, std::string_view node, int64_t map_shard) {
+  char name[32];
+  std::snprintf(name, sizeof(name), "/shuffle/map-%05lld", static_cast<long long>(map_shard));
+  return NodeDir(workdir, node) + name;
+}
+
+std::string ShufflePartitionPath(std::string_view prefix, int64_t partition) {
+  char name[24];
+  std::snprintf(name, sizeof(name), ".p%05lld.npz", static_cast<long long>(partition));
+  return std::string(prefix) + name;
+}
+
 bool IsTempFileName(std::string_view name) { return name.find(kTempInfix) != std::string_view::npos; }
 
 std::optional<long> TempWriterPid(std::string_view final_name, std::string_view name) {

@@ -29,6 +29,13 @@ std::string ShardFileName(int64_t shard, ShardKind kind = ShardKind::kPart,
 std::string ShardPath(std::string_view workdir, std::string_view node, int64_t shard,
                       ShardKind kind = ShardKind::kPart, ShardFormat format = ShardFormat::kColumns);
 
+// A shuffle's files: map task M of node N writes the rows of partition R to
+// "{workdir}/{N}/shuffle/map-MMMMM.pRRRRR.npz", which reduce task R reads from every map task.
+// In a folder of their own, so the node's folder still holds only its part files. The map task
+// is handed the prefix ("{workdir}/{N}/shuffle/map-MMMMM") and names each file from it.
+std::string ShufflePrefix(std::string_view workdir, std::string_view node, int64_t map_shard);
+std::string ShufflePartitionPath(std::string_view prefix, int64_t partition);
+
 // What marks a temporary file of an atomic write: "<final name>.tmp.<pid>.<hex>[.ext]"
 // (see atomic_file.h, which names them).
 inline constexpr std::string_view kTempInfix = ".tmp.";

@@ -6,6 +6,8 @@
 
 #include "runtime/expr/program.h"
 #include "runtime/job/scalars.h"
+#include "runtime/relational/aggregate_spec.h"
+#include "runtime/relational/join.h"
 
 namespace coupler::job {
 namespace {
@@ -140,6 +142,14 @@ class SchemaPass {
     }
     if (op == "cast") return Cast(n, *in);
     if (op == "column_stats") return Stats(n, *in);
+    if (op == "group_by") return GroupBy(n, *in);
+    if (op == "join") return Join(n, *in);
+    if (op == "dedup") {
+      if (const auto* keys = ParamAs<std::vector<std::string>>(n, "keys")) {
+        for (const std::string& key : *keys) NeedColumn(n, "params.keys", key, *in);
+      }
+      return in;
+    }
     return std::nullopt;  // exec, mpi_exec, train, evaluate, noop: what they write is theirs
   }
 
@@ -185,6 +195,95 @@ class SchemaPass {
       }
     }
     return schema;
+  }
+
+  // The keys, then each aggregate's column, typed as the op will write them; a key or column
+  // that does not exist, or a function that does not apply to its column, is reported where the
+  // spec names it.
+  Schema GroupBy(const NodeSpec& n, const io::TableSchema& in) {
+    io::TableSchema out;
+    bool ok = true;
+    if (const auto* keys = ParamAs<std::vector<std::string>>(n, "keys")) {
+      for (const std::string& key : *keys) {
+        if (!NeedColumn(n, "params.keys", key, in)) {
+          ok = false;
+          continue;
+        }
+        const io::ColumnSchema& c = *in.Find(key);
+        if (c.dtype == ElementType::kFloat16 || c.dtype == ElementType::kBFloat16) {
+          Error(n, ValuePos(n, "keys"), "params.keys",
+                "key column '" + key + "' is " + std::string(ElementTypeName(c.dtype)) +
+                    ": 16-bit floats are not keys");
+          ok = false;
+          continue;
+        }
+        if (out.Find(key) != nullptr) {
+          Error(n, ValuePos(n, "keys"), "params.keys", "key column '" + key + "' is named twice");
+          ok = false;
+          continue;
+        }
+        out.columns.push_back(c);
+      }
+    }
+    if (const auto* aggregates = ParamAs<ParamMap>(n, "aggregates")) {
+      for (size_t i = 0; i < aggregates->size(); ++i) {
+        const ParamEntry& e = (*aggregates)[i];
+        const SourcePos pos = ValuePos(n, "aggregates", static_cast<int>(i));
+        auto spec = relational::ParseAggregate(e.key, e.value);
+        if (!spec.ok()) {
+          Error(n, pos, "params.aggregates." + e.key, spec.status().message());
+          ok = false;
+          continue;
+        }
+        const io::ColumnSchema* column = spec->column.empty() ? nullptr : in.Find(spec->column);
+        if (!spec->column.empty() && column == nullptr) {
+          Error(n, pos, "params.aggregates." + e.key, "no column '" + spec->column + "' in the input",
+                DidYouMean(spec->column, Names(in)));
+          ok = false;
+          continue;
+        }
+        auto typed = relational::AggregateOutput(*spec, column);
+        if (!typed.ok()) {
+          Error(n, pos, "params.aggregates." + e.key, typed.status().message());
+          ok = false;
+          continue;
+        }
+        if (out.Find(e.key) != nullptr) {
+          Error(n, pos, "params.aggregates." + e.key,
+                "output column '" + e.key + "' is also a key or another aggregate");
+          ok = false;
+          continue;
+        }
+        out.columns.push_back(*typed);
+      }
+    }
+    if (!ok) return std::nullopt;
+    return out;
+  }
+
+  // Both inputs' columns known: the keys checked on both sides and the output typed as the op
+  // writes it (relational::JoinSchema).
+  Schema Join(const NodeSpec& n, const io::TableSchema& left) {
+    if (n.resolved_inputs.size() < 2 || n.resolved_inputs[1].kind != InputRef::Kind::kNode) {
+      return std::nullopt;
+    }
+    const Schema& right = schemas_[n.resolved_inputs[1].node_index];
+    if (!right) return std::nullopt;
+    relational::JoinOptions options;
+    if (const auto* on = ParamAs<std::vector<std::string>>(n, "on")) options.on = *on;
+    if (const auto* how = ParamAs<std::string>(n, "how")) {
+      options.how = relational::ParseJoinHow(*how).value_or(relational::JoinHow::kInner);
+    }
+    if (const auto* suffixes = ParamAs<std::vector<std::string>>(n, "suffixes");
+        suffixes != nullptr && suffixes->size() == 2) {
+      options.suffixes = {(*suffixes)[0], (*suffixes)[1]};
+    }
+    auto out = relational::JoinSchema(left, *right, options);
+    if (!out.ok()) {
+      Error(n, ValuePos(n, "on"), "params.on", out.status().message());
+      return std::nullopt;
+    }
+    return std::move(out).value();
   }
 
   Schema Select(const NodeSpec& n, const io::TableSchema& in) {

@@ -138,6 +138,64 @@ std::vector<OpDef> BuiltinOpDefs() {
   stats.params = {Columns("columns to summarize (default: every numeric column)")};
   ops.push_back(stats);
 
+  // The relational ops shuffle: map tasks route rows by key to `partitions` runs, one reduce
+  // task per partition writes one part file (worker/ops/shuffle_runs.h).
+  ParamSchema partitions = Default(
+      Range(Param(std::string(kPartitionsParam), ParamType::kIntOrAuto,
+                  "output partitions (part files): a count, or auto for as many as the input "
+                  "has shards"),
+            1, 65536),
+      std::string("auto"));
+
+  OpDef group_by = Loose("group_by", "aggregates per group of equal keys, through a shuffle",
+                         Expansion::kShuffle);
+  group_by.count_param = std::string(kPartitionsParam);
+  group_by.params = {
+      Required(Param("keys", ParamType::kStringList, "the key columns, in order")),
+      Required(Param("aggregates", ParamType::kStringMap,
+                     "output column: fn(column) or size(); fn is count, sum, mean, min, max, "
+                     "std, var, nunique, first or last (docs/relational.md)")),
+      partitions,
+      Default(Param("dropna", ParamType::kBool,
+                    "rows with a missing key belong to no group (pandas' default); false: they "
+                    "form groups of their own"),
+              true),
+  };
+  ops.push_back(group_by);
+
+  OpDef dedup = Loose("dedup", "one row per distinct key (keep the first or last), through a shuffle",
+                      Expansion::kShuffle);
+  dedup.count_param = std::string(kPartitionsParam);
+  dedup.params = {
+      Param("keys", ParamType::kStringList, "the columns that make rows duplicates (default: all)"),
+      Default(Choices(Param("keep", ParamType::kString,
+                            "which of the duplicates stays, in input order"),
+                      {"first", "last"}),
+              std::string("first")),
+      partitions,
+  };
+  ops.push_back(dedup);
+
+  OpDef join = Loose("join", "rows of two inputs whose keys are equal (pandas' merge), through a shuffle",
+                     Expansion::kShuffle);
+  join.count_param = std::string(kPartitionsParam);
+  join.maps_every_input = true;
+  join.min_inputs = join.max_inputs = 2;
+  join.inputs = {InputSlot{"left", {}, false}, InputSlot{"right", {}, false}};
+  join.params = {
+      Required(Param("on", ParamType::kStringList, "the key columns, named alike on both sides")),
+      Default(Choices(Param("how", ParamType::kString,
+                            "inner, left, right, outer; semi or anti: the left rows with or "
+                            "without a match"),
+                      {"inner", "left", "right", "outer", "semi", "anti"}),
+              std::string("inner")),
+      Default(Param("suffixes", ParamType::kStringList,
+                    "appended to the other columns both sides have: left's, then right's"),
+              std::vector<std::string>{"_x", "_y"}),
+      partitions,
+  };
+  ops.push_back(join);
+
   OpDef standardize = Loose("standardize", "(x - mean) / stddev with reduced stats",
                             Expansion::kPerShard);
   standardize.min_inputs = standardize.max_inputs = 2;

@@ -11,6 +11,13 @@
 
 namespace coupler::ops {
 
+// A shuffle's partition count (Expansion::kShuffle): an int or "auto" in the spec; its map
+// tasks are handed the planned count under the same name.
+inline constexpr std::string_view kPartitionsParam = "partitions";
+
+// For a shuffle over every input: how many of its map tasks read the first input.
+inline constexpr std::string_view kLeftMapsParam = "left_maps";
+
 enum class ParamType {
   kBool,
   kInt,
@@ -45,6 +52,12 @@ std::string_view HardwareClassName(HardwareClass h);
 enum class Expansion {
   kPerShard,            // one task per shard of the first input
   kPerShardWithReduce,  // one task per shard, then one reduce task
+  // One map task per shard of the first input, each writing its rows as one run per output
+  // partition (by a hash or range of key columns); then one reduce task per partition, reading
+  // that partition's run from every map task. The partition count is `count_param`'s value
+  // ("auto": as many as the first input has shards). A stage boundary: the node's output
+  // has one shard per partition.
+  kShuffle,
   kFixed,               // a count from a param (import_csv: shards; noop without inputs: tasks)
   kGang,                // one group of `ranks` processes started together
 };
@@ -92,6 +105,10 @@ struct OpDef {
   size_t max_inputs = 0;       // SIZE_MAX = any number
   std::vector<ParamSchema> params;
   Fusion fusion = Fusion::kNone;
+  // A shuffle over several inputs (join): one map task per shard of every input, in input
+  // order, instead of per shard of the first only. Its tasks are told where the first input's
+  // map tasks end (kLeftMapsParam).
+  bool maps_every_input = false;
 
   const ParamSchema* FindParam(std::string_view param) const;
 };

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "runtime/ops/op_registry.h"
 #include "runtime/plan/fusion.h"
 #include "runtime/util/json_writer.h"
 
@@ -73,10 +74,23 @@ std::string FormatPlanTable(const Plan& plan) {
     std::string deps;
     for (const auto& d : n.deps) deps += (deps.empty() ? "" : ", ") + d;
     std::string tasks = std::to_string(n.tasks);
-    if (n.has_reduce) tasks = fmt::format("{}+1", n.map_tasks);
+    if (n.has_reduce) tasks = fmt::format("{}+{}", n.map_tasks, n.reduce_tasks());
     out += fmt::format("{:<5}  {:<{}}  {:<{}}  {:<8}  {:>8}  {:>5}  {:<21}  {}\n", n.stage, n.id,
                        id_w, n.op, op_w, job::CouplingName(n.coupling), tasks, n.ranks,
                        ops::HardwareClassName(n.hardware), deps.empty() ? "-" : deps);
+  }
+  // A shuffle is a stage boundary: no part file of its output exists until every map task ran.
+  std::string shuffles;
+  for (const auto& n : plan.nodes) {
+    const ops::OpDef* op = ops::OpRegistry::Builtin().Find(n.op);
+    if (op == nullptr || op->expansion != ops::Expansion::kShuffle) continue;
+    shuffles += fmt::format("  {}: {} map task{} -> {} partition{} (by hash of the keys)\n", n.id,
+                            n.map_tasks, n.map_tasks == 1 ? "" : "s", n.reduce_tasks(),
+                            n.reduce_tasks() == 1 ? "" : "s");
+  }
+  if (!shuffles.empty()) {
+    out += "\nshuffles (a stage boundary: each reduce task reads its partition from every map task):\n" +
+           shuffles;
   }
   const std::vector<std::vector<std::string>> chains = FusedChains(plan);
   if (!chains.empty()) {
@@ -110,6 +124,7 @@ std::string FormatPlanJson(const Plan& plan) {
     w.Field("tasks", n.tasks);
     w.Field("map_tasks", n.map_tasks);
     w.Field("reduce", n.has_reduce);
+    w.Field("reduce_tasks", n.reduce_tasks());
     w.Field("ranks", n.ranks);
     w.Field("hardware", ops::HardwareClassName(n.hardware));
     w.Field("stage", n.stage);

@@ -89,15 +89,15 @@ Result<Plan> PlanJob(const JobGraph& graph, const ops::OpRegistry& registry) {
     p.ranks = p.coupling == Coupling::kTight ? node.ranks : 1;
     p.hardware = HardwareFor(node, op, p.coupling);
 
-    int64_t first_input_shards = 1;
+    int64_t first_input_shards = 1, every_input_shards = 0;
     for (size_t k = 0; k < node.resolved_inputs.size(); ++k) {
       const InputRef& in = node.resolved_inputs[k];
       if (in.kind == InputRef::Kind::kNode) p.deps.push_back(graph.nodes[in.node_index].id);
-      if (k == 0) {
-        first_input_shards = in.kind == InputRef::Kind::kNode        ? out_shards[in.node_index]
+      const int64_t shards = in.kind == InputRef::Kind::kNode        ? out_shards[in.node_index]
                              : in.kind == InputRef::Kind::kDirectory ? std::max(in.shards, 1)
                                                                      : 1;
-      }
+      if (k == 0) first_input_shards = shards;
+      every_input_shards += shards;
     }
     switch (op.expansion) {
       case Expansion::kFixed:
@@ -112,6 +112,10 @@ Result<Plan> PlanJob(const JobGraph& graph, const ops::OpRegistry& registry) {
         p.map_tasks = first_input_shards;
         p.has_reduce = true;
         break;
+      case Expansion::kShuffle:
+        p.map_tasks = op.maps_every_input ? every_input_shards : first_input_shards;
+        p.has_reduce = true;
+        break;
       case Expansion::kGang:
         p.map_tasks = 0;
         break;
@@ -119,6 +123,12 @@ Result<Plan> PlanJob(const JobGraph& graph, const ops::OpRegistry& registry) {
     if (op.expansion == Expansion::kGang) {
       p.tasks = 1;
       p.output_shards = 1;
+    } else if (op.expansion == Expansion::kShuffle) {
+      // "auto" (or no value): as many partitions as the first input has shards.
+      const int64_t partitions =
+          std::max<int64_t>(1, IntParam(node, op.count_param, first_input_shards));
+      p.tasks = p.map_tasks + partitions;
+      p.output_shards = partitions;
     } else {
       p.tasks = p.map_tasks + (p.has_reduce ? 1 : 0);
       p.output_shards = op.output == ops::OutputShape::kSingle ? 1 : p.map_tasks;

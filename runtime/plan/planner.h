@@ -19,7 +19,7 @@ struct PlanNode {
   job::Coupling coupling = job::Coupling::kLoose;  // never kAuto in a plan
   int64_t tasks = 0;         // loose: map tasks + reduce; tight: 1 (the gang)
   int64_t map_tasks = 0;     // one per shard (loose); 0 for tight
-  bool has_reduce = false;
+  bool has_reduce = false;   // reduce tasks follow the map tasks: one, or one per partition
   int ranks = 1;             // processes per task: the gang size for tight nodes
   ops::HardwareClass hardware = ops::HardwareClass::kCpu;
   int stage = 0;             // topological level: 0 reads only datasets
@@ -34,6 +34,11 @@ struct PlanNode {
   // never written.
   std::string fused_after;
   bool output_in_memory = false;
+
+  // Reduce tasks follow the node's map tasks (ids map_tasks .. tasks - 1 within the node):
+  // column_stats' one, or a shuffle's one per output partition, each writing its part file.
+  // Derived from the counts the state keeps, so a plan admitted before shuffles reads the same.
+  int64_t reduce_tasks() const { return has_reduce ? tasks - map_tasks : 0; }
 };
 
 struct Plan {

@@ -9,6 +9,10 @@ namespace coupler::worker {
 
 Status RunImportCsv(const OpContext& context, OpReport& report);
 Status RunColumnStats(const OpContext& context, OpReport& report);
+// A shuffle: map tasks route rows to partitions, reduce tasks aggregate each partition.
+Status RunGroupBy(const OpContext& context, OpReport& report);
+Status RunDedup(const OpContext& context, OpReport& report);
+Status RunJoin(const OpContext& context, OpReport& report);
 Status RunStandardize(const OpContext& context, OpReport& report);
 Status RunFilterMap(const OpContext& context, OpReport& report);
 Status RunFilter(const OpContext& context, OpReport& report);

@@ -1,0 +1,188 @@
+#include "runtime/relational/group_aggregate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <type_traits>
+
+#include "runtime/relational/table_rows.h"
+
+namespace coupler::relational {
+namespace {
+
+double AsDouble(double v) { return v; }
+double AsDouble(float v) { return v; }
+double AsDouble(int64_t v) { return io::Int64AsDouble(v); }
+double AsDouble(int32_t v) { return v; }
+double AsDouble(uint8_t v) { return v; }
+double AsDouble(uint16_t v) { return v; }  // refused before: 16-bit floats are not aggregated
+
+// One aggregate's output column over the groups (in group-id order).
+Result<io::Column> Aggregate(const io::Table& rows, const RowGroups& g, const AggregateSpec& spec,
+                             const io::ColumnSchema& out_schema) {
+  const size_t groups = g.first_row.size();
+  const size_t n = rows.rows();
+  if (spec.fn == AggregateFn::kSize) {
+    std::vector<int64_t> size(groups, 0);
+    for (size_t r = 0; r < n; ++r) {
+      if (g.of_row[r] != kMissingRow) ++size[g.of_row[r]];
+    }
+    return io::Column::Int64(spec.output, std::move(size));
+  }
+  const io::Column& column = *rows.Find(spec.column);
+  auto present = [&](size_t r) { return g.of_row[r] != kMissingRow && !IsMissing(column, r); };
+  switch (spec.fn) {
+    case AggregateFn::kCount: {
+      std::vector<int64_t> count(groups, 0);
+      for (size_t r = 0; r < n; ++r) {
+        if (present(r)) ++count[g.of_row[r]];
+      }
+      return io::Column::Int64(spec.output, std::move(count));
+    }
+    case AggregateFn::kFirst:
+    case AggregateFn::kLast: {
+      std::vector<uint32_t> pick(groups, kMissingRow);
+      const bool first = spec.fn == AggregateFn::kFirst;
+      for (size_t r = 0; r < n; ++r) {
+        if (!present(r)) continue;
+        uint32_t& p = pick[g.of_row[r]];
+        if (!first || p == kMissingRow) p = static_cast<uint32_t>(r);
+      }
+      io::Column out = TakeColumnRows(column, pick);
+      out.set_name(spec.output);
+      return out;
+    }
+    case AggregateFn::kNunique: {
+      const std::vector<uint64_t> words = KeyWords(column);
+      std::vector<std::pair<uint32_t, uint64_t>> seen;
+      seen.reserve(n);
+      for (size_t r = 0; r < n; ++r) {
+        if (present(r)) seen.emplace_back(g.of_row[r], words[r]);
+      }
+      std::sort(seen.begin(), seen.end());
+      std::vector<int64_t> distinct(groups, 0);
+      for (size_t i = 0; i < seen.size(); ++i) {
+        if (i == 0 || seen[i] != seen[i - 1]) ++distinct[seen[i].first];
+      }
+      return io::Column::Int64(spec.output, std::move(distinct));
+    }
+    default: break;
+  }
+  // Arithmetic: sum, mean, std, var, min, max.
+  return VisitValues(column, [&](auto in) -> Result<io::Column> {
+    using T = std::remove_const_t<typename decltype(in)::element_type>;
+    if (spec.fn == AggregateFn::kMin || spec.fn == AggregateFn::kMax) {
+      const bool min = spec.fn == AggregateFn::kMin;
+      std::vector<uint32_t> best(groups, kMissingRow);
+      for (size_t r = 0; r < n; ++r) {
+        if (!present(r)) continue;
+        uint32_t& b = best[g.of_row[r]];
+        if (b == kMissingRow || (min ? in[r] < in[b] : in[b] < in[r])) b = static_cast<uint32_t>(r);
+      }
+      io::Column out = TakeColumnRows(column, best);
+      out.set_name(spec.output);
+      return out;
+    }
+    if (spec.fn == AggregateFn::kSum && out_schema.dtype == ElementType::kInt64) {
+      std::vector<int64_t> sum(groups, 0);
+      for (size_t r = 0; r < n; ++r) {
+        // Wraps on overflow as numpy's int64 does, rather than undefined behaviour.
+        if (present(r)) {
+          sum[g.of_row[r]] = static_cast<int64_t>(static_cast<uint64_t>(sum[g.of_row[r]]) +
+                                                  static_cast<uint64_t>(static_cast<int64_t>(in[r])));
+        }
+      }
+      return io::Column::Int64(spec.output, std::move(sum));
+    }
+    // Welford's update per group: mean and the sum of squared deviations, in double.
+    std::vector<int64_t> count(groups, 0);
+    std::vector<double> mean(groups, 0.0), m2(groups, 0.0), sum(groups, 0.0);
+    for (size_t r = 0; r < n; ++r) {
+      if (!present(r)) continue;
+      const uint32_t k = g.of_row[r];
+      const double x = AsDouble(static_cast<T>(in[r]));
+      sum[k] += x;
+      const double delta = x - mean[k];
+      mean[k] += delta / static_cast<double>(++count[k]);
+      m2[k] += delta * (x - mean[k]);
+    }
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    std::vector<double> out(groups, nan);
+    for (size_t k = 0; k < groups; ++k) {
+      switch (spec.fn) {
+        case AggregateFn::kSum: out[k] = sum[k]; break;
+        case AggregateFn::kMean: out[k] = count[k] > 0 ? sum[k] / static_cast<double>(count[k]) : nan; break;
+        case AggregateFn::kVar: out[k] = count[k] > 1 ? m2[k] / static_cast<double>(count[k] - 1) : nan; break;
+        case AggregateFn::kStd:
+          out[k] = count[k] > 1 ? std::sqrt(m2[k] / static_cast<double>(count[k] - 1)) : nan;
+          break;
+        default: break;
+      }
+    }
+    return io::Column::Float64(spec.output, std::move(out));
+  });
+}
+
+io::ColumnSchema SchemaOf(const io::Column& c) { return {c.name(), c.dtype(), c.categorical()}; }
+
+}  // namespace
+
+std::vector<std::string> GroupByColumns(const GroupByOptions& options) {
+  std::vector<std::string> names = options.keys;
+  for (const AggregateSpec& a : options.aggregates) {
+    if (!a.column.empty() && std::find(names.begin(), names.end(), a.column) == names.end()) {
+      names.push_back(a.column);
+    }
+  }
+  return names;
+}
+
+Result<io::Table> GroupAggregate(const io::Table& rows, const GroupByOptions& options) {
+  std::vector<size_t> keys;
+  for (const std::string& name : options.keys) {
+    size_t k = 0;
+    while (k < rows.num_columns() && rows.column(k).name() != name) ++k;
+    if (k == rows.num_columns()) {
+      return InvalidArgument("no key column '" + name + "' (the rows have " + rows.Describe() + ")");
+    }
+    keys.push_back(k);
+  }
+  std::vector<io::ColumnSchema> outputs;
+  for (const AggregateSpec& a : options.aggregates) {
+    const io::Column* c = a.column.empty() ? nullptr : rows.Find(a.column);
+    if (!a.column.empty() && c == nullptr) {
+      return InvalidArgument("no column '" + a.column + "' for " + a.output + " (the rows have " +
+                             rows.Describe() + ")");
+    }
+    io::ColumnSchema in;
+    if (c != nullptr) in = SchemaOf(*c);
+    COUPLER_ASSIGN_OR_RETURN(io::ColumnSchema out, AggregateOutput(a, c != nullptr ? &in : nullptr));
+    outputs.push_back(out);
+  }
+  const RowGroups g = GroupRows(rows, keys, options.drop_missing_keys);
+  // Groups in key order: pandas sorts them (numbers by value, strings by text, missing last).
+  std::vector<uint32_t> order(g.first_row.size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    return CompareKeys(rows, keys, g.first_row[a], g.first_row[b]) < 0;
+  });
+  std::vector<uint32_t> first_rows(order.size());
+  for (size_t i = 0; i < order.size(); ++i) first_rows[i] = g.first_row[order[i]];
+
+  io::Table out;
+  for (const size_t k : keys) {
+    COUPLER_RETURN_IF_ERROR(out.AddColumn(TakeColumnRows(rows.column(k), first_rows)));
+  }
+  for (size_t i = 0; i < options.aggregates.size(); ++i) {
+    COUPLER_ASSIGN_OR_RETURN(io::Column by_group, Aggregate(rows, g, options.aggregates[i], outputs[i]));
+    io::Column sorted = TakeColumnRows(by_group, order);
+    if (out.Find(sorted.name()) != nullptr) {
+      return InvalidArgument("aggregate '" + sorted.name() + "' has a key column's name");
+    }
+    COUPLER_RETURN_IF_ERROR(out.AddColumn(std::move(sorted)));
+  }
+  return out;
+}
+
+}  // namespace coupler::relational

@@ -1,0 +1,90 @@
+// Row-wise work on column tables that the relational ops share: reading any column's values by
+// their storage type, taking rows by index, concatenating tables whose categorical columns
+// carry different dictionaries, and hashing or comparing key columns by value — a string key is
+// the same key whatever code a shard's dictionary gave it. Pure, no I/O.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "runtime/io/dtype.h"
+#include "runtime/io/table.h"
+#include "runtime/status.h"
+
+namespace coupler::relational {
+
+// Calls f(values) with the loaded column's values as std::span<T> of its storage type.
+template <typename F>
+decltype(auto) VisitValues(io::Column& column, F&& f) {
+  switch (column.dtype()) {
+    case ElementType::kFloat32: return f(column.values<float>());
+    case ElementType::kInt32: return f(column.values<int32_t>());
+    case ElementType::kFloat16:
+    case ElementType::kBFloat16: return f(column.values<uint16_t>());
+    case ElementType::kFloat64: return f(column.values<double>());
+    case ElementType::kInt64:
+    case ElementType::kDatetime64: return f(column.values<int64_t>());
+    case ElementType::kBool: return f(column.values<uint8_t>());
+  }
+  return f(column.values<float>());
+}
+template <typename F>
+decltype(auto) VisitValues(const io::Column& column, F&& f) {
+  switch (column.dtype()) {
+    case ElementType::kFloat32: return f(column.values<float>());
+    case ElementType::kInt32: return f(column.values<int32_t>());
+    case ElementType::kFloat16:
+    case ElementType::kBFloat16: return f(column.values<uint16_t>());
+    case ElementType::kFloat64: return f(column.values<double>());
+    case ElementType::kInt64:
+    case ElementType::kDatetime64: return f(column.values<int64_t>());
+    case ElementType::kBool: return f(column.values<uint8_t>());
+  }
+  return f(column.values<float>());
+}
+
+// Whether row `r` of the column is missing: NaN in a float column, code -1 in a categorical
+// one, the int64 minimum in int64 and datetime64 columns; int32 and bool columns hold none.
+bool IsMissing(const io::Column& column, size_t r);
+
+// The rows `rows` of `table` (any order, repeats allowed), every column kept with its name, type
+// and dictionary. `kMissingRow` in `rows` gives a missing value (int32 and bool: 0).
+inline constexpr uint32_t kMissingRow = 0xFFFFFFFFu;
+io::Table TakeRows(const io::Table& table, std::span<const uint32_t> rows);
+// One column's rows, as TakeRows.
+io::Column TakeColumnRows(const io::Column& column, std::span<const uint32_t> rows);
+
+// The tables one after the other. Every part has the first part's columns (names and types, in
+// order: InvalidArgument naming the first difference otherwise); a categorical column's codes
+// are rewritten into one dictionary holding each string once, in first-seen order.
+Result<io::Table> Concatenate(std::vector<io::Table> parts);
+
+// A stable 64-bit hash of each row's key columns by value: the same on every machine and build
+// (shuffles route rows by it), equal for equal strings whatever their codes, for an int32 and an
+// int64 holding the same number, and for 0.0 and -0.0. A row whose key is missing in any column
+// hashes as the missing value does, the same everywhere.
+std::vector<uint64_t> HashKeys(const io::Table& table, std::span<const size_t> keys);
+
+// Whether any of the key columns is missing in row r.
+bool AnyKeyMissing(const io::Table& table, std::span<const size_t> keys, size_t r);
+
+// Rows a and b of the key columns in order: <0, 0 or >0. Numbers by value, strings by their
+// text (byte order), missing values last (as pandas sorts with na_position="last").
+int CompareKeys(const io::Table& table, std::span<const size_t> keys, size_t a, size_t b);
+
+// A 64-bit word per row that is equal exactly when the column's values are equal (by value: a
+// categorical column's codes, once Concatenate gave the table one dictionary per column).
+std::vector<uint64_t> KeyWords(const io::Column& column);
+
+// Rows with equal key values (KeyWords) numbered as groups in order of first appearance:
+// each row's group (kMissingRow for a row dropped because a key is missing, when
+// `drop_missing`; otherwise missing is a key value like any other) and each group's first row.
+struct RowGroups {
+  std::vector<uint32_t> of_row;
+  std::vector<uint32_t> first_row;
+};
+RowGroups GroupRows(const io::Table& table, std::span<const size_t> keys, bool drop_missing);
+
+}  // namespace coupler::relational

@@ -1,0 +1,313 @@
+// group_by, dedup and join through a real shuffle, checked against pandas: `coupler run` on two workers imports
+// a generated table (a string key one user holds 30% of, an integer key with gaps, values with
+// gaps, ints past 2^53) into 4 shards, groups it by a string and an integer key into 3 partitions
+// and by a two-valued flag into 8 (most of them empty), and by the integer key alone keeping the
+// rows whose key is missing; write_csv writes each partition and pandas' groupby(...).agg(...)
+// must give the same groups and values (tests/relational/pandas_check.py); dedup by a string
+// pair and by the skewed key alone must keep the rows drop_duplicates keeps; join of every kind
+// with a dimension table must give merge's rows.
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <string>
+#include <tuple>
+
+#include "tests/integration/coupler_cluster.h"
+
+namespace coupler::itest {
+namespace {
+
+constexpr char kPython[] = "/usr/bin/python3";
+const fs::path kCheck = kSourceDir / "tests" / "relational" / "pandas_check.py";
+
+// CI installs pandas for /usr/bin/python3 (scripts/test.sh); elsewhere a missing one skips.
+#define REQUIRE_PANDAS(scratch)                                                              \
+  do {                                                                                       \
+    const CommandResult probe = RunToEnd({kPython, "-c", "import pandas"}, scratch, 120s);   \
+    if (probe.exit_code != 0) {                                                              \
+      const std::string why = std::string(kPython) +                                         \
+                              " cannot import pandas (COUPLER_PYTHON_EXAMPLES=1 "            \
+                              "scripts/install-deps.sh installs it): " + probe.err;          \
+      if (std::getenv("CI") != nullptr) FAIL() << why;                                       \
+      GTEST_SKIP() << why;                                                                   \
+    }                                                                                        \
+  } while (0)
+
+TEST(RelationalOpsTest, GroupByDedupAndJoinMatchPandasOnSkewedKeysGapsAndEmptyPartitions) {
+  TempDir scratch;
+  REQUIRE_PANDAS(scratch.path());
+  const fs::path csv = scratch.path() / "events.csv";
+  const CommandResult made =
+      RunToEnd({kPython, kCheck.string(), "make", csv.string(), "20000", "7"}, scratch.path(), 120s);
+  ASSERT_EQ(made.exit_code, 0) << made.out << made.err;
+  const fs::path users = scratch.path() / "users.csv";
+  const CommandResult made_users =
+      RunToEnd({kPython, kCheck.string(), "make-dim", users.string(), "3"}, scratch.path(), 120s);
+  ASSERT_EQ(made_users.exit_code, 0) << made_users.out << made_users.err;
+
+  const std::string aggregates =
+      "n=size();cnt=count(amount);total=sum(amount);avg=mean(amount);lo=min(amount);"
+      "hi=max(amount);sd=std(amount);q=sum(qty);qmax=max(qty);qfirst=first(qty);tags=nunique(tag);"
+      "first_tag=first(tag);last_tag=last(tag);last_amount=last(amount);v=var(qty)";
+  WriteFile(scratch.path() / "groups.yaml", R"(name: groups
+workdir: out
+nodes:
+  - id: import
+    op: import_csv
+    inputs: [events.csv]
+    params: {shards: 4, dtypes: {amount: float64, user: string, tag: string}}
+  - id: by_user_region
+    op: group_by
+    inputs: [import]
+    params:
+      keys: [user, region]
+      partitions: 3
+      aggregates:
+        n: size()
+        cnt: count(amount)
+        total: sum(amount)
+        avg: mean(amount)
+        lo: min(amount)
+        hi: max(amount)
+        sd: std(amount)
+        q: sum(qty)
+        qmax: max(qty)
+        qfirst: first(qty)
+        tags: nunique(tag)
+        first_tag: first(tag)
+        last_tag: last(tag)
+        last_amount: last(amount)
+        v: var(qty)
+  - {id: by_user_region_csv, op: write_csv, inputs: [by_user_region]}
+  - id: by_flag
+    op: group_by
+    inputs: [import]
+    params: {keys: [flag], partitions: 8, aggregates: {n: size(), total: sum(amount), users: nunique(user)}}
+  - {id: by_flag_csv, op: write_csv, inputs: [by_flag]}
+  - id: by_region
+    op: group_by
+    inputs: [import]
+    params: {keys: [region], dropna: false, aggregates: {n: size(), q: sum(qty), avg: mean(amount)}}
+  - {id: by_region_csv, op: write_csv, inputs: [by_region]}
+  - {id: dd_first, op: dedup, inputs: [import], params: {keys: [user, tag], partitions: 3}}
+  - {id: dd_first_csv, op: write_csv, inputs: [dd_first]}
+  - {id: dd_last, op: dedup, inputs: [import], params: {keys: [user], keep: last}}
+  - {id: dd_last_csv, op: write_csv, inputs: [dd_last]}
+  - id: users
+    op: import_csv
+    inputs: [users.csv]
+    params: {shards: 2, dtypes: {user: string, tier: string}}
+  - {id: inner, op: join, inputs: [import, users], params: {on: [user], partitions: 3}}
+  - {id: inner_csv, op: write_csv, inputs: [inner]}
+  - {id: left, op: join, inputs: [import, users], params: {on: [user], how: left}}
+  - {id: left_csv, op: write_csv, inputs: [left]}
+  - {id: right, op: join, inputs: [import, users], params: {on: [user], how: right, partitions: 2}}
+  - {id: right_csv, op: write_csv, inputs: [right]}
+  - {id: outer, op: join, inputs: [import, users], params: {on: [user, region], how: outer, partitions: 5}}
+  - {id: outer_csv, op: write_csv, inputs: [outer]}
+  - {id: semi, op: join, inputs: [import, users], params: {on: [user], how: semi}}
+  - {id: semi_csv, op: write_csv, inputs: [semi]}
+  - {id: anti, op: join, inputs: [import, users], params: {on: [user], how: anti}}
+  - {id: anti_csv, op: write_csv, inputs: [anti]}
+)");
+  const CommandResult r = RunToEnd({kCoupler, "run", "groups.yaml", "--workers", "2"},
+                                   scratch.path(), 300s, scratch.path());
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+
+  // The folder of a node's part files, and how many there are.
+  auto node_dir = [&](const std::string& node) {
+    fs::path dir;
+    for (const auto& e : fs::recursive_directory_iterator(scratch.path() / "out")) {
+      if (e.is_directory() && e.path().filename() == node) dir = e.path();
+    }
+    return dir;
+  };
+  auto csv_files = [](const fs::path& dir) {
+    int parts = 0;
+    for (const auto& e : fs::directory_iterator(dir)) parts += e.path().extension() == ".csv";
+    return parts;
+  };
+  struct Case {
+    std::string node, keys, aggregates, dropna;
+    int parts;
+  };
+  const Case cases[] = {
+      {"by_user_region_csv", "user,region", aggregates, "true", 3},
+      {"by_flag_csv", "flag", "n=size();total=sum(amount);users=nunique(user)", "true", 8},
+      // "auto": as many partitions as the input has shards.
+      {"by_region_csv", "region", "n=size();q=sum(qty);avg=mean(amount)", "false", 4},
+  };
+  for (const Case& c : cases) {
+    const fs::path dir = node_dir(c.node);
+    ASSERT_FALSE(dir.empty()) << "no folder for " << c.node;
+    EXPECT_EQ(csv_files(dir), c.parts) << c.node;
+    const CommandResult check = RunToEnd(
+        {kPython, kCheck.string(), "group_by", csv.string(), dir.string(), c.keys, c.aggregates,
+         c.dropna},
+        scratch.path(), 120s);
+    EXPECT_EQ(check.exit_code, 0) << c.node << ":\n" << check.out << check.err;
+  }
+  // dedup: pandas' drop_duplicates, each part file in input order.
+  for (const auto& [node, keys, keep, parts] :
+       {std::tuple<std::string, std::string, std::string, int>{"dd_first_csv", "user,tag", "first", 3},
+        {"dd_last_csv", "user", "last", 4}}) {
+    const fs::path dir = node_dir(node);
+    ASSERT_FALSE(dir.empty()) << "no folder for " << node;
+    EXPECT_EQ(csv_files(dir), parts) << node;
+    const CommandResult check =
+        RunToEnd({kPython, kCheck.string(), "dedup", csv.string(), dir.string(), keys, keep},
+                 scratch.path(), 120s);
+    EXPECT_EQ(check.exit_code, 0) << node << ":\n" << check.out << check.err;
+  }
+  // join: pandas' merge (semi/anti: isin), a string key with gaps and users on one side only,
+  // one key twice on the right (many-to-many), and a string + integer pair of keys.
+  for (const auto& [node, keys, how, parts] :
+       {std::tuple<std::string, std::string, std::string, int>{"inner_csv", "user", "inner", 3},
+        {"left_csv", "user", "left", 4},
+        {"right_csv", "user", "right", 2},
+        {"outer_csv", "user,region", "outer", 5},
+        {"semi_csv", "user", "semi", 4},
+        {"anti_csv", "user", "anti", 4}}) {
+    const fs::path dir = node_dir(node);
+    ASSERT_FALSE(dir.empty()) << "no folder for " << node;
+    EXPECT_EQ(csv_files(dir), parts) << node;
+    const CommandResult check = RunToEnd({kPython, kCheck.string(), "join", csv.string(),
+                                          users.string(), dir.string(), keys, how},
+                                         scratch.path(), 120s);
+    EXPECT_EQ(check.exit_code, 0) << node << ":\n" << check.out << check.err;
+  }
+}
+
+}  // namespace
+}  // namespace coupler::itest
+
+namespace coupler::itest {
+namespace {
+
+// The worker running a task of the job now (its only slot busy), or "" if none is.
+std::string BusyWorker(Cluster& cluster) {
+  for (const auto& [id, w] : cluster.WorkerViews()) {
+    if (w.state == "alive" && w.running > 0) return id;
+  }
+  return "";
+}
+
+// kill -9 of a worker in the middle of a shuffle's map side, then of another in the middle of its
+// reduce side, made deterministic with named pipes: a map task whose input shard is a FIFO, and
+// later a reduce task whose shuffle file is one, block in open() until their worker is killed;
+// the real file is then put back. The job succeeds, every partition's part file is there once,
+// the output is still pandas' answer, and exactly the two killed attempts ran again.
+TEST(ShuffleFailureTest, WorkersKilledOnTheMapSideAndOnTheReduceSide) {
+  Cluster cluster(Cluster::Options::Timeouts(300, 1500));
+  REQUIRE_PANDAS(cluster.dir());
+  ASSERT_TRUE(cluster.StartCoordinator()) << cluster.Logs();
+  cluster.StartWorker("w0", 1);  // imports the table, then leaves
+  ASSERT_TRUE(cluster.WaitWorkersAlive(1)) << cluster.Logs();
+  const fs::path csv = cluster.dir() / "events.csv";
+  const CommandResult made =
+      RunToEnd({kPython, kCheck.string(), "make", csv.string(), "30000", "11"}, cluster.dir(), 120s);
+  ASSERT_EQ(made.exit_code, 0) << made.out << made.err;
+
+  // The table as a folder of 6 shards, the input of the shuffle.
+  constexpr int kShards = 6, kPartitions = 4;
+  WriteFile(cluster.dir() / "import.yaml",
+            "name: import\nworkdir: imported\nnodes:\n"
+            "  - id: import\n    op: import_csv\n    inputs: [events.csv]\n"
+            "    params: {shards: " + std::to_string(kShards) +
+            ", dtypes: {amount: float64, user: string, tag: string}}\n");
+  const std::string import_job = cluster.Submit(cluster.dir() / "import.yaml");
+  ASSERT_FALSE(import_job.empty()) << cluster.Logs();
+  const auto imported = cluster.WaitJobFinished(import_job, 120s);
+  ASSERT_TRUE(imported && imported->state == "succeeded") << cluster.Logs();
+  const fs::path data = cluster.dir() / "data";
+  fs::create_directories(data);
+  for (int s = 0; s < kShards; ++s) {
+    fs::copy_file(cluster.dir() / "imported" / "latest" / "import" / PartName(s), data / PartName(s));
+  }
+  cluster.worker("w0").Kill();
+
+  WriteFile(cluster.dir() / "kill.yaml",
+            "name: shuffle-kill\nworkdir: work\nnodes:\n"
+            "  - id: grouped\n    op: group_by\n    inputs: [data]\n"
+            "    params: {keys: [user, region], partitions: " + std::to_string(kPartitions) +
+            ", aggregates: {n: size(), total: sum(amount), q: sum(qty), tags: nunique(tag), "
+            "ft: first(tag)}}\n"
+            "  - {id: grouped_csv, op: write_csv, inputs: [grouped]}\n");
+  std::string why;
+  const std::string job = cluster.Submit(cluster.dir() / "kill.yaml", &why);
+  ASSERT_FALSE(job.empty()) << why << cluster.Logs();
+  // Admitted with its shards as they were (admission refuses anything but files); with no
+  // worker to run it yet, shard 3 becomes a FIFO: its map task blocks until the file is back.
+  const fs::path fifo_shard = data / PartName(3);
+  fs::rename(fifo_shard, cluster.dir() / "shard-3.npz");
+  ASSERT_EQ(::mkfifo(fifo_shard.c_str(), 0600), 0);
+  cluster.StartWorker("w1", 1, {"--prefetch", "0"});
+  cluster.StartWorker("w2", 1, {"--prefetch", "0"});
+
+  // The map side: every other map task done, one worker held by shard 3.
+  std::string victim;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        auto st = cluster.Job(job);
+        if (!st || st->node("grouped").done != kShards - 1) return false;
+        victim = BusyWorker(cluster);
+        return !victim.empty();
+      },
+      60s, 20ms))
+      << "the map task of the FIFO shard never held a worker\n" << cluster.Logs();
+  cluster.worker(victim).Kill();
+  fs::remove(fifo_shard);
+  fs::rename(cluster.dir() / "shard-3.npz", fifo_shard);
+
+  // The reduce side: partition 2's file from map task 0 becomes a FIFO before the last map task
+  // (re-run by the survivor) lets the reduces start.
+  const fs::path shuffle = cluster.dir() / "work" / "latest" / "grouped" / "shuffle";
+  const fs::path fifo_file = shuffle / "map-00000.p00002.npz";
+  ASSERT_TRUE(fs::exists(fifo_file)) << "no shuffle file " << fifo_file;
+  fs::rename(fifo_file, cluster.dir() / "map-00000.p00002.npz");
+  ASSERT_EQ(::mkfifo(fifo_file.c_str(), 0600), 0);
+  // A third worker, so the other partitions go on while one worker is held by partition 2.
+  cluster.StartWorker("w3", 1, {"--prefetch", "0"});
+  std::string reducer;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        auto st = cluster.Job(job);
+        if (!st || st->node("grouped").done != kShards + kPartitions - 1) return false;
+        reducer = BusyWorker(cluster);
+        return !reducer.empty();
+      },
+      60s, 20ms))
+      << "the reduce of partition 2 never held a worker\n" << cluster.Logs();
+  cluster.worker(reducer).Kill();
+  fs::remove(fifo_file);
+  fs::rename(cluster.dir() / "map-00000.p00002.npz", fifo_file);
+
+  const auto final_status = cluster.WaitJobFinished(job, 120s);
+  ASSERT_TRUE(final_status) << cluster.Logs();
+  ASSERT_EQ(final_status->state, "succeeded") << final_status->error << "\n" << cluster.Logs();
+  const NodeView grouped = final_status->node("grouped");
+  EXPECT_EQ(grouped.done, static_cast<uint64_t>(kShards + kPartitions));
+  // Exactly the two attempts that were running on the killed workers ran again.
+  EXPECT_EQ(grouped.attempts, grouped.done + 2) << "a finished task ran again, or one was not re-run";
+  EXPECT_EQ(cluster.Workers()[victim].first, "lost");
+  EXPECT_EQ(cluster.Workers()[reducer].first, "lost");
+
+  std::vector<std::string> parts;
+  for (int p = 0; p < kPartitions; ++p) parts.push_back(PartName(p));
+  std::vector<std::string> listed;
+  for (const std::string& name : ListDir(shuffle.parent_path())) {
+    if (name != "shuffle") listed.push_back(name);
+  }
+  EXPECT_EQ(listed, parts) << "a partition missing, twice, or a stray file";
+  const CommandResult check = RunToEnd(
+      {kPython, kCheck.string(), "group_by", csv.string(),
+       (cluster.dir() / "work" / "latest" / "grouped_csv").string(), "user,region",
+       "n=size();total=sum(amount);q=sum(qty);tags=nunique(tag);ft=first(tag)", "true"},
+      cluster.dir(), 120s);
+  EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
+}
+
+}  // namespace
+}  // namespace coupler::itest

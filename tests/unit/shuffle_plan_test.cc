@@ -1,0 +1,126 @@
+// A shuffle node (group_by) in the plan and the coordinator: map tasks per input shard, then one
+// reduce task per partition, released only when every map task is done (also when the map
+// tasks were restored as done), each reduce reading its partition's run from every map task.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "coordinator/task_table.h"
+#include "runtime/io/output_layout.h"
+#include "runtime/plan/plan_format.h"
+#include "tests/unit/scheduler_test_util.h"
+
+namespace coupler::coordinator {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr char kSpec[] = R"(name: shuffle
+workdir: /w
+nodes:
+  - {id: src, op: noop, params: {tasks: 3}}
+  - id: grouped
+    op: group_by
+    inputs: [src]
+    params: {keys: [k], partitions: 4, aggregates: {n: size(), total: sum(x)}}
+  - {id: auto, op: group_by, inputs: [src], params: {keys: [k], aggregates: {n: size()}}}
+  - {id: after, op: noop, inputs: [grouped]}
+)";
+
+const plan::PlanNode& Node(const plan::Plan& p, const std::string& id) {
+  for (const auto& n : p.nodes) {
+    if (n.id == id) return n;
+  }
+  ADD_FAILURE() << "no node " << id;
+  return p.nodes.front();
+}
+
+TEST(ShufflePlanTest, MapTasksThenOneReducePerPartition) {
+  auto job = testing::MakeJob("j-1", kSpec);
+  const plan::Plan& plan = job->plan();
+  const plan::PlanNode& grouped = Node(plan, "grouped");
+  EXPECT_EQ(grouped.map_tasks, 3);
+  EXPECT_EQ(grouped.reduce_tasks(), 4);
+  EXPECT_EQ(grouped.tasks, 7);
+  EXPECT_EQ(grouped.output_shards, 4);
+  EXPECT_EQ(Node(plan, "auto").reduce_tasks(), 3) << "auto: as many partitions as input shards";
+  EXPECT_EQ(Node(plan, "after").tasks, 4) << "a reader runs once per partition";
+  const std::string table = plan::FormatPlanTable(plan);
+  EXPECT_THAT(table, HasSubstr("3+4"));
+  EXPECT_THAT(table, HasSubstr("grouped: 3 map tasks -> 4 partitions"));
+}
+
+TEST(ShufflePlanTest, ReducesWaitForEveryMapAndReadTheirPartitionFromEach) {
+  auto job = testing::MakeJob("j-1", kSpec);
+  const Taker taker;
+  size_t p = 0;
+  while (job->plan().nodes[p].id != "grouped") ++p;
+  const uint64_t first = job->table().first_task(p);
+  // The sources run first.
+  std::vector<uint64_t> sources;
+  while (auto t = job->TakeReady(taker)) sources.push_back(*t);
+  ASSERT_EQ(sources.size(), 3u);
+  for (uint64_t t : sources) ASSERT_TRUE(job->Complete(t));
+  std::vector<uint64_t> maps;
+  while (auto t = job->TakeReady(taker)) {
+    if (job->table().Describe(*t).plan_node == p) maps.push_back(*t);
+  }
+  ASSERT_EQ(maps.size(), 3u) << "only the map tasks are ready";
+  for (const uint64_t t : maps) {
+    EXPECT_EQ(job->table().Describe(t).kind, TaskKind::kMap);
+    const wire::TaskSpec spec = job->MakeSpec(t);
+    EXPECT_EQ(spec.output_path, io::ShufflePrefix("/w", "grouped", spec.shard_index));
+    EXPECT_EQ(spec.params.Get<int64_t>("partitions").value(), 4);
+  }
+  ASSERT_TRUE(job->Complete(maps[0]));
+  ASSERT_TRUE(job->Complete(maps[1]));
+  EXPECT_FALSE(job->TakeReady(taker)) << "a reduce started before every map task was done";
+  ASSERT_TRUE(job->Complete(maps[2]));
+  std::set<int64_t> partitions;
+  while (auto t = job->TakeReady(taker)) {
+    const TaskRef ref = job->table().Describe(*t);
+    if (ref.plan_node != p) {  // `after`, once every partition is committed
+      EXPECT_EQ(partitions.size(), 4u);
+      break;
+    }
+    ASSERT_EQ(ref.kind, TaskKind::kReduce);
+    partitions.insert(ref.shard);
+    const wire::TaskSpec spec = job->MakeSpec(*t);
+    EXPECT_EQ(spec.shard_index, ref.shard);
+    EXPECT_EQ(spec.output_path, io::ShardPath("/w", "grouped", ref.shard));
+    ASSERT_EQ(spec.input_paths.size(), 3u);
+    for (int64_t m = 0; m < 3; ++m) {
+      EXPECT_EQ(spec.input_paths[static_cast<size_t>(m)],
+                io::ShufflePartitionPath(io::ShufflePrefix("/w", "grouped", m), ref.shard));
+    }
+    ASSERT_TRUE(job->Complete(*t));
+  }
+  EXPECT_EQ(partitions, (std::set<int64_t>{0, 1, 2, 3}));
+  EXPECT_EQ(job->node_done(p), job->table().task_count(p));
+  EXPECT_EQ(first + 7, job->table().first_task(p) + job->table().task_count(p));
+}
+
+TEST(ShufflePlanTest, RestoredMapTasksReleaseEveryReduce) {
+  auto job = testing::MakeJob("j-1", kSpec);
+  size_t p = 0;
+  while (job->plan().nodes[p].id != "grouped") ++p;
+  for (uint64_t t = 0; t < 3; ++t) job->RestoreDone(t, 1);  // the sources
+  const uint64_t first = job->table().first_task(p);
+  for (uint64_t t = first; t < first + 3; ++t) job->RestoreDone(t, 1);
+  job->RestoreDone(first + 3, 1);  // partition 0 committed before the stop
+  const Taker taker;
+  std::set<int64_t> ready;
+  while (auto t = job->TakeReady(taker)) {
+    if (job->table().Describe(*t).plan_node == p) ready.insert(job->table().Describe(*t).shard);
+  }
+  EXPECT_EQ(ready, (std::set<int64_t>{1, 2, 3})) << "partition 0 ran again, or one was lost";
+}
+
+TEST(ShufflePlanTest, RunPathsStayOutOfTheNodesPartFiles) {
+  EXPECT_EQ(io::ShufflePrefix("/w", "g", 3), "/w/g/shuffle/map-00003");
+  EXPECT_EQ(io::ShufflePartitionPath("/w/g/shuffle/map-00003", 17), "/w/g/shuffle/map-00003.p00017.npz");
+}
+
+}  // namespace
+}  // namespace coupler::coordinator

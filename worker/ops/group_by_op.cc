@@ -1,0 +1,77 @@
+// group_by: a shuffle. Each map task reads the key and aggregated columns of its shard, drops
+// the rows whose key is missing (pandas' dropna=True, unless `dropna: false`) and routes the rest
+// to their partition's shuffle file; each reduce task groups its partition's rows and writes one part
+// file: the keys, sorted, then the aggregates in the order the spec lists them.
+#include <algorithm>
+
+#include "runtime/ops/op_def.h"
+#include "runtime/relational/group_aggregate.h"
+#include "runtime/relational/table_rows.h"
+#include "worker/ops/ops.h"
+#include "worker/ops/shard_io.h"
+#include "worker/ops/shuffle_files.h"
+
+namespace coupler::worker {
+namespace {
+
+Result<relational::GroupByOptions> Options(const OpContext& context) {
+  const wire::TaskParams& params = context.spec.params;
+  relational::GroupByOptions options;
+  COUPLER_ASSIGN_OR_RETURN(options.keys, params.Get<std::vector<std::string>>("keys"));
+  if (options.keys.empty()) return InvalidArgument("group_by needs at least one key column");
+  COUPLER_ASSIGN_OR_RETURN(const job::ParamMap aggregates, params.Get<job::ParamMap>("aggregates"));
+  for (const job::ParamEntry& entry : aggregates) {
+    COUPLER_ASSIGN_OR_RETURN(relational::AggregateSpec spec,
+                             relational::ParseAggregate(entry.key, entry.value));
+    options.aggregates.push_back(std::move(spec));
+  }
+  COUPLER_ASSIGN_OR_RETURN(options.drop_missing_keys, params.Get<bool>("dropna"));
+  return options;
+}
+
+Status RunMap(const OpContext& context, OpReport& report) {
+  COUPLER_ASSIGN_OR_RETURN(const std::string input, InputPath(context, 0, "[data shard]"));
+  COUPLER_ASSIGN_OR_RETURN(const relational::GroupByOptions options, Options(context));
+  COUPLER_ASSIGN_OR_RETURN(const int64_t partitions,
+                           context.spec.params.Get<int64_t>(std::string(ops::kPartitionsParam)));
+  const std::vector<std::string> names = relational::GroupByColumns(options);
+  auto wanted = [&names](const io::ColumnInfo& c) {
+    return std::find(names.begin(), names.end(), c.name) != names.end();
+  };
+  COUPLER_ASSIGN_OR_RETURN(io::Table shard, ReadShard(input, report, wanted));
+  report.rows_in = shard.rows();
+  COUPLER_ASSIGN_OR_RETURN(io::Table table, Project(std::move(shard), names, input));
+  if (options.drop_missing_keys) {
+    std::vector<size_t> keys(options.keys.size());
+    for (size_t k = 0; k < keys.size(); ++k) keys[k] = k;  // Project put the keys first
+    std::vector<uint32_t> kept;
+    kept.reserve(table.rows());
+    for (size_t r = 0; r < table.rows(); ++r) {
+      if (!relational::AnyKeyMissing(table, keys, r)) kept.push_back(static_cast<uint32_t>(r));
+    }
+    if (kept.size() != table.rows()) table = relational::TakeRows(table, kept);
+  }
+  return WriteRuns(context, std::move(table), options.keys, partitions, report);
+}
+
+Status RunReduce(const OpContext& context, OpReport& report) {
+  COUPLER_ASSIGN_OR_RETURN(const std::string output, OutputPath(context));
+  COUPLER_ASSIGN_OR_RETURN(const relational::GroupByOptions options, Options(context));
+  COUPLER_ASSIGN_OR_RETURN(const io::Table rows, ReadPartition(context, report));
+  if (context.Cancelled()) return Cancelled();
+  Result<io::Table> groups = [&] {
+    KernelTimer timer(report.kernel_ms);
+    return relational::GroupAggregate(rows, options);
+  }();
+  if (!groups.ok()) return groups.status().WithContext(output);
+  report.rows_out = groups->rows();
+  return WriteShard(output, std::move(groups).value(), report);
+}
+
+}  // namespace
+
+Status RunGroupBy(const OpContext& context, OpReport& report) {
+  return RunMapOrReduce(context, report, &RunMap, &RunReduce);
+}
+
+}  // namespace coupler::worker
