@@ -92,7 +92,17 @@ wire::TaskSpec TaskSpecs::MakeOne(const TaskRef& ref) const {
   spec.shards = static_cast<uint32_t>(pn.map_tasks);
   spec.params = wire::TaskParams(node.params);
   spec.workdir = graph_.workdir;
-  if (ref.kind == TaskKind::kReduce && shuffles) {
+  const ops::OpDef* def = ops::OpRegistry::Builtin().Find(pn.op);
+  if (ref.kind == TaskKind::kReduce && shuffles && def->range_partitioned) {
+    // Every map task's sorted shard, in map order, then every map task's sample.
+    for (int64_t i = 0; i < pn.map_tasks; ++i) {
+      spec.input_paths.push_back(io::ShuffleSortedPath(ShufflePrefix(ref.plan_node, i)));
+    }
+    for (int64_t i = 0; i < pn.map_tasks; ++i) {
+      spec.input_paths.push_back(io::ShuffleSamplePath(ShufflePrefix(ref.plan_node, i)));
+    }
+    spec.output_path = OutputPath(ref.plan_node, ref.shard, false);
+  } else if (ref.kind == TaskKind::kReduce && shuffles) {
     // Partition r's shuffle file from every map task, in map order (so "first" means first in the input).
     for (int64_t i = 0; i < pn.map_tasks; ++i) {
       spec.input_paths.push_back(io::ShufflePartitionPath(ShufflePrefix(ref.plan_node, i), ref.shard));
@@ -115,8 +125,7 @@ wire::TaskSpec TaskSpecs::MakeOne(const TaskRef& ref) const {
     spec.output_path = NodeDir(ref.plan_node);
     spec.ranks = static_cast<uint32_t>(pn.ranks);
   } else {
-    const ops::OpDef* op = ops::OpRegistry::Builtin().Find(pn.op);
-    if (shuffles && op->maps_every_input) {
+    if (shuffles && def->maps_every_input) {
       // Map task m reads one shard of one input: the first input's shards, then the next's.
       int64_t m = ref.shard;
       for (const auto& in : node.resolved_inputs) {
@@ -139,8 +148,7 @@ wire::TaskSpec TaskSpecs::MakeOne(const TaskRef& ref) const {
   // What "auto" resolved to at planning: every map task must cut the same partitions.
   if (shuffles) {
     spec.params.Set(std::string(ops::kPartitionsParam), int64_t{pn.reduce_tasks()});
-    const ops::OpDef* op = ops::OpRegistry::Builtin().Find(pn.op);
-    if (op->maps_every_input && !node.resolved_inputs.empty()) {
+    if (def->maps_every_input && !node.resolved_inputs.empty()) {
       spec.params.Set(std::string(ops::kLeftMapsParam), InputShards(node.resolved_inputs.front()));
     }
   }

@@ -36,6 +36,9 @@ std::string ShufflePartitionPath(std::string_view prefix, int64_t partition) {
   return std::string(prefix) + name;
 }
 
+std::string ShuffleSortedPath(std::string_view prefix) { return std::string(prefix) + ".sorted.npz"; }
+std::string ShuffleSamplePath(std::string_view prefix) { return std::string(prefix) + ".sample.npz"; }
+
 bool IsTempFileName(std::string_view name) { return name.find(kTempInfix) != std::string_view::npos; }
 
 std::optional<long> TempWriterPid(std::string_view final_name, std::string_view name) {

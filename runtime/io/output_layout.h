@@ -35,6 +35,10 @@ std::string ShardPath(std::string_view workdir, std::string_view node, int64_t s
 // is handed the prefix ("{workdir}/{N}/shuffle/map-MMMMM") and names each file from it.
 std::string ShufflePrefix(std::string_view workdir, std::string_view node, int64_t map_shard);
 std::string ShufflePartitionPath(std::string_view prefix, int64_t partition);
+// A range-partitioned shuffle (sort): map task M writes its shard sorted ("{prefix}.sorted.npz")
+// and a sample of its keys ("{prefix}.sample.npz"); every reduce task reads them all.
+std::string ShuffleSortedPath(std::string_view prefix);
+std::string ShuffleSamplePath(std::string_view prefix);
 
 // What marks a temporary file of an atomic write: "<final name>.tmp.<pid>.<hex>[.ext]"
 // (see atomic_file.h, which names them).

@@ -144,6 +144,21 @@ class SchemaPass {
     if (op == "column_stats") return Stats(n, *in);
     if (op == "group_by") return GroupBy(n, *in);
     if (op == "join") return Join(n, *in);
+    if (op == "sort") {
+      if (const auto* by = ParamAs<std::vector<std::string>>(n, "by")) {
+        for (const std::string& column : *by) NeedColumn(n, "params.by", column, *in);
+      }
+      if (const auto* descending = ParamAs<std::vector<std::string>>(n, "descending")) {
+        const auto* by = ParamAs<std::vector<std::string>>(n, "by");
+        for (const std::string& column : *descending) {
+          if (by == nullptr || std::find(by->begin(), by->end(), column) == by->end()) {
+            Error(n, ValuePos(n, "descending"), "params.descending",
+                  "column '" + column + "' is not one of `by`");
+          }
+        }
+      }
+      return in;
+    }
     if (op == "dedup") {
       if (const auto* keys = ParamAs<std::vector<std::string>>(n, "keys")) {
         for (const std::string& key : *keys) NeedColumn(n, "params.keys", key, *in);

@@ -196,6 +196,20 @@ std::vector<OpDef> BuiltinOpDefs() {
   };
   ops.push_back(join);
 
+  OpDef sort = Loose("sort", "one order across every part file, through a shuffle by key ranges",
+                     Expansion::kShuffle);
+  sort.count_param = std::string(kPartitionsParam);
+  sort.range_partitioned = true;
+  sort.params = {
+      Required(Param("by", ParamType::kStringList, "the columns to sort by, most significant first")),
+      Param("descending", ParamType::kStringList, "those of `by` sorted largest first"),
+      Default(Choices(Param("na_position", ParamType::kString, "where missing values go"),
+                      {"last", "first"}),
+              std::string("last")),
+      partitions,
+  };
+  ops.push_back(sort);
+
   OpDef standardize = Loose("standardize", "(x - mean) / stddev with reduced stats",
                             Expansion::kPerShard);
   standardize.min_inputs = standardize.max_inputs = 2;

@@ -109,6 +109,10 @@ struct OpDef {
   // order, instead of per shard of the first only. Its tasks are told where the first input's
   // map tasks end (kLeftMapsParam).
   bool maps_every_input = false;
+  // A shuffle by ranges of the keys (sort) rather than by their hash: each map task writes its
+  // shard sorted and a sample of its keys, and every reduce task reads all of them, derives the
+  // same partition bounds from the samples and takes its range (io::ShuffleSortedPath).
+  bool range_partitioned = false;
 
   const ParamSchema* FindParam(std::string_view param) const;
 };

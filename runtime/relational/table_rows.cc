@@ -159,6 +159,47 @@ Result<io::Table> Concatenate(std::vector<io::Table> parts) {
   return out;
 }
 
+namespace {
+
+double NumberAt(const io::Column& c, size_t r) {
+  double v = 0;
+  VisitValues(c, [&](auto in) { v = static_cast<double>(in[r]); });
+  return v;
+}
+
+}  // namespace
+
+int CompareRows(const io::Table& a, std::span<const size_t> ka, size_t ra, const io::Table& b,
+                std::span<const size_t> kb, size_t rb, std::span<const SortKey> keys) {
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const io::Column& ca = a.column(ka[i]);
+    const io::Column& cb = b.column(kb[i]);
+    const bool ma = IsMissing(ca, ra), mb = IsMissing(cb, rb);
+    if (ma || mb) {
+      if (ma == mb) continue;
+      return (ma != keys[i].missing_first) ? 1 : -1;
+    }
+    int c = 0;
+    if (ca.categorical() && cb.categorical()) {
+      const std::string& sa = (*ca.dictionary())[static_cast<size_t>(ca.values<int32_t>()[ra])];
+      const std::string& sb = (*cb.dictionary())[static_cast<size_t>(cb.values<int32_t>()[rb])];
+      c = sa.compare(sb);
+    } else if (ca.dtype() == cb.dtype() && ca.dtype() == ElementType::kInt64) {
+      // Exact past 2^53, where a double would call two ids equal.
+      const int64_t x = ca.values<int64_t>()[ra], y = cb.values<int64_t>()[rb];
+      c = x < y ? -1 : (y < x ? 1 : 0);
+    } else if (ca.dtype() == cb.dtype() && ca.dtype() == ElementType::kDatetime64) {
+      const int64_t x = ca.values<int64_t>()[ra], y = cb.values<int64_t>()[rb];
+      c = x < y ? -1 : (y < x ? 1 : 0);
+    } else {
+      const double x = NumberAt(ca, ra), y = NumberAt(cb, rb);
+      c = x < y ? -1 : (y < x ? 1 : 0);
+    }
+    if (c != 0) return (c < 0) != keys[i].descending ? -1 : 1;
+  }
+  return 0;
+}
+
 std::vector<uint64_t> KeyWords(const io::Column& column) {
   std::vector<uint64_t> words(column.size());
   if (column.categorical()) {

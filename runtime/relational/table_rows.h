@@ -74,6 +74,18 @@ bool AnyKeyMissing(const io::Table& table, std::span<const size_t> keys, size_t 
 // text (byte order), missing values last (as pandas sorts with na_position="last").
 int CompareKeys(const io::Table& table, std::span<const size_t> keys, size_t a, size_t b);
 
+// How sort orders one key column.
+struct SortKey {
+  bool descending = false;
+  bool missing_first = false;  // pandas' na_position="first"; missing values ignore the direction
+};
+
+// Row ra of table a against row rb of table b over their key columns (ka[i] of a against kb[i]
+// of b, ordered by keys[i]): <0, 0 or >0. Strings compare by text through each table's own
+// dictionary, so rows of shards with different dictionaries compare correctly.
+int CompareRows(const io::Table& a, std::span<const size_t> ka, size_t ra, const io::Table& b,
+                std::span<const size_t> kb, size_t rb, std::span<const SortKey> keys);
+
 // A 64-bit word per row that is equal exactly when the column's values are equal (by value: a
 // categorical column's codes, once Concatenate gave the table one dictionary per column).
 std::vector<uint64_t> KeyWords(const io::Column& column);

@@ -1,11 +1,12 @@
-// group_by, dedup and join through a real shuffle, checked against pandas: `coupler run` on two workers imports
+// group_by, dedup, join and sort through a real shuffle, checked against pandas: `coupler run` on two workers imports
 // a generated table (a string key one user holds 30% of, an integer key with gaps, values with
 // gaps, ints past 2^53) into 4 shards, groups it by a string and an integer key into 3 partitions
 // and by a two-valued flag into 8 (most of them empty), and by the integer key alone keeping the
 // rows whose key is missing; write_csv writes each partition and pandas' groupby(...).agg(...)
 // must give the same groups and values (tests/relational/pandas_check.py); dedup by a string
 // pair and by the skewed key alone must keep the rows drop_duplicates keeps; join of every kind
-// with a dimension table must give merge's rows.
+// with a dimension table must give merge's rows; sort must give sort_values' order across the
+// part files, with partitions from sampled quantiles near even.
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
@@ -35,7 +36,7 @@ const fs::path kCheck = kSourceDir / "tests" / "relational" / "pandas_check.py";
     }                                                                                        \
   } while (0)
 
-TEST(RelationalOpsTest, GroupByDedupAndJoinMatchPandasOnSkewedKeysGapsAndEmptyPartitions) {
+TEST(RelationalOpsTest, GroupByDedupJoinAndSortMatchPandasOnSkewedKeysGapsAndEmptyPartitions) {
   TempDir scratch;
   REQUIRE_PANDAS(scratch.path());
   const fs::path csv = scratch.path() / "events.csv";
@@ -111,6 +112,15 @@ nodes:
   - {id: semi_csv, op: write_csv, inputs: [semi]}
   - {id: anti, op: join, inputs: [import, users], params: {on: [user], how: anti}}
   - {id: anti_csv, op: write_csv, inputs: [anti]}
+  - {id: by_amount, op: sort, inputs: [import], params: {by: [amount], partitions: 3}}
+  - {id: by_amount_csv, op: write_csv, inputs: [by_amount]}
+  - id: by_user_qty
+    op: sort
+    inputs: [import]
+    params: {by: [user, qty], descending: [qty], na_position: first, partitions: 5}
+  - {id: by_user_qty_csv, op: write_csv, inputs: [by_user_qty]}
+  - {id: by_user, op: sort, inputs: [import], params: {by: [user]}}
+  - {id: by_user_csv, op: write_csv, inputs: [by_user]}
 )");
   const CommandResult r = RunToEnd({kCoupler, "run", "groups.yaml", "--workers", "2"},
                                    scratch.path(), 300s, scratch.path());
@@ -176,6 +186,21 @@ nodes:
     const CommandResult check = RunToEnd({kPython, kCheck.string(), "join", csv.string(),
                                           users.string(), dir.string(), keys, how},
                                          scratch.path(), 120s);
+    EXPECT_EQ(check.exit_code, 0) << node << ":\n" << check.out << check.err;
+  }
+  // sort: sort_values(kind="stable") across the part files read in order, each partition within
+  // twice an even split (the skewed user alone can hold no less than its 30%).
+  for (const auto& [node, by, descending, na, parts] :
+       {std::tuple<std::string, std::string, std::string, std::string, int>{
+            "by_amount_csv", "amount", "-", "last", 3},
+        {"by_user_qty_csv", "user,qty", "qty", "first", 5},
+        {"by_user_csv", "user", "-", "last", 4}}) {
+    const fs::path dir = node_dir(node);
+    ASSERT_FALSE(dir.empty()) << "no folder for " << node;
+    EXPECT_EQ(csv_files(dir), parts) << node;
+    const CommandResult check = RunToEnd(
+        {kPython, kCheck.string(), "sort", csv.string(), dir.string(), by, descending, na},
+        scratch.path(), 120s);
     EXPECT_EQ(check.exit_code, 0) << node << ":\n" << check.out << check.err;
   }
 }

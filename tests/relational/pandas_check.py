@@ -22,6 +22,12 @@
       how=HOW) (semi/anti: the left rows whose keys the right has, or has not): the same
       rows, told apart by the left's id and the right's uid.
 
+  pandas_check.py sort IN.csv OUT_DIR BY DESCENDING NA_POSITION
+      Compares coupler's sort output, its part files read in order, with pandas'
+      sort_values(BY, ascending=..., na_position=..., kind="stable"): the same rows in the
+      same order (ties in input order). DESCENDING: comma-separated columns of BY, or "-".
+      Also fails when the largest part file holds more than twice the rows of an even split.
+
   pandas_check.py dedup IN.csv OUT_DIR KEYS KEEP
       Compares coupler's dedup output (part-*.csv) with pandas' drop_duplicates(subset=KEYS,
       keep=KEEP): the same rows (by id), each part file in input order.
@@ -314,6 +320,31 @@ def join(left_csv, right_csv, out_dir, keys, how):
     print(f"{len(got)} rows in {len(parts)} part files match pandas' {how} join")
 
 
+def sort(in_csv, out_dir, by, descending, na_position):
+    df = read_input(in_csv)
+    want = df.sort_values(by, ascending=[c not in descending for c in by], na_position=na_position,
+                          kind="stable").reset_index(drop=True)
+    parts, frames = read_parts(out_dir, {"user": object, "tag": object, "region": object,
+                                         "qty": object})
+    got = pd.concat(frames, ignore_index=True)
+    problems = []
+    if len(got) != len(want):
+        problems.append(f"{len(got)} rows, pandas has {len(want)}")
+    else:
+        ids = got["id"].astype("int64").to_numpy()
+        if not (ids == want["id"].to_numpy()).all():
+            i = int(np.argmax(ids != want["id"].to_numpy()))
+            problems.append(f"row {i} of the part files in order is id {ids[i]}, pandas has "
+                            f"id {want['id'][i]} ({dict(want.loc[i, by])})")
+    sizes = [len(f) for f in frames]
+    if sizes and max(sizes) > 2 * len(want) / len(sizes) + 64:
+        problems.append(f"unbalanced partitions: {sizes}")
+    if problems:
+        print("\n".join(problems))
+        sys.exit(1)
+    print(f"{len(got)} rows in {len(parts)} part files ({sizes}) in pandas' order")
+
+
 def main():
     cmd = sys.argv[1]
     if cmd == "make":
@@ -325,6 +356,9 @@ def main():
         make_dim(sys.argv[2], int(sys.argv[3]))
     elif cmd == "join":
         join(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5].split(","), sys.argv[6])
+    elif cmd == "sort":
+        sort(sys.argv[2], sys.argv[3], sys.argv[4].split(","),
+             [] if sys.argv[5] == "-" else sys.argv[5].split(","), sys.argv[6])
     elif cmd == "dedup":
         dedup(sys.argv[2], sys.argv[3], sys.argv[4].split(","), sys.argv[5])
     else:

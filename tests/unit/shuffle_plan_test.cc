@@ -117,6 +117,49 @@ TEST(ShufflePlanTest, RestoredMapTasksReleaseEveryReduce) {
   EXPECT_EQ(ready, (std::set<int64_t>{1, 2, 3})) << "partition 0 ran again, or one was lost";
 }
 
+TEST(ShufflePlanTest, ARangeShuffleReduceReadsEverySortedShardThenEverySample) {
+  auto job = testing::MakeJob("j-1", R"(name: sorted
+workdir: /w
+nodes:
+  - {id: src, op: noop, params: {tasks: 2}}
+  - {id: ordered, op: sort, inputs: [src], params: {by: [k], partitions: 3}}
+)");
+  size_t p = 0;
+  while (job->plan().nodes[p].id != "ordered") ++p;
+  const uint64_t first = job->table().first_task(p);
+  const wire::TaskSpec map = job->MakeSpec(first + 1);
+  EXPECT_EQ(map.output_path, io::ShufflePrefix("/w", "ordered", 1));
+  const wire::TaskSpec reduce = job->MakeSpec(first + 2 + 2);  // partition 2
+  EXPECT_EQ(reduce.shard_index, 2);
+  EXPECT_EQ(reduce.output_path, io::ShardPath("/w", "ordered", 2));
+  EXPECT_EQ(reduce.input_paths,
+            (std::vector<std::string>{io::ShuffleSortedPath(io::ShufflePrefix("/w", "ordered", 0)),
+                                      io::ShuffleSortedPath(io::ShufflePrefix("/w", "ordered", 1)),
+                                      io::ShuffleSamplePath(io::ShufflePrefix("/w", "ordered", 0)),
+                                      io::ShuffleSamplePath(io::ShufflePrefix("/w", "ordered", 1))}));
+}
+
+TEST(ShufflePlanTest, AJoinMapsEveryShardOfBothInputs) {
+  auto job = testing::MakeJob("j-1", R"(name: joined
+workdir: /w
+nodes:
+  - {id: a, op: noop, params: {tasks: 3}}
+  - {id: b, op: noop, params: {tasks: 2}}
+  - {id: j, op: join, inputs: [a, b], params: {on: [k], partitions: 2}}
+)");
+  size_t p = 0;
+  while (job->plan().nodes[p].id != "j") ++p;
+  EXPECT_EQ(job->plan().nodes[p].map_tasks, 5);
+  const uint64_t first = job->table().first_task(p);
+  EXPECT_EQ(job->MakeSpec(first + 1).input_paths,
+            (std::vector<std::string>{io::ShardPath("/w", "a", 1)}));
+  EXPECT_EQ(job->MakeSpec(first + 4).input_paths,
+            (std::vector<std::string>{io::ShardPath("/w", "b", 1)}));
+  const wire::TaskSpec reduce = job->MakeSpec(first + 5);
+  EXPECT_EQ(reduce.input_paths.size(), 5u);
+  EXPECT_EQ(reduce.params.Get<int64_t>("left_maps").value(), 3);
+}
+
 TEST(ShufflePlanTest, RunPathsStayOutOfTheNodesPartFiles) {
   EXPECT_EQ(io::ShufflePrefix("/w", "g", 3), "/w/g/shuffle/map-00003");
   EXPECT_EQ(io::ShufflePartitionPath("/w/g/shuffle/map-00003", 17), "/w/g/shuffle/map-00003.p00017.npz");

@@ -23,6 +23,7 @@ constexpr Runner kRunners[] = {
     {"group_by", &RunGroupBy},
     {"dedup", &RunDedup},
     {"join", &RunJoin},
+    {"sort", &RunSort},
     {"standardize", &RunStandardize, true},
     {"filter_map", &RunFilterMap, true},
     {"filter", &RunFilter, true},

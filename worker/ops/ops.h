@@ -13,6 +13,7 @@ Status RunColumnStats(const OpContext& context, OpReport& report);
 Status RunGroupBy(const OpContext& context, OpReport& report);
 Status RunDedup(const OpContext& context, OpReport& report);
 Status RunJoin(const OpContext& context, OpReport& report);
+Status RunSort(const OpContext& context, OpReport& report);
 Status RunStandardize(const OpContext& context, OpReport& report);
 Status RunFilterMap(const OpContext& context, OpReport& report);
 Status RunFilter(const OpContext& context, OpReport& report);

@@ -38,8 +38,9 @@ Status WriteRuns(const OpContext& context, io::Table&& table, const std::vector<
     KernelTimer timer(report.kernel_ms);
     const std::vector<uint64_t> hashes = relational::HashKeys(table, key_index);
     for (size_t r = 0; r < hashes.size(); ++r) {
-      // The high bits times P: a uniform pick without a division per row.
-      const auto p = static_cast<size_t>((static_cast<unsigned __int128>(hashes[r]) * count) >> 64);
+      // The high 32 bits times P (at most 65,536: no overflow), shifted back: a uniform pick
+      // without a division per row.
+      const auto p = static_cast<size_t>(((hashes[r] >> 32) * count) >> 32);
       rows[p].push_back(static_cast<uint32_t>(r));
     }
   }
