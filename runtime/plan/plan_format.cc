@@ -84,9 +84,10 @@ std::string FormatPlanTable(const Plan& plan) {
   for (const auto& n : plan.nodes) {
     const ops::OpDef* op = ops::OpRegistry::Builtin().Find(n.op);
     if (op == nullptr || op->expansion != ops::Expansion::kShuffle) continue;
-    shuffles += fmt::format("  {}: {} map task{} -> {} partition{} (by hash of the keys)\n", n.id,
+    shuffles += fmt::format("  {}: {} map task{} -> {} partition{} (by {} of the keys)\n", n.id,
                             n.map_tasks, n.map_tasks == 1 ? "" : "s", n.reduce_tasks(),
-                            n.reduce_tasks() == 1 ? "" : "s");
+                            n.reduce_tasks() == 1 ? "" : "s",
+                            op->range_partitioned ? "ranges" : "hash");
   }
   if (!shuffles.empty()) {
     out += "\nshuffles (a stage boundary: each reduce task reads its partition from every map task):\n" +

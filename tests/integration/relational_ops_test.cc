@@ -336,3 +336,28 @@ TEST(ShuffleFailureTest, WorkersKilledOnTheMapSideAndOnTheReduceSide) {
 
 }  // namespace
 }  // namespace coupler::itest
+
+namespace coupler::itest {
+namespace {
+
+// The shipped example as a user runs it: join, filter, group_by and sort on the CSV example's
+// data, then its own check against pandas doing the same steps.
+TEST(RelationalOpsTest, TheRelationalExampleMatchesPandas) {
+  TempDir scratch;
+  REQUIRE_PANDAS(scratch.path());
+  const fs::path data = kSourceDir / "data" / "measurements.csv";
+  ASSERT_TRUE(fs::exists(data)) << data << " is missing: scripts/test.sh makes it";
+  const CommandResult r =
+      RunToEnd({kCoupler, "run", "examples/relational-pipeline.yaml", "--workers", "2"},
+               scratch.path(), 300s, kSourceDir);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const CommandResult check = RunToEnd(
+      {kPython, (kSourceDir / "examples" / "csv" / "check_relational.py").string(), data.string(),
+       (kSourceDir / "examples" / "csv" / "cities.csv").string(),
+       (kSourceDir / "coupler-work" / "relational-pipeline" / "latest" / "ranked_csv").string()},
+      scratch.path(), 120s);
+  EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
+}
+
+}  // namespace
+}  // namespace coupler::itest
