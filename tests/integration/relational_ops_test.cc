@@ -82,6 +82,28 @@ nodes:
         last_amount: last(amount)
         v: var(qty)
   - {id: by_user_region_csv, op: write_csv, inputs: [by_user_region]}
+  - id: folded
+    op: group_by
+    inputs: [import]
+    params:
+      keys: [user, region]
+      partitions: 3
+      aggregates:
+        n: size()
+        cnt: count(amount)
+        total: sum(amount)
+        avg: mean(amount)
+        lo: min(amount)
+        hi: max(amount)
+        sd: std(amount)
+        q: sum(qty)
+        qmax: max(qty)
+        qfirst: first(qty)
+        first_tag: first(tag)
+        last_tag: last(tag)
+        last_amount: last(amount)
+        v: var(qty)
+  - {id: folded_csv, op: write_csv, inputs: [folded]}
   - id: by_flag
     op: group_by
     inputs: [import]
@@ -145,6 +167,12 @@ nodes:
   };
   const Case cases[] = {
       {"by_user_region_csv", "user,region", aggregates, "true", 3},
+      // Without nunique the maps fold their rows into partial states first (the combiner).
+      {"folded_csv", "user,region",
+       "n=size();cnt=count(amount);total=sum(amount);avg=mean(amount);lo=min(amount);"
+       "hi=max(amount);sd=std(amount);q=sum(qty);qmax=max(qty);qfirst=first(qty);"
+       "first_tag=first(tag);last_tag=last(tag);last_amount=last(amount);v=var(qty)",
+       "true", 3},
       {"by_flag_csv", "flag", "n=size();total=sum(amount);users=nunique(user)", "true", 8},
       // "auto": as many partitions as the input has shards.
       {"by_region_csv", "region", "n=size();q=sum(qty);avg=mean(amount)", "false", 4},

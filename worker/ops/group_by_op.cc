@@ -1,11 +1,14 @@
 // group_by: a shuffle. Each map task reads the key and aggregated columns of its shard, drops
-// the rows whose key is missing (pandas' dropna=True, unless `dropna: false`) and routes the rest
-// to their partition's shuffle file; each reduce task groups its partition's rows and writes one part
-// file: the keys, sorted, then the aggregates in the order the spec lists them.
+// the rows whose key is missing (pandas' dropna=True, unless `dropna: false`), folds the rest
+// into one row of partial state per key (partial_aggregate.h; with nunique, which does not
+// fold, the rows themselves travel) and routes them to their partition's shuffle file; each
+// reduce task merges its partition's states and writes one part file: the keys, sorted, then
+// the aggregates in the order the spec lists them.
 #include <algorithm>
 
 #include "runtime/ops/op_def.h"
 #include "runtime/relational/group_aggregate.h"
+#include "runtime/relational/partial_aggregate.h"
 #include "runtime/relational/table_rows.h"
 #include "worker/ops/ops.h"
 #include "worker/ops/shard_io.h"
@@ -41,6 +44,15 @@ Status RunMap(const OpContext& context, OpReport& report) {
   COUPLER_ASSIGN_OR_RETURN(io::Table shard, ReadShard(input, report, wanted));
   report.rows_in = shard.rows();
   COUPLER_ASSIGN_OR_RETURN(io::Table table, Project(std::move(shard), names, input));
+  if (relational::CanCombine(options)) {
+    // One row of partial state per key instead of every row (the combiner).
+    Result<io::Table> partials = [&] {
+      KernelTimer timer(report.kernel_ms);
+      return relational::PartialAggregate(table, options);
+    }();
+    if (!partials.ok()) return partials.status().WithContext(input);
+    return WriteRuns(context, std::move(partials).value(), options.keys, partitions, report);
+  }
   if (options.drop_missing_keys) {
     std::vector<size_t> keys(options.keys.size());
     for (size_t k = 0; k < keys.size(); ++k) keys[k] = k;  // Project put the keys first
@@ -61,7 +73,8 @@ Status RunReduce(const OpContext& context, OpReport& report) {
   if (context.Cancelled()) return Cancelled();
   Result<io::Table> groups = [&] {
     KernelTimer timer(report.kernel_ms);
-    return relational::GroupAggregate(rows, options);
+    return relational::CanCombine(options) ? relational::MergePartials(rows, options)
+                                           : relational::GroupAggregate(rows, options);
   }();
   if (!groups.ok()) return groups.status().WithContext(output);
   report.rows_out = groups->rows();
