@@ -125,7 +125,14 @@ wire::TaskSpec TaskSpecs::MakeOne(const TaskRef& ref) const {
     spec.output_path = NodeDir(ref.plan_node);
     spec.ranks = static_cast<uint32_t>(pn.ranks);
   } else {
-    if (shuffles && def->maps_every_input) {
+    if (!pn.has_reduce && def != nullptr && ops::Broadcasts(*def, node.params)) {
+      // Shard `shard` of the first input, then every shard of the others (the broadcast side).
+      spec.input_paths.push_back(InputShard(node.resolved_inputs.front(), ref.shard));
+      for (size_t k = 1; k < node.resolved_inputs.size(); ++k) {
+        const job::InputRef& in = node.resolved_inputs[k];
+        for (int64_t s = 0; s < InputShards(in); ++s) spec.input_paths.push_back(InputShard(in, s));
+      }
+    } else if (shuffles && def->maps_every_input) {
       // Map task m reads one shard of one input: the first input's shards, then the next's.
       int64_t m = ref.shard;
       for (const auto& in : node.resolved_inputs) {

@@ -279,6 +279,15 @@ class SchemaPass {
   // Both inputs' columns known: the keys checked on both sides and the output typed as the op
   // writes it (relational::JoinSchema).
   Schema Join(const NodeSpec& n, const io::TableSchema& left) {
+    const auto* broadcast = ParamAs<bool>(n, "broadcast");
+    const auto* how_text = ParamAs<std::string>(n, "how");
+    if (broadcast != nullptr && *broadcast && how_text != nullptr &&
+        (*how_text == "right" || *how_text == "outer")) {
+      // Each task sees one left shard: it cannot know which right rows no shard matched.
+      Error(n, ValuePos(n, "broadcast"), "params.broadcast",
+            "a broadcast join cannot be '" + *how_text + "': use inner, left, semi or anti, or shuffle");
+      return std::nullopt;
+    }
     if (n.resolved_inputs.size() < 2 || n.resolved_inputs[1].kind != InputRef::Kind::kNode) {
       return std::nullopt;
     }

@@ -180,6 +180,7 @@ std::vector<OpDef> BuiltinOpDefs() {
                      Expansion::kShuffle);
   join.count_param = std::string(kPartitionsParam);
   join.maps_every_input = true;
+  join.broadcast_param = "broadcast";
   join.min_inputs = join.max_inputs = 2;
   join.inputs = {InputSlot{"left", {}, false}, InputSlot{"right", {}, false}};
   join.params = {
@@ -192,6 +193,10 @@ std::vector<OpDef> BuiltinOpDefs() {
       Default(Param("suffixes", ParamType::kStringList,
                     "appended to the other columns both sides have: left's, then right's"),
               std::vector<std::string>{"_x", "_y"}),
+      Default(Param("broadcast", ParamType::kBool,
+                    "no shuffle: each task joins one left shard with the whole right input "
+                    "(at most 512 MiB); inner, left, semi and anti only"),
+              false),
       partitions,
   };
   ops.push_back(join);

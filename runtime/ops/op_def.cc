@@ -33,4 +33,12 @@ const ParamSchema* OpDef::FindParam(std::string_view param) const {
   return nullptr;
 }
 
+bool Broadcasts(const OpDef& op, const std::map<std::string, job::ParamValue>& params) {
+  if (op.broadcast_param.empty()) return false;
+  const auto it = params.find(op.broadcast_param);
+  if (it == params.end()) return false;
+  const bool* on = std::get_if<bool>(&it->second);
+  return on != nullptr && *on;
+}
+
 }  // namespace coupler::ops

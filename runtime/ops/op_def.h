@@ -2,6 +2,7 @@
 // expands into tasks. The validator and planner read these; execution comes from elsewhere.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -113,8 +114,14 @@ struct OpDef {
   // shard sorted and a sample of its keys, and every reduce task reads all of them, derives the
   // same partition bounds from the samples and takes its range (io::ShuffleSortedPath).
   bool range_partitioned = false;
+  // A bool param that, when true, turns the shuffle off: one task per shard of the first input,
+  // each reading every other input whole (a broadcast join of a small side). Empty: none.
+  std::string broadcast_param;
 
   const ParamSchema* FindParam(std::string_view param) const;
 };
+
+// Whether `params` turn the op's shuffle into a broadcast (OpDef::broadcast_param).
+bool Broadcasts(const OpDef& op, const std::map<std::string, job::ParamValue>& params);
 
 }  // namespace coupler::ops

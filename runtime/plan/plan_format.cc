@@ -83,7 +83,7 @@ std::string FormatPlanTable(const Plan& plan) {
   std::string shuffles;
   for (const auto& n : plan.nodes) {
     const ops::OpDef* op = ops::OpRegistry::Builtin().Find(n.op);
-    if (op == nullptr || op->expansion != ops::Expansion::kShuffle) continue;
+    if (op == nullptr || op->expansion != ops::Expansion::kShuffle || !n.has_reduce) continue;
     shuffles += fmt::format("  {}: {} map task{} -> {} partition{} (by {} of the keys)\n", n.id,
                             n.map_tasks, n.map_tasks == 1 ? "" : "s", n.reduce_tasks(),
                             n.reduce_tasks() == 1 ? "" : "s",

@@ -113,6 +113,10 @@ Result<Plan> PlanJob(const JobGraph& graph, const ops::OpRegistry& registry) {
         p.has_reduce = true;
         break;
       case Expansion::kShuffle:
+        if (ops::Broadcasts(op, node.params)) {  // one task per shard of the first input
+          p.map_tasks = first_input_shards;
+          break;
+        }
         p.map_tasks = op.maps_every_input ? every_input_shards : first_input_shards;
         p.has_reduce = true;
         break;
@@ -123,7 +127,7 @@ Result<Plan> PlanJob(const JobGraph& graph, const ops::OpRegistry& registry) {
     if (op.expansion == Expansion::kGang) {
       p.tasks = 1;
       p.output_shards = 1;
-    } else if (op.expansion == Expansion::kShuffle) {
+    } else if (op.expansion == Expansion::kShuffle && p.has_reduce) {
       // "auto" (or no value): as many partitions as the first input has shards.
       const int64_t partitions =
           std::max<int64_t>(1, IntParam(node, op.count_param, first_input_shards));

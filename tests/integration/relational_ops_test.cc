@@ -134,6 +134,10 @@ nodes:
   - {id: semi_csv, op: write_csv, inputs: [semi]}
   - {id: anti, op: join, inputs: [import, users], params: {on: [user], how: anti}}
   - {id: anti_csv, op: write_csv, inputs: [anti]}
+  - {id: bleft, op: join, inputs: [import, users], params: {on: [user], how: left, broadcast: true}}
+  - {id: bleft_csv, op: write_csv, inputs: [bleft]}
+  - {id: bsemi, op: join, inputs: [import, users], params: {on: [user], how: semi, broadcast: true}}
+  - {id: bsemi_csv, op: write_csv, inputs: [bsemi]}
   - {id: by_amount, op: sort, inputs: [import], params: {by: [amount], partitions: 3}}
   - {id: by_amount_csv, op: write_csv, inputs: [by_amount]}
   - id: by_user_qty
@@ -207,7 +211,10 @@ nodes:
         {"right_csv", "user", "right", 2},
         {"outer_csv", "user,region", "outer", 5},
         {"semi_csv", "user", "semi", 4},
-        {"anti_csv", "user", "anti", 4}}) {
+        {"anti_csv", "user", "anti", 4},
+        // Broadcast: one task per shard of the left input, each reading all of the right.
+        {"bleft_csv", "user", "left", 4},
+        {"bsemi_csv", "user", "semi", 4}}) {
     const fs::path dir = node_dir(node);
     ASSERT_FALSE(dir.empty()) << "no folder for " << node;
     EXPECT_EQ(csv_files(dir), parts) << node;

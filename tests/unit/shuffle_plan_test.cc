@@ -160,6 +160,28 @@ nodes:
   EXPECT_EQ(reduce.params.Get<int64_t>("left_maps").value(), 3);
 }
 
+TEST(ShufflePlanTest, ABroadcastJoinIsOneTaskPerLeftShardReadingAllOfTheRight) {
+  auto job = testing::MakeJob("j-1", R"(name: broadcast
+workdir: /w
+nodes:
+  - {id: a, op: noop, params: {tasks: 3}}
+  - {id: b, op: noop, params: {tasks: 2}}
+  - {id: j, op: join, inputs: [a, b], params: {on: [k], broadcast: true}}
+)");
+  size_t p = 0;
+  while (job->plan().nodes[p].id != "j") ++p;
+  const plan::PlanNode& node = job->plan().nodes[p];
+  EXPECT_FALSE(node.has_reduce);
+  EXPECT_EQ(node.tasks, 3);
+  EXPECT_EQ(node.output_shards, 3);
+  const wire::TaskSpec spec = job->MakeSpec(job->table().first_task(p) + 1);
+  EXPECT_EQ(spec.input_paths, (std::vector<std::string>{io::ShardPath("/w", "a", 1),
+                                                        io::ShardPath("/w", "b", 0),
+                                                        io::ShardPath("/w", "b", 1)}));
+  EXPECT_EQ(spec.output_path, io::ShardPath("/w", "j", 1));
+  EXPECT_THAT(plan::FormatPlanTable(job->plan()), ::testing::Not(HasSubstr("shuffles")));
+}
+
 TEST(ShufflePlanTest, RunPathsStayOutOfTheNodesPartFiles) {
   EXPECT_EQ(io::ShufflePrefix("/w", "g", 3), "/w/g/shuffle/map-00003");
   EXPECT_EQ(io::ShufflePartitionPath("/w/g/shuffle/map-00003", 17), "/w/g/shuffle/map-00003.p00017.npz");

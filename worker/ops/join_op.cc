@@ -74,9 +74,54 @@ Status RunReduce(const OpContext& context, OpReport& report) {
   return WriteShard(output, std::move(joined).value(), report);
 }
 
+// A broadcast join: one shard of the left input against the whole right input, no shuffle.
+// The right side is read by every task, so it must be small: past kBroadcastLimit the task
+// fails and says to shuffle instead.
+constexpr uint64_t kBroadcastLimit = uint64_t{512} << 20;
+
+Status RunBroadcast(const OpContext& context, OpReport& report) {
+  COUPLER_ASSIGN_OR_RETURN(const std::string output, OutputPath(context));
+  COUPLER_ASSIGN_OR_RETURN(const relational::JoinOptions options, Options(context));
+  if (options.how == relational::JoinHow::kRight || options.how == relational::JoinHow::kOuter) {
+    return InvalidArgument("a broadcast join cannot be " +
+                           std::string(relational::JoinHowName(options.how)) +
+                           ": each task sees one left shard");
+  }
+  const auto& inputs = context.spec.input_paths;
+  if (inputs.size() < 2) {
+    return InvalidArgument("a broadcast join reads a left shard and the right input's shards");
+  }
+  COUPLER_ASSIGN_OR_RETURN(const io::Table left, ReadShard(inputs[0], report));
+  std::vector<io::Table> right_shards;
+  uint64_t right_bytes = 0;
+  for (size_t i = 1; i < inputs.size(); ++i) {
+    if (context.Cancelled()) return Cancelled();
+    COUPLER_ASSIGN_OR_RETURN(io::Table shard, ReadShard(inputs[i], report));
+    right_bytes += shard.DataBytes();
+    if (right_bytes > kBroadcastLimit) {
+      return InvalidData("the broadcast side holds more than " +
+                         std::to_string(kBroadcastLimit >> 20) +
+                         " MiB: every task would read it; leave `broadcast` off to shuffle both sides");
+    }
+    right_shards.push_back(std::move(shard));
+  }
+  Result<io::Table> right = relational::Concatenate(std::move(right_shards));
+  if (!right.ok()) return right.status().WithContext("the right input's shards");
+  report.rows_in = left.rows() + right->rows();
+  Result<io::Table> joined = [&] {
+    KernelTimer timer(report.kernel_ms);
+    return relational::Join(left, *right, options);
+  }();
+  if (!joined.ok()) return joined.status().WithContext(output);
+  report.rows_out = joined->rows();
+  return WriteShard(output, std::move(joined).value(), report);
+}
+
 }  // namespace
 
 Status RunJoin(const OpContext& context, OpReport& report) {
+  COUPLER_ASSIGN_OR_RETURN(const bool broadcast, context.spec.params.Get<bool>("broadcast"));
+  if (broadcast) return RunBroadcast(context, report);
   return RunMapOrReduce(context, report, &RunMap, &RunReduce);
 }
 
