@@ -8,11 +8,11 @@ Writes OUT_DIR/lineitem.csv and OUT_DIR/part.csv (numpy, seeded, generated and w
 chunks of 1,000,000 rows, so 20M rows never exist as Python objects at once; the same
 arguments give the same bytes).
 
-lineitem.csv: l_orderkey int64 (1 to 7 lines per order, increasing), l_partkey int64 in
-[0, parts), l_suppkey int64 in [0, 1000), l_quantity int64 in [1, 50], l_extendedprice
-(l_quantity * the part's retail price, 2 decimals), l_discount in [0, 0.1] (2 decimals; about
-1% missing, an empty field), l_shipdate an int day number in [0, 2500), l_returnflag one of
-A/N/R, l_linestatus one of O/F.
+lineitem.csv: l_orderkey int64 (increasing, about 4 lines per order: a geometric count),
+l_partkey int64 in [0, parts), l_suppkey int64 in [0, 1000), l_quantity int64 in [1, 50],
+l_extendedprice (l_quantity * the part's retail price, 2 decimals), l_discount in [0, 0.1]
+(2 decimals; about 1% missing, an empty field), l_shipdate an int day number in [0, 2500),
+l_returnflag one of A/N/R, l_linestatus one of O/F.
 
 part.csv: l_partkey int64 0..parts-1, p_brand "Brand#MN" (M, N in 1..5: 25 brands), p_size
 int64 in [1, 50], p_retailprice (TPC-H's formula, 2 decimals).
@@ -53,7 +53,7 @@ def write_lineitem(path, rows, parts, rng):
         header = True
         for start in range(0, rows, CHUNK):
             n = min(CHUNK, rows - start)
-            # 1 to 7 lines per order: a new order starts where a draw says so.
+            # A new order starts at a row with probability 1/4: about 4 lines per order.
             starts = rng.integers(0, 4, n) == 0
             starts[0] = True
             orders = orderkey + np.cumsum(starts, dtype=np.int64)

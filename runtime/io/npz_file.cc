@@ -430,14 +430,18 @@ class NpzReader {
 
 }  // namespace
 
-Status LoadStoredColumn(Column& column, uint64_t* bytes_read) {
-  if (column.loaded()) return Status::Ok();
+Result<Column> ReadStoredRows(const Column& column, size_t begin, size_t end,
+                              uint64_t* bytes_read) {
+  COUPLER_CHECK(!column.loaded()) << "column '" << column.name() << "' is already loaded";
+  COUPLER_CHECK(begin <= end && end <= column.size())
+      << "rows " << begin << ".." << end << " of " << column.size();
   const std::shared_ptr<const StoredColumn> stored = column.stored();
   const std::string& path = stored->path;
-  Column values(column.name(), column.dtype(), column.size());
+  Column values(column.name(), column.dtype(), end - begin);
   if (values.size() > 0) {
+    const uint64_t item = ElementSize(column.dtype());
     COUPLER_RETURN_IF_ERROR(PreadFull(*stored->fd, values.data(), values.size_bytes(),
-                                      static_cast<off_t>(stored->values_data), path));
+                                      static_cast<off_t>(stored->values_data + begin * item), path));
     *bytes_read += values.size_bytes();
   }
   if (stored->dictionary) {
@@ -459,6 +463,12 @@ Status LoadStoredColumn(Column& column, uint64_t* bytes_read) {
     }
     values.set_dictionary(std::make_shared<const Column::Dictionary>(std::move(decoded).value()));
   }
+  return values;
+}
+
+Status LoadStoredColumn(Column& column, uint64_t* bytes_read) {
+  if (column.loaded()) return Status::Ok();
+  COUPLER_ASSIGN_OR_RETURN(Column values, ReadStoredRows(column, 0, column.size(), bytes_read));
   column = std::move(values);
   return Status::Ok();
 }

@@ -45,6 +45,11 @@ Result<Table> ReadNpz(std::string_view path, const ColumnWanted& wanted,
 // checks them; a loaded column is left as it is. Adds the bytes read to *bytes_read.
 Status LoadStoredColumn(Column& column, uint64_t* bytes_read);
 
+// Rows [begin, end) of a Stored column (with its whole dictionary), read from its file and
+// checked as LoadStoredColumn checks: a reader that needs a range of a big shard (a sort's
+// reduce) reads that range only. The column itself stays unread.
+Result<Column> ReadStoredRows(const Column& column, size_t begin, size_t end, uint64_t* bytes_read);
+
 // Writes `table` as an .npz (temporary beside it, then renamed over `path`; parent directories
 // created; no fsync, as for every shard). `bytes_written` receives the file's size.
 Status WriteNpzAtomic(std::string_view path, const Table& table,

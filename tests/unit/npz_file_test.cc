@@ -104,6 +104,30 @@ TEST(NpzFileTest, UnreadColumnsArePassedOnByteForByte) {
   EXPECT_THAT(*back->Find("city")->dictionary(), ElementsAre("a", "b"));
 }
 
+// A sort's reduce reads only its range of a big shard's other columns.
+TEST(NpzFileTest, ARangeOfAnUnreadColumnIsReadAlone) {
+  auto dir = TempDir::Create();
+  ASSERT_TRUE(dir.ok());
+  const std::string path = dir->File("in.npz");
+  ASSERT_TRUE(WriteNpzAtomic(path, EveryType()).ok());
+  auto unread = ReadNpz(path, [](const ColumnInfo&) { return false; });
+  ASSERT_TRUE(unread.ok()) << unread.status().ToString();
+  uint64_t read = 0;
+  auto id = ReadStoredRows(*unread->Find("id"), 1, 3, &read);
+  ASSERT_TRUE(id.ok()) << id.status().ToString();
+  EXPECT_THAT(std::vector<int64_t>(id->values<int64_t>().begin(), id->values<int64_t>().end()),
+              ElementsAre(-1, 1ll << 40));
+  EXPECT_EQ(read, 2 * sizeof(int64_t));
+  auto city = ReadStoredRows(*unread->Find("city"), 2, 3, &read);
+  ASSERT_TRUE(city.ok()) << city.status().ToString();
+  EXPECT_EQ(city->values<int32_t>()[0], 1);
+  EXPECT_EQ(city->dictionary()->at(1), "b") << "the whole dictionary comes with any range";
+  auto none = ReadStoredRows(*unread->Find("d"), 2, 2, &read);
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->size(), 0u);
+  EXPECT_FALSE(unread->Find("id")->loaded()) << "the column itself stays unread";
+}
+
 TEST(NpzFileTest, WhatIsNotAShardIsRefusedNamingTheMember) {
   auto dir = TempDir::Create();
   ASSERT_TRUE(dir.ok());

@@ -2,11 +2,13 @@
 // through a shuffle by ranges of the keys. Each map task sorts its shard (stably) and writes it
 // with a sample of its keys; each reduce task reads every sample, derives the same P - 1 bounds
 // from them (weighted quantiles, so partitions hold about equal rows), takes the rows of its
-// range from every sorted shard and merges them. Part file r holds the r-th range: read in
+// range from every sorted shard (reading the key columns whole and the others only in the range)
+// and merges them. Part file r holds the r-th range: read in
 // order, the part files are one sorted table. Equal keys keep their input order.
 #include <algorithm>
 #include <numeric>
 
+#include "runtime/io/npz_file.h"
 #include "runtime/io/output_layout.h"
 #include "runtime/ops/op_def.h"
 #include "runtime/relational/table_rows.h"
@@ -153,10 +155,13 @@ Status RunReduce(const OpContext& context, OpReport& report) {
     }
   }
   std::vector<io::Table> pieces;
+  auto is_key = [&spec](const io::ColumnInfo& c) {
+    return std::find(spec.by.begin(), spec.by.end(), c.name) != spec.by.end();
+  };
   for (size_t m = 0; m < maps; ++m) {
     if (context.Cancelled()) return Cancelled();
-    COUPLER_ASSIGN_OR_RETURN(const io::Table sorted, ReadShard(inputs[m], report));
-    report.rows_in += sorted.rows();
+    // Only the keys are read whole (to find the range); the other columns, only in the range.
+    COUPLER_ASSIGN_OR_RETURN(const io::Table sorted, ReadShard(inputs[m], report, is_key));
     COUPLER_ASSIGN_OR_RETURN(const std::vector<size_t> k, Indexes(sorted, spec.by, inputs[m]));
     const auto at = [&](size_t j) {
       if (j == 0) return size_t{0};
@@ -167,9 +172,21 @@ Status RunReduce(const OpContext& context, OpReport& report) {
     const size_t hi = static_cast<size_t>(r) + 1 == static_cast<size_t>(partitions)
                           ? sorted.rows()
                           : at(static_cast<size_t>(r) + 1);
+    const size_t end = std::max(lo, hi);
     std::vector<uint32_t> rows;
-    for (size_t i = lo; i < std::max(lo, hi); ++i) rows.push_back(static_cast<uint32_t>(i));
-    pieces.push_back(relational::TakeRows(sorted, rows));
+    for (size_t i = lo; i < end; ++i) rows.push_back(static_cast<uint32_t>(i));
+    io::Table piece;
+    for (const io::Column& column : sorted.columns()) {
+      if (column.loaded()) {
+        COUPLER_RETURN_IF_ERROR(piece.AddColumn(relational::TakeColumnRows(column, rows)));
+      } else {
+        COUPLER_ASSIGN_OR_RETURN(io::Column range,
+                                 io::ReadStoredRows(column, lo, end, &report.bytes_read));
+        COUPLER_RETURN_IF_ERROR(piece.AddColumn(std::move(range)));
+      }
+    }
+    report.rows_in += piece.rows();
+    pieces.push_back(std::move(piece));
   }
   COUPLER_ASSIGN_OR_RETURN(io::Table merged, relational::Concatenate(std::move(pieces)));
   COUPLER_ASSIGN_OR_RETURN(const std::vector<size_t> k, Indexes(merged, spec.by, output));
