@@ -14,6 +14,17 @@ TaskSpecs::TaskSpecs(const job::JobGraph& graph, const plan::Plan& plan, Dataset
   plan_of_node_.resize(graph_.nodes.size());
   for (size_t p = 0; p < plan_.nodes.size(); ++p) plan_of_node_[plan_.nodes[p].node_index] = p;
   fused_next_ = plan::FusedNext(plan_);
+  // Looked up once: MakeOne runs for every task dispatched.
+  defs_.reserve(plan_.nodes.size());
+  broadcast_.reserve(plan_.nodes.size());
+  for (const plan::PlanNode& pn : plan_.nodes) {
+    const ops::OpDef* def = ops::OpRegistry::Builtin().Find(pn.op);
+    defs_.push_back(def);
+    broadcast_.push_back(!pn.has_reduce && def != nullptr &&
+                                 ops::Broadcasts(*def, graph_.nodes[pn.node_index].params)
+                             ? 1
+                             : 0);
+  }
 }
 
 std::string TaskSpecs::OutputPath(size_t p, int64_t shard, bool partial) const {
@@ -35,9 +46,9 @@ std::string TaskSpecs::ShufflePrefix(size_t p, int64_t map_shard) const {
   return io::ShufflePrefix(graph_.workdir, plan_.nodes[p].id, map_shard);
 }
 
-bool TaskSpecs::Shuffles(const plan::PlanNode& pn) const {
-  const ops::OpDef* op = ops::OpRegistry::Builtin().Find(pn.op);
-  return pn.has_reduce && op != nullptr && op->expansion == ops::Expansion::kShuffle;
+bool TaskSpecs::Shuffles(size_t p) const {
+  return plan_.nodes[p].has_reduce && defs_[p] != nullptr &&
+         defs_[p]->expansion == ops::Expansion::kShuffle;
 }
 
 bool TaskSpecs::WholeNode(size_t p) const {
@@ -84,7 +95,7 @@ wire::TaskSpec TaskSpecs::MakeOne(const TaskRef& ref) const {
   spec.node_id = node.id;
   spec.op = node.op;
   // A reduce of a shuffle is told its partition; a node's only reduce is no shard's.
-  const bool shuffles = Shuffles(pn);
+  const bool shuffles = Shuffles(ref.plan_node);
   spec.shard_index = ref.kind == TaskKind::kMap || (ref.kind == TaskKind::kReduce && shuffles)
                          ? static_cast<int32_t>(ref.shard)
                          : -1;
@@ -92,7 +103,7 @@ wire::TaskSpec TaskSpecs::MakeOne(const TaskRef& ref) const {
   spec.shards = static_cast<uint32_t>(pn.map_tasks);
   spec.params = wire::TaskParams(node.params);
   spec.workdir = graph_.workdir;
-  const ops::OpDef* def = ops::OpRegistry::Builtin().Find(pn.op);
+  const ops::OpDef* def = defs_[ref.plan_node];
   if (ref.kind == TaskKind::kReduce && shuffles && def->range_partitioned) {
     // Every map task's sorted shard, in map order, then every map task's sample.
     for (int64_t i = 0; i < pn.map_tasks; ++i) {
@@ -125,7 +136,7 @@ wire::TaskSpec TaskSpecs::MakeOne(const TaskRef& ref) const {
     spec.output_path = NodeDir(ref.plan_node);
     spec.ranks = static_cast<uint32_t>(pn.ranks);
   } else {
-    if (!pn.has_reduce && def != nullptr && ops::Broadcasts(*def, node.params)) {
+    if (broadcast_[ref.plan_node]) {
       // Shard `shard` of the first input, then every shard of the others (the broadcast side).
       spec.input_paths.push_back(InputShard(node.resolved_inputs.front(), ref.shard));
       for (size_t k = 1; k < node.resolved_inputs.size(); ++k) {

@@ -11,6 +11,7 @@
 
 #include "coordinator/task_table.h"
 #include "runtime/job/job_graph.h"
+#include "runtime/ops/op_def.h"
 #include "runtime/plan/planner.h"
 #include "runtime/wire/worker_messages.h"
 
@@ -41,7 +42,7 @@ class TaskSpecs {
   // every input).
   int64_t InputShards(const job::InputRef& in) const;
   // A node whose op shuffles: its reduce tasks are one per output partition.
-  bool Shuffles(const plan::PlanNode& pn) const;
+  bool Shuffles(size_t plan_node) const;
   // A node run as one task over whole datasets (a gang): reads and writes directories.
   bool WholeNode(size_t plan_node) const;
   std::string InputShard(const job::InputRef& in, int64_t shard) const;
@@ -54,6 +55,8 @@ class TaskSpecs {
   DatasetListing datasets_;
   std::vector<size_t> plan_of_node_;  // JobGraph node index -> plan node index
   std::vector<size_t> fused_next_;    // plan node -> the node fused after it; SIZE_MAX: none
+  std::vector<const ops::OpDef*> defs_;  // plan node -> its op (null: unknown to this build)
+  std::vector<uint8_t> broadcast_;    // plan node -> a join that broadcasts its right input
 };
 
 }  // namespace coupler::coordinator
