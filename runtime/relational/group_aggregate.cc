@@ -139,15 +139,8 @@ std::vector<std::string> GroupByColumns(const GroupByOptions& options) {
 }
 
 Result<io::Table> GroupAggregate(const io::Table& rows, const GroupByOptions& options) {
-  std::vector<size_t> keys;
-  for (const std::string& name : options.keys) {
-    size_t k = 0;
-    while (k < rows.num_columns() && rows.column(k).name() != name) ++k;
-    if (k == rows.num_columns()) {
-      return InvalidArgument("no key column '" + name + "' (the rows have " + rows.Describe() + ")");
-    }
-    keys.push_back(k);
-  }
+  COUPLER_ASSIGN_OR_RETURN(const std::vector<size_t> keys,
+                           ColumnIndexes(rows, options.keys, "key column"));
   std::vector<io::ColumnSchema> outputs;
   for (const AggregateSpec& a : options.aggregates) {
     const io::Column* c = a.column.empty() ? nullptr : rows.Find(a.column);

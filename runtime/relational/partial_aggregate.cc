@@ -59,19 +59,6 @@ auto Less(const io::Column& c) {
 
 io::ColumnSchema SchemaOf(const io::Column& c) { return {c.name(), c.dtype(), c.categorical()}; }
 
-Result<std::vector<size_t>> KeyIndexes(const io::Table& t, const GroupByOptions& o) {
-  std::vector<size_t> keys;
-  for (const std::string& name : o.keys) {
-    size_t k = 0;
-    while (k < t.num_columns() && t.column(k).name() != name) ++k;
-    if (k == t.num_columns()) {
-      return InvalidArgument("no key column '" + name + "' (the rows have " + t.Describe() + ")");
-    }
-    keys.push_back(k);
-  }
-  return keys;
-}
-
 }  // namespace
 
 bool CanCombine(const GroupByOptions& options) {
@@ -81,7 +68,7 @@ bool CanCombine(const GroupByOptions& options) {
 
 Result<io::Table> PartialAggregate(const io::Table& rows, const GroupByOptions& options) {
   if (!CanCombine(options)) return InvalidArgument("nunique does not fold into a partial state");
-  COUPLER_ASSIGN_OR_RETURN(const std::vector<size_t> keys, KeyIndexes(rows, options));
+  COUPLER_ASSIGN_OR_RETURN(const std::vector<size_t> keys, ColumnIndexes(rows, options.keys, "key column"));
   const RowGroups g = GroupRows(rows, keys, options.drop_missing_keys);
   const size_t groups = g.first_row.size();
   io::Table out;
@@ -156,7 +143,7 @@ Result<io::Table> PartialAggregate(const io::Table& rows, const GroupByOptions& 
 
 Result<io::Table> MergePartials(const io::Table& partials, const GroupByOptions& options) {
   if (!CanCombine(options)) return InvalidArgument("nunique does not fold into a partial state");
-  COUPLER_ASSIGN_OR_RETURN(const std::vector<size_t> keys, KeyIndexes(partials, options));
+  COUPLER_ASSIGN_OR_RETURN(const std::vector<size_t> keys, ColumnIndexes(partials, options.keys, "key column"));
   // The maps dropped what had to be dropped: a missing key here is a group (dropna: false).
   const RowGroups g = GroupRows(partials, keys, false);
   const size_t groups = g.first_row.size();

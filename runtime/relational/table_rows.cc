@@ -55,6 +55,22 @@ void PutMissing(T& v) {
 
 }  // namespace
 
+Result<std::vector<size_t>> ColumnIndexes(const io::Table& table, const std::vector<std::string>& names,
+                                          std::string_view what) {
+  std::vector<size_t> indexes;
+  indexes.reserve(names.size());
+  for (const std::string& name : names) {
+    size_t k = 0;
+    while (k < table.num_columns() && table.column(k).name() != name) ++k;
+    if (k == table.num_columns()) {
+      return InvalidArgument("no " + std::string(what) + " '" + name + "' (the rows have " +
+                             table.Describe() + ")");
+    }
+    indexes.push_back(k);
+  }
+  return indexes;
+}
+
 bool IsMissing(const io::Column& column, size_t r) {
   if (column.categorical()) return column.values<int32_t>()[r] < 0;
   switch (column.dtype()) {

@@ -4,9 +4,12 @@
 // the same key whatever code a shard's dictionary gave it. Pure, no I/O.
 #pragma once
 
+#include <concepts>
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "runtime/io/dtype.h"
@@ -15,35 +18,28 @@
 
 namespace coupler::relational {
 
-// Calls f(values) with the loaded column's values as std::span<T> of its storage type.
-template <typename F>
-decltype(auto) VisitValues(io::Column& column, F&& f) {
+// Calls f(values) with the loaded column's values as std::span<T> of its storage type (const T
+// for a const column).
+template <typename Col, typename F>
+  requires std::same_as<std::remove_const_t<Col>, io::Column>
+decltype(auto) VisitValues(Col& column, F&& f) {
   switch (column.dtype()) {
-    case ElementType::kFloat32: return f(column.values<float>());
-    case ElementType::kInt32: return f(column.values<int32_t>());
+    case ElementType::kFloat32: return f(column.template values<float>());
+    case ElementType::kInt32: return f(column.template values<int32_t>());
     case ElementType::kFloat16:
-    case ElementType::kBFloat16: return f(column.values<uint16_t>());
-    case ElementType::kFloat64: return f(column.values<double>());
+    case ElementType::kBFloat16: return f(column.template values<uint16_t>());
+    case ElementType::kFloat64: return f(column.template values<double>());
     case ElementType::kInt64:
-    case ElementType::kDatetime64: return f(column.values<int64_t>());
-    case ElementType::kBool: return f(column.values<uint8_t>());
+    case ElementType::kDatetime64: return f(column.template values<int64_t>());
+    case ElementType::kBool: return f(column.template values<uint8_t>());
   }
-  return f(column.values<float>());
+  return f(column.template values<float>());
 }
-template <typename F>
-decltype(auto) VisitValues(const io::Column& column, F&& f) {
-  switch (column.dtype()) {
-    case ElementType::kFloat32: return f(column.values<float>());
-    case ElementType::kInt32: return f(column.values<int32_t>());
-    case ElementType::kFloat16:
-    case ElementType::kBFloat16: return f(column.values<uint16_t>());
-    case ElementType::kFloat64: return f(column.values<double>());
-    case ElementType::kInt64:
-    case ElementType::kDatetime64: return f(column.values<int64_t>());
-    case ElementType::kBool: return f(column.values<uint8_t>());
-  }
-  return f(column.values<float>());
-}
+
+// The indexes of the columns `names` in `table`, in that order; InvalidArgument naming the first
+// one it lacks, `what` it was wanted as ("key column", "column to sort by") and what it has.
+Result<std::vector<size_t>> ColumnIndexes(const io::Table& table, const std::vector<std::string>& names,
+                                          std::string_view what);
 
 // Whether row `r` of the column is missing: NaN in a float column, code -1 in a categorical
 // one, the int64 minimum in int64 and datetime64 columns; int32 and bool columns hold none.

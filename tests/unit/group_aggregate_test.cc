@@ -11,6 +11,7 @@
 
 #include "runtime/relational/partial_aggregate.h"
 #include "runtime/relational/table_rows.h"
+#include "tests/unit/relational_test_util.h"
 
 #include <random>
 
@@ -20,16 +21,8 @@ namespace {
 using io::Column;
 using io::Table;
 
-Column Strings(std::string name, std::vector<int32_t> codes, std::vector<std::string> dictionary) {
-  Column c = Column::Int32(std::move(name), std::move(codes));
-  c.set_dictionary(std::make_shared<Column::Dictionary>(std::move(dictionary)));
-  return c;
-}
-
-std::string StringAt(const Column& c, size_t r) {
-  const int32_t code = c.values<int32_t>()[r];
-  return code < 0 ? "<NA>" : c.dictionary()->at(static_cast<size_t>(code));
-}
+using testing::StringAt;
+using testing::Strings;
 
 AggregateSpec Agg(const std::string& out, const std::string& text) {
   auto spec = ParseAggregate(out, text);

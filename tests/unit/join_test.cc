@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "runtime/relational/table_rows.h"
+#include "tests/unit/relational_test_util.h"
 
 namespace coupler::relational {
 namespace {
@@ -16,16 +17,8 @@ namespace {
 using io::Column;
 using io::Table;
 
-Column Strings(std::string name, std::vector<int32_t> codes, std::vector<std::string> dictionary) {
-  Column c = Column::Int32(std::move(name), std::move(codes));
-  c.set_dictionary(std::make_shared<Column::Dictionary>(std::move(dictionary)));
-  return c;
-}
-
-std::string StringAt(const Column& c, size_t r) {
-  const int32_t code = c.values<int32_t>()[r];
-  return code < 0 ? "<NA>" : c.dictionary()->at(static_cast<size_t>(code));
-}
+using testing::StringAt;
+using testing::Strings;
 
 // left: k = a, b, NA, c ; id = 0..3 ; v = 10..13 (int32: a label)
 // right: k = b, a, b, NA, d (other codes) ; rid = 0..4 ; v = 1.5 ...

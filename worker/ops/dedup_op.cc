@@ -24,21 +24,6 @@ Result<std::vector<std::string>> Keys(const OpContext& context, const io::Table&
   return all;
 }
 
-Result<std::vector<size_t>> KeyIndexes(const io::Table& table, const std::vector<std::string>& keys,
-                                       std::string_view where) {
-  std::vector<size_t> index;
-  for (const std::string& key : keys) {
-    size_t k = 0;
-    while (k < table.num_columns() && table.column(k).name() != key) ++k;
-    if (k == table.num_columns()) {
-      return InvalidArgument(std::string(where) + ": no key column '" + key + "' (the rows have " +
-                             table.Describe() + ")");
-    }
-    index.push_back(k);
-  }
-  return index;
-}
-
 Status RunMap(const OpContext& context, OpReport& report) {
   COUPLER_ASSIGN_OR_RETURN(const std::string input, InputPath(context, 0, "[data shard]"));
   COUPLER_ASSIGN_OR_RETURN(const int64_t partitions,
@@ -47,7 +32,7 @@ Status RunMap(const OpContext& context, OpReport& report) {
   COUPLER_ASSIGN_OR_RETURN(io::Table table, ReadShard(input, report));
   report.rows_in = table.rows();
   COUPLER_ASSIGN_OR_RETURN(const std::vector<std::string> keys, Keys(context, table));
-  COUPLER_RETURN_IF_ERROR(KeyIndexes(table, keys, input).status());
+  COUPLER_RETURN_IF_ERROR(relational::ColumnIndexes(table, keys, "key column").status());
   return WriteRuns(context, std::move(table), keys, partitions, report);
 }
 
@@ -57,7 +42,8 @@ Status RunReduce(const OpContext& context, OpReport& report) {
   COUPLER_ASSIGN_OR_RETURN(const io::Table rows, ReadPartition(context, report));
   if (context.Cancelled()) return Cancelled();
   COUPLER_ASSIGN_OR_RETURN(const std::vector<std::string> keys, Keys(context, rows));
-  COUPLER_ASSIGN_OR_RETURN(const std::vector<size_t> key_index, KeyIndexes(rows, keys, output));
+  COUPLER_ASSIGN_OR_RETURN(const std::vector<size_t> key_index,
+                           relational::ColumnIndexes(rows, keys, "key column"));
   std::vector<uint32_t> kept;
   {
     KernelTimer timer(report.kernel_ms);

@@ -25,13 +25,8 @@ Status WriteRuns(const OpContext& context, io::Table&& table, const std::vector<
                  int64_t partitions, OpReport& report) {
   COUPLER_ASSIGN_OR_RETURN(const std::string prefix, OutputPath(context));
   if (partitions < 1) return InvalidArgument("a shuffle needs at least one partition");
-  std::vector<size_t> key_index;
-  for (const std::string& key : keys) {
-    size_t k = 0;
-    while (k < table.num_columns() && table.column(k).name() != key) ++k;
-    if (k == table.num_columns()) return InvalidArgument("no key column '" + key + "'");
-    key_index.push_back(k);
-  }
+  COUPLER_ASSIGN_OR_RETURN(const std::vector<size_t> key_index,
+                           relational::ColumnIndexes(table, keys, "key column"));
   const auto count = static_cast<size_t>(partitions);
   std::vector<std::vector<uint32_t>> rows(count);
   {

@@ -45,19 +45,12 @@ Result<SortSpec> Spec(const OpContext& context) {
   return spec;
 }
 
-Result<std::vector<size_t>> Indexes(const io::Table& table, const std::vector<std::string>& names,
-                                    std::string_view where) {
-  std::vector<size_t> out;
-  for (const std::string& name : names) {
-    size_t k = 0;
-    while (k < table.num_columns() && table.column(k).name() != name) ++k;
-    if (k == table.num_columns()) {
-      return InvalidArgument(std::string(where) + ": no column '" + name + "' to sort by (the rows have " +
-                             table.Describe() + ")");
-    }
-    out.push_back(k);
-  }
-  return out;
+// The sort columns' indexes, an error naming the file that lacks one.
+Result<std::vector<size_t>> ColumnIndexes(const io::Table& table, const std::vector<std::string>& by,
+                                          std::string_view where) {
+  auto indexes = relational::ColumnIndexes(table, by, "column to sort by");
+  if (!indexes.ok()) return indexes.status().WithContext(std::string(where));
+  return indexes;
 }
 
 // The table's row numbers in sorted order, equal keys in input order.
@@ -79,7 +72,7 @@ Status RunMap(const OpContext& context, OpReport& report) {
                            context.spec.params.Get<int64_t>(std::string(ops::kPartitionsParam)));
   COUPLER_ASSIGN_OR_RETURN(io::Table table, ReadShard(input, report));
   report.rows_in = table.rows();
-  COUPLER_ASSIGN_OR_RETURN(const std::vector<size_t> k, Indexes(table, spec.by, input));
+  COUPLER_ASSIGN_OR_RETURN(const std::vector<size_t> k, ColumnIndexes(table, spec.by, input));
   io::Table sorted;
   {
     KernelTimer timer(report.kernel_ms);
@@ -162,7 +155,7 @@ Status RunReduce(const OpContext& context, OpReport& report) {
     if (context.Cancelled()) return Cancelled();
     // Only the keys are read whole (to find the range); the other columns, only in the range.
     COUPLER_ASSIGN_OR_RETURN(const io::Table sorted, ReadShard(inputs[m], report, is_key));
-    COUPLER_ASSIGN_OR_RETURN(const std::vector<size_t> k, Indexes(sorted, spec.by, inputs[m]));
+    COUPLER_ASSIGN_OR_RETURN(const std::vector<size_t> k, ColumnIndexes(sorted, spec.by, inputs[m]));
     const auto at = [&](size_t j) {
       if (j == 0) return size_t{0};
       if (bound[j] == SIZE_MAX) return sorted.rows();  // no sample past this bound: empty beyond
@@ -189,7 +182,7 @@ Status RunReduce(const OpContext& context, OpReport& report) {
     pieces.push_back(std::move(piece));
   }
   COUPLER_ASSIGN_OR_RETURN(io::Table merged, relational::Concatenate(std::move(pieces)));
-  COUPLER_ASSIGN_OR_RETURN(const std::vector<size_t> k, Indexes(merged, spec.by, output));
+  COUPLER_ASSIGN_OR_RETURN(const std::vector<size_t> k, ColumnIndexes(merged, spec.by, output));
   io::Table out;
   {
     KernelTimer timer(report.kernel_ms);
