@@ -96,7 +96,7 @@ std::vector<Finding> DiagnosePreflight(const PreflightFacts& f) {
     std::string busy;
     for (uint32_t p : f.mpi_ports_busy) busy += (busy.empty() ? "" : ", ") + std::to_string(p);
     out.push_back({"mpi ports", Verdict::kProblem,
-                   fmt::format("of Open MPI's ports {}-{}, {} already taken here", f.mpi_port_min,
+                   fmt::format("Open MPI's ports {}-{}: {} already taken here", f.mpi_port_min,
                                f.mpi_port_min + f.mpi_port_range - 1, busy),
                    "stop what holds them, or move the range (OMPI_MCA_btl_tcp_port_min_v4)"});
   } else {

@@ -63,7 +63,10 @@ TEST(PreflightVerdictTest, EachFailureIsAProblemWithItsFix) {
   EXPECT_EQ(Find(DiagnosePreflight(unshared), "shared fs").verdict, Verdict::kProblem);
   PreflightFacts busy = Healthy();
   busy.mpi_ports_busy = {46001};
-  EXPECT_THAT(Find(DiagnosePreflight(busy), "mpi ports").detail, HasSubstr("46001 already taken"));
+  EXPECT_THAT(Find(DiagnosePreflight(busy), "mpi ports").detail, HasSubstr(": 46001 already taken"));
+  busy.mpi_ports_busy = {46001, 46003};
+  EXPECT_THAT(Find(DiagnosePreflight(busy), "mpi ports").detail,
+              HasSubstr(": 46001, 46003 already taken here"));
 }
 
 TEST(PreflightVerdictTest, WhatCannotBeProvenIsANoteNotAProblem) {
