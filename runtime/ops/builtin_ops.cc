@@ -147,6 +147,13 @@ std::vector<OpDef> BuiltinOpDefs() {
             1, 65536),
       std::string("auto"));
 
+  ParamSchema reduce_memory = Default(
+      Range(Param(std::string(kReduceMemoryParam), ParamType::kInt,
+                  "MiB a reduce task may hold: a bigger partition spills sorted runs beside its "
+                  "output and merges them (docs/relational.md)"),
+            1, 1 << 20),
+      int64_t{1024});
+
   OpDef group_by = Loose("group_by", "aggregates per group of equal keys, through a shuffle",
                          Expansion::kShuffle);
   group_by.count_param = std::string(kPartitionsParam);
@@ -160,6 +167,7 @@ std::vector<OpDef> BuiltinOpDefs() {
                     "rows with a missing key belong to no group (pandas' default); false: they "
                     "form groups of their own"),
               true),
+      reduce_memory,
   };
   ops.push_back(group_by);
 
@@ -173,6 +181,7 @@ std::vector<OpDef> BuiltinOpDefs() {
                       {"first", "last"}),
               std::string("first")),
       partitions,
+      reduce_memory,
   };
   ops.push_back(dedup);
 
@@ -212,6 +221,7 @@ std::vector<OpDef> BuiltinOpDefs() {
                       {"last", "first"}),
               std::string("last")),
       partitions,
+      reduce_memory,
   };
   ops.push_back(sort);
 

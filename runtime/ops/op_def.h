@@ -15,6 +15,8 @@ namespace coupler::ops {
 // A shuffle's partition count (Expansion::kShuffle): an int or "auto" in the spec; its map
 // tasks are handed the planned count under the same name.
 inline constexpr std::string_view kPartitionsParam = "partitions";
+// A shuffle reduce's memory budget, MiB: a partition bigger than it spills (worker/ops/reduce_spill.h).
+inline constexpr std::string_view kReduceMemoryParam = "reduce_memory_mib";
 
 // For a shuffle over every input: how many of its map tasks read the first input.
 inline constexpr std::string_view kLeftMapsParam = "left_maps";

@@ -6,7 +6,8 @@
 // must give the same groups and values (tests/relational/pandas_check.py); dedup by a string
 // pair and by the skewed key alone must keep the rows drop_duplicates keeps; join of every kind
 // with a dimension table must give merge's rows; sort must give sort_values' order across the
-// part files, with partitions from sampled quantiles near even.
+// part files, with partitions from sampled quantiles near even. Group_by, sort and dedup again
+// past a 1 MiB reduce budget: their partitions spilled as sorted runs and merged, the same answers.
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
@@ -147,6 +148,38 @@ nodes:
   - {id: by_user_qty_csv, op: write_csv, inputs: [by_user_qty]}
   - {id: by_user, op: sort, inputs: [import], params: {by: [user]}}
   - {id: by_user_csv, op: write_csv, inputs: [by_user]}
+  - id: spilled_rows
+    op: group_by
+    inputs: [import]
+    params:
+      keys: [user, region]
+      partitions: 1
+      reduce_memory_mib: 1
+      aggregates: {n: size(), total: sum(amount), sd: std(amount), q: sum(qty), qfirst: first(qty), tags: nunique(tag), first_tag: first(tag), last_tag: last(tag)}
+  - {id: spilled_rows_csv, op: write_csv, inputs: [spilled_rows]}
+  - id: spilled_states
+    op: group_by
+    inputs: [import]
+    params:
+      keys: [user, region]
+      partitions: 2
+      reduce_memory_mib: 1
+      aggregates: {n: size(), cnt: count(amount), avg: mean(amount), lo: min(amount), sd: std(amount), q: sum(qty), qfirst: first(qty), last_tag: last(tag), v: var(qty)}
+  - {id: spilled_states_csv, op: write_csv, inputs: [spilled_states]}
+  - id: spilled_region
+    op: group_by
+    inputs: [import]
+    params: {keys: [region], dropna: false, partitions: 1, reduce_memory_mib: 1, aggregates: {n: size(), q: sum(qty), tags: nunique(tag)}}
+  - {id: spilled_region_csv, op: write_csv, inputs: [spilled_region]}
+  - id: spilled_sort
+    op: sort
+    inputs: [import]
+    params: {by: [user, qty], descending: [qty], na_position: first, partitions: 2, reduce_memory_mib: 1}
+  - {id: spilled_sort_csv, op: write_csv, inputs: [spilled_sort]}
+  - {id: spilled_dd_first, op: dedup, inputs: [import], params: {keys: [user, tag], partitions: 1, reduce_memory_mib: 1}}
+  - {id: spilled_dd_first_csv, op: write_csv, inputs: [spilled_dd_first]}
+  - {id: spilled_dd_last, op: dedup, inputs: [import], params: {keys: [region, qty], keep: last, partitions: 1, reduce_memory_mib: 1}}
+  - {id: spilled_dd_last_csv, op: write_csv, inputs: [spilled_dd_last]}
 )");
   const CommandResult r = RunToEnd({kCoupler, "run", "groups.yaml", "--workers", "2"},
                                    scratch.path(), 300s, scratch.path());
@@ -180,6 +213,16 @@ nodes:
       {"by_flag_csv", "flag", "n=size();total=sum(amount);users=nunique(user)", "true", 8},
       // "auto": as many partitions as the input has shards.
       {"by_region_csv", "region", "n=size();q=sum(qty);avg=mean(amount)", "false", 4},
+      // Past a 1 MiB budget: sorted runs spilled and merged (rows, partial states, missing keys).
+      {"spilled_rows_csv", "user,region",
+       "n=size();total=sum(amount);sd=std(amount);q=sum(qty);qfirst=first(qty);tags=nunique(tag);"
+       "first_tag=first(tag);last_tag=last(tag)",
+       "true", 1},
+      {"spilled_states_csv", "user,region",
+       "n=size();cnt=count(amount);avg=mean(amount);lo=min(amount);sd=std(amount);q=sum(qty);"
+       "qfirst=first(qty);last_tag=last(tag);v=var(qty)",
+       "true", 2},
+      {"spilled_region_csv", "region", "n=size();q=sum(qty);tags=nunique(tag)", "false", 1},
   };
   for (const Case& c : cases) {
     const fs::path dir = node_dir(c.node);
@@ -194,7 +237,10 @@ nodes:
   // dedup: pandas' drop_duplicates, each part file in input order.
   for (const auto& [node, keys, keep, parts] :
        {std::tuple<std::string, std::string, std::string, int>{"dd_first_csv", "user,tag", "first", 3},
-        {"dd_last_csv", "user", "last", 4}}) {
+        {"dd_last_csv", "user", "last", 4},
+        // Past a 1 MiB budget: by key in sorted runs, the kept rows back in input order.
+        {"spilled_dd_first_csv", "user,tag", "first", 1},
+        {"spilled_dd_last_csv", "region,qty", "last", 1}}) {
     const fs::path dir = node_dir(node);
     ASSERT_FALSE(dir.empty()) << "no folder for " << node;
     EXPECT_EQ(csv_files(dir), parts) << node;
@@ -229,7 +275,8 @@ nodes:
        {std::tuple<std::string, std::string, std::string, std::string, int>{
             "by_amount_csv", "amount", "-", "last", 3},
         {"by_user_qty_csv", "user,qty", "qty", "first", 5},
-        {"by_user_csv", "user", "-", "last", 4}}) {
+        {"by_user_csv", "user", "-", "last", 4},
+        {"spilled_sort_csv", "user,qty", "qty", "first", 2}}) {
     const fs::path dir = node_dir(node);
     ASSERT_FALSE(dir.empty()) << "no folder for " << node;
     EXPECT_EQ(csv_files(dir), parts) << node;
@@ -237,6 +284,15 @@ nodes:
         {kPython, kCheck.string(), "sort", csv.string(), dir.string(), by, descending, na},
         scratch.path(), 120s);
     EXPECT_EQ(check.exit_code, 0) << node << ":\n" << check.out << check.err;
+  }
+  // The spilled nodes did spill: each reduce's log says how it merged.
+  for (const std::string node : {"spilled_rows", "spilled_states", "spilled_region", "spilled_sort",
+                                  "spilled_dd_first", "spilled_dd_last"}) {
+    int merged = 0;
+    for (const auto& e : fs::directory_iterator(node_dir(node) / "logs")) {
+      merged += ReadFile(e.path()).find("budget: merged") != std::string::npos;
+    }
+    EXPECT_EQ(merged, node == "spilled_states" || node == "spilled_sort" ? 2 : 1) << node;
   }
 }
 

@@ -3,14 +3,17 @@
 // into one row of partial state per key (partial_aggregate.h; with nunique, which does not
 // fold, the rows themselves travel) and routes them to their partition's shuffle file; each
 // reduce task merges its partition's states and writes one part file: the keys, sorted, then
-// the aggregates in the order the spec lists them.
+// the aggregates in the order the spec lists them. A partition past the reduce's memory budget
+// is merged from sorted runs instead (reduce_spill.h), into the same part file.
 #include <algorithm>
 
+#include "runtime/io/npz_stream_writer.h"
 #include "runtime/ops/op_def.h"
 #include "runtime/relational/group_aggregate.h"
 #include "runtime/relational/partial_aggregate.h"
 #include "runtime/relational/table_rows.h"
 #include "worker/ops/ops.h"
+#include "worker/ops/reduce_spill.h"
 #include "worker/ops/shard_io.h"
 #include "worker/ops/shuffle_files.h"
 
@@ -66,19 +69,67 @@ Status RunMap(const OpContext& context, OpReport& report) {
   return WriteRuns(context, std::move(table), options.keys, partitions, report);
 }
 
-Status RunReduce(const OpContext& context, OpReport& report) {
-  COUPLER_ASSIGN_OR_RETURN(const std::string output, OutputPath(context));
-  COUPLER_ASSIGN_OR_RETURN(const relational::GroupByOptions options, Options(context));
+// The groups of rows merged in key order (equal keys in input order): a batch ends where a key
+// does, so no group is split between two batches and the batches' groups come out in order.
+Result<io::Table> Groups(const io::Table& rows, const relational::GroupByOptions& options,
+                         OpReport& report) {
+  KernelTimer timer(report.kernel_ms);
+  return relational::CanCombine(options) ? relational::MergePartials(rows, options)
+                                         : relational::GroupAggregate(rows, options);
+}
+
+Status ReduceInMemory(const OpContext& context, OpReport& report,
+                      const relational::GroupByOptions& options, const std::string& output) {
   COUPLER_ASSIGN_OR_RETURN(const io::Table rows, ReadPartition(context, report));
   if (context.Cancelled()) return Cancelled();
-  Result<io::Table> groups = [&] {
-    KernelTimer timer(report.kernel_ms);
-    return relational::CanCombine(options) ? relational::MergePartials(rows, options)
-                                           : relational::GroupAggregate(rows, options);
-  }();
+  Result<io::Table> groups = Groups(rows, options, report);
   if (!groups.ok()) return groups.status().WithContext(output);
   report.rows_out = groups->rows();
   return WriteShard(output, std::move(groups).value(), report);
+}
+
+// Past the budget: sorted runs of the partition, merged (reduce_spill.h).
+Status ReduceSpilling(const OpContext& context, OpReport& report,
+                      const relational::GroupByOptions& options, const std::string& output,
+                      uint64_t budget) {
+  COUPLER_ASSIGN_OR_RETURN(const SpillDir dir, SpillDir::Create(output));
+  // Missing keys sort last, where GroupAggregate puts their groups.
+  const std::vector<relational::SortKey> order(options.keys.size());
+  COUPLER_ASSIGN_OR_RETURN(std::vector<SortedRun> runs,
+                           WriteSortedRuns(context, report, context.spec.input_paths, options.keys,
+                                           order, dir.path(), SharesOf(budget).chunk));
+  if (runs.empty()) return ReduceInMemory(context, report, options, output);  // no rows at all
+  NoteSpill(context, "group_by", FileBytes(context.spec.input_paths), budget, runs.size(), true);
+  COUPLER_ASSIGN_OR_RETURN(runs, MergeDown(context, report, std::move(runs), options.keys, order,
+                                           dir.path(), budget));
+  RunMerger merger(std::move(runs), options.keys, order, SharesOf(budget).windows,
+                   SharesOf(budget).batch);
+  io::NpzStreamWriter writer(output);
+  KeyBatches batches(merger, options.keys, order);
+  while (true) {
+    if (context.Cancelled()) return Cancelled();
+    COUPLER_ASSIGN_OR_RETURN(std::optional<io::Table> batch, batches.Next(report));
+    if (!batch) break;
+    Result<io::Table> groups = Groups(*batch, options, report);
+    if (!groups.ok()) return groups.status().WithContext(output);
+    COUPLER_RETURN_IF_ERROR(writer.Append(*groups));
+  }
+  uint64_t bytes = 0;
+  COUPLER_RETURN_IF_ERROR(writer.Finish(&bytes));
+  report.rows_out = writer.rows();
+  report.output_paths.push_back(output);
+  report.bytes_written += bytes;
+  return Status::Ok();
+}
+
+Status RunReduce(const OpContext& context, OpReport& report) {
+  COUPLER_ASSIGN_OR_RETURN(const std::string output, OutputPath(context));
+  COUPLER_ASSIGN_OR_RETURN(const relational::GroupByOptions options, Options(context));
+  COUPLER_ASSIGN_OR_RETURN(const uint64_t budget, ReduceBudget(context));
+  if (ShouldSpill(context, report, FileBytes(context.spec.input_paths), budget)) {
+    return ReduceSpilling(context, report, options, output, budget);
+  }
+  return ReduceInMemory(context, report, options, output);
 }
 
 }  // namespace

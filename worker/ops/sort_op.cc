@@ -3,16 +3,18 @@
 // with a sample of its keys; each reduce task reads every sample, derives the same P - 1 bounds
 // from them (weighted quantiles, so partitions hold about equal rows), takes the rows of its
 // range from every sorted shard (reading the key columns whole and the others only in the range)
-// and merges them. Part file r holds the r-th range: read in
-// order, the part files are one sorted table. Equal keys keep their input order.
+// and merges them (past the reduce's memory budget, a window of rows per map task at a time,
+// reduce_spill.h). Part file r holds the r-th range: read in order, the part files are one
+// sorted table. Equal keys keep their input order.
 #include <algorithm>
 #include <numeric>
 
-#include "runtime/io/npz_file.h"
+#include "runtime/io/npz_stream_writer.h"
 #include "runtime/io/output_layout.h"
 #include "runtime/ops/op_def.h"
 #include "runtime/relational/table_rows.h"
 #include "worker/ops/ops.h"
+#include "worker/ops/reduce_spill.h"
 #include "worker/ops/shard_io.h"
 #include "worker/ops/shuffle_files.h"
 
@@ -147,40 +149,71 @@ Status RunReduce(const OpContext& context, OpReport& report) {
       seen += weights->values<double>()[order[i]];
     }
   }
-  std::vector<io::Table> pieces;
+  // Each map task's rows of this range: only the keys are read whole (to find it), then let go.
   auto is_key = [&spec](const io::ColumnInfo& c) {
     return std::find(spec.by.begin(), spec.by.end(), c.name) != spec.by.end();
   };
+  auto no_column = [](const io::ColumnInfo&) { return false; };
+  std::vector<SortedRun> runs;
+  uint64_t range_bytes = 0;
   for (size_t m = 0; m < maps; ++m) {
     if (context.Cancelled()) return Cancelled();
-    // Only the keys are read whole (to find the range); the other columns, only in the range.
-    COUPLER_ASSIGN_OR_RETURN(const io::Table sorted, ReadShard(inputs[m], report, is_key));
-    COUPLER_ASSIGN_OR_RETURN(const std::vector<size_t> k, ColumnIndexes(sorted, spec.by, inputs[m]));
-    const auto at = [&](size_t j) {
-      if (j == 0) return size_t{0};
-      if (bound[j] == SIZE_MAX) return sorted.rows();  // no sample past this bound: empty beyond
-      return LowerBound(sorted, k, all_samples, sk, bound[j], spec.keys);
-    };
-    const size_t lo = at(static_cast<size_t>(r));
-    const size_t hi = static_cast<size_t>(r) + 1 == static_cast<size_t>(partitions)
-                          ? sorted.rows()
-                          : at(static_cast<size_t>(r) + 1);
-    const size_t end = std::max(lo, hi);
-    std::vector<uint32_t> rows;
-    for (size_t i = lo; i < end; ++i) rows.push_back(static_cast<uint32_t>(i));
-    io::Table piece;
-    for (const io::Column& column : sorted.columns()) {
-      if (column.loaded()) {
-        COUPLER_RETURN_IF_ERROR(piece.AddColumn(relational::TakeColumnRows(column, rows)));
-      } else {
-        COUPLER_ASSIGN_OR_RETURN(io::Column range,
-                                 io::ReadStoredRows(column, lo, end, &report.bytes_read));
-        COUPLER_RETURN_IF_ERROR(piece.AddColumn(std::move(range)));
-      }
+    size_t lo = 0, end = 0;
+    {
+      COUPLER_ASSIGN_OR_RETURN(const io::Table keys, ReadShard(inputs[m], report, is_key));
+      COUPLER_ASSIGN_OR_RETURN(const std::vector<size_t> k, ColumnIndexes(keys, spec.by, inputs[m]));
+      const auto at = [&](size_t j) {
+        if (j == 0) return size_t{0};
+        if (bound[j] == SIZE_MAX) return keys.rows();  // no sample past this bound: empty beyond
+        return LowerBound(keys, k, all_samples, sk, bound[j], spec.keys);
+      };
+      lo = at(static_cast<size_t>(r));
+      const size_t hi = static_cast<size_t>(r) + 1 == static_cast<size_t>(partitions)
+                            ? keys.rows()
+                            : at(static_cast<size_t>(r) + 1);
+      end = std::max(lo, hi);
     }
+    COUPLER_ASSIGN_OR_RETURN(const io::Table stored, ReadShard(inputs[m], report, no_column));
+    range_bytes += (end - lo) * stored.RowBytes();
+    runs.push_back(SortedRun{inputs[m], lo, end});
+  }
+  COUPLER_ASSIGN_OR_RETURN(const uint64_t budget, ReduceBudget(context));
+  if (ShouldSpill(context, report, range_bytes, budget)) {
+    // Past the budget: the ranges are sorted runs already; merged a window at a time, in map
+    // order on ties (input order), straight into the part file (in passes when there are more
+    // map tasks than one merge reads at once).
+    NoteSpill(context, "sort", range_bytes, budget, runs.size(), false);
+    std::optional<SpillDir> dir;
+    if (runs.size() > kMaxMergeWidth) {
+      COUPLER_ASSIGN_OR_RETURN(SpillDir created, SpillDir::Create(output));
+      dir.emplace(std::move(created));
+      COUPLER_ASSIGN_OR_RETURN(runs, MergeDown(context, report, std::move(runs), spec.by, spec.keys,
+                                               dir->path(), budget));
+    }
+    RunMerger merger(std::move(runs), spec.by, spec.keys, SharesOf(budget).windows,
+                     SharesOf(budget).batch);
+    io::NpzStreamWriter writer(output);
+    do {
+      if (context.Cancelled()) return Cancelled();
+      COUPLER_ASSIGN_OR_RETURN(const io::Table batch, merger.Next(report));
+      report.rows_in += batch.rows();
+      COUPLER_RETURN_IF_ERROR(writer.Append(batch));
+    } while (!merger.done());
+    uint64_t bytes = 0;
+    COUPLER_RETURN_IF_ERROR(writer.Finish(&bytes));
+    report.rows_out = writer.rows();
+    report.output_paths.push_back(output);
+    report.bytes_written += bytes;
+    return Status::Ok();
+  }
+  std::vector<io::Table> pieces;
+  for (const SortedRun& run : runs) {
+    COUPLER_ASSIGN_OR_RETURN(const io::Table stored, ReadShard(run.path, report, no_column));
+    COUPLER_ASSIGN_OR_RETURN(io::Table piece, ReadRowRange(stored, run.begin, run.end, report));
     report.rows_in += piece.rows();
     pieces.push_back(std::move(piece));
   }
+  runs.clear();
   COUPLER_ASSIGN_OR_RETURN(io::Table merged, relational::Concatenate(std::move(pieces)));
   COUPLER_ASSIGN_OR_RETURN(const std::vector<size_t> k, ColumnIndexes(merged, spec.by, output));
   io::Table out;
