@@ -419,11 +419,13 @@ Result<std::unique_ptr<JobState>> RestoreJob(
   for (const auto& [task, base] : bases) {
     if (task < job->table().size()) job->RestoreAttemptBase(task, base);
   }
-  // Attempts withdrawn by an operator (a revoked key, a ban) were never charged: replayed so,
-  // those after a `coupler retry` (whose base already forgave the ones before it).
+  // Attempts withdrawn by an operator (a revoked key, a ban), and committed ones whose output
+  // a reduce found lost (their commits revoked: the task runs again), were never charged:
+  // replayed so, those after a `coupler retry` (whose base already forgave the ones before it).
   std::map<uint64_t, uint32_t> withdrawn;
   for (const auto& a : attempts) {
-    if (a.outcome != store::kWithdrawnOutcome || a.task_id >= job->table().size()) continue;
+    const bool uncharged = a.outcome == store::kWithdrawnOutcome || a.outcome == store::kOutputLostOutcome;
+    if (!uncharged || a.task_id >= job->table().size()) continue;
     const auto base = bases.find(a.task_id);
     if (base == bases.end() || a.attempt >= base->second) ++withdrawn[a.task_id];
   }

@@ -294,7 +294,9 @@ void JobState::Fail(uint64_t t, const FailedAttempt& failure) {
     }
   }
   if (failure.retryable && attempts_[t] - attempt_base_[t] < MaxAttempts(p)) {
-    if (failure.retry_at_ms > 0) {
+    if (WaitsForMaps(t)) {
+      state_[t] = static_cast<uint8_t>(TaskState::kBlocked);  // ReleaseReduces queues it
+    } else if (failure.retry_at_ms > 0) {
       // Ready, but in no queue until its back-off ends: nothing polls it meanwhile.
       state_[t] = static_cast<uint8_t>(TaskState::kReady);
       backing_off_.emplace(failure.retry_at_ms, t);
@@ -345,8 +347,48 @@ void JobState::ReleaseDueRetries(int64_t now_ms) {
   }
 }
 
+bool JobState::WaitsForMaps(uint64_t t) const {
+  const TaskRef ref = table_.Describe(t);
+  const plan::PlanNode& pn = plan_.nodes[ref.plan_node];
+  return ref.kind == TaskKind::kReduce && pn.has_reduce &&
+         node_maps_done_[ref.plan_node] < static_cast<uint64_t>(pn.map_tasks);
+}
+
+std::vector<uint64_t> JobState::ReopenLostInputs(uint64_t reduce,
+                                                 const std::vector<uint32_t>& lost_inputs) {
+  std::vector<uint64_t> reopened;
+  if (finished() || reduce >= table_.size() || lost_inputs.empty()) return reopened;
+  const TaskRef ref = table_.Describe(reduce);
+  const size_t p = ref.plan_node;
+  const plan::PlanNode& pn = plan_.nodes[p];
+  // A fused chain's map tasks run several nodes at once: not reopened one node at a time.
+  if (ref.kind != TaskKind::kReduce || !pn.has_reduce || pn.map_tasks <= 0 ||
+      fused_next_[p] != SIZE_MAX || fused_head_[p] != p) {
+    return reopened;
+  }
+  for (const uint32_t input : lost_inputs) {
+    // Every reduce reads its inputs in map order (a sort: its sorted shards, then its samples),
+    // so input i was written by map task i modulo the node's map tasks (task_specs.cc).
+    const uint64_t map = table_.first_task(p) + input % static_cast<uint64_t>(pn.map_tasks);
+    if (state_[map] != static_cast<uint8_t>(TaskState::kDone)) continue;  // reopened already
+    state_[map] = static_cast<uint8_t>(TaskState::kReady);
+    --done_;
+    --node_done_[p];
+    --node_maps_done_[p];
+    // Its last attempt succeeded: the one that rebuilds its output is not charged.
+    if (attempt_base_[map] < 255) ++attempt_base_[map];
+    ReadyAgain(map);
+    reopened.push_back(map);
+  }
+  return reopened;
+}
+
 void JobState::ReadyAgain(uint64_t t) {
   const TaskRef ref = table_.Describe(t);
+  if (WaitsForMaps(t)) {
+    state_[t] = static_cast<uint8_t>(TaskState::kBlocked);  // ReleaseReduces queues it
+    return;
+  }
   state_[t] = static_cast<uint8_t>(TaskState::kReady);
   // To the front: a retried task holds back its whole node, so it goes next.
   (ref.kind == TaskKind::kGang ? ready_gangs_

@@ -134,6 +134,13 @@ class JobState {
   size_t backing_off() const { return backing_off_.size(); }
   // The workers a task's failed or lost attempts ran on, oldest first.
   const std::vector<std::string>& tried_on(uint64_t task) const;
+  // Lineage: a reduce task (`reduce`, running) found the inputs `lost_inputs` (indexes into its
+  // input_paths) missing. The done map tasks of its node that wrote them are ready again, at the
+  // front of their queue, their next attempt not charged against `retries` (their last one
+  // succeeded); the node's reduces that fail from now on wait until every map task is done
+  // again. Returns the map tasks reopened (none for a task that is not a reduce, a node fused
+  // into a chain, or maps not done).
+  std::vector<uint64_t> ReopenLostInputs(uint64_t reduce, const std::vector<uint32_t>& lost_inputs);
   // A running attempt that never started (it was only queued on a worker that was lost): back
   // to the front of its queue, its attempt not charged against `retries`.
   void Requeue(uint64_t task);
@@ -266,6 +273,9 @@ class JobState {
   void Release(size_t plan_node);
   // Makes the node's reduce tasks ready once its map tasks are all done.
   void ReleaseReduces(size_t plan_node);
+  // A reduce task whose node has map tasks to run again (ReopenLostInputs): it waits, blocked,
+  // for ReleaseReduces rather than being queued.
+  bool WaitsForMaps(uint64_t task) const;
   void NodeFinished(size_t plan_node);
   void MaybeRestoreFinish();
   // One handed-out task ended (done, failed, back to the queue).

@@ -254,6 +254,7 @@ void Ledger::Outcome(const std::string& worker_id, const wire::TaskOutcome& o, O
                                   o.task_id, o.attempt, worker_id, o.error);
       Failure(EventRef(o.job_id, o.task_id, o.attempt), worker_id, o.error,
               FailureCause(o.error_code));
+      OutputsLost(o, worker_id);
       return;
   }
 }
@@ -288,14 +289,36 @@ void Ledger::Abandoned(const std::string& job_id, uint64_t task, uint32_t attemp
   events_.AttemptAbandoned(EventRef(job_id, task, attempt), reason);
 }
 
+void Ledger::OutputsLost(const wire::TaskOutcome& o, const std::string& worker_id) {
+  const JobState* job = scheduler_.FindJob(o.job_id);
+  if (job == nullptr) return;
+  for (const uint64_t map : scheduler_.reopened()) {
+    // The attempt that committed it: its commit goes (a restart must not count the task done)
+    // and an attempt row says why, which a restart replays as uncharged.
+    const uint32_t committed = job->attempts(map) - 1;
+    const std::string why = fmt::format("its output, input of reduce task {} (attempt {} on {}), "
+                                        "is missing: it runs again", o.task_id, o.attempt, worker_id);
+    store_->RevokeCommit(o.job_id, map);
+    store_->AddAttempt({o.job_id, map, committed, "", std::string(store::kOutputLostOutcome), why,
+                        WallClockMs()});
+    metrics_.CountRetry(RetryReason::kOutputLost);
+    const TaskEventRef ref = EventRef(o.job_id, map, committed);
+    events_.TaskRetried({ref.job, ref.node, ref.task, committed + 1, ref.fused},
+                        RetryReasonName(RetryReason::kOutputLost), why);
+    Logger("coordinator")->warn("job {} task {} ({}) runs again: {}", o.job_id, map, ref.node, why);
+  }
+}
+
 void Ledger::Failure(const TaskEventRef& ref, const std::string& worker_id,
                      const std::string& reason, RetryReason cause) {
   events_.TaskFailed(ref, worker_id, reason, RetryReasonName(cause));
   metrics_.CountFailure(cause);
   const JobState* job = scheduler_.FindJob(std::string(ref.job));
   // Whether it runs again is what the scheduler did with it: re-queued (ready) or not.
+  // Blocked: a reduce that waits for map tasks running again to rebuild its input (lineage).
   if (job == nullptr || ref.task >= job->table().size() ||
-      job->task_state(ref.task) != TaskState::kReady) {
+      (job->task_state(ref.task) != TaskState::kReady &&
+       job->task_state(ref.task) != TaskState::kBlocked)) {
     return;
   }
   metrics_.CountRetry(cause);

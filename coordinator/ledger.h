@@ -134,6 +134,9 @@ class Ledger {
   // task_retried when the scheduler re-queued it (coupler_task_retries_total, same cause).
   void Failure(const TaskEventRef& ref, const std::string& worker_id, const std::string& reason,
                RetryReason cause);
+  // The map tasks the scheduler ran again for a reduce's lost inputs (Scheduler::reopened):
+  // each one's commit revoked and its attempt recorded output_lost, task_retried events.
+  void OutputsLost(const wire::TaskOutcome& o, const std::string& worker_id);
   // A node of `job` finished by running: its outputs become reusable (reuse_index.h).
   // Handed to the recorder; the walk of its folder and the write happen there.
   void RecordReusable(const JobState& job, uint32_t plan_node);

@@ -38,6 +38,7 @@ const char* RetryReasonName(RetryReason reason) {
     case RetryReason::kWorkerLost: return "worker_lost";
     case RetryReason::kTimeout: return "timeout";
     case RetryReason::kInvalidData: return "invalid_data";
+    case RetryReason::kOutputLost: return "output_lost";
   }
   return "failed";
 }
@@ -60,6 +61,7 @@ PoolMetrics::PoolMetrics()
     failures[RetryReasonName(r)] = 0;
   }
   failures[RetryReasonName(RetryReason::kInvalidData)] = 0;
+  retries[RetryReasonName(RetryReason::kOutputLost)] = 0;
 }
 
 namespace {

@@ -38,7 +38,9 @@ std::vector<double> LoopLagBounds();
 // timeout, or its input or params are wrong (InvalidData, never retried: the task fails after
 // that one attempt). The label values of coupler_task_failures_total, and of
 // coupler_task_retries_total for the first three.
-enum class RetryReason { kFailed, kWorkerLost, kTimeout, kInvalidData };
+// kOutputLost: a done map task run again because a reduce found its output missing (lineage);
+// a retry, never a failure.
+enum class RetryReason { kFailed, kWorkerLost, kTimeout, kInvalidData, kOutputLost };
 const char* RetryReasonName(RetryReason reason);
 // A failed outcome's cause, from its TaskOutcome.error_code.
 RetryReason FailureCause(uint16_t error_code);

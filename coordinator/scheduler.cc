@@ -328,6 +328,7 @@ bool Scheduler::OnHeartbeat(const std::string& worker_id, const wire::Heartbeat&
 }
 
 OutcomeKind Scheduler::OnOutcome(const std::string& worker_id, const wire::TaskOutcome& o) {
+  reopened_.clear();
   auto it = job_index_.find(o.job_id);
   if (it == job_index_.end()) return OutcomeKind::kStale;
   JobState& job = *jobs_[it->second];
@@ -365,6 +366,8 @@ OutcomeKind Scheduler::OnOutcome(const std::string& worker_id, const wire::TaskO
     return OutcomeKind::kCommitted;
   }
   if (job.task_state(o.task_id) != TaskState::kRunning) return OutcomeKind::kDropped;
+  // Lineage: what wrote the reduce's missing inputs runs again first, so its retry waits for it.
+  if (!o.lost_inputs.empty()) reopened_ = job.ReopenLostInputs(o.task_id, o.lost_inputs);
   job.Fail(o.task_id, {o.error, worker_id, MayRetry(o.error_code),
                        RetryAt(job.attempts(o.task_id)), o.fused_node});
   return job.phase() == JobPhase::kFailed ? OutcomeKind::kFailed : OutcomeKind::kRetrying;

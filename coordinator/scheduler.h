@@ -135,6 +135,9 @@ class Scheduler {
   int64_t longest_partial_hold_ms() const { return gangs_.longest_partial_hold_ms(); }
 
   OutcomeKind OnOutcome(const std::string& worker_id, const wire::TaskOutcome& outcome);
+  // The map tasks the last OnOutcome made ready again because its reduce lost their outputs
+  // (JobState::ReopenLostInputs): the ledger revokes their commits.
+  const std::vector<uint64_t>& reopened() const { return reopened_; }
   // The worker reports these attempts running (its heartbeat): losing it now charges them.
   void MarkStarted(const std::string& worker_id, const std::vector<wire::TaskAttempt>& running);
   // A heartbeat: the attempts it runs, whether it drains, and, for a draining worker that
@@ -224,6 +227,7 @@ class Scheduler {
   RetryPolicy retry_;
   std::function<int64_t()> clock_;
   std::vector<std::unique_ptr<JobState>> jobs_;
+  std::vector<uint64_t> reopened_;  // see reopened()
   std::unordered_map<std::string, uint32_t> job_index_;
   size_t rr_cursor_ = 0;  // round robin between jobs of equal priority
   GangReservations gangs_;

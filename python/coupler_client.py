@@ -86,7 +86,7 @@ class CouplerTimeout(CouplerError, TimeoutError):
 # The wire format (docs/protocol.md)
 
 MAGIC = b"CPLR"
-PROTOCOL_VERSION = 16
+PROTOCOL_VERSION = 17
 HEADER_SIZE = 20
 DEFAULT_MAX_PAYLOAD_BYTES = 64 << 20
 MAX_SPEC_BYTES = 16 << 20
@@ -205,7 +205,7 @@ RECORDS: Dict[str, Fields] = {
         ("error", "str"), ("output_paths", "[str]"), ("rows_in", "u64"), ("rows_out", "u64"),
         ("device", "str"), ("gpu_requested_but_cpu", "bool"), ("kernel_ms", "f64"),
         ("bytes_processed", "u64"), ("host_refused", "bool"), ("wall_ms", "f64"),
-        ("error_code", "u16"), ("fused_node", "str"),
+        ("error_code", "u16"), ("fused_node", "str"), ("lost_inputs", "[u32]"),
     ],
     "NodeStatus": [
         ("id", "str"), ("state", "NodePhase"), ("tasks_total", "u64"), ("tasks_done", "u64"),

@@ -111,6 +111,7 @@ inline std::vector<Message> SampleMessages() {
   outcome.wall_ms = 3.5;
   outcome.error_code = 10;  // StatusCode::kInvalidData
   outcome.fused_node = "more";
+  outcome.lost_inputs = {0, 7};
   TaskResult result;
   result.worker_id = "w-1";
   result.outcomes = {outcome};

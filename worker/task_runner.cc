@@ -1,5 +1,8 @@
 #include "worker/task_runner.h"
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
 #include <exception>
 #include <new>
@@ -57,6 +60,18 @@ std::string Summary(const wire::TaskSpec& spec, const wire::TaskOutcome& outcome
   return line + (outcome.ok ? "ok" : "error: " + outcome.error);
 }
 
+// A reduce reads what its node's map tasks wrote: those of its inputs that are not there now
+// (their indexes), for the coordinator to run their map tasks again (lineage).
+std::vector<uint32_t> LostInputs(const wire::TaskSpec& spec) {
+  std::vector<uint32_t> lost;
+  for (size_t i = 0; i < spec.input_paths.size(); ++i) {
+    if (::access(spec.input_paths[i].c_str(), F_OK) != 0 && errno == ENOENT) {
+      lost.push_back(static_cast<uint32_t>(i));
+    }
+  }
+  return lost;
+}
+
 wire::TaskOutcome Run(const wire::TaskSpec& spec, const std::atomic<bool>* cancel,
                       TaskPlacement placement, const GangSetup* gang,
                       TaskAttemptLogs& logs, ShardStage* stage = nullptr) {
@@ -106,6 +121,9 @@ wire::TaskOutcome Run(const wire::TaskSpec& spec, const std::atomic<bool>* cance
     } else {
       outcome.error = OneLine(spec.op + ": " + status.message());
       outcome.error_code = static_cast<uint16_t>(OutcomeCode(status.code()));
+      if (status.code() == StatusCode::kNotFound && spec.kind == wire::TaskKind::kReduce) {
+        outcome.lost_inputs = LostInputs(spec);
+      }
     }
   } catch (...) {  // only bad_alloc while copying strings can land here
     outcome.ok = false;

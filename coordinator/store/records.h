@@ -64,8 +64,12 @@ struct TaskCommit {
 };
 
 // An attempt that ended, however it ended: ok, failed, lost (its worker died), withdrawn (an
-// operator took its worker away: not charged against `retries`) or cancelled.
+// operator took its worker away: not charged against `retries`), output_lost (it had committed,
+// and its output went missing before a reduce read it) or cancelled.
 inline constexpr std::string_view kWithdrawnOutcome = "withdrawn";
+// A committed attempt whose output a reduce found missing (lineage): its commit is revoked and
+// the task runs again, not charged against `retries` (replayed so at restart, as withdrawn is).
+inline constexpr std::string_view kOutputLostOutcome = "output_lost";
 struct AttemptRecord {
   std::string job_id;
   uint64_t task_id = 0;

@@ -44,6 +44,7 @@ constexpr const char* kSetJobState =
 constexpr const char* kInsertCommit =
     "INSERT OR IGNORE INTO commits (job_id, task_id, attempt, output_paths, rows_in, rows_out, "
     "device, kernel_ms, bytes_processed, worker_id) VALUES (?,?,?,?,?,?,?,?,?,?)";
+constexpr const char* kDeleteCommit = "DELETE FROM commits WHERE job_id = ? AND task_id = ?";
 constexpr const char* kInsertAttempt =
     "INSERT INTO attempts (job_id, task_id, attempt, worker_id, outcome, error, ended_ms) "
     "VALUES (?,?,?,?,?,?,?)";
@@ -258,6 +259,7 @@ Status StateStore::PrepareStatements() {
       {&put_job_, kPutJob},
       {&set_job_state_, kSetJobState},
       {&insert_commit_, kInsertCommit},
+      {&delete_commit_, kDeleteCommit},
       {&insert_attempt_, kInsertAttempt},
       {&insert_sent_, kInsertSent},
       {&set_generation_, kSetGeneration},
@@ -289,6 +291,7 @@ Status StateStore::WriteWithBuffered(const std::string& what, Fn&& also) {
   if (!status.ok()) return status.WithContext(context);  // txn's destructor rolls back
   ++generation_.committed;
   commits_.clear();
+  revoked_.clear();
   attempts_.clear();
   sent_.clear();
   counters_.Committed();
@@ -326,6 +329,12 @@ Status StateStore::BumpGeneration() {
 }
 
 Status StateStore::WriteBufferedRows() {
+  for (const auto& [job_id, task_id] : revoked_) {
+    StatementReset reset(delete_commit_);
+    delete_commit_.BindText(1, job_id);
+    delete_commit_.BindInt64(2, ToSql(task_id));
+    COUPLER_RETURN_IF_ERROR(delete_commit_.Step().status());
+  }
   for (const TaskCommit& c : commits_) {
     StatementReset reset(insert_commit_);
     EncodePathList(c.output_paths, &paths_scratch_);
@@ -416,6 +425,11 @@ Status StateStore::SetJobState(const std::string& id, const std::string& state,
 }
 
 void StateStore::AddCommit(TaskCommit commit) { commits_.push_back(std::move(commit)); }
+
+void StateStore::RevokeCommit(const std::string& job_id, uint64_t task_id) {
+  std::erase_if(commits_, [&](const TaskCommit& c) { return c.job_id == job_id && c.task_id == task_id; });
+  revoked_.emplace_back(job_id, task_id);
+}
 
 void StateStore::AddAttempt(AttemptRecord attempt) { attempts_.push_back(std::move(attempt)); }
 

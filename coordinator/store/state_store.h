@@ -75,6 +75,10 @@ class StateStore {
   // Buffered in memory until the next Flush/PutJob/SetJobState. A commit for a (job, task) that
   // already has one — on disk or earlier in the buffer — is dropped when written.
   void AddCommit(TaskCommit commit);
+  // A task's commit taken back (its output was lost: the task runs again and commits anew):
+  // buffered like the rows above and written before the buffered commits of the same flush,
+  // so the next attempt's commit takes its place; a commit of the task still buffered goes.
+  void RevokeCommit(const std::string& job_id, uint64_t task_id);
   void AddAttempt(AttemptRecord attempt);
   void AddSent(SentAttempts sent);
   // The pool's counters (counter_rows.h): buffered like the rows above, written with them.
@@ -89,7 +93,8 @@ class StateStore {
   Result<std::vector<GpuHealthRecord>> LoadGpuHealth() { return gpu_health_.Load(); }
   // Buffered rows not yet written.
   size_t pending() const {
-    return commits_.size() + attempts_.size() + sent_.size() + counters_.pending();
+    return commits_.size() + revoked_.size() + attempts_.size() + sent_.size() +
+           counters_.pending();
   }
 
   // True once a write found that another writer opened the state after this one (its lock
@@ -164,6 +169,7 @@ class StateStore {
   std::string path_;
   OpenMode mode_;
   std::vector<TaskCommit> commits_;
+  std::vector<std::pair<std::string, uint64_t>> revoked_;  // (job, task): see RevokeCommit
   std::vector<AttemptRecord> attempts_;
   std::vector<SentAttempts> sent_;
   std::string paths_scratch_;  // reused encoding buffer: one allocation per flush, not per row
@@ -178,6 +184,7 @@ class StateStore {
   SqliteStatement put_job_;
   SqliteStatement set_job_state_;
   SqliteStatement insert_commit_;
+  SqliteStatement delete_commit_;
   SqliteStatement insert_attempt_;
   SqliteStatement load_jobs_;
   SqliteStatement load_commits_;

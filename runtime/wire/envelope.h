@@ -20,7 +20,7 @@ inline constexpr size_t kHeaderSize = 20;
 
 // The version this build writes. A reader accepts [kMinSupportedVersion, kProtocolVersion];
 // any change to a message's fields needs a bump (see docs/protocol.md).
-inline constexpr uint16_t kProtocolVersion = 16;
+inline constexpr uint16_t kProtocolVersion = 17;
 // 2 added TaskSpec.gpus; 3 added TaskSpec.gang_hosts/gang_ranks and NodeStatus.ranks/reason;
 // 4 added CoordinatorStats.queued_*/recommended_workers; 5 added WorkerStatus.labels/cpus/
 // memory_bytes; 6 added JobStatus.submitted_by and CoordinatorStats' trust counters (peers
@@ -40,12 +40,13 @@ inline constexpr uint16_t kProtocolVersion = 16;
 // worker refuses what an older coordinator sends, a coordinator stops when a worker speaks for
 // a newer one) and moved Registered's epoch there; 15 added BanWorker, WorkerStatus.ban_reason
 // and the worker state banned; 16 added GPU health (GpuUsage readings, GpuInfo.uuid),
-// Heartbeat.fenced_gpus, FenceGpu and WorkerStatus.gpu_fences.
+// Heartbeat.fenced_gpus, FenceGpu and WorkerStatus.gpu_fences; 17 added TaskOutcome.lost_inputs
+// (a reduce's missing shuffle files, whose map tasks run again).
 // A payload's layout follows its version: the previous version (N-1) is read and written too,
 // each field new since guarded by its version (payload_version.h), so a pool upgrades one
 // process at a time; anything older is refused with its version named rather than half
 // understood.
-inline constexpr uint16_t kMinSupportedVersion = 15;
+inline constexpr uint16_t kMinSupportedVersion = 16;
 
 // Default cap on a payload the decoder will look at; far above a batch of a few hundred tasks,
 // far below what would hurt a coordinator holding a million-task job.

@@ -365,12 +365,17 @@ struct TaskOutcome {
   // A fused chain's attempt that failed in one of its `fused` steps: that step's node, whose
   // failure it is. Empty: the task's own op failed (or none did).
   std::string fused_node;
+  // A reduce task that failed because inputs were missing (NotFound): their indexes in the
+  // spec's input_paths. The coordinator runs again the map tasks that wrote them (lineage)
+  // before the reduce's retry. Empty otherwise.
+  std::vector<uint32_t> lost_inputs;
 
   template <class Archive>
   void serialize(Archive& ar) {
     ar(job_id, task_id, attempt, ok, error, output_paths, rows_in, rows_out, device,
        gpu_requested_but_cpu, kernel_ms, bytes_processed, host_refused, wall_ms, error_code,
        fused_node);
+    if (PayloadVersion() >= 17) ar(lost_inputs);
   }
   friend bool operator==(const TaskOutcome&, const TaskOutcome&) = default;
 };

@@ -425,6 +425,103 @@ TEST(ShuffleFailureTest, WorkersKilledOnTheMapSideAndOnTheReduceSide) {
   EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
 }
 
+// Lineage: a shuffle file lost after its map task committed (deleted here, as a lost disk or a
+// cleaned scratch folder would) makes the reduce that needs it fail saying so, the coordinator
+// runs that one map task again (its commit revoked, the rebuild not charged) and the reduce's
+// retry, held until then, succeeds. Only those two tasks, and the map task of the worker killed
+// to hold the map side open, run twice; the output is pandas'.
+TEST(ShuffleLineageTest, AReduceMissingAMapsFileRunsThatMapTaskAgainOnly) {
+  Cluster cluster(Cluster::Options::Timeouts(300, 1500));
+  REQUIRE_PANDAS(cluster.dir());
+  ASSERT_TRUE(cluster.StartCoordinator()) << cluster.Logs();
+  cluster.StartWorker("w0", 1);  // imports the table, then leaves
+  ASSERT_TRUE(cluster.WaitWorkersAlive(1)) << cluster.Logs();
+  const fs::path csv = cluster.dir() / "events.csv";
+  const CommandResult made =
+      RunToEnd({kPython, kCheck.string(), "make", csv.string(), "30000", "13"}, cluster.dir(), 120s);
+  ASSERT_EQ(made.exit_code, 0) << made.out << made.err;
+  constexpr int kShards = 5, kPartitions = 3;
+  WriteFile(cluster.dir() / "import.yaml",
+            "name: import\nworkdir: imported\nnodes:\n"
+            "  - id: import\n    op: import_csv\n    inputs: [events.csv]\n"
+            "    params: {shards: " + std::to_string(kShards) +
+            ", dtypes: {amount: float64, user: string, tag: string}}\n");
+  const std::string import_job = cluster.Submit(cluster.dir() / "import.yaml");
+  ASSERT_FALSE(import_job.empty()) << cluster.Logs();
+  const auto imported = cluster.WaitJobFinished(import_job, 120s);
+  ASSERT_TRUE(imported && imported->state == "succeeded") << cluster.Logs();
+  const fs::path data = cluster.dir() / "data";
+  fs::create_directories(data);
+  for (int s = 0; s < kShards; ++s) {
+    fs::copy_file(cluster.dir() / "imported" / "latest" / "import" / PartName(s), data / PartName(s));
+  }
+  cluster.worker("w0").Kill();
+
+  WriteFile(cluster.dir() / "lineage.yaml",
+            "name: lineage\nworkdir: work\nnodes:\n"
+            "  - id: grouped\n    op: group_by\n    inputs: [data]\n"
+            "    params: {keys: [user, region], partitions: " + std::to_string(kPartitions) +
+            ", aggregates: {n: size(), total: sum(amount), tags: nunique(tag), ft: first(tag)}}\n"
+            "  - {id: grouped_csv, op: write_csv, inputs: [grouped]}\n");
+  std::string why;
+  const std::string job = cluster.Submit(cluster.dir() / "lineage.yaml", &why);
+  ASSERT_FALSE(job.empty()) << why << cluster.Logs();
+  // The last shard is a FIFO: its map task holds a worker until that worker is killed.
+  const fs::path fifo_shard = data / PartName(kShards - 1);
+  fs::rename(fifo_shard, cluster.dir() / "held.npz");
+  ASSERT_EQ(::mkfifo(fifo_shard.c_str(), 0600), 0);
+  cluster.StartWorker("w1", 1, {"--prefetch", "0"});
+  cluster.StartWorker("w2", 1, {"--prefetch", "0"});
+  std::string victim;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        auto st = cluster.Job(job);
+        if (!st || st->node("grouped").done != kShards - 1) return false;
+        victim = BusyWorker(cluster);
+        return !victim.empty();
+      },
+      60s, 20ms))
+      << "the map task of the FIFO shard never held a worker\n" << cluster.Logs();
+  // Map task 1's file for partition 2 is lost after map task 1 committed.
+  const fs::path shuffle = cluster.dir() / "work" / "latest" / "grouped" / "shuffle";
+  const fs::path lost = shuffle / "map-00001.p00002.npz";
+  ASSERT_TRUE(fs::remove(lost)) << "no shuffle file " << lost;
+  cluster.worker(victim).Kill();
+  fs::remove(fifo_shard);
+  fs::rename(cluster.dir() / "held.npz", fifo_shard);
+
+  const auto final_status = cluster.WaitJobFinished(job, 120s);
+  ASSERT_TRUE(final_status) << cluster.Logs();
+  ASSERT_EQ(final_status->state, "succeeded") << final_status->error << "\n" << cluster.Logs();
+  const NodeView grouped = final_status->node("grouped");
+  EXPECT_EQ(grouped.done, static_cast<uint64_t>(kShards + kPartitions));
+  // The killed worker's map task, map task 1 rebuilt, and partition 2's reduce: three more.
+  EXPECT_EQ(grouped.attempts, grouped.done + 3) << cluster.Logs();
+  EXPECT_TRUE(fs::exists(lost)) << "map task 1 did not write its file again";
+  const std::string events = ReadFile(cluster.state() / "events.jsonl");
+  size_t rebuilt = 0;
+  for (size_t at = events.find("\"cause\":\"output_lost\""); at != std::string::npos;
+       at = events.find("\"cause\":\"output_lost\"", at + 1)) {
+    ++rebuilt;
+  }
+  EXPECT_EQ(rebuilt, 1u) << events;
+  EXPECT_NE(events.find("\"task\":1,"), std::string::npos) << events;
+
+  std::vector<std::string> parts;
+  for (int p = 0; p < kPartitions; ++p) parts.push_back(PartName(p));
+  std::vector<std::string> listed;
+  for (const std::string& name : ListDir(shuffle.parent_path())) {
+    if (name != "shuffle") listed.push_back(name);
+  }
+  EXPECT_EQ(listed, parts) << "a partition missing, twice, or a stray file";
+  const CommandResult check = RunToEnd(
+      {kPython, kCheck.string(), "group_by", csv.string(),
+       (cluster.dir() / "work" / "latest" / "grouped_csv").string(), "user,region",
+       "n=size();total=sum(amount);tags=nunique(tag);ft=first(tag)", "true"},
+      cluster.dir(), 120s);
+  EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
+}
+
 }  // namespace
 }  // namespace coupler::itest
 

@@ -1,5 +1,5 @@
 // A rolling upgrade, with real processes: a coordinator of protocol N runs a pool in which one
-// worker still speaks N-1 (`--protocol 15`, byte for byte what the last version-15 build sends:
+// worker still speaks N-1 (`--protocol 16`, byte for byte what the last version-16 build sends:
 // WireCompatTest), beside one of N. Both register and take tasks, each is answered in its own
 // version, `coupler workers` shows which one speaks the older version, and the job commits every
 // task exactly once. The same N-1 worker is then restarted as an N one, as the upgrade's last

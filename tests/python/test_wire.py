@@ -149,7 +149,7 @@ class WireTest(unittest.TestCase):
 
     def test_the_doc_example_is_what_the_encoder_writes(self):
         self.assertEqual(cc.encode("CancelJob", {"job_id": "j-9"}).hex(),
-                         "43504c5210001400" "0b000000" "0000000000000000"
+                         "43504c5211001400" "0b000000" "0000000000000000"
                          "0300000000000000" "6a2d39")
 
     def test_replies_decode_to_the_sample_fields(self):

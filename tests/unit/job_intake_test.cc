@@ -108,6 +108,37 @@ TEST(JobIntakeTest, WithdrawnAttemptsAreReplayedUncharged) {
   EXPECT_EQ((*job)->attempt_base(1), 0u) << "a lost worker's attempt is charged";
 }
 
+// A map task whose output a reduce found lost had its commit revoked: restored, it is not done,
+// runs again under its next number, and that rebuild is not charged; its reduce waits for it
+// (not released: the node's map tasks are not all done).
+TEST(JobIntakeTest, AMapTaskWhoseOutputWasLostIsRestoredToRunAgainUncharged) {
+  const std::string text = R"(name: j
+nodes:
+  - {id: src, op: noop, params: {tasks: 2}}
+  - {id: g, op: group_by, inputs: [src], params: {keys: [k], partitions: 1, aggregates: {n: size()}}}
+)";
+  Result<AdmittedJob> admitted = AdmitJob(Submit(text), "j-000001", 0, "alice", IntakeContext{});
+  ASSERT_TRUE(admitted.ok()) << admitted.status().ToString();
+  store::JobRecord rec = admitted->record;
+  rec.state = "running";
+  // Tasks: src 0, 1; g's maps 2, 3; g's reduce 4.
+  std::vector<store::TaskCommit> commits(3);
+  for (uint64_t t : {0, 1, 3}) commits[t == 3 ? 2 : t].task_id = t;
+  const std::vector<store::AttemptRecord> ended = {
+      {rec.id, 4, 0, "w1", "failed", "group_by: no such file", 5},
+      {rec.id, 2, 0, "", std::string(store::kOutputLostOutcome), "its output is missing", 5}};
+  const std::vector<store::SentAttempt> sent = {{0, 0, "w1", "k"}, {1, 0, "w1", "k"}, {2, 0, "w1", "k"},
+                                                {3, 0, "w1", "k"}, {4, 0, "w1", "k"}};
+  Result<std::unique_ptr<JobState>> job = RestoreJob(rec, commits, ended, sent);
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  EXPECT_EQ((*job)->task_state(2), TaskState::kReady);
+  EXPECT_EQ((*job)->attempts(2), 1u);
+  EXPECT_EQ((*job)->attempt_base(2), 1u) << "the rebuild is free";
+  EXPECT_EQ((*job)->task_state(4), TaskState::kBlocked) << "the reduce waits for map task 2";
+  EXPECT_EQ((*job)->attempts(4), 1u);
+  EXPECT_TRUE(InFlightAttempts(commits, ended, sent).empty());
+}
+
 // A restored job's tasks carry the same typed params as the admitted job's, defaults filled in,
 // and the same coordinator decisions (kind, shard count).
 // What a restart reports as abandoned: sent, and neither committed nor ended before it.

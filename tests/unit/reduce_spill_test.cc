@@ -81,7 +81,7 @@ class ReduceSpillTest : public ::testing::Test {
 TEST_F(ReduceSpillTest, ChunksSortedIntoRunsAndMergedGiveAStableSortAtAnyWindowSize) {
   wire::TaskSpec spec;
   spec.shard_index = 0;
-  const OpContext context{spec};
+  const OpContext context{spec, nullptr, {}, nullptr, nullptr};
   const std::vector<relational::SortKey> order(1);
   // chunk, window and batch sizes in bytes; a row here is 12 bytes.
   for (const auto& [chunk, window, batch] :

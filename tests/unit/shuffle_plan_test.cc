@@ -117,6 +117,64 @@ TEST(ShufflePlanTest, RestoredMapTasksReleaseEveryReduce) {
   EXPECT_EQ(ready, (std::set<int64_t>{1, 2, 3})) << "partition 0 ran again, or one was lost";
 }
 
+// Lineage: a reduce that lost map task 1's shuffle file makes that map task (and only it) run
+// again, uncharged; the reduce's retry waits for it, and so does a reduce whose worker is lost
+// meanwhile; the partitions already committed stay so.
+TEST(ShufflePlanTest, AReduceThatLostAMapsFileRunsThatMapAgainAndWaitsForIt) {
+  auto job = testing::MakeJob("j-1", kSpec);
+  size_t p = 0;
+  while (job->plan().nodes[p].id != "grouped") ++p;
+  const Taker taker;
+  for (uint64_t t = 0; t < 3; ++t) job->RestoreDone(t, 1);  // the sources
+  const uint64_t first = job->table().first_task(p);
+  std::vector<uint64_t> maps;
+  while (maps.size() < 3) {
+    auto t = job->TakeReady(taker);
+    ASSERT_TRUE(t);
+    if (job->table().Describe(*t).plan_node == p) maps.push_back(*t);
+  }
+  for (const uint64_t t : maps) ASSERT_TRUE(job->Complete(t));
+  std::vector<uint64_t> reduces;
+  while (reduces.size() < 4) {
+    auto t = job->TakeReady(taker);
+    ASSERT_TRUE(t);
+    if (job->table().Describe(*t).plan_node == p) reduces.push_back(*t);
+  }
+  ASSERT_TRUE(job->Complete(reduces[0]));  // partition 0 is committed
+
+  // Partition 1's reduce lost map task 1's file (input 1); a second report of the same loss
+  // (partition 2's) finds it running again already.
+  EXPECT_EQ(job->ReopenLostInputs(reduces[1], {1}), std::vector<uint64_t>{first + 1});
+  job->Fail(reduces[1], {"no such file", "w1", true, 0, ""});
+  EXPECT_EQ(job->task_state(reduces[1]), TaskState::kBlocked);
+  EXPECT_TRUE(job->ReopenLostInputs(reduces[2], {1, 1}).empty());
+  job->Fail(reduces[2], {"no such file", "w2", true, 0, ""});
+  EXPECT_EQ(job->task_state(first + 1), TaskState::kReady);
+  EXPECT_EQ(job->node_done(p), 3u) << "maps 0 and 2 and partition 0";
+  EXPECT_EQ(job->task_state(first), TaskState::kDone);
+  EXPECT_EQ(job->attempt_base(first + 1), 1u) << "the rebuild is not charged";
+  // Partition 3's reduce is lost with its worker before it started: it waits too.
+  job->Requeue(reduces[3]);
+  EXPECT_EQ(job->task_state(reduces[3]), TaskState::kBlocked);
+
+  // Only map task 1 runs now, under its next number.
+  auto again = job->TakeReady(taker);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(*again, first + 1);
+  EXPECT_EQ(job->attempts(first + 1), 2u);
+  EXPECT_FALSE(job->TakeReady(taker)) << "a reduce started before its map task ran again";
+  ASSERT_TRUE(job->Complete(first + 1));
+  std::set<uint64_t> rerun;
+  while (auto t = job->TakeReady(taker)) {
+    if (job->table().Describe(*t).plan_node == p) rerun.insert(*t);
+  }
+  EXPECT_EQ(rerun, (std::set<uint64_t>{reduces[1], reduces[2], reduces[3]}));
+  for (const uint64_t t : rerun) ASSERT_TRUE(job->Complete(t));
+  EXPECT_EQ(job->node_done(p), job->table().task_count(p));
+  // Not a reduce, or a map already running again: nothing to reopen.
+  EXPECT_TRUE(job->ReopenLostInputs(first, {0}).empty());
+}
+
 TEST(ShufflePlanTest, ARangeShuffleReduceReadsEverySortedShardThenEverySample) {
   auto job = testing::MakeJob("j-1", R"(name: sorted
 workdir: /w

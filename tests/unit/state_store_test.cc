@@ -200,6 +200,29 @@ TEST(StateStoreTest, FirstCommittedAttemptWins) {
   EXPECT_EQ(*others, (std::vector<TaskCommit>{MakeCommit("j-000002", 1, 2)}));
 }
 
+// A commit revoked (its output was lost) gives way to the next attempt's, whether the revoke
+// and the new commit share a flush or not, and a revoked commit still buffered never lands.
+TEST(StateStoreTest, ARevokedCommitGivesWayToTheNextAttemptsCommit) {
+  TempDir dir;
+  auto store = OpenOrDie(dir.str());
+  store->AddCommit(MakeCommit("j-000001", 1, 0));
+  store->AddCommit(MakeCommit("j-000001", 2, 0));
+  ASSERT_TRUE(store->Flush().ok());
+  store->RevokeCommit("j-000001", 1);
+  store->AddCommit(MakeCommit("j-000001", 1, 1));  // the same flush
+  store->RevokeCommit("j-000001", 2);
+  ASSERT_TRUE(store->Flush().ok());
+  store->AddCommit(MakeCommit("j-000001", 2, 1));  // a later flush
+  store->AddCommit(MakeCommit("j-000001", 3, 0));
+  store->RevokeCommit("j-000001", 3);  // still buffered: it goes
+  ASSERT_TRUE(store->Flush().ok());
+
+  auto commits = store->LoadCommits("j-000001");
+  ASSERT_TRUE(commits.ok());
+  EXPECT_EQ(*commits, (std::vector<TaskCommit>{MakeCommit("j-000001", 1, 1),
+                                               MakeCommit("j-000001", 2, 1)}));
+}
+
 TEST(StateStoreTest, FlushedStateSurvivesARestart) {
   TempDir dir;
   {

@@ -86,27 +86,27 @@ TEST(WireCodecTest, LargeBatchRoundTrips) {
   EXPECT_EQ(std::get<TaskAssignment>(*decoded), batch);
 }
 
-// The envelope, byte for byte: magic, version 16, type 20 (CancelJob), length 11, epoch 0 (a
+// The envelope, byte for byte: magic, version 17, type 20 (CancelJob), length 11, epoch 0 (a
 // client's), then cereal's u64 size prefix and the string.
 TEST(WireCodecTest, EnvelopeLayoutIsLittleEndianAndFixed) {
   const std::string bytes = Encode(CancelJob{"j-9"});
   ASSERT_EQ(bytes.size(), kHeaderSize + 11);
   EXPECT_EQ(Hex(bytes),
-            "43504c52"  "1000"  "1400"  "0b000000"  "0000000000000000"
+            "43504c52"  "1100"  "1400"  "0b000000"  "0000000000000000"
             "0300000000000000"  "6a2d39");
 }
 
-// Versions this build has no layout for are refused, both named: a version-14 payload lacks
-// fields this build reads, and a version-17 payload may hold fields this build cannot know.
+// Versions this build has no layout for are refused, both named: a version-15 payload lacks
+// fields this build reads, and a version-18 payload may hold fields this build cannot know.
 TEST(WireCodecTest, AnotherVersionIsRefusedWithBothVersionsNamed) {
-  for (const uint16_t version : {uint16_t{14}, uint16_t{17}}) {
+  for (const uint16_t version : {uint16_t{15}, uint16_t{18}}) {
     std::string bytes = Encode(CancelJob{"j-9"});
     bytes[4] = static_cast<char>(version);
     Result<Message> decoded = Decode(bytes);
     ASSERT_FALSE(decoded.ok()) << version;
     EXPECT_EQ(decoded.status().code(), StatusCode::kInvalidArgument);
     EXPECT_NE(decoded.status().message().find("unsupported protocol version " +
-                                              std::to_string(version) + " (this build reads 15 to 16)"),
+                                              std::to_string(version) + " (this build reads 16 to 17)"),
               std::string::npos)
         << decoded.status().message();
   }
@@ -114,10 +114,10 @@ TEST(WireCodecTest, AnotherVersionIsRefusedWithBothVersionsNamed) {
 
 TEST(WireCodecTest, HeaderWriteReadRoundTrip) {
   char buf[kHeaderSize];
-  const Header h{15, MessageType::kWorkersReply, 0x01020304, 0x1122334455667788};
+  const Header h{16, MessageType::kWorkersReply, 0x01020304, 0x1122334455667788};
   WriteHeader(h, buf);
   EXPECT_EQ(Hex(std::string_view(buf, kHeaderSize)),
-            "43504c52" "0f00" "1700" "04030201" "8877665544332211");
+            "43504c52" "1000" "1700" "04030201" "8877665544332211");
   Result<Header> back = ReadHeader(std::string_view(buf, kHeaderSize));
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(*back, h);
