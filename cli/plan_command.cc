@@ -17,6 +17,7 @@
 #include "runtime/job/job_loader.h"
 #include "runtime/logging.h"
 #include "runtime/net/endpoint.h"
+#include "runtime/plan/broadcast_choice.h"
 #include "runtime/plan/fusion.h"
 #include "runtime/plan/plan_format.h"
 #include "runtime/plan/planner.h"
@@ -111,6 +112,8 @@ int RunPlan(const PlanArgs& args) {
   }
   const double load_ms = MillisSince(start);
   const auto plan_start = std::chrono::steady_clock::now();
+  // As admission decides them, from the sizes of the files here.
+  const std::vector<plan::BroadcastChoice> broadcasts = plan::ChooseBroadcasts(*loaded.graph);
   Result<plan::Plan> plan = plan::PlanJob(*loaded.graph);
   if (!plan.ok()) {
     std::fprintf(stderr, "%s: error: %s\n", args.spec.c_str(), plan.status().message().c_str());
@@ -122,6 +125,12 @@ int RunPlan(const PlanArgs& args) {
   log->debug("{}: {} nodes read and validated in {:.1f} ms, planned in {:.2f} ms", args.spec,
              loaded.graph->nodes.size(), load_ms, MillisSince(plan_start));
   std::string text = args.json ? plan::FormatPlanJson(*plan) : plan::FormatPlanTable(*plan);
+  if (!args.json && !broadcasts.empty()) {
+    text += "\njoins with broadcast: auto (decided at admission from the files' sizes):\n";
+    for (const plan::BroadcastChoice& c : broadcasts) {
+      text += "  " + c.node + ": " + (c.broadcast ? "broadcast" : "shuffle") + " (" + c.why + ")\n";
+    }
+  }
   if (args.workers) {
     auto client = client::Client::Connect(net::ClientEndpointFor(args.coordinator),
                                                kPoolTimeout);

@@ -21,6 +21,7 @@
 #include "runtime/job/validator.h"
 #include "runtime/job/workdir_marker.h"
 #include "runtime/logging.h"
+#include "runtime/plan/broadcast_choice.h"
 #include "runtime/plan/fusion.h"
 #include "runtime/plan/planner.h"
 #include "runtime/util/random_token.h"
@@ -211,6 +212,11 @@ Result<AdmittedJob> AdmitJob(const wire::SubmitJob& submit, const std::string& j
     COUPLER_RETURN_IF_ERROR(context.roots->Check("workdir", graph.workdir_root));
   }
   if (submit.priority != 0) graph.priority = submit.priority;
+  // Decided here, once, into the params the admitted plan records (a restart replays them).
+  for (const plan::BroadcastChoice& c : plan::ChooseBroadcasts(graph)) {
+    Logger("coordinator")->info("job {} join '{}': {} ({})", job_id, c.node,
+                                c.broadcast ? "broadcast" : "shuffle", c.why);
+  }
   COUPLER_ASSIGN_OR_RETURN(plan::Plan plan, plan::PlanJob(graph));
   DatasetListing datasets = ListDatasets(graph);
   // Each submission its own run directory (unless the spec pins one), so two runs of one spec
@@ -343,6 +349,8 @@ Result<std::unique_ptr<JobState>> ReplanLegacyJob(const store::JobRecord& record
   if (!workdir.empty()) admitted.graph.workdir = workdir;  // the run directory chosen at admission
   if (!run.root.empty()) admitted.graph.workdir_root = run.root;
   admitted.graph.priority = record.priority;
+  // A `broadcast: auto` stays unresolved, so shuffles, as every join did when such a job (one
+  // admitted before plans were recorded) was planned: its tasks must number as they did.
   COUPLER_ASSIGN_OR_RETURN(admitted.plan, plan::PlanJob(admitted.graph));
   admitted.datasets = std::move(datasets);
   admitted.workdir_marker = marker;

@@ -46,6 +46,9 @@ class ParamChecker {
     };
     const bool plain_scalar = v.kind == RawValue::Kind::kScalar && !v.quoted;
     switch (s.type) {
+      case ParamType::kBoolOrAuto:
+        if (v.kind == RawValue::Kind::kScalar && v.text == "auto") return ParamValue(v.text);
+        [[fallthrough]];
       case ParamType::kBool: {
         if (!plain_scalar) return mistyped();
         auto b = ParseBool(v.text);

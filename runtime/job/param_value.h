@@ -24,7 +24,8 @@ struct ParamEntry {
 using ParamMap = std::vector<ParamEntry>;
 
 // The alternatives follow ops::ParamType: kBool -> bool, kInt -> int64_t, kFloat -> double,
-// kString / kPath -> std::string (kIntOrAuto: int64_t, or the string "auto"), kStringList ->
+// kString / kPath -> std::string (kIntOrAuto: int64_t, or the string "auto"; kBoolOrAuto: bool,
+// or the string "auto"), kStringList ->
 // the list, kStringMap -> ParamMap (from protocol version 10). Their order is the variant index
 // on the wire: append, never reorder.
 using ParamValue =

@@ -202,10 +202,12 @@ std::vector<OpDef> BuiltinOpDefs() {
       Default(Param("suffixes", ParamType::kStringList,
                     "appended to the other columns both sides have: left's, then right's"),
               std::vector<std::string>{"_x", "_y"}),
-      Default(Param("broadcast", ParamType::kBool,
-                    "no shuffle: each task joins one left shard with the whole right input "
-                    "(at most 512 MiB); inner, left, semi and anti only"),
-              false),
+      Default(Param("broadcast", ParamType::kBoolOrAuto,
+                    "true: no shuffle, each task joins one left shard with the whole right "
+                    "input (at most 512 MiB; inner, left, semi and anti only); auto: so when "
+                    "the right input is known at admission to be at most 64 MiB and "
+                    "`partitions` is left at auto"),
+              std::string("auto")),
       partitions,
   };
   ops.push_back(join);

@@ -12,6 +12,7 @@ std::string_view ParamTypeName(ParamType t) {
     case ParamType::kStringMap: return "a mapping of names to strings";
     case ParamType::kIntList: return "a list of integers";
     case ParamType::kIntOrAuto: return "an integer or 'auto'";
+    case ParamType::kBoolOrAuto: return "true, false or 'auto'";
     case ParamType::kPath: return "a file path";
   }
   return "a value";

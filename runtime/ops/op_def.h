@@ -28,6 +28,7 @@ enum class ParamType {
   kString,
   kStringList,
   kIntOrAuto,  // an int, or the word "auto"
+  kBoolOrAuto,  // true, false, or the word "auto" (decided at admission)
   kPath,       // a string naming an existing file, relative to the spec
   kStringMap,  // a mapping of names to strings, in the spec's order
   // A list of integers (exit codes), each within min..max. Kept as their decimal text in a

@@ -120,8 +120,9 @@ Status RunBroadcast(const OpContext& context, OpReport& report) {
 }  // namespace
 
 Status RunJoin(const OpContext& context, OpReport& report) {
-  COUPLER_ASSIGN_OR_RETURN(const bool broadcast, context.spec.params.Get<bool>("broadcast"));
-  if (broadcast) return RunBroadcast(context, report);
+  // Admission turns `auto` into true or false; a task of a plan made without it shuffles.
+  const Result<bool> broadcast = context.spec.params.Get<bool>("broadcast");
+  if (broadcast.ok() && *broadcast) return RunBroadcast(context, report);
   return RunMapOrReduce(context, report, &RunMap, &RunReduce);
 }
 
