@@ -209,6 +209,7 @@ std::vector<OpDef> BuiltinOpDefs() {
                     "`partitions` is left at auto"),
               std::string("auto")),
       partitions,
+      reduce_memory,
   };
   ops.push_back(join);
 

@@ -6,8 +6,9 @@
 // must give the same groups and values (tests/relational/pandas_check.py); dedup by a string
 // pair and by the skewed key alone must keep the rows drop_duplicates keeps; join of every kind
 // with a dimension table must give merge's rows; sort must give sort_values' order across the
-// part files, with partitions from sampled quantiles near even. Group_by, sort and dedup again
-// past a 1 MiB reduce budget: their partitions spilled as sorted runs and merged, the same answers.
+// part files, with partitions from sampled quantiles near even. Group_by, sort, dedup and join
+// again past a 1 MiB reduce budget: their partitions spilled as sorted runs and merged, the same
+// answers (a join's part file byte for byte the in-memory one's).
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
@@ -180,6 +181,22 @@ nodes:
   - {id: spilled_dd_first_csv, op: write_csv, inputs: [spilled_dd_first]}
   - {id: spilled_dd_last, op: dedup, inputs: [import], params: {keys: [region, qty], keep: last, partitions: 1, reduce_memory_mib: 1}}
   - {id: spilled_dd_last_csv, op: write_csv, inputs: [spilled_dd_last]}
+  - {id: inner_one, op: join, inputs: [import, users], params: {on: [user], how: inner, partitions: 1, broadcast: false, reduce_memory_mib: 1024}}
+  - {id: inner_one_csv, op: write_csv, inputs: [inner_one]}
+  - {id: inner_spilled, op: join, inputs: [import, users], params: {on: [user], how: inner, partitions: 1, broadcast: false, reduce_memory_mib: 1}}
+  - {id: inner_spilled_csv, op: write_csv, inputs: [inner_spilled]}
+  - {id: right_one, op: join, inputs: [import, users], params: {on: [user], how: right, partitions: 1, broadcast: false, reduce_memory_mib: 1024}}
+  - {id: right_one_csv, op: write_csv, inputs: [right_one]}
+  - {id: right_spilled, op: join, inputs: [import, users], params: {on: [user], how: right, partitions: 1, broadcast: false, reduce_memory_mib: 1}}
+  - {id: right_spilled_csv, op: write_csv, inputs: [right_spilled]}
+  - {id: outer_one, op: join, inputs: [import, users], params: {on: [user, region], how: outer, partitions: 1, broadcast: false, reduce_memory_mib: 1024}}
+  - {id: outer_one_csv, op: write_csv, inputs: [outer_one]}
+  - {id: outer_spilled, op: join, inputs: [import, users], params: {on: [user, region], how: outer, partitions: 1, broadcast: false, reduce_memory_mib: 1}}
+  - {id: outer_spilled_csv, op: write_csv, inputs: [outer_spilled]}
+  - {id: anti_one, op: join, inputs: [import, users], params: {on: [user], how: anti, partitions: 1, broadcast: false, reduce_memory_mib: 1024}}
+  - {id: anti_one_csv, op: write_csv, inputs: [anti_one]}
+  - {id: anti_spilled, op: join, inputs: [import, users], params: {on: [user], how: anti, partitions: 1, broadcast: false, reduce_memory_mib: 1}}
+  - {id: anti_spilled_csv, op: write_csv, inputs: [anti_spilled]}
 )");
   const CommandResult r = RunToEnd({kCoupler, "run", "groups.yaml", "--workers", "2"},
                                    scratch.path(), 300s, scratch.path());
@@ -285,9 +302,19 @@ nodes:
         scratch.path(), 120s);
     EXPECT_EQ(check.exit_code, 0) << node << ":\n" << check.out << check.err;
   }
+  // A join past a 1 MiB budget (both sides in sorted runs, merged in step) writes the part file
+  // the in-memory join writes, byte for byte: the same rows in the same order.
+  for (const std::string how : {"inner", "right", "outer", "anti"}) {
+    const fs::path one = node_dir(how + "_one_csv") / "part-00000.csv";
+    const fs::path spilled = node_dir(how + "_spilled_csv") / "part-00000.csv";
+    const std::string in_memory = ReadFile(one);
+    EXPECT_GT(in_memory.size(), 1000u) << one;
+    EXPECT_TRUE(in_memory == ReadFile(spilled)) << how << ": " << one << " and " << spilled << " differ";
+  }
   // The spilled nodes did spill: each reduce's log says how it merged.
   for (const std::string node : {"spilled_rows", "spilled_states", "spilled_region", "spilled_sort",
-                                  "spilled_dd_first", "spilled_dd_last"}) {
+                                  "spilled_dd_first", "spilled_dd_last", "inner_spilled",
+                                  "right_spilled", "outer_spilled", "anti_spilled"}) {
     int merged = 0;
     for (const auto& e : fs::directory_iterator(node_dir(node) / "logs")) {
       merged += ReadFile(e.path()).find("budget: merged") != std::string::npos;

@@ -9,7 +9,8 @@
 // of the budget for a chunk while runs are written (sorted a column at a time); while merging,
 // a fifth for the windows and a sixteenth for a batch, which is held about three times over
 // (its pieces, their concatenation, the op's result). group_by and dedup end a batch where a
-// key does, so one key with more rows than the budget is still held whole.
+// key does (a join, both sides' batches), so one key with more rows than the budget is still
+// held whole.
 #pragma once
 
 #include <cstdint>
