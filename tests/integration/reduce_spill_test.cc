@@ -15,12 +15,12 @@
 #include <string>
 
 #include "tests/integration/coupler_cluster.h"
+#include "tests/integration/relational_tables.h"
 
 namespace coupler::itest {
 namespace {
 
-constexpr char kPython[] = "/usr/bin/python3";
-const fs::path kCheck = kSourceDir / "tests" / "relational" / "pandas_check.py";
+const fs::path kCheck = kPandasCheck;
 
 // Peak resident memory of a process (VmHWM in /proc/PID/status), in bytes.
 uint64_t PeakRss(pid_t pid) {
@@ -39,35 +39,12 @@ std::string Slurp(const fs::path& path) {
 
 TEST(ReduceSpillTest, EveryShuffleReduceOverThreeTimesItsBudgetStaysWithinIt) {
   Cluster cluster(Cluster::Options::Timeouts(300, 1500));
-  {
-    const CommandResult probe = RunToEnd({kPython, "-c", "import pandas"}, cluster.dir(), 120s);
-    if (probe.exit_code != 0) {
-      if (std::getenv("CI") != nullptr) FAIL() << "pandas is missing: " << probe.err;
-      GTEST_SKIP() << kPython << " cannot import pandas (COUPLER_PYTHON_EXAMPLES=1 "
-                                 "scripts/install-deps.sh installs it)";
-    }
-  }
+  REQUIRE_PANDAS(cluster.dir());
   ASSERT_TRUE(cluster.StartCoordinator()) << cluster.Logs();
-  const fs::path csv = cluster.dir() / "events.csv";
-  const CommandResult made = RunToEnd({kPython, kCheck.string(), "make", csv.string(), "1200000", "5"},
-                                      cluster.dir(), 120s);
-  ASSERT_EQ(made.exit_code, 0) << made.out << made.err;
-
   // The table as 24 shards, imported by a worker that then leaves: each measured worker runs
   // only the shuffle (map tasks of 50k rows, then the reduce).
-  constexpr int kShards = 24;
-  cluster.StartWorker("importer", 1);
-  ASSERT_TRUE(cluster.WaitWorkersAlive(1)) << cluster.Logs();
-  WriteFile(cluster.dir() / "import.yaml",
-            "name: import\nworkdir: imported\nnodes:\n"
-            "  - id: import\n    op: import_csv\n    inputs: [events.csv]\n"
-            "    params: {shards: " + std::to_string(kShards) +
-            ", dtypes: {amount: float64, user: string, tag: string}}\n");
-  const std::string import_job = cluster.Submit(cluster.dir() / "import.yaml");
-  ASSERT_FALSE(import_job.empty()) << cluster.Logs();
-  const auto imported = cluster.WaitJobFinished(import_job, 300s);
-  ASSERT_TRUE(imported && imported->state == "succeeded") << cluster.Logs();
-  cluster.worker("importer").Kill();
+  const fs::path csv = cluster.dir() / "events.csv";
+  ASSERT_FALSE(ImportGeneratedTable(cluster, csv, 1200000, 5, 24).empty());
 
   const std::string aggregates = "n=size();total=sum(amount);q=sum(qty);tags=nunique(tag);ft=first(tag)";
   constexpr int64_t kBudgetMib = 12;

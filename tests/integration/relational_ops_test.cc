@@ -18,25 +18,12 @@
 #include <tuple>
 
 #include "tests/integration/coupler_cluster.h"
+#include "tests/integration/relational_tables.h"
 
 namespace coupler::itest {
 namespace {
 
-constexpr char kPython[] = "/usr/bin/python3";
-const fs::path kCheck = kSourceDir / "tests" / "relational" / "pandas_check.py";
-
-// CI installs pandas for /usr/bin/python3 (scripts/test.sh); elsewhere a missing one skips.
-#define REQUIRE_PANDAS(scratch)                                                              \
-  do {                                                                                       \
-    const CommandResult probe = RunToEnd({kPython, "-c", "import pandas"}, scratch, 120s);   \
-    if (probe.exit_code != 0) {                                                              \
-      const std::string why = std::string(kPython) +                                         \
-                              " cannot import pandas (COUPLER_PYTHON_EXAMPLES=1 "            \
-                              "scripts/install-deps.sh installs it): " + probe.err;          \
-      if (std::getenv("CI") != nullptr) FAIL() << why;                                       \
-      GTEST_SKIP() << why;                                                                   \
-    }                                                                                        \
-  } while (0)
+const fs::path kCheck = kPandasCheck;
 
 TEST(RelationalOpsTest, GroupByDedupJoinAndSortMatchPandasOnSkewedKeysGapsAndEmptyPartitions) {
   TempDir scratch;
@@ -346,30 +333,13 @@ TEST(ShuffleFailureTest, WorkersKilledOnTheMapSideAndOnTheReduceSide) {
   Cluster cluster(Cluster::Options::Timeouts(300, 1500));
   REQUIRE_PANDAS(cluster.dir());
   ASSERT_TRUE(cluster.StartCoordinator()) << cluster.Logs();
-  cluster.StartWorker("w0", 1);  // imports the table, then leaves
-  ASSERT_TRUE(cluster.WaitWorkersAlive(1)) << cluster.Logs();
-  const fs::path csv = cluster.dir() / "events.csv";
-  const CommandResult made =
-      RunToEnd({kPython, kCheck.string(), "make", csv.string(), "30000", "11"}, cluster.dir(), 120s);
-  ASSERT_EQ(made.exit_code, 0) << made.out << made.err;
-
   // The table as a folder of 6 shards, the input of the shuffle.
   constexpr int kShards = 6, kPartitions = 4;
-  WriteFile(cluster.dir() / "import.yaml",
-            "name: import\nworkdir: imported\nnodes:\n"
-            "  - id: import\n    op: import_csv\n    inputs: [events.csv]\n"
-            "    params: {shards: " + std::to_string(kShards) +
-            ", dtypes: {amount: float64, user: string, tag: string}}\n");
-  const std::string import_job = cluster.Submit(cluster.dir() / "import.yaml");
-  ASSERT_FALSE(import_job.empty()) << cluster.Logs();
-  const auto imported = cluster.WaitJobFinished(import_job, 120s);
-  ASSERT_TRUE(imported && imported->state == "succeeded") << cluster.Logs();
+  const fs::path csv = cluster.dir() / "events.csv";
+  const fs::path imported = ImportGeneratedTable(cluster, csv, 30000, 11, kShards);
+  ASSERT_FALSE(imported.empty());
   const fs::path data = cluster.dir() / "data";
-  fs::create_directories(data);
-  for (int s = 0; s < kShards; ++s) {
-    fs::copy_file(cluster.dir() / "imported" / "latest" / "import" / PartName(s), data / PartName(s));
-  }
-  cluster.worker("w0").Kill();
+  CopyShards(imported, data, kShards);
 
   WriteFile(cluster.dir() / "kill.yaml",
             "name: shuffle-kill\nworkdir: work\nnodes:\n"
@@ -461,28 +431,12 @@ TEST(ShuffleLineageTest, AReduceMissingAMapsFileRunsThatMapTaskAgainOnly) {
   Cluster cluster(Cluster::Options::Timeouts(300, 1500));
   REQUIRE_PANDAS(cluster.dir());
   ASSERT_TRUE(cluster.StartCoordinator()) << cluster.Logs();
-  cluster.StartWorker("w0", 1);  // imports the table, then leaves
-  ASSERT_TRUE(cluster.WaitWorkersAlive(1)) << cluster.Logs();
-  const fs::path csv = cluster.dir() / "events.csv";
-  const CommandResult made =
-      RunToEnd({kPython, kCheck.string(), "make", csv.string(), "30000", "13"}, cluster.dir(), 120s);
-  ASSERT_EQ(made.exit_code, 0) << made.out << made.err;
   constexpr int kShards = 5, kPartitions = 3;
-  WriteFile(cluster.dir() / "import.yaml",
-            "name: import\nworkdir: imported\nnodes:\n"
-            "  - id: import\n    op: import_csv\n    inputs: [events.csv]\n"
-            "    params: {shards: " + std::to_string(kShards) +
-            ", dtypes: {amount: float64, user: string, tag: string}}\n");
-  const std::string import_job = cluster.Submit(cluster.dir() / "import.yaml");
-  ASSERT_FALSE(import_job.empty()) << cluster.Logs();
-  const auto imported = cluster.WaitJobFinished(import_job, 120s);
-  ASSERT_TRUE(imported && imported->state == "succeeded") << cluster.Logs();
+  const fs::path csv = cluster.dir() / "events.csv";
+  const fs::path imported = ImportGeneratedTable(cluster, csv, 30000, 13, kShards);
+  ASSERT_FALSE(imported.empty());
   const fs::path data = cluster.dir() / "data";
-  fs::create_directories(data);
-  for (int s = 0; s < kShards; ++s) {
-    fs::copy_file(cluster.dir() / "imported" / "latest" / "import" / PartName(s), data / PartName(s));
-  }
-  cluster.worker("w0").Kill();
+  CopyShards(imported, data, kShards);
 
   WriteFile(cluster.dir() / "lineage.yaml",
             "name: lineage\nworkdir: work\nnodes:\n"

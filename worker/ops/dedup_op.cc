@@ -130,22 +130,8 @@ Status ReduceSpilling(const OpContext& context, OpReport& report, const std::str
   RunMerger in_order(std::move(kept), by_position, ascending, SharesOf(budget).windows,
                      SharesOf(budget).batch);
   io::NpzStreamWriter writer(output);
-  do {
-    if (context.Cancelled()) return Cancelled();
-    COUPLER_ASSIGN_OR_RETURN(io::Table batch, in_order.Next(report));
-    io::Table rows;  // without the position
-    for (size_t i = 0; i < batch.num_columns(); ++i) {
-      if (batch.column(i).name() == kPositionColumn) continue;
-      COUPLER_RETURN_IF_ERROR(rows.AddColumn(std::move(batch.column(i))));
-    }
-    COUPLER_RETURN_IF_ERROR(writer.Append(rows));
-  } while (!in_order.done());
-  uint64_t bytes = 0;
-  COUPLER_RETURN_IF_ERROR(writer.Finish(&bytes));
-  report.rows_out = writer.rows();
-  report.output_paths.push_back(output);
-  report.bytes_written += bytes;
-  return Status::Ok();
+  COUPLER_RETURN_IF_ERROR(MergeInto(context, in_order, writer, report, {kPositionColumn}));
+  return FinishPartFile(writer, output, report);
 }
 
 Status RunReduce(const OpContext& context, OpReport& report) {

@@ -114,12 +114,7 @@ Status ReduceSpilling(const OpContext& context, OpReport& report,
     if (!groups.ok()) return groups.status().WithContext(output);
     COUPLER_RETURN_IF_ERROR(writer.Append(*groups));
   }
-  uint64_t bytes = 0;
-  COUPLER_RETURN_IF_ERROR(writer.Finish(&bytes));
-  report.rows_out = writer.rows();
-  report.output_paths.push_back(output);
-  report.bytes_written += bytes;
-  return Status::Ok();
+  return FinishPartFile(writer, output, report);
 }
 
 Status RunReduce(const OpContext& context, OpReport& report) {

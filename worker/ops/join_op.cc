@@ -191,37 +191,19 @@ Status ReduceSpilling(const OpContext& context, OpReport& report, const relation
       COUPLER_RETURN_IF_ERROR(joined_runs.Add(std::move(all), report));
     }
   }
-  auto without_places = [](io::Table t) {
-    io::Table out;
-    for (size_t i = 0; i < t.num_columns(); ++i) {
-      const std::string& name = t.column(i).name();
-      if (name == kLeftRow || name == kRightRow) continue;
-      (void)out.AddColumn(std::move(t.column(i)));
-    }
-    return out;
-  };
   io::NpzStreamWriter writer(output);
   std::vector<SortedRun> ordered = joined_runs.Take();
   if (ordered.empty()) {
     // Nothing matched: the output's columns, no rows.
     COUPLER_ASSIGN_OR_RETURN(io::Table none, relational::Join(current[0], current[1], options));
-    COUPLER_RETURN_IF_ERROR(writer.Append(without_places(std::move(none))));
+    COUPLER_RETURN_IF_ERROR(writer.Append(WithoutColumns(std::move(none), {kLeftRow, kRightRow})));
   } else {
     COUPLER_ASSIGN_OR_RETURN(ordered, MergeDown(context, report, std::move(ordered), order_by, ascending,
                                                 dir.path() + "/joined", budget));
     RunMerger in_order(std::move(ordered), order_by, ascending, shares.windows, shares.batch);
-    do {
-      if (context.Cancelled()) return Cancelled();
-      COUPLER_ASSIGN_OR_RETURN(io::Table batch, in_order.Next(report));
-      COUPLER_RETURN_IF_ERROR(writer.Append(without_places(std::move(batch))));
-    } while (!in_order.done());
+    COUPLER_RETURN_IF_ERROR(MergeInto(context, in_order, writer, report, {kLeftRow, kRightRow}));
   }
-  uint64_t bytes = 0;
-  COUPLER_RETURN_IF_ERROR(writer.Finish(&bytes));
-  report.rows_out = writer.rows();
-  report.output_paths.push_back(output);
-  report.bytes_written += bytes;
-  return Status::Ok();
+  return FinishPartFile(writer, output, report);
 }
 
 Status RunReduce(const OpContext& context, OpReport& report) {

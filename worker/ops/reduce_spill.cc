@@ -281,6 +281,35 @@ Result<io::Table> RunMerger::Next(OpReport& report) {
   return batch;
 }
 
+io::Table WithoutColumns(io::Table table, std::initializer_list<std::string_view> dropped) {
+  io::Table out;
+  for (size_t i = 0; i < table.num_columns(); ++i) {
+    io::Column& column = table.column(i);
+    if (std::find(dropped.begin(), dropped.end(), column.name()) != dropped.end()) continue;
+    (void)out.AddColumn(std::move(column));  // names stay unique, lengths equal
+  }
+  return out;
+}
+
+Status MergeInto(const OpContext& context, RunMerger& merger, io::NpzStreamWriter& writer,
+                 OpReport& report, std::initializer_list<std::string_view> dropped) {
+  do {
+    if (context.Cancelled()) return Cancelled();
+    COUPLER_ASSIGN_OR_RETURN(io::Table batch, merger.Next(report));
+    COUPLER_RETURN_IF_ERROR(writer.Append(WithoutColumns(std::move(batch), dropped)));
+  } while (!merger.done());
+  return Status::Ok();
+}
+
+Status FinishPartFile(io::NpzStreamWriter& writer, const std::string& output, OpReport& report) {
+  uint64_t bytes = 0;
+  COUPLER_RETURN_IF_ERROR(writer.Finish(&bytes));
+  report.rows_out = writer.rows();
+  report.output_paths.push_back(output);
+  report.bytes_written += bytes;
+  return Status::Ok();
+}
+
 Result<std::vector<SortedRun>> MergeDown(const OpContext& context, OpReport& report,
                                          std::vector<SortedRun> runs,
                                          const std::vector<std::string>& by,
@@ -303,11 +332,7 @@ Result<std::vector<SortedRun>> MergeDown(const OpContext& context, OpReport& rep
       const std::string path = dir + name;
       RunMerger merger(std::move(group), by, keys, SharesOf(budget).windows, SharesOf(budget).batch);
       io::NpzStreamWriter writer(path);
-      do {
-        if (context.Cancelled()) return Cancelled();
-        COUPLER_ASSIGN_OR_RETURN(const io::Table batch, merger.Next(report));
-        COUPLER_RETURN_IF_ERROR(writer.Append(batch));
-      } while (!merger.done());
+      COUPLER_RETURN_IF_ERROR(MergeInto(context, merger, writer, report));
       COUPLER_RETURN_IF_ERROR(writer.Finish());
       merged.push_back(SortedRun{path, 0, writer.rows()});
       // The merged runs this reduce wrote are done with (a sort's map outputs are not its own).

@@ -14,11 +14,13 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "runtime/io/npz_stream_writer.h"
 #include "runtime/io/table.h"
 #include "runtime/relational/table_rows.h"
 #include "runtime/status.h"
@@ -151,6 +153,17 @@ class RunMerger {
   size_t batch_rows_ = 1;
   bool started_ = false;
 };
+
+// `table` less the columns named `dropped` (the places a merge put rows back in order by).
+io::Table WithoutColumns(io::Table table, std::initializer_list<std::string_view> dropped);
+
+// Every batch of `merger`, less the columns `dropped`, appended to `writer`; the cancel flag is
+// looked at between batches.
+Status MergeInto(const OpContext& context, RunMerger& merger, io::NpzStreamWriter& writer,
+                 OpReport& report, std::initializer_list<std::string_view> dropped = {});
+
+// The part file written (NpzStreamWriter::Finish) and the report told its rows, path and bytes.
+Status FinishPartFile(io::NpzStreamWriter& writer, const std::string& output, OpReport& report);
 
 // Runs merged, `max_width` consecutive ones at a time, into runs under `dir` until at most
 // `max_width` are left (consecutive runs stay in input order, so ties still go to the earlier

@@ -193,18 +193,9 @@ Status RunReduce(const OpContext& context, OpReport& report) {
     RunMerger merger(std::move(runs), spec.by, spec.keys, SharesOf(budget).windows,
                      SharesOf(budget).batch);
     io::NpzStreamWriter writer(output);
-    do {
-      if (context.Cancelled()) return Cancelled();
-      COUPLER_ASSIGN_OR_RETURN(const io::Table batch, merger.Next(report));
-      report.rows_in += batch.rows();
-      COUPLER_RETURN_IF_ERROR(writer.Append(batch));
-    } while (!merger.done());
-    uint64_t bytes = 0;
-    COUPLER_RETURN_IF_ERROR(writer.Finish(&bytes));
-    report.rows_out = writer.rows();
-    report.output_paths.push_back(output);
-    report.bytes_written += bytes;
-    return Status::Ok();
+    COUPLER_RETURN_IF_ERROR(MergeInto(context, merger, writer, report));
+    report.rows_in += writer.rows();  // every row of the ranges, once
+    return FinishPartFile(writer, output, report);
   }
   std::vector<io::Table> pieces;
   for (const SortedRun& run : runs) {
