@@ -4,6 +4,8 @@
 #include <charconv>
 #include <vector>
 
+#include <fmt/format.h>
+
 namespace coupler::train {
 namespace {
 
@@ -34,6 +36,41 @@ std::string Fingerprint(const TrainConfig& c, int world_size) {
   f += " global_batch=" + std::to_string(c.global_batch);
   f += std::string(kRanksField) + std::to_string(world_size);
   return f;
+}
+
+std::string RunIdentity(const TrainConfig& c) {
+  return fmt::format("lr={}; momentum={}; weight_decay={}; seed={}; test_fraction={}; label_column={}",
+                     c.lr, c.momentum, c.weight_decay, c.seed, c.test_fraction, c.label_column);
+}
+
+std::string IdentityDifferences(std::string_view checkpoint, std::string_view here) {
+  // "key=value" fields split on "; " (the label column, last, may hold anything else).
+  auto fields = [](std::string_view text) {
+    std::vector<std::pair<std::string_view, std::string_view>> out;
+    while (!text.empty()) {
+      const size_t end = text.starts_with("label_column=") ? std::string_view::npos : text.find("; ");
+      const std::string_view field = text.substr(0, end);
+      const size_t eq = field.find('=');
+      if (eq != std::string_view::npos) out.emplace_back(field.substr(0, eq), field.substr(eq + 1));
+      text = end == std::string_view::npos ? std::string_view() : text.substr(end + 2);
+    }
+    return out;
+  };
+  const auto mine = fields(here);
+  std::string differences;
+  for (const auto& [key, value] : fields(checkpoint)) {
+    const auto it = std::find_if(mine.begin(), mine.end(), [&](const auto& f) { return f.first == key; });
+    if (it == mine.end() || it->second == value) continue;
+    differences += fmt::format("{}{} {} in the checkpoint, {} here", differences.empty() ? "" : "; ",
+                               key, value, it->second);
+  }
+  return differences;
+}
+
+bool SameRun(const TrainConfig& config, std::string_view fingerprint, std::string_view run) {
+  if (!FingerprintRanks(fingerprint)) return false;
+  if (WithoutRanks(fingerprint) != WithoutRanks(Fingerprint(config, 1))) return false;
+  return run.empty() || run == RunIdentity(config);
 }
 
 std::optional<int> FingerprintRanks(std::string_view fingerprint) {

@@ -21,6 +21,20 @@ namespace coupler::train {
 // checkpoint (the format predates rank-count changes, so the ranks stay its last field).
 std::string Fingerprint(const TrainConfig& config, int world_size);
 
+// "lr=0.003; momentum=0.9; weight_decay=0; seed=7; test_fraction=0.2; label_column=label": what else
+// makes a run this run, stored in every checkpoint (CheckpointState::run). A resume continues
+// only a checkpoint of the same run; the rank count, the split, epochs, outputs and where the
+// data lies may change.
+std::string RunIdentity(const TrainConfig& config);
+
+// "lr 0.001 in the checkpoint, 0.003 here; seed 1 in the checkpoint, 7 here": the settings two
+// identities give differently ("" when none).
+std::string IdentityDifferences(std::string_view checkpoint, std::string_view here);
+
+// Whether a checkpoint of `fingerprint` and `run` may be resumed by this config (its model and
+// math, and its run when the checkpoint names one), whatever the rank counts.
+bool SameRun(const TrainConfig& config, std::string_view fingerprint, std::string_view run);
+
 // The ranks a fingerprint names; nullopt when it names none.
 std::optional<int> FingerprintRanks(std::string_view fingerprint);
 

@@ -298,7 +298,9 @@ Result<TrainReport> Trainer::Run() {
 Status Trainer::StopAt(int64_t next_step, bool checkpoint_written) {
   if (!config_.checkpoint_dir.empty()) {
     if (!checkpoint_written) COUPLER_RETURN_IF_ERROR(SaveCheckpoint(next_step));
-    report_.checkpoint = CheckpointPath(config_.checkpoint_dir, next_step);
+    report_.checkpoint = CheckpointPath(checkpoint_folder_.empty() ? config_.checkpoint_dir
+                                                                   : checkpoint_folder_,
+                                        next_step);
   }
   if (history_) COUPLER_RETURN_IF_ERROR(history_->Flush());
   // Under mpirun the first rank to exit with a non-zero code gets the others killed: none may

@@ -7,6 +7,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/train_kernels.h"
@@ -19,6 +20,7 @@
 #include "train/backend/train_backend.h"
 #include "train/memory/micro_batch_plan.h"
 #include "train/metrics_history.h"
+#include "train/model/checkpoint.h"
 #include "train/model/mlp.h"
 #include "train/model/optimizer.h"
 #include "train/trainer.h"
@@ -49,6 +51,12 @@ class Trainer {
   Status Setup();
   Status CheckCommunicators() const;
   Status Resume();
+  // Rank 0: where a run started afresh keeps its checkpoints (checkpoint_folder_).
+  void ChooseFreshFolder();
+  // Rank 0: the newest checkpoint of this run (SameRun) under checkpoint_dir and its folder;
+  // nullopt when the folder holds no checkpoint at all; InvalidArgument naming how they differ
+  // when it holds only other runs'.
+  Result<std::optional<std::pair<std::string, CheckpointState>>> FindRunCheckpoint() const;
   Status RunStep(int64_t step);
   Status ReserveMicroBatch();
   Status BackOff(int64_t step, const Status& local_error);
@@ -88,6 +96,9 @@ class Trainer {
   int64_t steps_per_epoch_ = 0;
   int64_t total_steps_ = 0;
   int64_t first_step_ = 0;
+  // Rank 0: the folder this run's checkpoints go to, checkpoint_dir or, when that holds
+  // another run's, a "run-*" folder of its own in it; retention counts only its files.
+  std::string checkpoint_folder_;
   // The config's split when it did not fit this rank count: on --resume the checkpoint's split
   // replaces it, so it is an error only when there is no checkpoint.
   Status split_error_ = Status::Ok();

@@ -1,5 +1,12 @@
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <filesystem>
 #include <utility>
+
+#include <fmt/format.h>
 
 #include "train/model/checkpoint.h"
 #include "train/memory/micro_batch_plan.h"
@@ -96,10 +103,63 @@ Status Trainer::Setup() {
   return Status::Ok();
 }
 
-// Rank 0 reads the newest checkpoint and broadcasts it, so ranks on other hosts need no shared
-// filesystem.
+void Trainer::ChooseFreshFolder() {
+  checkpoint_folder_ = config_.checkpoint_dir;
+  if (comm_.rank() != 0 || config_.checkpoint_dir.empty() || !HasCheckpoints(config_.checkpoint_dir)) {
+    return;
+  }
+  // Another run's checkpoints are there: this run never writes among them (its retention would
+  // count theirs, and a resume could take theirs for its own). It keeps its own beside them.
+  const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char stamp[32];
+  std::strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%S", &utc);
+  checkpoint_folder_ = (std::filesystem::path(config_.checkpoint_dir) /
+                        fmt::format("run-{}-{:04x}", stamp, static_cast<unsigned>(::getpid()) & 0xFFFF))
+                           .string();
+  log_->warn("{} holds another run's checkpoints: this run keeps its own in {} (--resume finds "
+             "each run's by its settings)",
+             config_.checkpoint_dir, checkpoint_folder_);
+}
+
+Result<std::optional<std::pair<std::string, CheckpointState>>> Trainer::FindRunCheckpoint() const {
+  using Found = std::optional<std::pair<std::string, CheckpointState>>;
+  Found best, other;
+  std::filesystem::file_time_type best_time{}, other_time{};
+  for (const std::string& folder : CheckpointFolders(config_.checkpoint_dir)) {
+    COUPLER_ASSIGN_OR_RETURN(std::optional<CheckpointState> state, ReadNewestCheckpoint(folder));
+    if (!state) continue;
+    std::error_code ec;
+    const auto time = std::filesystem::last_write_time(CheckpointPath(folder, state->step), ec);
+    Found& slot = SameRun(config_, state->fingerprint, state->run) ? best : other;
+    std::filesystem::file_time_type& slot_time = &slot == &best ? best_time : other_time;
+    if (!slot || time > slot_time) {
+      slot.emplace(folder, std::move(*state));
+      slot_time = time;
+    }
+  }
+  if (best || !other) return best;
+  const CheckpointState& theirs = other->second;
+  const std::string mine = Fingerprint(config_, comm_.size());
+  const std::string differs =
+      SameRun(config_, theirs.fingerprint, "")
+          ? IdentityDifferences(theirs.run, RunIdentity(config_))
+          : "it was written by '" + theirs.fingerprint + "', this run is '" + mine + "'";
+  return InvalidArgument("no checkpoint in " + config_.checkpoint_dir + " is of this run: the newest, " +
+                         CheckpointPath(other->first, theirs.step) + ", differs (" + differs +
+                         "); resume with the settings it was written with, or start this run "
+                         "afresh without --resume (it then keeps its checkpoints beside those)");
+}
+
+// Rank 0 reads the newest checkpoint of this run and broadcasts it, so ranks on other hosts need
+// no shared filesystem.
 Status Trainer::Resume() {
-  if (!options_.resume) return Status::Ok();
+  if (!options_.resume) {
+    ChooseFreshFolder();
+    return Status::Ok();
+  }
+  checkpoint_folder_ = config_.checkpoint_dir;
   if (config_.checkpoint_dir.empty()) {
     return InvalidArgument("--resume needs checkpoint_dir in the config");
   }
@@ -109,15 +169,16 @@ Status Trainer::Resume() {
   double header[7] = {0, 0, 0, 0, 0, 0, 1};
   Status local = Status::Ok();
   if (comm_.rank() == 0) {
-    auto newest = ReadNewestCheckpoint(config_.checkpoint_dir);
-    if (!newest.ok()) {
-      local = newest.status();
-    } else if (newest->has_value()) {
-      state = std::move(**newest);
+    auto found = FindRunCheckpoint();
+    if (!found.ok()) {
+      local = found.status();
+    } else if (found->has_value()) {
+      checkpoint_folder_ = (*found)->first;  // the run goes on where its checkpoints are
+      state = std::move((*found)->second);
       auto split = PlanResumeSplit(config_, comm_.size(), state.fingerprint, state.micro_batch,
                                    state.accumulate, micro_batch_, accumulate_);
       if (!split.ok()) {
-        local = split.status().WithContext("the checkpoint in " + config_.checkpoint_dir);
+        local = split.status().WithContext("the checkpoint in " + checkpoint_folder_);
       } else if (state.params.size() != model_->num_params() ||
                  state.optimizer_state.size() != optimizer_->state_size()) {
         local = InvalidArgument("the checkpoint's tensors do not match the model");
@@ -165,7 +226,7 @@ Status Trainer::Resume() {
   if (comm_.rank() == 0) {
     if (!notice.empty()) log_->warn("{}", notice);
     log_->info("resumed from {} at step {}/{} (micro_batch {} x accumulate {})",
-               CheckpointPath(config_.checkpoint_dir, first_step_), first_step_, total_steps_,
+               CheckpointPath(checkpoint_folder_, first_step_), first_step_, total_steps_,
                micro_batch_, accumulate_);
   }
   return Status::Ok();
@@ -182,10 +243,11 @@ Status Trainer::SaveCheckpoint(int64_t next_step) {
   s.clean_steps = scaler_.clean_steps();
   s.optimizer_steps = optimizer_->steps_taken();
   s.fingerprint = Fingerprint(config_, comm_.size());
+  s.run = RunIdentity(config_);
   s.params.resize(model_->num_params());
   COUPLER_RETURN_IF_ERROR(model_->ParamsToHost(s.params.data()));
   COUPLER_ASSIGN_OR_RETURN(s.optimizer_state, optimizer_->StateToHost());
-  return WriteCheckpoint(config_.checkpoint_dir, s);
+  return WriteCheckpoint(checkpoint_folder_, s);
 }
 
 Status Trainer::OpenHistory() {

@@ -1,9 +1,11 @@
 // `coupler train` stopped and resumed the way researchers work: a 2-rank checkpoint continued on
 // 1 rank (the accumulation doubles, the math stays), Ctrl-C on mpirun and a scheduler's SIGTERM
 // to one rank (the group stops at one step boundary with a checkpoint, says how to resume, and
-// the resumed run ends bit-identical), and the per-step history surviving the resume.
+// the resumed run ends bit-identical), the per-step history surviving the resume, and two runs
+// sharing a checkpoint_dir never resuming each other.
 #include <signal.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -30,6 +32,69 @@ bool HasCheckpoint(const fs::path& dir) {
     if (entry.path().extension() == ".bin") return true;
   }
   return false;
+}
+
+// Two runs in one checkpoint_dir never resume each other. Run B (another lr) started where run
+// A's checkpoints are neither prunes them nor is pruned in their favour: it keeps its own in a
+// run-* folder beside them and says so; --resume continues each run from its own checkpoints,
+// chosen by its settings; a resume whose settings match no checkpoint is refused, naming what
+// differs. (Before, B's checkpoints were pruned because A's had higher steps, and B's --resume
+// finished run A.)
+TEST(TrainResumeTest, RunsSharingACheckpointDirNeverResumeEachOther) {
+  COUPLER_REQUIRE_DIGITS();
+  itest::TempDir dir;
+  const fs::path ckpt = dir / "ckpt";
+  auto files = [](const fs::path& folder) {
+    std::vector<std::string> names;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(folder, ec)) {
+      if (e.is_regular_file()) names.push_back(e.path().filename().string());
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+  };
+  // 22 steps an epoch: run A (the config's lr, 0.003) checkpoints at 10..60 and keeps 40, 50, 60.
+  const std::vector<std::string> a = {"--set", "epochs=3", "--set", "checkpoint_every=10",
+                                      "--set", "accumulate=4"};
+  const CommandResult first = Train(1, dir, a);
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  const std::vector<std::string> a_files = files(ckpt);
+  ASSERT_EQ(a_files, (std::vector<std::string>{"ckpt-0000000040.bin", "ckpt-0000000050.bin",
+                                                "ckpt-0000000060.bin"}));
+
+  const std::vector<std::string> b = Join(a, {"--set", "lr=0.001"});
+  const CommandResult second = Train(1, dir, Join(b, {"--stop-after-steps", "25"}));
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_NE(second.err.find(ckpt.string() + " holds another run's checkpoints"), std::string::npos)
+      << second.err;
+  EXPECT_EQ(files(ckpt), a_files) << "run A's checkpoints were touched";
+  fs::path b_folder;
+  for (const auto& e : fs::directory_iterator(ckpt)) {
+    if (e.is_directory()) b_folder = e.path();
+  }
+  ASSERT_FALSE(b_folder.empty()) << "run B kept no folder of its own";
+  EXPECT_EQ(files(b_folder), (std::vector<std::string>{"ckpt-0000000010.bin", "ckpt-0000000020.bin"}));
+
+  // B resumed is B: from its step 20, in its folder.
+  const CommandResult b_again = Train(1, dir, Join(b, {"--resume"}));
+  ASSERT_EQ(b_again.exit_code, 0) << b_again.err;
+  EXPECT_NE(b_again.err.find("resumed from " + (b_folder / "ckpt-0000000020.bin").string()),
+            std::string::npos)
+      << b_again.err;
+  // A resumed is A, although B's checkpoints are newer: from its step 60.
+  const CommandResult a_again = Train(1, dir, Join(a, {"--resume"}));
+  ASSERT_EQ(a_again.exit_code, 0) << a_again.err;
+  EXPECT_NE(a_again.err.find("resumed from " + (ckpt / "ckpt-0000000060.bin").string()),
+            std::string::npos)
+      << a_again.err;
+
+  // Settings no checkpoint was written with: refused before any step, naming the difference
+  // with the newest checkpoint (B's).
+  const CommandResult neither = Train(1, dir, Join(a, {"--set", "lr=0.01", "--resume"}));
+  EXPECT_EQ(neither.exit_code, 2) << neither.err;
+  EXPECT_NE(neither.err.find("is of this run"), std::string::npos) << neither.err;
+  EXPECT_NE(neither.err.find("lr 0.001 in the checkpoint, 0.01 here"), std::string::npos)
+      << neither.err;
 }
 
 TEST(TrainResumeTest, TwoRankCheckpointResumesOnOneRankWithTheSameMath) {

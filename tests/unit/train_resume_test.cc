@@ -59,6 +59,78 @@ TEST(ResumePlanTest, AnotherRankCountKeepsTheMicroBatchAndScalesTheAccumulation)
   EXPECT_EQ(plan->accumulate, 1u);
 }
 
+// A checkpoint belongs to the run whose settings wrote it: another lr or seed is another run
+// (named, setting by setting), another rank count, epochs or data folder is the same run, and a
+// checkpoint written before runs were recorded matches on its model alone.
+TEST(ResumePlanTest, ARunIsItsModelAndItsSettingsNotItsRanksOrEpochs) {
+  const TrainConfig c = Digits();
+  TrainConfig other = c;
+  other.lr = 0.01f;
+  other.seed = 7;
+  EXPECT_TRUE(SameRun(c, Fingerprint(c, 2), RunIdentity(c)));
+  TrainConfig longer = c;
+  longer.epochs = 40;
+  longer.data = "/elsewhere/digits.csv";
+  EXPECT_TRUE(SameRun(longer, Fingerprint(c, 4), RunIdentity(c)));
+  EXPECT_FALSE(SameRun(other, Fingerprint(c, 2), RunIdentity(c)));
+  EXPECT_TRUE(SameRun(other, Fingerprint(c, 2), "")) << "an old checkpoint names no run";
+  TrainConfig wider = c;
+  wider.layers = {64, 256, 10};
+  EXPECT_FALSE(SameRun(wider, Fingerprint(c, 2), ""));
+  EXPECT_EQ(IdentityDifferences(RunIdentity(c), RunIdentity(other)),
+            "lr 0.001 in the checkpoint, 0.01 here; seed 0 in the checkpoint, 7 here");
+  EXPECT_EQ(IdentityDifferences(RunIdentity(c), RunIdentity(longer)), "");
+  TrainConfig spaced = c;
+  spaced.label_column = "digit; class";
+  EXPECT_EQ(IdentityDifferences(RunIdentity(c), RunIdentity(spaced)),
+            "label_column label in the checkpoint, digit; class here");
+}
+
+// The run's settings travel in the checkpoint (format 2); a format-1 file still reads, naming
+// no run.
+TEST(CheckpointTest, TheRunIsStoredAndAFormatOneFileStillReads) {
+  auto dir = io::TempDir::Create("coupler-ckpt");
+  ASSERT_TRUE(dir.ok());
+  CheckpointState s;
+  s.step = 7;
+  s.micro_batch = 16;
+  s.accumulate = 2;
+  s.fingerprint = Fingerprint(Digits(), 1);
+  s.run = RunIdentity(Digits());
+  s.params = {1.0f, 2.0f};
+  ASSERT_TRUE(WriteCheckpoint(dir->path(), s).ok());
+  auto back = ReadCheckpoint(CheckpointPath(dir->path(), 7));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->run, s.run);
+  EXPECT_EQ(back->params, s.params);
+  EXPECT_TRUE(HasCheckpoints(dir->path()));
+  // Format 1: the same payload without the run, as the previous release wrote it.
+  std::string v1 = [&] {
+    std::ifstream in(CheckpointPath(dir->path(), 7), std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }();
+  const size_t header = 8 + 4 + 8 + 8;
+  std::string payload = v1.substr(header);
+  // step, seed, micro_batch, accumulate; loss_scale; clean_steps, optimizer_steps; fingerprint.
+  const size_t run_at = 8 * 4 + 4 + 8 * 2 + 8 + s.fingerprint.size();
+  payload.erase(run_at, 8 + s.run.size());
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char b : payload) h = (h ^ b) * 0x100000001b3ull;
+  std::string head = v1.substr(0, 8);
+  const uint32_t version = 1;
+  const uint64_t size = payload.size();
+  head.append(reinterpret_cast<const char*>(&version), 4);
+  head.append(reinterpret_cast<const char*>(&size), 8);
+  head.append(reinterpret_cast<const char*>(&h), 8);
+  const std::string old_path = dir->File("old.bin");
+  std::ofstream(old_path, std::ios::binary) << head << payload;
+  auto old = ReadCheckpoint(old_path);
+  ASSERT_TRUE(old.ok()) << old.status().ToString();
+  EXPECT_EQ(old->run, "");
+  EXPECT_EQ(old->fingerprint, s.fingerprint);
+  EXPECT_EQ(old->params, s.params);
+}
+
 TEST(ResumePlanTest, SameRankCountKeepsTheCheckpointsSplitAndSaysSo) {
   const TrainConfig c = Digits();
   auto plan = PlanResumeSplit(c, 2, Fingerprint(c, 2), 16, 2, 16, 2);

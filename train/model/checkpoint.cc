@@ -16,7 +16,8 @@ namespace coupler::train {
 namespace {
 
 constexpr char kMagic[8] = {'C', 'P', 'L', 'R', 'C', 'K', 'P', 'T'};
-constexpr uint32_t kVersion = 1;
+// 2 added the run's identity after the fingerprint; 1 is still read (its run unknown).
+constexpr uint32_t kVersion = 2;
 
 // FNV-1a over the payload: catches truncation and bit rot; not a security measure.
 uint64_t Fnv1a(std::span<const std::byte> bytes) {
@@ -112,6 +113,7 @@ Status WriteCheckpoint(const std::string& dir, const CheckpointState& state, int
   payload.Put(state.clean_steps);
   payload.Put(state.optimizer_steps);
   payload.PutString(state.fingerprint);
+  payload.PutString(state.run);
   payload.PutFloats(state.params);
   payload.PutFloats(state.optimizer_state);
 
@@ -147,7 +149,7 @@ Result<CheckpointState> ReadCheckpoint(const std::string& path) {
   if (std::memcmp(magic, kMagic, sizeof(kMagic)) != 0) {
     return InvalidArgument("checkpoint " + path + " is not a coupler checkpoint");
   }
-  if (!header.Get(&version) || version != kVersion) {
+  if (!header.Get(&version) || version < 1 || version > kVersion) {
     return InvalidArgument("checkpoint " + path + " has unsupported version " +
                            std::to_string(version));
   }
@@ -164,10 +166,27 @@ Result<CheckpointState> ReadCheckpoint(const std::string& path) {
   const bool ok = p.Get(&s.step) && p.Get(&s.seed) && p.Get(&s.micro_batch) &&
                   p.Get(&s.accumulate) && p.Get(&s.loss_scale) && p.Get(&s.clean_steps) &&
                   p.Get(&s.optimizer_steps) && p.GetString(&s.fingerprint) &&
-                  p.GetFloats(&s.params) && p.GetFloats(&s.optimizer_state) && p.done();
+                  (version < 2 || p.GetString(&s.run)) && p.GetFloats(&s.params) &&
+                  p.GetFloats(&s.optimizer_state) && p.done();
   if (!ok) return InvalidArgument("checkpoint " + path + " is malformed");
   return s;
 }
+
+std::vector<std::string> CheckpointFolders(const std::string& dir) {
+  std::vector<std::string> folders = {dir};
+  std::vector<std::string> runs;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    if (entry.is_directory(ec) && entry.path().filename().string().starts_with("run-")) {
+      runs.push_back(entry.path().string());
+    }
+  }
+  std::sort(runs.begin(), runs.end());
+  folders.insert(folders.end(), runs.begin(), runs.end());
+  return folders;
+}
+
+bool HasCheckpoints(const std::string& dir) { return !CheckpointFiles(dir).empty(); }
 
 Result<std::optional<CheckpointState>> ReadNewestCheckpoint(const std::string& dir) {
   auto files = CheckpointFiles(dir);

@@ -21,6 +21,9 @@ struct CheckpointState {
   int64_t clean_steps = 0;
   int64_t optimizer_steps = 0;  // AdamW bias correction counts applied updates
   std::string fingerprint;      // layers, optimizer, precision: a resume must match them
+  // The run's other settings (RunIdentity: lr, seed, ...): a resume continues only the run it
+  // names. Empty in a checkpoint written before it was kept.
+  std::string run;
   std::vector<float> params;
   std::vector<float> optimizer_state;
 };
@@ -33,6 +36,12 @@ Status WriteCheckpoint(const std::string& dir, const CheckpointState& state, int
 
 // Reads one file; InvalidArgument naming it when truncated, corrupt (checksum) or foreign.
 Result<CheckpointState> ReadCheckpoint(const std::string& path);
+
+// The folders under `dir` that may hold checkpoints: `dir` itself, then its "run-*" sub-folders
+// (where a run started in a folder holding another run's checkpoints keeps its own).
+std::vector<std::string> CheckpointFolders(const std::string& dir);
+// Whether `dir` itself holds a checkpoint file.
+bool HasCheckpoints(const std::string& dir);
 
 // The newest readable checkpoint in dir (a corrupt newest one is skipped with a warning, so a
 // crash mid-write never blocks a resume); nullopt when there is none.
