@@ -1,8 +1,10 @@
 #include "runtime/relational/table_rows.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <numeric>
 #include <string_view>
 #include <type_traits>
 #include <unordered_map>
@@ -329,6 +331,16 @@ RowGroups GroupRows(const io::Table& table, std::span<const size_t> keys, bool d
     }
   }
   return g;
+}
+
+std::vector<uint32_t> StableOrder(const io::Table& table, std::span<const size_t> k,
+                                  std::span<const SortKey> keys) {
+  std::vector<uint32_t> order(table.rows());
+  std::iota(order.begin(), order.end(), 0u);
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    return CompareRows(table, k, a, table, k, b, keys) < 0;
+  });
+  return order;
 }
 
 }  // namespace coupler::relational

@@ -82,6 +82,11 @@ struct SortKey {
 int CompareRows(const io::Table& a, std::span<const size_t> ka, size_t ra, const io::Table& b,
                 std::span<const size_t> kb, size_t rb, std::span<const SortKey> keys);
 
+// The row numbers of `table` in the order of its key columns `k` (ordered by keys[i]), equal
+// keys in input order (a stable sort).
+std::vector<uint32_t> StableOrder(const io::Table& table, std::span<const size_t> k,
+                                  std::span<const SortKey> keys);
+
 // A 64-bit word per row that is equal exactly when the column's values are equal (by value: a
 // categorical column's codes, once Concatenate gave the table one dictionary per column).
 std::vector<uint64_t> KeyWords(const io::Column& column);

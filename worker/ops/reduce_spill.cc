@@ -23,16 +23,6 @@ constexpr int64_t kDefaultReduceMemoryMib = 1024;
 
 bool NoColumn(const io::ColumnInfo&) { return false; }
 
-std::vector<uint32_t> StableOrder(const io::Table& t, const std::vector<size_t>& k,
-                                  const std::vector<relational::SortKey>& keys) {
-  std::vector<uint32_t> order(t.rows());
-  std::iota(order.begin(), order.end(), 0u);
-  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    return relational::CompareRows(t, k, a, t, k, b, keys) < 0;
-  });
-  return order;
-}
-
 std::vector<uint32_t> Range(size_t begin, size_t end) {
   std::vector<uint32_t> rows(end - begin);
   std::iota(rows.begin(), rows.end(), static_cast<uint32_t>(begin));
@@ -128,7 +118,7 @@ Status RunWriter::Add(io::Table chunk, OpReport& report) {
   std::vector<uint32_t> order;
   {
     KernelTimer timer(report.kernel_ms);
-    order = StableOrder(chunk, k, keys_);
+    order = relational::StableOrder(chunk, k, keys_);
   }
   COUPLER_ASSIGN_OR_RETURN(io::Table sorted, TakeRowsReleasing(std::move(chunk), order));
   char name[32];

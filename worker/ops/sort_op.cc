@@ -55,17 +55,6 @@ Result<std::vector<size_t>> ColumnIndexes(const io::Table& table, const std::vec
   return indexes;
 }
 
-// The table's row numbers in sorted order, equal keys in input order.
-std::vector<uint32_t> SortedOrder(const io::Table& t, const std::vector<size_t>& k,
-                                  const std::vector<relational::SortKey>& keys) {
-  std::vector<uint32_t> order(t.rows());
-  std::iota(order.begin(), order.end(), 0u);
-  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    return relational::CompareRows(t, k, a, t, k, b, keys) < 0;
-  });
-  return order;
-}
-
 Status RunMap(const OpContext& context, OpReport& report) {
   COUPLER_ASSIGN_OR_RETURN(const std::string input, InputPath(context, 0, "[data shard]"));
   COUPLER_ASSIGN_OR_RETURN(const std::string prefix, OutputPath(context));
@@ -78,7 +67,7 @@ Status RunMap(const OpContext& context, OpReport& report) {
   io::Table sorted;
   {
     KernelTimer timer(report.kernel_ms);
-    sorted = relational::TakeRows(table, SortedOrder(table, k, spec.keys));
+    sorted = relational::TakeRows(table, relational::StableOrder(table, k, spec.keys));
   }
   // Evenly spaced rows of the sorted shard, each standing for the rows up to the next one.
   const size_t n = sorted.rows();
@@ -132,7 +121,7 @@ Status RunReduce(const OpContext& context, OpReport& report) {
   COUPLER_ASSIGN_OR_RETURN(const io::Table all_samples, relational::Concatenate(std::move(samples)));
   std::vector<size_t> sk(spec.by.size());
   std::iota(sk.begin(), sk.end(), size_t{0});
-  const std::vector<uint32_t> order = SortedOrder(all_samples, sk, spec.keys);
+  const std::vector<uint32_t> order = relational::StableOrder(all_samples, sk, spec.keys);
   const io::Column* weights = all_samples.Find(kWeight);
   if (weights == nullptr) return InvalidArgument("a sort sample without its weights");
   double total = 0;
@@ -211,7 +200,7 @@ Status RunReduce(const OpContext& context, OpReport& report) {
   {
     KernelTimer timer(report.kernel_ms);
     // Stable: equal keys stay in map order, which is input order.
-    out = relational::TakeRows(merged, SortedOrder(merged, k, spec.keys));
+    out = relational::TakeRows(merged, relational::StableOrder(merged, k, spec.keys));
   }
   report.rows_out = out.rows();
   return WriteShard(output, std::move(out), report);
