@@ -15,6 +15,7 @@
 #include <cstring>
 #include <limits>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -26,6 +27,8 @@
 #include "kernels/device.h"
 #include "kernels/expression.h"
 #include "kernels/filter_map.h"
+#include "kernels/group_fold.h"
+#include "kernels/hash_partition.h"
 #include "kernels/standardize.h"
 #include "worker/task_runner.h"
 
@@ -376,6 +379,64 @@ void BM_CastCuda(benchmark::State& state) {
   SetBytes(state, kGpuRows * sizeof(float));
 }
 BENCHMARK(BM_CastCuda)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+// --- The shuffle's kernels (group_by, join, dedup), host columns in and out ------------------
+// Both twins take host columns, so the *Cuda rows include the copies to and from the device:
+// what a map task on a GPU pays, not the device's own rate.
+constexpr size_t kShuffleRows = size_t{1} << 22;
+
+std::vector<uint64_t> KeyWords(uint64_t seed) {
+  std::vector<uint64_t> words(kShuffleRows);
+  uint64_t state = seed;
+  for (uint64_t& w : words) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    w = state >> 44;  // ~1M distinct ids
+  }
+  return words;
+}
+
+// hash_partition over two int64 key columns into range(1) partitions; range(0): 1 for CUDA.
+void BM_HashPartition(benchmark::State& state) {
+  const auto backend = state.range(0) == 1 ? kernels::Backend::kCuda : kernels::Backend::kCpu;
+  if (backend == kernels::Backend::kCuda && !HaveDevice(state)) return;
+  const std::vector<uint64_t> a = KeyWords(1), b = KeyWords(2);
+  const std::vector<std::span<const uint64_t>> columns = {a, b};
+  std::vector<uint32_t> out(kShuffleRows);
+  for (auto _ : state) {
+    Check(state, kernels::HashPartition(columns, static_cast<uint32_t>(state.range(1)), out, backend));
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * kShuffleRows));
+  SetBytes(state, kShuffleRows * 2 * sizeof(uint64_t));
+}
+BENCHMARK(BM_HashPartition)->Args({0, 64})->Unit(benchmark::kMicrosecond)->UseRealTime();
+void BM_HashPartitionCuda(benchmark::State& state) { BM_HashPartition(state); }
+BENCHMARK(BM_HashPartitionCuda)->Args({1, 64})->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+// group_fold's moments (mean/std/var) of one double column into range(1) groups, a tenth of
+// the rows skipped; range(0): 1 for CUDA.
+void BM_GroupFold(benchmark::State& state) {
+  const auto backend = state.range(0) == 1 ? kernels::Backend::kCuda : kernels::Backend::kCpu;
+  if (backend == kernels::Backend::kCuda && !HaveDevice(state)) return;
+  const auto groups = static_cast<uint32_t>(state.range(1));
+  const std::vector<uint64_t> words = KeyWords(3);
+  std::vector<uint32_t> group(kShuffleRows);
+  std::vector<double> x(kShuffleRows);
+  for (size_t r = 0; r < kShuffleRows; ++r) {
+    group[r] = words[r] % 10 == 0 ? 0xFFFFFFFFu : static_cast<uint32_t>(words[r] % groups);
+    x[r] = static_cast<double>(words[r] & 0xFFFF) * 0.25;
+  }
+  for (auto _ : state) {
+    relational::GroupMoments moments(groups);
+    Check(state, kernels::FoldMoments(group, x, moments, backend));
+    benchmark::DoNotOptimize(moments.m2.data());
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * kShuffleRows));
+  SetBytes(state, kShuffleRows * (sizeof(uint32_t) + sizeof(double)));
+}
+BENCHMARK(BM_GroupFold)->Args({0, 100})->Args({0, 100'000})->Unit(benchmark::kMicrosecond)->UseRealTime();
+void BM_GroupFoldCuda(benchmark::State& state) { BM_GroupFold(state); }
+BENCHMARK(BM_GroupFoldCuda)->Args({1, 100})->Args({1, 100'000})->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 // import_csv's parser: bytes of CSV text (4 float columns + an int label, ~40 bytes a row).
 void BM_ImportCsvParse(benchmark::State& state) {

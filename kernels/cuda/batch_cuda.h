@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
 #include "kernels/column_stats.h"
 #include "runtime/precision/half.h"
@@ -39,5 +40,17 @@ Result<size_t> FilterMapCuda(const float* a, const float* b, size_t n, float thr
 // uint16_t and double.
 template <typename T>
 Result<size_t> CompactCuda(const T* in, const uint8_t* keep, size_t n, T* out);
+
+// See HashPartition (kernels/hash_partition.h); input already checked, n = out's length > 0.
+Status HashPartitionCuda(std::span<const std::span<const uint64_t>> words, uint32_t partitions,
+                         uint32_t* out, size_t n);
+
+// See FoldMoments and FoldSums (kernels/group_fold.h): the per-group state arrays (`groups`
+// long each) take x[0..n); input already checked, n > 0, 0 < groups < kMissingRow. On an
+// error the arrays may hold part of the fold: callers pass copies.
+Status FoldMomentsCuda(const uint32_t* group, const double* x, size_t n, size_t groups,
+                       int64_t* count, double* sum, double* mean, double* m2);
+Status FoldSumsCuda(const uint32_t* group, const int64_t* x, size_t n, size_t groups,
+                    int64_t* count, int64_t* sum);
 
 }  // namespace coupler::kernels

@@ -22,6 +22,19 @@ Result<size_t> FilterMapCuda(const float*, const float*, size_t, float, uint8_t*
   return NotBuilt("filter_map");
 }
 
+Status HashPartitionCuda(std::span<const std::span<const uint64_t>>, uint32_t, uint32_t*, size_t) {
+  return NotBuilt("hash_partition");
+}
+
+Status FoldMomentsCuda(const uint32_t*, const double*, size_t, size_t, int64_t*, double*, double*,
+                       double*) {
+  return NotBuilt("group_fold");
+}
+
+Status FoldSumsCuda(const uint32_t*, const int64_t*, size_t, size_t, int64_t*, int64_t*) {
+  return NotBuilt("group_fold");
+}
+
 template <typename T>
 Result<size_t> CompactCuda(const T*, const uint8_t*, size_t, T*) {
   return NotBuilt("compact");

@@ -4,23 +4,15 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
-#include <type_traits>
 
 #include "runtime/relational/table_rows.h"
 
 namespace coupler::relational {
 namespace {
 
-double AsDouble(double v) { return v; }
-double AsDouble(float v) { return v; }
-double AsDouble(int64_t v) { return io::Int64AsDouble(v); }
-double AsDouble(int32_t v) { return v; }
-double AsDouble(uint8_t v) { return v; }
-double AsDouble(uint16_t v) { return v; }  // refused before: 16-bit floats are not aggregated
-
 // One aggregate's output column over the groups (in group-id order).
 Result<io::Column> Aggregate(const io::Table& rows, const RowGroups& g, const AggregateSpec& spec,
-                             const io::ColumnSchema& out_schema) {
+                             const io::ColumnSchema& out_schema, const GroupFold& fold) {
   const size_t groups = g.first_row.size();
   const size_t n = rows.rows();
   if (spec.fn == AggregateFn::kSize) {
@@ -69,10 +61,8 @@ Result<io::Column> Aggregate(const io::Table& rows, const RowGroups& g, const Ag
     }
     default: break;
   }
-  // Arithmetic: sum, mean, std, var, min, max.
-  return VisitValues(column, [&](auto in) -> Result<io::Column> {
-    using T = std::remove_const_t<typename decltype(in)::element_type>;
-    if (spec.fn == AggregateFn::kMin || spec.fn == AggregateFn::kMax) {
+  if (spec.fn == AggregateFn::kMin || spec.fn == AggregateFn::kMax) {
+    return VisitValues(column, [&](auto in) {
       const bool min = spec.fn == AggregateFn::kMin;
       std::vector<uint32_t> best(groups, kMissingRow);
       for (size_t r = 0; r < n; ++r) {
@@ -83,45 +73,29 @@ Result<io::Column> Aggregate(const io::Table& rows, const RowGroups& g, const Ag
       io::Column out = TakeColumnRows(column, best);
       out.set_name(spec.output);
       return out;
+    });
+  }
+  // Arithmetic: sum, mean, std, var, folded where `fold` runs them.
+  if (spec.fn == AggregateFn::kSum && out_schema.dtype == ElementType::kInt64) {
+    GroupSums sums(groups);
+    COUPLER_RETURN_IF_ERROR(fold.sums(PresentGroups(column, g), ValuesAsInt64(column), sums));
+    return io::Column::Int64(spec.output, std::move(sums.sum));
+  }
+  GroupMoments m(groups);
+  COUPLER_RETURN_IF_ERROR(fold.moments(PresentGroups(column, g), ValuesAsDouble(column), m));
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  std::vector<double> out(groups, nan);
+  for (size_t k = 0; k < groups; ++k) {
+    const auto count = static_cast<double>(m.n[k]);
+    switch (spec.fn) {
+      case AggregateFn::kSum: out[k] = m.sum[k]; break;
+      case AggregateFn::kMean: out[k] = m.n[k] > 0 ? m.sum[k] / count : nan; break;
+      case AggregateFn::kVar: out[k] = m.n[k] > 1 ? m.m2[k] / (count - 1) : nan; break;
+      case AggregateFn::kStd: out[k] = m.n[k] > 1 ? std::sqrt(m.m2[k] / (count - 1)) : nan; break;
+      default: break;
     }
-    if (spec.fn == AggregateFn::kSum && out_schema.dtype == ElementType::kInt64) {
-      std::vector<int64_t> sum(groups, 0);
-      for (size_t r = 0; r < n; ++r) {
-        // Wraps on overflow as numpy's int64 does, rather than undefined behaviour.
-        if (present(r)) {
-          sum[g.of_row[r]] = static_cast<int64_t>(static_cast<uint64_t>(sum[g.of_row[r]]) +
-                                                  static_cast<uint64_t>(static_cast<int64_t>(in[r])));
-        }
-      }
-      return io::Column::Int64(spec.output, std::move(sum));
-    }
-    // Welford's update per group: mean and the sum of squared deviations, in double.
-    std::vector<int64_t> count(groups, 0);
-    std::vector<double> mean(groups, 0.0), m2(groups, 0.0), sum(groups, 0.0);
-    for (size_t r = 0; r < n; ++r) {
-      if (!present(r)) continue;
-      const uint32_t k = g.of_row[r];
-      const double x = AsDouble(static_cast<T>(in[r]));
-      sum[k] += x;
-      const double delta = x - mean[k];
-      mean[k] += delta / static_cast<double>(++count[k]);
-      m2[k] += delta * (x - mean[k]);
-    }
-    const double nan = std::numeric_limits<double>::quiet_NaN();
-    std::vector<double> out(groups, nan);
-    for (size_t k = 0; k < groups; ++k) {
-      switch (spec.fn) {
-        case AggregateFn::kSum: out[k] = sum[k]; break;
-        case AggregateFn::kMean: out[k] = count[k] > 0 ? sum[k] / static_cast<double>(count[k]) : nan; break;
-        case AggregateFn::kVar: out[k] = count[k] > 1 ? m2[k] / static_cast<double>(count[k] - 1) : nan; break;
-        case AggregateFn::kStd:
-          out[k] = count[k] > 1 ? std::sqrt(m2[k] / static_cast<double>(count[k] - 1)) : nan;
-          break;
-        default: break;
-      }
-    }
-    return io::Column::Float64(spec.output, std::move(out));
-  });
+  }
+  return io::Column::Float64(spec.output, std::move(out));
 }
 
 io::ColumnSchema SchemaOf(const io::Column& c) { return {c.name(), c.dtype(), c.categorical()}; }
@@ -138,7 +112,8 @@ std::vector<std::string> GroupByColumns(const GroupByOptions& options) {
   return names;
 }
 
-Result<io::Table> GroupAggregate(const io::Table& rows, const GroupByOptions& options) {
+Result<io::Table> GroupAggregate(const io::Table& rows, const GroupByOptions& options,
+                                 const GroupFold& fold) {
   COUPLER_ASSIGN_OR_RETURN(const std::vector<size_t> keys,
                            ColumnIndexes(rows, options.keys, "key column"));
   std::vector<io::ColumnSchema> outputs;
@@ -168,7 +143,7 @@ Result<io::Table> GroupAggregate(const io::Table& rows, const GroupByOptions& op
     COUPLER_RETURN_IF_ERROR(out.AddColumn(TakeColumnRows(rows.column(k), first_rows)));
   }
   for (size_t i = 0; i < options.aggregates.size(); ++i) {
-    COUPLER_ASSIGN_OR_RETURN(io::Column by_group, Aggregate(rows, g, options.aggregates[i], outputs[i]));
+    COUPLER_ASSIGN_OR_RETURN(io::Column by_group, Aggregate(rows, g, options.aggregates[i], outputs[i], fold));
     io::Column sorted = TakeColumnRows(by_group, order);
     if (out.Find(sorted.name()) != nullptr) {
       return InvalidArgument("aggregate '" + sorted.name() + "' has a key column's name");

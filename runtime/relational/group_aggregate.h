@@ -8,6 +8,7 @@
 
 #include "runtime/io/table.h"
 #include "runtime/relational/aggregate_spec.h"
+#include "runtime/relational/group_fold.h"
 #include "runtime/status.h"
 
 namespace coupler::relational {
@@ -23,8 +24,10 @@ struct GroupByOptions {
 // The key columns (values and dictionaries kept), then one column per aggregate, in order.
 // `rows` holds at least the key and aggregated columns (categorical ones with one dictionary
 // each, as Concatenate leaves them). InvalidArgument for a column it lacks or a function that
-// does not apply to its type (AggregateOutput).
-Result<io::Table> GroupAggregate(const io::Table& rows, const GroupByOptions& options);
+// does not apply to its type (AggregateOutput). The numeric aggregates are folded where `fold`
+// runs them.
+Result<io::Table> GroupAggregate(const io::Table& rows, const GroupByOptions& options,
+                                 const GroupFold& fold = {});
 
 // The columns group_by reads: the keys, then each aggregate's column once.
 std::vector<std::string> GroupByColumns(const GroupByOptions& options);

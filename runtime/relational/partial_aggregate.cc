@@ -5,8 +5,6 @@
 #include <limits>
 #include <numeric>
 #include <string>
-#include <type_traits>
-
 #include "runtime/relational/table_rows.h"
 
 namespace coupler::relational {
@@ -16,25 +14,6 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // The state column `field` of aggregate i: "__a3_n".
 std::string State(size_t i, const char* field) { return "__a" + std::to_string(i) + "_" + field; }
-
-double AsDouble(const io::Column& c, size_t r) {
-  double v = 0;
-  VisitValues(c, [&](auto in) {
-    using T = std::remove_const_t<typename decltype(in)::element_type>;
-    if constexpr (std::is_same_v<T, int64_t>) {
-      v = io::Int64AsDouble(in[r]);
-    } else {
-      v = static_cast<double>(in[r]);
-    }
-  });
-  return v;
-}
-
-int64_t AsInt64(const io::Column& c, size_t r) {
-  int64_t v = 0;
-  VisitValues(c, [&](auto in) { v = static_cast<int64_t>(in[r]); });
-  return v;
-}
 
 // Per group, the row (of `column`) that wins: the first or last present value, or the
 // smallest or largest; kMissingRow where the group has none.
@@ -66,7 +45,8 @@ bool CanCombine(const GroupByOptions& options) {
                       [](const AggregateSpec& a) { return a.fn == AggregateFn::kNunique; });
 }
 
-Result<io::Table> PartialAggregate(const io::Table& rows, const GroupByOptions& options) {
+Result<io::Table> PartialAggregate(const io::Table& rows, const GroupByOptions& options,
+                                   const GroupFold& fold) {
   if (!CanCombine(options)) return InvalidArgument("nunique does not fold into a partial state");
   COUPLER_ASSIGN_OR_RETURN(const std::vector<size_t> keys, ColumnIndexes(rows, options.keys, "key column"));
   const RowGroups g = GroupRows(rows, keys, options.drop_missing_keys);
@@ -107,33 +87,23 @@ Result<io::Table> PartialAggregate(const io::Table& rows, const GroupByOptions& 
       }
       default: {
         // count, sum, mean, std, var: the present values' count, sum (exact int64 for integer
-        // sums) and Welford's mean and M2.
-        std::vector<int64_t> n(groups, 0), isum(groups, 0);
-        std::vector<double> sum(groups, 0.0), mean(groups, 0.0), m2(groups, 0.0);
-        const bool integer_sum = a.fn == AggregateFn::kSum && typed.dtype == ElementType::kInt64;
-        for (size_t r = 0; r < rows.rows(); ++r) {
-          const uint32_t k = g.of_row[r];
-          if (k == kMissingRow || IsMissing(*c, r)) continue;
-          ++n[k];
-          if (integer_sum) {
-            isum[k] = static_cast<int64_t>(static_cast<uint64_t>(isum[k]) +
-                                           static_cast<uint64_t>(AsInt64(*c, r)));
-            continue;
-          }
-          const double x = AsDouble(*c, r);
-          sum[k] += x;
-          const double delta = x - mean[k];
-          mean[k] += delta / static_cast<double>(n[k]);
-          m2[k] += delta * (x - mean[k]);
+        // sums) and Welford's mean and M2, folded where `fold` runs them.
+        const std::vector<uint32_t> group = PresentGroups(*c, g);
+        if (a.fn == AggregateFn::kSum && typed.dtype == ElementType::kInt64) {
+          GroupSums sums(groups);
+          COUPLER_RETURN_IF_ERROR(fold.sums(group, ValuesAsInt64(*c), sums));
+          COUPLER_RETURN_IF_ERROR(out.AddColumn(io::Column::Int64(State(i, "n"), std::move(sums.n))));
+          COUPLER_RETURN_IF_ERROR(out.AddColumn(io::Column::Int64(State(i, "s"), std::move(sums.sum))));
+          break;
         }
-        COUPLER_RETURN_IF_ERROR(out.AddColumn(io::Column::Int64(State(i, "n"), std::move(n))));
-        if (integer_sum) {
-          COUPLER_RETURN_IF_ERROR(out.AddColumn(io::Column::Int64(State(i, "s"), std::move(isum))));
-        } else if (a.fn == AggregateFn::kSum || a.fn == AggregateFn::kMean) {
-          COUPLER_RETURN_IF_ERROR(out.AddColumn(io::Column::Float64(State(i, "s"), std::move(sum))));
+        GroupMoments m(groups);
+        COUPLER_RETURN_IF_ERROR(fold.moments(group, ValuesAsDouble(*c), m));
+        COUPLER_RETURN_IF_ERROR(out.AddColumn(io::Column::Int64(State(i, "n"), std::move(m.n))));
+        if (a.fn == AggregateFn::kSum || a.fn == AggregateFn::kMean) {
+          COUPLER_RETURN_IF_ERROR(out.AddColumn(io::Column::Float64(State(i, "s"), std::move(m.sum))));
         } else if (a.fn == AggregateFn::kStd || a.fn == AggregateFn::kVar) {
-          COUPLER_RETURN_IF_ERROR(out.AddColumn(io::Column::Float64(State(i, "mean"), std::move(mean))));
-          COUPLER_RETURN_IF_ERROR(out.AddColumn(io::Column::Float64(State(i, "m2"), std::move(m2))));
+          COUPLER_RETURN_IF_ERROR(out.AddColumn(io::Column::Float64(State(i, "mean"), std::move(m.mean))));
+          COUPLER_RETURN_IF_ERROR(out.AddColumn(io::Column::Float64(State(i, "m2"), std::move(m.m2))));
         }
       }
     }

@@ -7,6 +7,7 @@
 
 #include "runtime/io/table.h"
 #include "runtime/relational/group_aggregate.h"
+#include "runtime/relational/group_fold.h"
 #include "runtime/status.h"
 
 namespace coupler::relational {
@@ -15,8 +16,10 @@ namespace coupler::relational {
 bool CanCombine(const GroupByOptions& options);
 
 // The key columns (one row per group, in order of first appearance; a missing key drops the
-// row when options.drop_missing_keys), then the state columns of each aggregate.
-Result<io::Table> PartialAggregate(const io::Table& rows, const GroupByOptions& options);
+// row when options.drop_missing_keys), then the state columns of each aggregate; the numeric
+// states folded where `fold` runs them.
+Result<io::Table> PartialAggregate(const io::Table& rows, const GroupByOptions& options,
+                                   const GroupFold& fold = {});
 
 // Partial tables of one partition, concatenated in map order (Concatenate), merged: the keys
 // sorted, then each aggregate's value, exactly as GroupAggregate lays them out.

@@ -9,17 +9,10 @@
 #include <type_traits>
 #include <unordered_map>
 
+#include "runtime/relational/shuffle_math.h"
+
 namespace coupler::relational {
 namespace {
-
-uint64_t Mix(uint64_t x) {  // splitmix64's finalizer: every input bit moves every output bit
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ULL;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebULL;
-  x ^= x >> 31;
-  return x;
-}
 
 uint64_t HashBytes(std::string_view s) {  // FNV-1a, then mixed: stable across builds
   uint64_t h = 0xcbf29ce484222325ULL;
@@ -242,26 +235,26 @@ std::vector<uint64_t> KeyWords(const io::Column& column) {
   return words;
 }
 
+std::vector<uint64_t> KeyHashWords(const io::Column& column) {
+  if (!column.categorical()) return KeyWords(column);
+  // By the string, not the code: another shard's dictionary numbers it differently.
+  const io::Column::Dictionary* dict = column.dictionary().get();
+  std::vector<uint64_t> by_code(dict != nullptr ? dict->size() : 0);
+  for (size_t c = 0; c < by_code.size(); ++c) by_code[c] = HashBytes((*dict)[c]);
+  const std::span<const int32_t> codes = column.values<int32_t>();
+  std::vector<uint64_t> words(codes.size());
+  for (size_t r = 0; r < codes.size(); ++r) {
+    words[r] = codes[r] >= 0 && static_cast<size_t>(codes[r]) < by_code.size() ? by_code[codes[r]]
+                                                                                : kMissingWord;
+  }
+  return words;
+}
+
 std::vector<uint64_t> HashKeys(const io::Table& table, std::span<const size_t> keys) {
-  std::vector<uint64_t> hashes(table.rows(), 0x243f6a8885a308d3ULL);
+  std::vector<uint64_t> hashes(table.rows(), kKeyHashSeed);
   for (const size_t k : keys) {
-    const io::Column& column = table.column(k);
-    std::vector<uint64_t> words;
-    if (column.categorical()) {
-      // By the string, not the code: another shard's dictionary numbers it differently.
-      const io::Column::Dictionary* dict = column.dictionary().get();
-      std::vector<uint64_t> by_code(dict != nullptr ? dict->size() : 0);
-      for (size_t c = 0; c < by_code.size(); ++c) by_code[c] = HashBytes((*dict)[c]);
-      const std::span<const int32_t> codes = column.values<int32_t>();
-      words.resize(codes.size());
-      for (size_t r = 0; r < codes.size(); ++r) {
-        words[r] = codes[r] >= 0 && static_cast<size_t>(codes[r]) < by_code.size() ? by_code[codes[r]]
-                                                                                    : kMissingWord;
-      }
-    } else {
-      words = KeyWords(column);
-    }
-    for (size_t r = 0; r < hashes.size(); ++r) hashes[r] = Mix(hashes[r] * 31 + words[r]);
+    const std::vector<uint64_t> words = KeyHashWords(table.column(k));
+    for (size_t r = 0; r < hashes.size(); ++r) hashes[r] = KeyHashStep(hashes[r], words[r]);
   }
   return hashes;
 }

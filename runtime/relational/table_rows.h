@@ -14,6 +14,7 @@
 
 #include "runtime/io/dtype.h"
 #include "runtime/io/table.h"
+#include "runtime/relational/shuffle_math.h"
 #include "runtime/status.h"
 
 namespace coupler::relational {
@@ -46,8 +47,8 @@ Result<std::vector<size_t>> ColumnIndexes(const io::Table& table, const std::vec
 bool IsMissing(const io::Column& column, size_t r);
 
 // The rows `rows` of `table` (any order, repeats allowed), every column kept with its name, type
-// and dictionary. `kMissingRow` in `rows` gives a missing value (int32 and bool: 0).
-inline constexpr uint32_t kMissingRow = 0xFFFFFFFFu;
+// and dictionary. `kMissingRow` (shuffle_math.h) in `rows` gives a missing value (int32 and
+// bool: 0).
 io::Table TakeRows(const io::Table& table, std::span<const uint32_t> rows);
 // One column's rows, as TakeRows.
 io::Column TakeColumnRows(const io::Column& column, std::span<const uint32_t> rows);
@@ -56,6 +57,10 @@ io::Column TakeColumnRows(const io::Column& column, std::span<const uint32_t> ro
 // order: InvalidArgument naming the first difference otherwise); a categorical column's codes
 // are rewritten into one dictionary holding each string once, in first-seen order.
 Result<io::Table> Concatenate(std::vector<io::Table> parts);
+
+// A 64-bit word per row that a row's key hash takes for this column (shuffle_math.h's
+// KeyHashStep): KeyWords, except that a string gives its text's hash, not its code.
+std::vector<uint64_t> KeyHashWords(const io::Column& column);
 
 // A stable 64-bit hash of each row's key columns by value: the same on every machine and build
 // (shuffles route rows by it), equal for equal strings whatever their codes, for an int32 and an

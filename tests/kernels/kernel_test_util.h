@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <span>
 #include <string>
 #include <vector>
@@ -87,10 +88,20 @@ inline void Poison(std::span<uint16_t> out, uint16_t bits) {
 
 inline uint32_t BitsOf(float v) { return precision::Float32Bits(v); }
 inline uint32_t BitsOf(uint16_t v) { return v; }
+inline uint64_t BitsOf(double v) {
+  uint64_t bits = 0;
+  std::memcpy(&bits, &v, sizeof(bits));
+  return bits;
+}
 
 inline std::string Hex(uint32_t bits) {
   char buffer[16];
   std::snprintf(buffer, sizeof(buffer), "0x%08X", bits);
+  return buffer;
+}
+inline std::string Hex(uint64_t bits) {
+  char buffer[24];
+  std::snprintf(buffer, sizeof(buffer), "0x%016llX", static_cast<unsigned long long>(bits));
   return buffer;
 }
 

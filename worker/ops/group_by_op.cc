@@ -7,6 +7,7 @@
 // is merged from sorted runs instead (reduce_spill.h), into the same part file.
 #include <algorithm>
 
+#include "kernels/group_fold.h"
 #include "runtime/io/npz_stream_writer.h"
 #include "runtime/ops/op_def.h"
 #include "runtime/relational/group_aggregate.h"
@@ -35,6 +36,12 @@ Result<relational::GroupByOptions> Options(const OpContext& context) {
   return options;
 }
 
+// The folds on the task's backend: the CUDA twins where it placed the task on a GPU (falling
+// back to the CPU as RunKernel does), else the CPU loops.
+relational::GroupFold Fold(OpReport& report) {
+  return kernels::GroupFoldOn([&report](auto&& kernel) { return RunKernel(report, kernel); });
+}
+
 Status RunMap(const OpContext& context, OpReport& report) {
   COUPLER_ASSIGN_OR_RETURN(const std::string input, InputPath(context, 0, "[data shard]"));
   COUPLER_ASSIGN_OR_RETURN(const relational::GroupByOptions options, Options(context));
@@ -51,7 +58,7 @@ Status RunMap(const OpContext& context, OpReport& report) {
     // One row of partial state per key instead of every row (the combiner).
     Result<io::Table> partials = [&] {
       KernelTimer timer(report.kernel_ms);
-      return relational::PartialAggregate(table, options);
+      return relational::PartialAggregate(table, options, Fold(report));
     }();
     if (!partials.ok()) return partials.status().WithContext(input);
     return WriteRuns(context, std::move(partials).value(), options.keys, partitions, report);
@@ -75,7 +82,7 @@ Result<io::Table> Groups(const io::Table& rows, const relational::GroupByOptions
                          OpReport& report) {
   KernelTimer timer(report.kernel_ms);
   return relational::CanCombine(options) ? relational::MergePartials(rows, options)
-                                         : relational::GroupAggregate(rows, options);
+                                         : relational::GroupAggregate(rows, options, Fold(report));
 }
 
 Status ReduceInMemory(const OpContext& context, OpReport& report,

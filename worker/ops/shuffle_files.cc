@@ -1,6 +1,10 @@
 #include "worker/ops/shuffle_files.h"
 
+#include <span>
+
+#include "kernels/hash_partition.h"
 #include "runtime/io/output_layout.h"
+#include "runtime/relational/key_partition.h"
 #include "runtime/relational/table_rows.h"
 #include "worker/ops/shard_io.h"
 
@@ -24,22 +28,25 @@ Result<io::Table> Project(io::Table&& table, const std::vector<std::string>& nam
 Status WriteRuns(const OpContext& context, io::Table&& table, const std::vector<std::string>& keys,
                  int64_t partitions, OpReport& report) {
   COUPLER_ASSIGN_OR_RETURN(const std::string prefix, OutputPath(context));
-  if (partitions < 1) return InvalidArgument("a shuffle needs at least one partition");
+  if (partitions < 1 || partitions > relational::kMaxShufflePartitions) {
+    return InvalidArgument("a shuffle has 1 to " + std::to_string(relational::kMaxShufflePartitions) +
+                           " partitions, not " + std::to_string(partitions));
+  }
   COUPLER_ASSIGN_OR_RETURN(const std::vector<size_t> key_index,
                            relational::ColumnIndexes(table, keys, "key column"));
-  const auto count = static_cast<size_t>(partitions);
-  std::vector<std::vector<uint32_t>> rows(count);
+  const auto count = static_cast<uint32_t>(partitions);
+  std::vector<std::vector<uint32_t>> rows;
   {
     KernelTimer timer(report.kernel_ms);
-    const std::vector<uint64_t> hashes = relational::HashKeys(table, key_index);
-    for (size_t r = 0; r < hashes.size(); ++r) {
-      // The high 32 bits times P (at most 65,536: no overflow), shifted back: a uniform pick
-      // without a division per row.
-      const auto p = static_cast<size_t>(((hashes[r] >> 32) * count) >> 32);
-      rows[p].push_back(static_cast<uint32_t>(r));
-    }
+    const std::vector<std::vector<uint64_t>> words = relational::KeyColumnsHashWords(table, key_index);
+    const std::vector<std::span<const uint64_t>> columns(words.begin(), words.end());
+    std::vector<uint32_t> partition_of_row(table.rows());
+    COUPLER_RETURN_IF_ERROR(RunKernel(report, [&](kernels::Backend backend) {
+      return kernels::HashPartition(columns, count, partition_of_row, backend);
+    }));
+    rows = relational::RowsByPartition(partition_of_row, count);
   }
-  for (size_t p = 0; p < count; ++p) {
+  for (uint32_t p = 0; p < count; ++p) {
     if (context.Cancelled()) return Cancelled();
     io::Table part = relational::TakeRows(table, rows[p]);
     report.rows_out += part.rows();
