@@ -141,7 +141,7 @@ Result<double> GpuStepSeconds(TrainBackend& backend, const std::vector<size_t>& 
                              mlp.ForwardBackward(x.as<float>(), y.as<int32_t>(), rows,
                                                  1.0f / static_cast<float>(rows)));
     (void)loss;
-    COUPLER_RETURN_IF_ERROR(opt.Step(mlp.params(), mlp.grads()));
+    COUPLER_RETURN_IF_ERROR(opt.Step(mlp.params(), mlp.grads(), 1e-3f));
     return mlp.RefreshComputeCopies();
   };
   for (int i = 0; i < 2; ++i) COUPLER_RETURN_IF_ERROR(step());

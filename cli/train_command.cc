@@ -21,6 +21,8 @@ struct TrainArgs {
   std::string config;
   std::vector<std::string> overrides;
   bool resume = false;
+  std::string resume_from;
+  bool force = false;
   std::string device_memory_limit;
   double collective_timeout_s = 300;
   std::string metrics_out;
@@ -60,7 +62,13 @@ Status ParseOptions(const TrainArgs& args, train::TrainerOptions* options) {
   if (args.collective_timeout_s <= 0) {
     return InvalidArgument("--collective-timeout must be a positive number of seconds");
   }
-  options->resume = args.resume;
+  if (args.force && args.resume_from.empty()) {
+    return InvalidArgument("--force goes with --resume-from FILE (it takes that checkpoint "
+                           "although another run wrote it)");
+  }
+  options->resume = args.resume || !args.resume_from.empty();
+  options->resume_from = args.resume_from;
+  options->force = args.force;
   options->stop_after_steps = args.stop_after_steps;
   return Status::Ok();
 }
@@ -93,7 +101,12 @@ void AddTrainCommand(CLI::App& app, CommandBody* run) {
       "train", "Train an MLP data-parallel: one rank of `mpirun -np N coupler train CONFIG`");
   cmd->add_option("config", args->config, "training config (flat YAML)")->required();
   cmd->add_option("--set", args->overrides, "override a config key: KEY=VALUE (repeatable)");
-  cmd->add_flag("--resume", args->resume, "continue from the newest checkpoint");
+  cmd->add_flag("--resume", args->resume, "continue from this run's newest checkpoint");
+  cmd->add_option("--resume-from", args->resume_from,
+                  "continue from this checkpoint file (refused when another run wrote it)");
+  cmd->add_flag("--force", args->force,
+                "with --resume-from: start from a checkpoint written with other settings (lr, "
+                "seed, ...); this run keeps its own checkpoints apart from it");
   cmd->add_option("--device-memory-limit", args->device_memory_limit,
                    "device memory budget per rank, e.g. 512MiB (CPU backend: enforced)");
   cmd->add_option("--device", args->device,

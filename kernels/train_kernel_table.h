@@ -30,6 +30,8 @@ struct TrainKernelTable {
   Status (*scale)(float* x, size_t n, float s);
   Status (*all_finite)(const float* x, size_t n, bool* finite_host);
   Status (*unscale_all_finite)(float* x, size_t n, float s, bool* finite_host);
+  // *sum_host (host memory) = the sum of x[i]^2 in double: gradient-norm clipping.
+  Status (*sum_squares)(const float* x, size_t n, double* sum_host);
   Status (*sgd_momentum_step)(float* w, const float* g, float* v, size_t n, float lr,
                               float momentum, float weight_decay);
   Status (*adamw_step)(float* w, const float* g, float* m, float* v, size_t n,

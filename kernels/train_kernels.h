@@ -76,6 +76,10 @@ Status AllFinite(const float* x, size_t n, bool* finite);
 // x[i] *= s, then *finite = whether every x[i] is finite.
 Status UnscaleAllFinite(float* x, size_t n, float s, bool* finite);
 
+// *sum = the sum of x[i]^2, accumulated in double (the squared L2 norm that gradient clipping
+// compares). Deterministic: the same x gives the same bits on every rank.
+Status SumSquares(const float* x, size_t n, double* sum);
+
 // SGD with momentum and decoupled weight decay, on fp32 master weights:
 //   v = momentum * v + g;  w -= lr * (v + weight_decay * w)
 Status SgdMomentumStep(float* w, const float* g, float* v, size_t n, float lr, float momentum,

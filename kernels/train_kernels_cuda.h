@@ -32,6 +32,10 @@ Status ScaleCuda(float* x, size_t n, float s);
 Status AllFiniteCuda(const float* x, size_t n, bool* finite_host);
 // x[i] *= s, then whether every x[i] is finite: one pass over x (Scale + AllFinite fused).
 Status UnscaleAllFiniteCuda(float* x, size_t n, float s, bool* finite_host);
+// The sum of x[i]^2 in double: per-block partials in a fixed order, added on the host in block
+// order, so the result does not depend on timing (it may differ from the CPU's in the last
+// bits: the additions are grouped differently).
+Status SumSquaresCuda(const float* x, size_t n, double* sum_host);
 
 // The optimizer steps of train_kernels.h. When compute_copy is non-null, it also receives the
 // updated weights rounded to `storage` (n elements), in the same pass.

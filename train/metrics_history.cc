@@ -28,16 +28,16 @@ class LineBuilder {
     if (!std::isfinite(v)) return Text("null");
     at_ = std::to_chars(at_, end_, v).ptr;
   }
-  void Fixed1(double v) {
+  void Fixed(double v, int digits) {
     if (!std::isfinite(v)) return Text("null");
     if (std::abs(v) >= 1e15) return Shortest(v);  // keeps every number under 25 characters
-    at_ = std::to_chars(at_, end_, v, std::chars_format::fixed, 1).ptr;
+    at_ = std::to_chars(at_, end_, v, std::chars_format::fixed, digits).ptr;
   }
   std::string_view view() const { return {buffer_, static_cast<size_t>(at_ - buffer_)}; }
 
  private:
-  // Six keys (~90 bytes) and six numbers of at most 25 characters each.
-  char buffer_[320];
+  // Nine keys (~130 bytes) and nine numbers of at most 25 characters each.
+  char buffer_[512];
   char* at_ = buffer_;
   char* end_ = buffer_ + sizeof(buffer_);
 };
@@ -56,10 +56,18 @@ void AppendStepLine(const StepRecord& r, std::string* out) {
   line.Shortest(r.loss);
   line.Text(",\"loss_scale\":");
   line.Shortest(r.loss_scale);
+  line.Text(",\"lr\":");
+  line.Shortest(r.lr);
+  if (r.grad_norm >= 0) {
+    line.Text(",\"grad_norm\":");
+    line.Shortest(r.grad_norm);
+  }
   line.Text(",\"samples_per_s\":");
-  line.Fixed1(r.samples_per_s);
+  line.Fixed(r.samples_per_s, 1);
   line.Text(",\"skipped_steps\":");
   line.Int(r.skipped_steps);
+  line.Text(",\"time\":");
+  line.Fixed(r.time, 3);
   line.Text("}\n");
   out->append(line.view());
 }

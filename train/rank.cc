@@ -1,11 +1,14 @@
 #include "train/rank.h"
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
+
+#include <fmt/format.h>
 
 #include "kernels/device.h"
 #include "runtime/check.h"
@@ -86,6 +89,23 @@ void PrintStopped(const RankOptions& args, const TrainReport& report, int signal
                        ShellWord(args.config_path);
   for (const std::string& o : args.overrides) resume += " --set " + ShellWord(o);
   resume += " --resume";
+  // The outputs the run was asked for, so the continued run writes them too.
+  auto flag = [&resume](const char* name, const std::string& value) {
+    if (!value.empty()) resume += std::string(" ") + name + " " + ShellWord(value);
+  };
+  flag("--metrics-out", args.metrics_out);
+  flag("--metrics-history", args.metrics_history);
+  flag("--weights-out", args.weights_out);
+  if (args.device != "auto") flag("--device", args.device);
+  if (args.trainer.wire != ElementType::kFloat32) {
+    flag("--grad-wire", args.trainer.wire == ElementType::kFloat16 ? "fp16" : "bf16");
+  }
+  if (args.trainer.device_memory_limit != 0) {
+    flag("--device-memory-limit", std::to_string(args.trainer.device_memory_limit));
+  }
+  if (args.collective_timeout != std::chrono::milliseconds(300'000)) {
+    flag("--collective-timeout", fmt::format("{:g}", static_cast<double>(args.collective_timeout.count()) / 1000.0));
+  }
   std::fprintf(stderr, "coupler train: stopped at step %lld/%lld (epoch %lld)%s: %s; resume with: "
                "%s\n",
                static_cast<long long>(report.completed_steps),
@@ -199,8 +219,9 @@ int RunRank(const Result<RankOptions>& parsed) {
                 report->device.c_str(), report->communicator.c_str());
   } else {
     // One line from each other rank too, so its own output (mpirun --output-filename, `coupler
-    // logs`) says where it ran and that it finished, not only that it stayed silent.
-    std::printf("rank %d of %d done: %lld steps on %s, %s\n", rank, report->world_size,
+    // logs`) says where it ran and that it finished, not only that it stayed silent. On stderr:
+    // mpirun merges the ranks' stdout, where a script reads rank 0's result line alone.
+    std::fprintf(stderr, "rank %d of %d done: %lld steps on %s, %s\n", rank, report->world_size,
                 static_cast<long long>(report->steps), report->device.c_str(),
                 report->communicator.c_str());
   }

@@ -39,8 +39,13 @@ std::string Fingerprint(const TrainConfig& c, int world_size) {
 }
 
 std::string RunIdentity(const TrainConfig& c) {
-  return fmt::format("lr={}; momentum={}; weight_decay={}; seed={}; test_fraction={}; label_column={}",
-                     c.lr, c.momentum, c.weight_decay, c.seed, c.test_fraction, c.label_column);
+  // The schedule and clipping only when set, so a run without them has the identity its
+  // checkpoints had before they existed; the label column last (it may hold anything).
+  std::string extra = ScheduleIdentity(c.schedule);
+  if (c.clip_grad_norm > 0) extra += fmt::format("{}clip_grad_norm={}", extra.empty() ? "" : "; ", c.clip_grad_norm);
+  if (!extra.empty()) extra += "; ";
+  return fmt::format("lr={}; momentum={}; weight_decay={}; seed={}; test_fraction={}; {}label_column={}",
+                     c.lr, c.momentum, c.weight_decay, c.seed, c.test_fraction, extra, c.label_column);
 }
 
 std::string IdentityDifferences(std::string_view checkpoint, std::string_view here) {
@@ -57,12 +62,26 @@ std::string IdentityDifferences(std::string_view checkpoint, std::string_view he
     return out;
   };
   const auto mine = fields(here);
+  const auto theirs = fields(checkpoint);
+  auto find = [](const auto& in, std::string_view key) {
+    return std::find_if(in.begin(), in.end(), [&](const auto& f) { return f.first == key; });
+  };
   std::string differences;
-  for (const auto& [key, value] : fields(checkpoint)) {
-    const auto it = std::find_if(mine.begin(), mine.end(), [&](const auto& f) { return f.first == key; });
-    if (it == mine.end() || it->second == value) continue;
+  auto add = [&differences](std::string_view key, std::string_view was, std::string_view is) {
     differences += fmt::format("{}{} {} in the checkpoint, {} here", differences.empty() ? "" : "; ",
-                               key, value, it->second);
+                               key, was, is);
+  };
+  // Settings only one side names (an lr schedule, clipping) are "not set" on the other.
+  for (const auto& [key, value] : theirs) {
+    const auto it = find(mine, key);
+    if (it == mine.end()) {
+      add(key, value, "not set");
+    } else if (it->second != value) {
+      add(key, value, it->second);
+    }
+  }
+  for (const auto& [key, value] : mine) {
+    if (find(theirs, key) == theirs.end()) add(key, "not set", value);
   }
   return differences;
 }

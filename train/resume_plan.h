@@ -21,7 +21,8 @@ namespace coupler::train {
 // checkpoint (the format predates rank-count changes, so the ranks stay its last field).
 std::string Fingerprint(const TrainConfig& config, int world_size);
 
-// "lr=0.003; momentum=0.9; weight_decay=0; seed=7; test_fraction=0.2; label_column=label": what else
+// "lr=0.003; momentum=0.9; weight_decay=0; seed=7; test_fraction=0.2; label_column=label" (with
+// the lr schedule and clip_grad_norm before label_column when they are set): what else
 // makes a run this run, stored in every checkpoint (CheckpointState::run). A resume continues
 // only a checkpoint of the same run; the rank count, the split, epochs, outputs and where the
 // data lies may change.

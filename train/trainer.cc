@@ -152,8 +152,11 @@ Status Trainer::RunStep(int64_t step) {
           : backend_.kernels().all_finite(model_->grads(), model_->num_params(), &finite));
   const float scale_before = scaler_.scale();
   COUPLER_ASSIGN_OR_RETURN(const bool apply, scaler_.Update(finite));
+  // The schedule's rate for this step: a function of the step alone, so a resume takes it too.
+  const auto lr = static_cast<float>(LearningRateAt(config_.schedule, config_.lr, step, total_steps_, steps_per_epoch_));
   if (apply) {
-    COUPLER_RETURN_IF_ERROR(optimizer_->Step(model_->params(), model_->grads()));
+    if (config_.clip_grad_norm > 0) COUPLER_RETURN_IF_ERROR(ClipGradients());
+    COUPLER_RETURN_IF_ERROR(optimizer_->Step(model_->params(), model_->grads(), lr));
     COUPLER_RETURN_IF_ERROR(model_->RefreshComputeCopies());
   } else {
     ++report_.skipped_steps;
@@ -176,11 +179,28 @@ Status Trainer::RunStep(int64_t step) {
     record.epoch = step / steps_per_epoch_ + 1;
     record.loss = step_loss;
     record.loss_scale = scale_before;
+    record.lr = lr;
+    record.grad_norm = grad_norm_;
+    record.time = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
     record.samples_per_s = seconds > 0 ? static_cast<double>(config_.global_batch) / seconds : 0;
     // Applied updates are counted (and checkpointed) by the optimizer, so this holds across
     // resumes.
     record.skipped_steps = step + 1 - optimizer_->steps_taken();
     history_->Append(record);
+  }
+  return Status::Ok();
+}
+
+// PyTorch's clip_grad_norm_: the global L2 norm of the averaged gradients; past the limit,
+// every gradient is scaled by limit / (norm + 1e-6). Every rank holds the same reduced
+// gradients, so each computes the same norm: no collective of its own.
+Status Trainer::ClipGradients() {
+  double sum = 0;
+  COUPLER_RETURN_IF_ERROR(backend_.kernels().sum_squares(model_->grads(), model_->num_params(), &sum));
+  grad_norm_ = std::sqrt(sum);
+  if (grad_norm_ > config_.clip_grad_norm) {
+    const auto factor = static_cast<float>(config_.clip_grad_norm / (grad_norm_ + 1e-6));
+    COUPLER_RETURN_IF_ERROR(backend_.kernels().scale(model_->grads(), model_->num_params(), factor));
   }
   return Status::Ok();
 }
@@ -272,6 +292,16 @@ Result<TrainReport> Trainer::Run() {
       COUPLER_RETURN_IF_ERROR(StopAt(step + 1, periodic));
       return std::move(report_);
     }
+  }
+  // The end of a finished run is on disk whatever checkpoint_every says: the last steps are
+  // never lost to a crash while writing the outputs, and a --resume of the finished run
+  // evaluates the final model without training.
+  if (step == total_steps_ && step > first_step_ && !config_.checkpoint_dir.empty() &&
+      saved_step_ != step) {
+    COUPLER_RETURN_IF_ERROR(SaveCheckpoint(step));
+  }
+  if (!config_.checkpoint_dir.empty() && step == total_steps_) {
+    report_.checkpoint = CheckpointPath(checkpoint_folder_, step);
   }
   if (history_) COUPLER_RETURN_IF_ERROR(history_->Flush());
   const double elapsed = std::chrono::duration<double>(Clock::now() - loop_start_).count();

@@ -23,6 +23,11 @@ struct TrainerOptions {
   TrainConfig config;
   size_t device_memory_limit = 0;  // bytes; 0 = unlimited
   bool resume = false;             // continue from the newest checkpoint in checkpoint_dir
+  // Continue from this checkpoint file instead (implies resume). Refused when it is another
+  // run's (other lr, seed, ...) unless `force`: the run then starts from its weights as a run of
+  // its own, keeping its checkpoints apart from the file's. The model must match either way.
+  std::string resume_from;
+  bool force = false;
   ElementType wire = ElementType::kFloat32;
   double progress_interval_s = 2.0;  // rank 0's progress lines; <= 0 = every step
   // Testing aid: rank 0's local gradients become inf on optimizer steps [first, last].

@@ -57,10 +57,15 @@ class Trainer {
   // nullopt when the folder holds no checkpoint at all; InvalidArgument naming how they differ
   // when it holds only other runs'.
   Result<std::optional<std::pair<std::string, CheckpointState>>> FindRunCheckpoint() const;
+  // Rank 0: the checkpoint --resume-from names and the folder this run goes on writing to (the
+  // file's own for this run's file; a fresh one when --force takes another run's).
+  Result<std::pair<std::string, CheckpointState>> ReadNamedCheckpoint();
   Status RunStep(int64_t step);
   Status ReserveMicroBatch();
   Status BackOff(int64_t step, const Status& local_error);
   Status Evaluate();
+  // Scales the gradients to the config's clip_grad_norm when their norm is past it.
+  Status ClipGradients();
   Status SaveCheckpoint(int64_t next_step);
   Status OpenHistory();
   Status StopAt(int64_t next_step, bool checkpoint_written);
@@ -99,6 +104,8 @@ class Trainer {
   // Rank 0: the folder this run's checkpoints go to, checkpoint_dir or, when that holds
   // another run's, a "run-*" folder of its own in it; retention counts only its files.
   std::string checkpoint_folder_;
+  int64_t saved_step_ = -1;
+  double grad_norm_ = -1;  // the last step's gradient norm when clipping (-1: not computed)  // rank 0: the step of the newest checkpoint this process wrote
   // The config's split when it did not fit this rank count: on --resume the checkpoint's split
   // replaces it, so it is an error only when there is no checkpoint.
   Status split_error_ = Status::Ok();

@@ -69,8 +69,7 @@ Status Trainer::Setup() {
       auto model,
       Mlp::Create(config_.layers, storage, budget_, backend_, config_.seed, kExtras));
   model_.emplace(std::move(model));
-  OptimizerSettings settings{config_.optimizer, config_.lr, config_.momentum,
-                             config_.weight_decay};
+  OptimizerSettings settings{config_.optimizer, config_.momentum, config_.weight_decay};
   COUPLER_ASSIGN_OR_RETURN(auto opt,
                            ParameterOptimizer::Create(settings, model_->num_params(), budget_,
                                                       backend_));
@@ -152,15 +151,41 @@ Result<std::optional<std::pair<std::string, CheckpointState>>> Trainer::FindRunC
                          "afresh without --resume (it then keeps its checkpoints beside those)");
 }
 
-// Rank 0 reads the newest checkpoint of this run and broadcasts it, so ranks on other hosts need
-// no shared filesystem.
+Result<std::pair<std::string, CheckpointState>> Trainer::ReadNamedCheckpoint() {
+  const std::string& path = options_.resume_from;
+  COUPLER_ASSIGN_OR_RETURN(CheckpointState state, ReadCheckpoint(path));
+  if (!SameRun(config_, state.fingerprint, "")) {
+    // Not even --force: the tensors would not fit the model.
+    return InvalidArgument(path + " was written by '" + state.fingerprint + "', this run is '" +
+                           Fingerprint(config_, comm_.size()) + "'");
+  }
+  if (SameRun(config_, state.fingerprint, state.run)) {
+    // This run's file: the run goes on where it lies, as --resume would.
+    const std::filesystem::path folder = std::filesystem::path(path).parent_path();
+    return std::make_pair(folder.empty() ? std::string(".") : folder.string(), std::move(state));
+  }
+  const std::string differs = IdentityDifferences(state.run, RunIdentity(config_));
+  if (!options_.force) {
+    return InvalidArgument(path + " is another run's checkpoint (" + differs +
+                           "); resume with the settings it was written with, or add --force to "
+                           "start this run from its weights");
+  }
+  log_->warn("--force: starting from {}, a checkpoint written with other settings ({}); this run "
+             "keeps its own checkpoints apart from it",
+             path, differs);
+  ChooseFreshFolder();
+  return std::make_pair(checkpoint_folder_, std::move(state));
+}
+
+// Rank 0 reads the newest checkpoint of this run (or the one --resume-from names) and broadcasts
+// it, so ranks on other hosts need no shared filesystem.
 Status Trainer::Resume() {
-  if (!options_.resume) {
+  if (!options_.resume && options_.resume_from.empty()) {
     ChooseFreshFolder();
     return Status::Ok();
   }
   checkpoint_folder_ = config_.checkpoint_dir;
-  if (config_.checkpoint_dir.empty()) {
+  if (config_.checkpoint_dir.empty() && options_.resume_from.empty()) {
     return InvalidArgument("--resume needs checkpoint_dir in the config");
   }
   CheckpointState state;
@@ -169,7 +194,11 @@ Status Trainer::Resume() {
   double header[7] = {0, 0, 0, 0, 0, 0, 1};
   Status local = Status::Ok();
   if (comm_.rank() == 0) {
-    auto found = FindRunCheckpoint();
+    auto found = [this]() -> Result<std::optional<std::pair<std::string, CheckpointState>>> {
+      if (options_.resume_from.empty()) return FindRunCheckpoint();
+      COUPLER_ASSIGN_OR_RETURN(auto named, ReadNamedCheckpoint());
+      return std::optional(std::move(named));
+    }();
     if (!found.ok()) {
       local = found.status();
     } else if (found->has_value()) {
@@ -247,7 +276,9 @@ Status Trainer::SaveCheckpoint(int64_t next_step) {
   s.params.resize(model_->num_params());
   COUPLER_RETURN_IF_ERROR(model_->ParamsToHost(s.params.data()));
   COUPLER_ASSIGN_OR_RETURN(s.optimizer_state, optimizer_->StateToHost());
-  return WriteCheckpoint(checkpoint_folder_, s);
+  COUPLER_RETURN_IF_ERROR(WriteCheckpoint(checkpoint_folder_, s));
+  saved_step_ = next_step;
+  return Status::Ok();
 }
 
 Status Trainer::OpenHistory() {

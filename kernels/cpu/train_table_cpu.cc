@@ -15,6 +15,7 @@ const TrainKernelTable& CpuTrainKernels() {
       .scale = &Scale,
       .all_finite = &AllFinite,
       .unscale_all_finite = &UnscaleAllFinite,
+      .sum_squares = &SumSquares,
       .sgd_momentum_step = &SgdMomentumStep,
       .adamw_step = &AdamWStep,
       .zero = &FillZero,

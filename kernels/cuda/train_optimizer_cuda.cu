@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "kernels/cuda/column_pass.h"
 #include "kernels/cuda/cuda_check.h"
@@ -69,6 +70,24 @@ Status RunFiniteCheck(float* x, size_t n, float s, bool* finite_host) {
       cudaMemcpy(&non_finite, flag.as<int>(), sizeof(int), cudaMemcpyDeviceToHost));
   *finite_host = non_finite == 0;
   return Status::Ok();
+}
+
+// Each block's sum of squares into partial[blockIdx.x]: per-thread sums in grid-stride order,
+// then a tree in shared memory, so the same launch gives the same bits every time.
+__global__ void SumSquaresKernel(const float* __restrict__ x, size_t n, double* partial) {
+  __shared__ double sums[kThreadsPerBlock];
+  double sum = 0;
+  for (size_t i = FirstIndex(); i < n; i += GridStride()) {
+    const double v = x[i];
+    sum = __dadd_rn(sum, __dmul_rn(v, v));
+  }
+  sums[threadIdx.x] = sum;
+  __syncthreads();
+  for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) sums[threadIdx.x] = __dadd_rn(sums[threadIdx.x], sums[threadIdx.x + half]);
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) partial[blockIdx.x] = sums[0];
 }
 
 // ---- Optimizer steps ----------------------------------------------------------------------
@@ -150,6 +169,25 @@ Status UnscaleAllFiniteCuda(float* x, size_t n, float s, bool* finite_host) {
   if (n == 0) return Status::Ok();
   if (x == nullptr) return NullPointer("UnscaleAllFiniteCuda");
   return RunFiniteCheck<true>(x, n, s, finite_host);
+}
+
+Status SumSquaresCuda(const float* x, size_t n, double* sum_host) {
+  if (sum_host == nullptr) return NullPointer("SumSquaresCuda");
+  *sum_host = 0;
+  if (n == 0) return Status::Ok();
+  if (x == nullptr) return NullPointer("SumSquaresCuda");
+  COUPLER_ASSIGN_OR_RETURN(const int blocks, BlocksFor(n));
+  COUPLER_ASSIGN_OR_RETURN(DeviceBuffer partial,
+                           DeviceBuffer::Allocate(static_cast<size_t>(blocks) * sizeof(double)));
+  SumSquaresKernel<<<blocks, kThreadsPerBlock>>>(x, n, partial.as<double>());
+  COUPLER_RETURN_IF_ERROR(CheckLaunch("SumSquaresKernel"));
+  std::vector<double> host(static_cast<size_t>(blocks));
+  COUPLER_CUDA_RETURN_IF_ERROR(cudaMemcpy(host.data(), partial.as<double>(),
+                                          host.size() * sizeof(double), cudaMemcpyDeviceToHost));
+  double sum = 0;
+  for (const double p : host) sum += p;
+  *sum_host = sum;
+  return Status::Ok();
 }
 
 Status SgdMomentumStepCuda(float* w, const float* g, float* v, size_t n, float lr, float momentum,

@@ -18,6 +18,7 @@ const TrainKernelTable& CudaTrainKernelTable() {
       .scale = &ScaleCuda,
       .all_finite = &AllFiniteCuda,
       .unscale_all_finite = &UnscaleAllFiniteCuda,
+      .sum_squares = &SumSquaresCuda,
       // The table's steps update the masters only; the fused compute copy is not asked for.
       .sgd_momentum_step = [](float* w, const float* g, float* v, size_t n, float lr,
                               float momentum, float weight_decay) {

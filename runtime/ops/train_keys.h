@@ -16,6 +16,15 @@ inline constexpr std::string_view kTrainPrecision = "precision";
 inline constexpr std::string_view kTrainEpochs = "epochs";
 inline constexpr std::string_view kTrainMicroBatch = "micro_batch";
 inline constexpr std::string_view kTrainAccumulate = "accumulate";
+inline constexpr std::string_view kTrainLr = "lr";
+inline constexpr std::string_view kTrainWeightDecay = "weight_decay";
+inline constexpr std::string_view kTrainSeed = "seed";
+inline constexpr std::string_view kTrainLrSchedule = "lr_schedule";
+inline constexpr std::string_view kTrainWarmupSteps = "warmup_steps";
+inline constexpr std::string_view kTrainClipGradNorm = "clip_grad_norm";
+
+// The spellings of `lr_schedule`, as the config loader accepts them.
+inline constexpr std::string_view kTrainLrScheduleChoices[] = {"constant", "step", "cosine"};
 
 // The spellings of `precision`, as the config loader accepts them.
 inline constexpr std::string_view kTrainPrecisionChoices[] = {"fp32", "fp16", "bf16"};
@@ -34,6 +43,14 @@ inline constexpr TrainNodeKey kTrainNodeKeys[] = {
     {kTrainEpochs, ParamType::kInt, 1, 1'000'000, {}, "passes over the data"},
     {kTrainMicroBatch, ParamType::kIntOrAuto, 1, 1e9, {}, "samples per micro-batch, or auto"},
     {kTrainAccumulate, ParamType::kInt, 1, 1e6, {}, "micro-batches per optimizer step"},
+    // A sweep is one job graph: train nodes that differ in these (each keeps its own
+    // checkpoints in its node directory, so the runs never meet).
+    {kTrainLr, ParamType::kFloat, {}, {}, {}, "learning rate (positive)"},
+    {kTrainWeightDecay, ParamType::kFloat, 0, {}, {}, "weight decay"},
+    {kTrainSeed, ParamType::kInt, 0, 9.0e15, {}, "seed of the split, the shuffles and the weights"},
+    {kTrainLrSchedule, ParamType::kString, {}, {}, kTrainLrScheduleChoices, "learning-rate schedule"},
+    {kTrainWarmupSteps, ParamType::kInt, 0, 1e12, {}, "steps of linear warmup"},
+    {kTrainClipGradNorm, ParamType::kFloat, 0, {}, {}, "clip the gradients' L2 norm to this (0: off)"},
 };
 
 }  // namespace coupler::ops

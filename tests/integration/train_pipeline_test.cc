@@ -88,7 +88,7 @@ TEST(TrainPipelineTest, StatusShowsTheTrainNodeAsOneGroupOfTwoRanks) {
                   "  - {id: standardize, op: standardize, inputs: [import, stats]}\n"
                   "  - id: train\n    op: train\n    inputs: [standardize]\n    ranks: 2\n"
                   "    params: {config: " + (kSourceDir / "examples" / "train-digits.yaml").string() +
-                  ", epochs: 5, accumulate: 2}\n"
+                  ", epochs: 5, accumulate: 2, lr: 0.002, seed: 11}\n"
                   "  - {id: evaluate, op: evaluate, inputs: [standardize, train]}\n");
   const CommandResult waited = cluster.Cli({"submit", spec.string(), "--wait"}, 180s);
   ASSERT_EQ(waited.exit_code, 0) << waited.out << waited.err << cluster.Logs();
@@ -113,6 +113,18 @@ TEST(TrainPipelineTest, StatusShowsTheTrainNodeAsOneGroupOfTwoRanks) {
   EXPECT_TRUE(std::regex_search(text.out, std::regex(R"(\n +train +done +1/1 +1 attempts  group of 2 ranks on 127\.0\.0\.1\n)")))
       << text.out;
   EXPECT_TRUE(fs::exists(cluster.dir() / "work" / "latest" / "evaluate" / PartName(0))) << cluster.Logs();
+  // The node's lr and seed (train op params: a sweep is one graph) reached the run.
+  const std::string model = ReadFile(cluster.dir() / "work" / "latest" / "train" / "model.json");
+  EXPECT_NE(model.find("\"seed\":\"11\""), std::string::npos) << model;
+  // The run's final checkpoint records the settings it ran with (train/resume_plan.h).
+  bool checkpoint_seen = false;
+  for (const auto& e : fs::directory_iterator(cluster.dir() / "work" / "latest" / "train" / "checkpoints")) {
+    checkpoint_seen = true;
+    const std::string bytes = ReadFile(e.path());
+    EXPECT_NE(bytes.find("lr=0.002; "), std::string::npos) << e.path();
+    EXPECT_NE(bytes.find("seed=11; "), std::string::npos) << e.path();
+  }
+  EXPECT_TRUE(checkpoint_seen) << "the finished run left no checkpoint";
 }
 
 // A gang larger than every worker's slots together waits, says why, and holds nothing: loose

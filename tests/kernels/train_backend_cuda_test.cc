@@ -49,7 +49,6 @@ std::vector<float> Train(TrainBackend& backend, Optimizer kind, int steps) {
   if (!mlp.ok()) return out;
   OptimizerSettings settings;
   settings.kind = kind;
-  settings.lr = 0.01f;
   settings.weight_decay = 1e-4f;
   auto opt = ParameterOptimizer::Create(settings, mlp->num_params(), budget, backend);
   EXPECT_TRUE(opt.ok()) << opt.status().ToString();
@@ -68,7 +67,7 @@ std::vector<float> Train(TrainBackend& backend, Optimizer kind, int steps) {
     bool finite = false;
     EXPECT_TRUE(backend.kernels().all_finite(mlp->grads(), mlp->num_params(), &finite).ok() &&
                 finite);
-    EXPECT_TRUE(opt->Step(mlp->params(), mlp->grads()).ok());
+    EXPECT_TRUE(opt->Step(mlp->params(), mlp->grads(), 0.01f).ok());
   }
   out.resize(mlp->num_params());
   EXPECT_TRUE(mlp->ParamsToHost(out.data()).ok());

@@ -53,14 +53,15 @@ TEST(TrainResumeTest, RunsSharingACheckpointDirNeverResumeEachOther) {
     std::sort(names.begin(), names.end());
     return names;
   };
-  // 22 steps an epoch: run A (the config's lr, 0.003) checkpoints at 10..60 and keeps 40, 50, 60.
+  // 22 steps an epoch: run A (the config's lr, 0.003) checkpoints at 10..60 and at its end, 66,
+  // and keeps 50, 60, 66.
   const std::vector<std::string> a = {"--set", "epochs=3", "--set", "checkpoint_every=10",
                                       "--set", "accumulate=4"};
   const CommandResult first = Train(1, dir, a);
   ASSERT_EQ(first.exit_code, 0) << first.err;
   const std::vector<std::string> a_files = files(ckpt);
-  ASSERT_EQ(a_files, (std::vector<std::string>{"ckpt-0000000040.bin", "ckpt-0000000050.bin",
-                                                "ckpt-0000000060.bin"}));
+  ASSERT_EQ(a_files, (std::vector<std::string>{"ckpt-0000000050.bin", "ckpt-0000000060.bin",
+                                                "ckpt-0000000066.bin"}));
 
   const std::vector<std::string> b = Join(a, {"--set", "lr=0.001"});
   const CommandResult second = Train(1, dir, Join(b, {"--stop-after-steps", "25"}));
@@ -81,10 +82,10 @@ TEST(TrainResumeTest, RunsSharingACheckpointDirNeverResumeEachOther) {
   EXPECT_NE(b_again.err.find("resumed from " + (b_folder / "ckpt-0000000020.bin").string()),
             std::string::npos)
       << b_again.err;
-  // A resumed is A, although B's checkpoints are newer: from its step 60.
+  // A resumed is A, although B's checkpoints are newer: from its final step, 66.
   const CommandResult a_again = Train(1, dir, Join(a, {"--resume"}));
   ASSERT_EQ(a_again.exit_code, 0) << a_again.err;
-  EXPECT_NE(a_again.err.find("resumed from " + (ckpt / "ckpt-0000000060.bin").string()),
+  EXPECT_NE(a_again.err.find("resumed from " + (ckpt / "ckpt-0000000066.bin").string()),
             std::string::npos)
       << a_again.err;
 
@@ -95,6 +96,56 @@ TEST(TrainResumeTest, RunsSharingACheckpointDirNeverResumeEachOther) {
   EXPECT_NE(neither.err.find("is of this run"), std::string::npos) << neither.err;
   EXPECT_NE(neither.err.find("lr 0.001 in the checkpoint, 0.01 here"), std::string::npos)
       << neither.err;
+}
+
+// A finished run leaves its final checkpoint whatever checkpoint_every says (before, the steps
+// after the last periodic one were on no disk), and --resume of it evaluates the final model
+// without training. --resume-from FILE takes one checkpoint: another run's only with --force,
+// and then this run keeps its own checkpoints apart from that file's.
+TEST(TrainResumeTest, AFinishedRunEndsOnACheckpointAndResumeFromNeedsForceForAnotherRuns) {
+  COUPLER_REQUIRE_DIGITS();
+  itest::TempDir dir;
+  const fs::path ckpt = dir / "ckpt";
+  const fs::path final_file = ckpt / "ckpt-0000000022.bin";
+  const std::vector<std::string> a = {"--set", "epochs=1", "--set", "checkpoint_every=100",
+                                      "--set", "accumulate=4"};
+  const CommandResult first = Train(1, dir, Join(a, {"--weights-out", (dir / "a.npy").string()}));
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  ASSERT_TRUE(fs::exists(final_file)) << "no checkpoint at the end of the run";
+
+  const CommandResult again = Train(1, dir, Join(a, {"--resume", "--weights-out", (dir / "a2.npy").string()}));
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.err.find("resumed from " + final_file.string()), std::string::npos) << again.err;
+  EXPECT_EQ(ReadWeights(dir / "a.npy"), ReadWeights(dir / "a2.npy")) << "a finished run trained on";
+
+  // Run B: another lr, one more epoch, from A's final checkpoint.
+  const std::vector<std::string> b = {"--set", "epochs=2", "--set", "checkpoint_every=100",
+                                      "--set", "accumulate=4", "--set", "lr=0.001"};
+  const CommandResult refused = Train(1, dir, Join(b, {"--resume-from", final_file.string()}));
+  EXPECT_EQ(refused.exit_code, 2) << refused.err;
+  EXPECT_NE(refused.err.find("is another run's checkpoint (lr 0.003 in the checkpoint, 0.001 here)"),
+            std::string::npos)
+      << refused.err;
+  EXPECT_NE(refused.err.find("--force"), std::string::npos) << refused.err;
+
+  const CommandResult forced = Train(1, dir, Join(b, {"--resume-from", final_file.string(), "--force"}));
+  ASSERT_EQ(forced.exit_code, 0) << forced.err;
+  EXPECT_NE(forced.err.find("--force: starting from " + final_file.string()), std::string::npos)
+      << forced.err;
+  EXPECT_NE(forced.err.find("resumed from "), std::string::npos) << forced.err;
+  std::vector<std::string> top, mine;
+  for (const auto& e : fs::directory_iterator(ckpt)) {
+    if (e.is_regular_file()) top.push_back(e.path().filename().string());
+    if (!e.is_directory()) continue;
+    for (const auto& f : fs::directory_iterator(e.path())) mine.push_back(f.path().filename().string());
+  }
+  EXPECT_EQ(top, (std::vector<std::string>{"ckpt-0000000022.bin"})) << "run A's folder was written to";
+  EXPECT_EQ(mine, (std::vector<std::string>{"ckpt-0000000044.bin"})) << "run B's own checkpoints";
+
+  const CommandResult lone_force = Train(1, dir, Join(a, {"--force"}));
+  EXPECT_EQ(lone_force.exit_code, 2) << lone_force.err;
+  EXPECT_NE(lone_force.err.find("--force goes with --resume-from"), std::string::npos)
+      << lone_force.err;
 }
 
 TEST(TrainResumeTest, TwoRankCheckpointResumesOnOneRankWithTheSameMath) {
@@ -234,7 +285,10 @@ TEST_F(TrainStopTest, CtrlCOnMpirunCheckpointsAndResumesBitIdentical) {
                      at),
             std::string::npos)
       << err;
-  EXPECT_NE(err.find("--resume\n", at), std::string::npos) << err;
+  // The command repeats the outputs the run was asked for (before, it dropped --metrics-out).
+  EXPECT_NE(err.find("--resume --metrics-out " + (dir_ / "run.json").string() + "\n", at),
+            std::string::npos)
+      << err;
   // The checkpoint it names is the step it stopped at.
   const int64_t step = std::stoll(err.substr(at + std::string("coupler train: stopped at step ").size()));
   EXPECT_GT(step, 100);

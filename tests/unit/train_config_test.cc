@@ -42,7 +42,8 @@ TEST(TrainConfigTest, EveryTrainNodeKeyIsAConfigKeyTheOpDeclares) {
     SCOPED_TRACE(std::string(key.name));
     EXPECT_NE(train_op->FindParam(key.name), nullptr);
     std::vector<std::string_view> values(key.choices.begin(), key.choices.end());
-    const std::string lowest = key.min ? std::to_string(static_cast<int64_t>(*key.min)) : "";
+    // Unbounded below (lr: positive, which a schema bound cannot say): any value it admits.
+    const std::string lowest = key.min ? std::to_string(static_cast<int64_t>(*key.min)) : "1";
     if (values.empty()) values.push_back(lowest);
     for (const std::string_view value : values) {
       Result<TrainConfig> config =

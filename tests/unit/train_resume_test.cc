@@ -84,6 +84,18 @@ TEST(ResumePlanTest, ARunIsItsModelAndItsSettingsNotItsRanksOrEpochs) {
   spaced.label_column = "digit; class";
   EXPECT_EQ(IdentityDifferences(RunIdentity(c), RunIdentity(spaced)),
             "label_column label in the checkpoint, digit; class here");
+  // A schedule or clipping makes another run; without them the identity is what checkpoints
+  // written before they existed hold, so those still resume.
+  EXPECT_EQ(RunIdentity(c).find("lr_schedule"), std::string::npos);
+  TrainConfig scheduled = c;
+  scheduled.schedule.shape = LrShape::kCosine;
+  scheduled.schedule.warmup_steps = 10;
+  scheduled.clip_grad_norm = 1.5;
+  EXPECT_FALSE(SameRun(scheduled, Fingerprint(c, 2), RunIdentity(c)));
+  EXPECT_EQ(IdentityDifferences(RunIdentity(c), RunIdentity(scheduled)),
+            "lr_schedule not set in the checkpoint, cosine here; warmup_steps not set in the "
+            "checkpoint, 10 here; lr_min_ratio not set in the checkpoint, 0 here; clip_grad_norm "
+            "not set in the checkpoint, 1.5 here");
 }
 
 // The run's settings travel in the checkpoint (format 2); a format-1 file still reads, naming
@@ -193,10 +205,16 @@ TEST(MetricsHistoryTest, LinesAreJsonWithNullForNonFinite) {
   r.epoch = 1;
   r.loss = 0.5;
   r.loss_scale = 65536;
+  r.lr = 0.00025;
   r.samples_per_s = 1234.56;
   r.skipped_steps = 1;
+  r.time = 1796616000.1234;
   EXPECT_EQ(FormatStepLine(r), "{\"step\":3,\"epoch\":1,\"loss\":0.5,\"loss_scale\":65536,"
-                               "\"samples_per_s\":1234.6,\"skipped_steps\":1}\n");
+                               "\"lr\":0.00025,\"samples_per_s\":1234.6,\"skipped_steps\":1,"
+                               "\"time\":1796616000.123}\n");
+  r.grad_norm = 3.5;  // computed when clipping
+  EXPECT_NE(FormatStepLine(r).find("\"lr\":0.00025,\"grad_norm\":3.5,\"samples_per_s\""),
+            std::string::npos);
   r.loss = std::numeric_limits<double>::infinity();
   EXPECT_NE(FormatStepLine(r).find("\"loss\":null,"), std::string::npos);
 }
@@ -281,8 +299,9 @@ TEST(TrainerResumeTest, StopRequestEndsAtAStepBoundaryAndResumesBitIdentical) {
   TrainerOptions options;
   options.config = SmallConfig();
   options.config.precision = ElementType::kFloat16;
-  options.config.checkpoint_dir = dir->path() + "/ckpt";
-  options.config.checkpoint_every = 0;  // only the stop writes one
+  // The straight run ends on a checkpoint of its own (a finished run's last): kept apart.
+  options.config.checkpoint_dir = dir->path() + "/straight-ckpt";
+  options.config.checkpoint_every = 0;  // only the stop (and the end) writes one
   options.metrics_history = dir->path() + "/straight.steps.jsonl";
   auto straight = RunGroup(2, options, split);
   ASSERT_TRUE(straight[0].ok()) << straight[0].status().ToString();
@@ -292,6 +311,9 @@ TEST(TrainerResumeTest, StopRequestEndsAtAStepBoundaryAndResumesBitIdentical) {
 
   // Raised before the first step: every rank stops after step 1, rank 0 checkpoints.
   std::atomic<bool> stop{true};
+  EXPECT_EQ(straight[0]->checkpoint, CheckpointPath(options.config.checkpoint_dir, total));
+  EXPECT_TRUE(std::filesystem::exists(straight[0]->checkpoint)) << "a finished run's last checkpoint";
+  options.config.checkpoint_dir = dir->path() + "/ckpt";
   TrainerOptions first = options;
   first.stop_requested = &stop;
   first.metrics_history = dir->path() + "/run.steps.jsonl";

@@ -152,6 +152,8 @@ constexpr std::pair<std::string_view, ElementType> kPrecisions[] = {
     {"bf16", ElementType::kBFloat16}};
 constexpr std::pair<std::string_view, Optimizer> kOptimizers[] = {
     {"sgd", Optimizer::kSgd}, {"adamw", Optimizer::kAdamW}};
+constexpr std::pair<std::string_view, LrShape> kLrShapes[] = {
+    {"constant", LrShape::kConstant}, {"step", LrShape::kStep}, {"cosine", LrShape::kCosine}};
 
 using Setter = Status (*)(TrainConfig&, const Field&);
 struct Key {
@@ -175,7 +177,7 @@ const Key kKeys[] = {
     {"layers", [](TrainConfig& c, const Field& f) { return GetLayers(f, c.layers); }},
     {"optimizer",
      [](TrainConfig& c, const Field& f) { return GetChoice(f, kOptimizers, c.optimizer); }},
-    {"lr",
+    {ops::kTrainLr,
      [](TrainConfig& c, const Field& f) {
        return GetFloat(f, "a positive number", [](double x) { return x > 0; }, c.lr);
      }},
@@ -184,7 +186,7 @@ const Key kKeys[] = {
        return GetFloat(f, "a number in [0, 1)", [](double x) { return x >= 0 && x < 1; },
                        c.momentum);
      }},
-    {"weight_decay",
+    {ops::kTrainWeightDecay,
      [](TrainConfig& c, const Field& f) {
        return GetFloat(f, "a non-negative number", [](double x) { return x >= 0; },
                        c.weight_decay);
@@ -209,7 +211,7 @@ const Key kKeys[] = {
      [](TrainConfig& c, const Field& f) {
        return GetNumber(f, "a positive number", [](double x) { return x > 0; }, c.bucket_mb);
      }},
-    {"seed",
+    {ops::kTrainSeed,
      [](TrainConfig& c, const Field& f) {
        // The full uint64 range: a seed printed by another run must read back.
        const std::string text = f.value.IsScalar() ? f.value.Scalar() : std::string();
@@ -224,6 +226,27 @@ const Key kKeys[] = {
      [](TrainConfig& c, const Field& f) { return GetPath(f, true, c.checkpoint_dir); }},
     {"checkpoint_every",
      [](TrainConfig& c, const Field& f) { return GetInteger(f, 0, c.checkpoint_every); }},
+    {ops::kTrainLrSchedule,
+     [](TrainConfig& c, const Field& f) { return GetChoice(f, kLrShapes, c.schedule.shape); }},
+    {ops::kTrainWarmupSteps,
+     [](TrainConfig& c, const Field& f) { return GetInteger(f, 0, c.schedule.warmup_steps); }},
+    {"lr_step_every",
+     [](TrainConfig& c, const Field& f) { return GetInteger(f, 1, c.schedule.step_every); }},
+    {"lr_step_gamma",
+     [](TrainConfig& c, const Field& f) {
+       return GetNumber(f, "a number in (0, 1]", [](double x) { return x > 0 && x <= 1; },
+                        c.schedule.step_gamma);
+     }},
+    {"lr_min_ratio",
+     [](TrainConfig& c, const Field& f) {
+       return GetNumber(f, "a number in [0, 1)", [](double x) { return x >= 0 && x < 1; },
+                        c.schedule.min_ratio);
+     }},
+    {ops::kTrainClipGradNorm,
+     [](TrainConfig& c, const Field& f) {
+       return GetNumber(f, "a non-negative number (0: no clipping)", [](double x) { return x >= 0; },
+                        c.clip_grad_norm);
+     }},
 };
 
 const Key* FindKey(std::string_view name) {

@@ -11,6 +11,7 @@
 
 #include "runtime/precision/element_type.h"
 #include "runtime/status.h"
+#include "train/config/lr_schedule.h"
 
 namespace coupler::train {
 
@@ -38,6 +39,8 @@ struct TrainConfig {
   uint64_t seed = 0;
   std::string checkpoint_dir;       // empty = no checkpoints; resolved like data
   int64_t checkpoint_every = 0;     // optimizer steps; 0 = never
+  LrSchedule schedule;              // the rate of each step (train/lr_schedule.h)
+  double clip_grad_norm = 0;        // > 0: the gradients' global L2 norm is clipped to it
 
   bool micro_batch_auto() const { return micro_batch == 0; }
 };

@@ -20,15 +20,15 @@ Result<ParameterOptimizer> ParameterOptimizer::Create(const OptimizerSettings& s
   return opt;
 }
 
-Status ParameterOptimizer::Step(float* w, const float* g) {
+Status ParameterOptimizer::Step(float* w, const float* g, float lr) {
   ++steps_;
   float* state = state_.as<float>();
   if (settings_.kind == Optimizer::kSgd) {
-    return backend_->kernels().sgd_momentum_step(w, g, state, params_, settings_.lr, settings_.momentum,
+    return backend_->kernels().sgd_momentum_step(w, g, state, params_, lr, settings_.momentum,
                                      settings_.weight_decay);
   }
   kernels::AdamWParams p;
-  p.lr = settings_.lr;
+  p.lr = lr;
   p.weight_decay = settings_.weight_decay;
   return backend_->kernels().adamw_step(w, g, state, state + params_, params_, p, steps_);
 }

@@ -15,7 +15,6 @@ namespace coupler::train {
 
 struct OptimizerSettings {
   Optimizer kind = Optimizer::kAdamW;
-  float lr = 1e-3f;
   float momentum = 0.9f;      // SGD momentum; AdamW's beta1 stays 0.9
   float weight_decay = 0.0f;  // decoupled, applied to every parameter
 };
@@ -26,8 +25,9 @@ class ParameterOptimizer {
   static Result<ParameterOptimizer> Create(const OptimizerSettings& settings, size_t params,
                                            memory::MemoryBudget& budget, TrainBackend& backend);
 
-  // One update of w from the (already averaged, unscaled) gradients g; buffer pointers.
-  Status Step(float* w, const float* g);
+  // One update of w from the (already averaged, unscaled) gradients g at learning rate `lr`
+  // (the schedule's for this step); buffer pointers.
+  Status Step(float* w, const float* g, float lr);
 
   int64_t steps_taken() const { return steps_; }
   // SGD: velocity; AdamW: first moments then second moments. Checkpoints save and restore it.
