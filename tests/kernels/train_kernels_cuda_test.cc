@@ -212,6 +212,24 @@ TEST(TrainKernelsTest, ScaleCudaMatchesCpu) {
   }
 }
 
+// Gradient clipping's squared norm: both sum in double, grouped differently, so they agree to
+// double rounding (far below float's), and the device's is the same on every call.
+TEST(TrainKernelsTest, SumSquaresCudaMatchesCpu) {
+  if (!HaveCudaDevice()) GTEST_SKIP() << "no CUDA device";
+  for (const size_t n : kLengths) {
+    SCOPED_TRACE(testing::Message() << "n=" << n);
+    const std::vector<float> x = RandomFloats(n, -100.0f, 100.0f, 700 + n);
+    DeviceBuffer d_x;
+    COUPLER_ASSERT_OK(Upload(x, &d_x));
+    double cpu = -1, gpu = -1, again = -2;
+    COUPLER_ASSERT_OK(SumSquares(x.data(), n, &cpu));
+    COUPLER_ASSERT_OK(SumSquaresCuda(d_x.as<float>(), n, &gpu));
+    COUPLER_ASSERT_OK(SumSquaresCuda(d_x.as<float>(), n, &again));
+    EXPECT_NEAR(gpu, cpu, 1e-12 * cpu);
+    EXPECT_EQ(gpu, again);
+  }
+}
+
 TEST(TrainKernelsTest, AllFiniteCudaMatchesCpu) {
   if (!HaveCudaDevice()) GTEST_SKIP() << "no CUDA device";
   for (const size_t n : kLengths) {
