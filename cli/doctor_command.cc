@@ -12,6 +12,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "kernels/cpu/onednn_gemm.h"
 #include "kernels/device.h"
 #include "train/comm/mpi_session.h"
 #include "train/comm/nccl_factory.h"
@@ -67,6 +68,8 @@ doctor::Facts GatherFacts() {
   zmq_version(&major, &minor, &patch);
   f.zeromq = std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
   f.zeromq_curve = zmq_has("curve") != 0;
+  f.cpu_isa = std::string(kernels::OneDnnIsa());
+  f.cpu_bf16_gemm = kernels::OneDnnRunsBf16();
   return f;
 }
 

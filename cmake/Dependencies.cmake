@@ -36,6 +36,14 @@ coupler_require(BLAS_FOUND "OpenBLAS" "libopenblas-dev")
 find_path(COUPLER_CBLAS_INCLUDE_DIR cblas.h PATH_SUFFIXES openblas x86_64-linux-gnu/openblas-pthread)
 coupler_require(COUPLER_CBLAS_INCLUDE_DIR "cblas.h" "libopenblas-dev")
 
+# The CPU GEMMs (fp32, and bf16 on AMX/AVX512_BF16): oneDNN's matmul, OpenBLAS where it has none.
+# Found by hand: Debian's dnnl-config.cmake insists on the OpenCL headers, which the CPU
+# library does not need.
+find_path(COUPLER_DNNL_INCLUDE_DIR dnnl.hpp PATH_SUFFIXES oneapi/dnnl)
+find_library(COUPLER_DNNL_LIBRARY dnnl)
+coupler_require(COUPLER_DNNL_INCLUDE_DIR "oneDNN (dnnl.hpp)" "libdnnl-dev")
+coupler_require(COUPLER_DNNL_LIBRARY "oneDNN (libdnnl.so)" "libdnnl-dev")
+
 find_package(PkgConfig QUIET)
 coupler_require(PKG_CONFIG_FOUND "pkg-config" "pkg-config")
 pkg_check_modules(HTTPLIB QUIET IMPORTED_TARGET cpp-httplib)

@@ -10,7 +10,7 @@ PACKAGES=(
   libcereal-dev rapidjson-dev libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev libyaml-cpp-dev libsqlite3-dev
-  libopenblas-dev libcpp-httplib-dev libssl-dev
+  libopenblas-dev libdnnl-dev libcpp-httplib-dev libssl-dev
   zlib1g-dev libzstd-dev
   python3 python3-zmq
   iproute2 util-linux
@@ -29,10 +29,11 @@ fi
 if [[ "${COUPLER_PYTHON_EXAMPLES:-0}" == "1" ]]; then
   PACKAGES+=(python3-torch python3-mpi4py python3-numpy python3-pandas)
 fi
-# The pipeline comparison (bench/pipeline/compare.py) runs pandas and Dask distributed beside
-# coupler: an optional group, for benchmarks only.
+# The pipeline comparisons (bench/pipeline/compare*.py) run pandas and Dask distributed beside
+# coupler, the training one (bench/train/compare_torch.py) PyTorch: an optional group, for
+# benchmarks only.
 if [[ "${COUPLER_BENCH_PYTHON:-0}" == "1" ]]; then
-  PACKAGES+=(python3-pandas python3-distributed python3-numpy)
+  PACKAGES+=(python3-pandas python3-distributed python3-numpy python3-torch)
 fi
 # clang + its sanitizer/libFuzzer runtime are only needed for -DCOUPLER_FUZZ=ON.
 if [[ "${COUPLER_FUZZ:-0}" == "1" ]]; then

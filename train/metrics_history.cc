@@ -36,8 +36,8 @@ class LineBuilder {
   std::string_view view() const { return {buffer_, static_cast<size_t>(at_ - buffer_)}; }
 
  private:
-  // Nine keys (~130 bytes) and nine numbers of at most 25 characters each.
-  char buffer_[512];
+  // Eleven keys (~160 bytes) and eleven numbers of at most 25 characters each.
+  char buffer_[640];
   char* at_ = buffer_;
   char* end_ = buffer_ + sizeof(buffer_);
 };
@@ -61,6 +61,12 @@ void AppendStepLine(const StepRecord& r, std::string* out) {
   if (r.grad_norm >= 0) {
     line.Text(",\"grad_norm\":");
     line.Shortest(r.grad_norm);
+  }
+  if (r.val_loss >= 0) {
+    line.Text(",\"val_loss\":");
+    line.Shortest(r.val_loss);
+    line.Text(",\"val_accuracy\":");
+    line.Shortest(r.val_accuracy);
   }
   line.Text(",\"samples_per_s\":");
   line.Fixed(r.samples_per_s, 1);

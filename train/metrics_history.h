@@ -22,6 +22,8 @@ struct StepRecord {
   double loss_scale = 1;  // the scale this step ran with
   double lr = 0;          // the learning rate the schedule gave this step
   double grad_norm = -1;  // the gradients' L2 norm before clipping; < 0: not computed (no clipping)
+  double val_loss = -1;   // the validation scores at an epoch's last step; < 0: none
+  double val_accuracy = -1;
   double samples_per_s = 0;  // global samples over this step's wall time
   int64_t skipped_steps = 0;  // non-finite steps skipped so far in the run (resumes included)
   double time = 0;            // when the step ended: seconds since the Unix epoch (UTC)
@@ -29,7 +31,8 @@ struct StepRecord {
 
 // {"step":1,"epoch":1,"loss":2.30,"loss_scale":1,"lr":0.001,"samples_per_s":51234,
 // "skipped_steps":0,"time":1796616000.123}\n, with "grad_norm" after "lr" when clipping
-// computed it; a non-finite number is written as null. The fields up to "lr" are the same in a
+// computed it and "val_loss", "val_accuracy" after them at an epoch's last step when the run
+// validates; a non-finite number is written as null. The fields up to "lr" are the same in a
 // resumed run as in an uninterrupted one; the rest are measurements.
 std::string FormatStepLine(const StepRecord& record);
 void AppendStepLine(const StepRecord& record, std::string* out);  // the same, without a copy

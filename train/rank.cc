@@ -152,7 +152,8 @@ int RunRank(const Result<RankOptions>& parsed) {
   options.config = *config;
   auto all = LoadDataset(config->data, config->label_column);
   if (!all.ok()) return fail(all.status(), "cannot read the data");
-  const Split split = SplitDataset(*all, config->test_fraction, config->seed);
+  Split split = SplitDataset(*all, config->test_fraction, config->seed);
+  HoldOutValidation(split, config->validation_fraction, config->seed);
 
   auto use_cuda = UseCuda(args.device);
   if (!use_cuda.ok()) return fail(use_cuda.status(), "bad option");

@@ -43,6 +43,10 @@ std::string RunIdentity(const TrainConfig& c) {
   // checkpoints had before they existed; the label column last (it may hold anything).
   std::string extra = ScheduleIdentity(c.schedule);
   if (c.clip_grad_norm > 0) extra += fmt::format("{}clip_grad_norm={}", extra.empty() ? "" : "; ", c.clip_grad_norm);
+  // Validation takes rows from training: another split is another run.
+  if (c.validation_fraction > 0) {
+    extra += fmt::format("{}validation_fraction={}", extra.empty() ? "" : "; ", c.validation_fraction);
+  }
   if (!extra.empty()) extra += "; ";
   return fmt::format("lr={}; momentum={}; weight_decay={}; seed={}; test_fraction={}; {}label_column={}",
                      c.lr, c.momentum, c.weight_decay, c.seed, c.test_fraction, extra, c.label_column);

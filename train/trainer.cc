@@ -1,11 +1,14 @@
 #include "train/trainer.h"
 
 #include <algorithm>
+#include <cmath>
+#include <filesystem>
 #include <limits>
 #include <numeric>
 #include <string>
 #include <utility>
 
+#include "kernels/cpu/onednn_gemm.h"
 #include "runtime/io/atomic_file.h"
 #include "train/memory/memory_budget.h"
 #include "runtime/util/json_writer.h"
@@ -186,7 +189,7 @@ Status Trainer::RunStep(int64_t step) {
     // Applied updates are counted (and checkpointed) by the optimizer, so this holds across
     // resumes.
     record.skipped_steps = step + 1 - optimizer_->steps_taken();
-    history_->Append(record);
+    last_record_ = record;  // appended by Run, after any validation of this step's epoch
   }
   return Status::Ok();
 }
@@ -205,6 +208,13 @@ Status Trainer::ClipGradients() {
   return Status::Ok();
 }
 
+std::string Trainer::GemmLabel() const {
+  if (backend_.name() != "cpu") return "cublas";
+  const bool onednn = config_.precision == ElementType::kFloat32 ||
+                      (config_.precision == ElementType::kBFloat16 && kernels::OneDnnRunsBf16());
+  return onednn ? "onednn " + std::string(kernels::OneDnnIsa()) : "openblas";
+}
+
 void Trainer::Progress(int64_t step, double loss, bool force) {
   if (comm_.rank() != 0) return;
   const auto now = Clock::now();
@@ -219,20 +229,18 @@ void Trainer::Progress(int64_t step, double loss, bool force) {
              elapsed > 0 ? samples / elapsed : 0.0, scaler_.scale(), micro_batch_, accumulate_);
 }
 
-Status Trainer::Evaluate() {
-  COUPLER_RETURN_IF_ERROR(ReserveMicroBatch());
-  const Dataset& test = data_.test;
+Result<Trainer::Score> Trainer::ScoreOn(const Dataset& data) {
   const size_t world = static_cast<size_t>(comm_.size());
   const size_t rank = static_cast<size_t>(comm_.rank());
-  const size_t begin = test.rows * rank / world;
-  const size_t end = test.rows * (rank + 1) / world;
+  const size_t begin = data.rows * rank / world;
+  const size_t end = data.rows * (rank + 1) / world;
   std::vector<uint32_t> rows(end - begin);
   std::iota(rows.begin(), rows.end(), static_cast<uint32_t>(begin));
   size_t correct = 0;
   double loss = 0;
   for (size_t at = 0; at < rows.size(); at += micro_batch_) {
     const size_t m = std::min(micro_batch_, rows.size() - at);
-    COUPLER_RETURN_IF_ERROR(StageRows(test, std::span(rows).subspan(at, m)));
+    COUPLER_RETURN_IF_ERROR(StageRows(data, std::span(rows).subspan(at, m)));
     COUPLER_ASSIGN_OR_RETURN(
         const double part,
         model_->Evaluate(stage_x_.as<float>(), stage_y_.as<int32_t>(), m, &correct));
@@ -240,14 +248,54 @@ Status Trainer::Evaluate() {
   }
   double sums[3] = {static_cast<double>(correct), static_cast<double>(rows.size()), loss};
   COUPLER_RETURN_IF_ERROR(host_comm_.AllReduce(sums, sums, 3, ElementType::kFloat64,
-                                          comm::ReduceOp::kSum)
-                              .WithContext("evaluation"));
+                                          comm::ReduceOp::kSum));
+  return Score{sums[1] > 0 ? sums[0] / sums[1] : 0.0, sums[1] > 0 ? sums[2] / sums[1] : 0.0};
+}
+
+// Every rank scores the validation rows (the same all-reduced score on each), so every rank
+// takes the same early-stopping decision; rank 0 keeps the best weights in <folder>/best/.
+Status Trainer::Validate(int64_t next_step) {
+  COUPLER_ASSIGN_OR_RETURN(const Score score, ScoreOn(data_.validation));
+  const int64_t epoch = next_step / steps_per_epoch_;
+  last_record_.val_loss = score.loss;
+  last_record_.val_accuracy = score.accuracy;
+  report_.val_loss = score.loss;
+  report_.val_accuracy = score.accuracy;
+  if (best_epoch_ == 0 || score.loss < best_val_loss_) {
+    best_val_loss_ = score.loss;
+    best_val_accuracy_ = score.accuracy;
+    best_epoch_ = epoch;
+    epochs_since_best_ = 0;
+    if (!config_.checkpoint_dir.empty()) {
+      const std::string folder = (std::filesystem::path(checkpoint_folder_) / "best").string();
+      COUPLER_RETURN_IF_ERROR(SaveCheckpoint(next_step, folder, /*keep=*/1));
+      report_.best_checkpoint = CheckpointPath(folder, next_step);
+    }
+    return Status::Ok();
+  }
+  ++epochs_since_best_;
+  if (config_.early_stop_patience > 0 && epochs_since_best_ >= config_.early_stop_patience) {
+    early_stop_ = true;
+    if (comm_.rank() == 0) {
+      log_->info("early stop after epoch {}: val_loss {:.4f} has not beaten epoch {}'s {:.4f} for "
+                 "{} epochs",
+                 epoch, score.loss, best_epoch_, best_val_loss_, epochs_since_best_);
+    }
+  }
+  return Status::Ok();
+}
+
+Status Trainer::Evaluate() {
+  COUPLER_RETURN_IF_ERROR(ReserveMicroBatch());
+  auto scored = ScoreOn(data_.test);
+  if (!scored.ok()) return scored.status().WithContext("evaluation");
+  const Score score = *scored;
   double peaks[2] = {static_cast<double>(budget_.peak()),
                      static_cast<double>(budget_.peak_compute_working_set())};
   COUPLER_RETURN_IF_ERROR(host_comm_.AllReduce(peaks, peaks, 2, ElementType::kFloat64,
                                           comm::ReduceOp::kMax)
                               .WithContext("peak memory"));
-  report_.test_accuracy = sums[1] > 0 ? sums[0] / sums[1] : 0.0;
+  report_.test_accuracy = score.accuracy;
   report_.peak_device_bytes = static_cast<size_t>(peaks[0]);
   report_.peak_working_set_bytes = static_cast<size_t>(peaks[1]);
   report_.peak_activation_bytes = budget_.peak(memory::MemoryKind::kActivation);
@@ -279,6 +327,17 @@ Result<TrainReport> Trainer::Run() {
   for (; step < total_steps_; ++step, ++loop_steps_) {
     if (options_.stop_after_steps >= 0 && loop_steps_ >= options_.stop_after_steps) break;
     COUPLER_RETURN_IF_ERROR(RunStep(step).WithContext("step " + std::to_string(step)));
+    if (data_.validation.rows > 0 && (step + 1) % steps_per_epoch_ == 0) {
+      COUPLER_RETURN_IF_ERROR(Validate(step + 1).WithContext("validation after step " +
+                                                             std::to_string(step + 1)));
+    }
+    if (history_) history_->Append(last_record_);
+    if (early_stop_) {
+      // Ends as a finished run: the final checkpoint, the test score, the outputs.
+      ++step;
+      ++loop_steps_;
+      break;
+    }
     const bool periodic = config_.checkpoint_every > 0 && !config_.checkpoint_dir.empty() &&
                           (step + 1) % config_.checkpoint_every == 0;
     if (periodic) {
@@ -296,11 +355,11 @@ Result<TrainReport> Trainer::Run() {
   // The end of a finished run is on disk whatever checkpoint_every says: the last steps are
   // never lost to a crash while writing the outputs, and a --resume of the finished run
   // evaluates the final model without training.
-  if (step == total_steps_ && step > first_step_ && !config_.checkpoint_dir.empty() &&
-      saved_step_ != step) {
+  const bool finished = step == total_steps_ || early_stop_;
+  if (finished && step > first_step_ && !config_.checkpoint_dir.empty() && saved_step_ != step) {
     COUPLER_RETURN_IF_ERROR(SaveCheckpoint(step));
   }
-  if (!config_.checkpoint_dir.empty() && step == total_steps_) {
+  if (!config_.checkpoint_dir.empty() && finished) {
     report_.checkpoint = CheckpointPath(checkpoint_folder_, step);
   }
   if (history_) COUPLER_RETURN_IF_ERROR(history_->Flush());
@@ -312,6 +371,21 @@ Result<TrainReport> Trainer::Run() {
   report_.epoch = step > 0 ? (step - 1) / steps_per_epoch_ + 1 : 0;
   report_.samples_per_s =
       elapsed > 0 ? static_cast<double>(loop_steps_) * config_.global_batch / elapsed : 0.0;
+  report_.run_seconds = train_seconds_before_ + elapsed;
+  report_.run_samples_per_s = report_.run_seconds > 0 ? static_cast<double>(step) *
+                                                            config_.global_batch / report_.run_seconds
+                                                      : 0.0;
+  report_.early_stopped = early_stop_;
+  if (best_epoch_ > 0) {
+    if (report_.best_checkpoint.empty() && !config_.checkpoint_dir.empty()) {
+      // Written by an earlier attempt of this run.
+      report_.best_checkpoint = CheckpointPath(
+          (std::filesystem::path(checkpoint_folder_) / "best").string(), best_epoch_ * steps_per_epoch_);
+    }
+    report_.best_val_loss = best_val_loss_;
+    report_.best_val_accuracy = best_val_accuracy_;
+    report_.best_epoch = best_epoch_;
+  }
   report_.final_loss = epoch_loss_steps_ > 0 ? epoch_loss_sum_ / epoch_loss_steps_ : 0.0;
   report_.precision = config_.precision;
   report_.micro_batch = micro_batch_;
@@ -320,6 +394,7 @@ Result<TrainReport> Trainer::Run() {
   report_.loss_scale = scaler_.scale();
   report_.device = backend_.name();
   report_.communicator = options_.communicator_name;
+  report_.gemm = GemmLabel();
   report_.weights.resize(model_->num_params());
   COUPLER_RETURN_IF_ERROR(model_->ParamsToHost(report_.weights.data()));
   return std::move(report_);
@@ -348,6 +423,7 @@ Status Trainer::StopAt(int64_t next_step, bool checkpoint_written) {
   report_.precision = config_.precision;
   report_.device = backend_.name();
   report_.communicator = options_.communicator_name;
+  report_.gemm = GemmLabel();
   return Status::Ok();
 }
 
@@ -379,6 +455,19 @@ Status WriteMetricsJson(const std::string& path, const TrainReport& r) {
   w.Field("step_attempts", r.step_attempts);
   w.Field("device", r.device);
   w.Field("communicator", r.communicator);
+  w.Field("gemm", r.gemm);
+  w.Field("run_steps", r.completed_steps);
+  w.Field("run_seconds", r.run_seconds);
+  w.Field("run_samples_per_s", r.run_samples_per_s);
+  if (r.best_epoch > 0) {
+    w.Field("val_loss", r.val_loss);
+    w.Field("val_accuracy", r.val_accuracy);
+    w.Field("best_val_loss", r.best_val_loss);
+    w.Field("best_val_accuracy", r.best_val_accuracy);
+    w.Field("best_epoch", r.best_epoch);
+    w.Field("best_checkpoint", r.best_checkpoint);
+    w.Field("early_stopped", r.early_stopped);
+  }
   w.EndObject();
   const std::string text = w.Finish();
   const std::span<const std::byte> parts[] = {std::as_bytes(std::span(text))};

@@ -84,6 +84,25 @@ struct TrainReport {
   std::vector<float> weights;      // final fp32 masters (the same on every rank)
   std::string device = "cpu";      // the backend's name: "cpu" or "cuda:N"
   std::string communicator = "mpi";
+  // What ran the GEMMs: "cublas", or on the CPU "onednn avx512_core_amx" (with the instruction
+  // set oneDNN chose), "openblas" for fp16 (oneDNN has no CPU fp16 kernel) and for bf16 on a
+  // CPU without AVX-512.
+  std::string gemm;
+  // With validation_fraction: the last epoch's validation scores (< 0: none), the best val_loss
+  // so far with its accuracy and epoch, the checkpoint holding those weights (with a
+  // checkpoint_dir), and whether early stopping ended the run.
+  double val_loss = -1;
+  double val_accuracy = -1;
+  double best_val_loss = -1;
+  double best_val_accuracy = -1;
+  int64_t best_epoch = 0;
+  std::string best_checkpoint;
+  bool early_stopped = false;
+  // The training loop's wall time over every attempt of the run (resumes included), and the
+  // rate over it: metrics.json's run-wide figures, where steps and samples_per_s are this
+  // attempt's.
+  double run_seconds = 0;
+  double run_samples_per_s = 0;
   // Stopped on request at a step boundary (stop_requested): no evaluation ran, and test_accuracy
   // and weights are not final.
   bool stopped = false;

@@ -64,9 +64,21 @@ class Trainer {
   Status ReserveMicroBatch();
   Status BackOff(int64_t step, const Status& local_error);
   Status Evaluate();
+  // A dataset's accuracy and mean loss, all ranks' rows together (a collective).
+  struct Score {
+    double accuracy = 0;
+    double loss = 0;
+  };
+  Result<Score> ScoreOn(const Dataset& data);
+  // At an epoch's end: scores the validation rows, keeps the best checkpoint, and decides early
+  // stopping (early_stop_).
+  Status Validate(int64_t next_step);
   // Scales the gradients to the config's clip_grad_norm when their norm is past it.
   Status ClipGradients();
-  Status SaveCheckpoint(int64_t next_step);
+  std::string GemmLabel() const;  // TrainReport::gemm
+  // Rank 0: this run's state at `next_step` into `folder` (default: checkpoint_folder_),
+  // keeping its newest `keep` files.
+  Status SaveCheckpoint(int64_t next_step, const std::string& folder = {}, int keep = 3);
   Status OpenHistory();
   Status StopAt(int64_t next_step, bool checkpoint_written);
   // Rows of `split` into stage_x_/stage_y_, through host memory when the backend is a device.
@@ -105,7 +117,16 @@ class Trainer {
   // another run's, a "run-*" folder of its own in it; retention counts only its files.
   std::string checkpoint_folder_;
   int64_t saved_step_ = -1;
-  double grad_norm_ = -1;  // the last step's gradient norm when clipping (-1: not computed)  // rank 0: the step of the newest checkpoint this process wrote
+  double grad_norm_ = -1;  // the last step's gradient norm when clipping (-1: not computed)
+  StepRecord last_record_;  // the last step's history line, until Run appends it
+  // The run's progress beyond its weights, checkpointed and restored by a resume: training-loop
+  // seconds of earlier attempts, the best validation score so far and the epochs since.
+  double train_seconds_before_ = 0;
+  double best_val_loss_ = 0;
+  double best_val_accuracy_ = 0;
+  int64_t best_epoch_ = 0;
+  int64_t epochs_since_best_ = 0;
+  bool early_stop_ = false;  // every rank's Validate decided the run has stopped improving  // rank 0: the step of the newest checkpoint this process wrote
   // The config's split when it did not fit this rank count: on --resume the checkpoint's split
   // replaces it, so it is an error only when there is no checkpoint.
   Status split_error_ = Status::Ok();

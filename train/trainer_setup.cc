@@ -190,8 +190,11 @@ Status Trainer::Resume() {
   }
   CheckpointState state;
   std::string notice;  // rank 0's, when the run does not use the config's split
-  // header: found (1), error (-1) or none (0); step; micro_batch; accumulate; clean; opt steps
-  double header[7] = {0, 0, 0, 0, 0, 0, 1};
+  // header: found (1), error (-1) or none (0); step; micro_batch; accumulate; clean; opt steps;
+  // loss scale; the run's progress (training seconds, best val loss and accuracy, best epoch,
+  // epochs since), which every rank needs to take the same early-stopping decision.
+  constexpr int kHeader = 12;
+  double header[kHeader] = {0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0};
   Status local = Status::Ok();
   if (comm_.rank() == 0) {
     auto found = [this]() -> Result<std::optional<std::pair<std::string, CheckpointState>>> {
@@ -224,8 +227,13 @@ Status Trainer::Resume() {
     header[4] = static_cast<double>(state.clean_steps);
     header[5] = static_cast<double>(state.optimizer_steps);
     header[6] = state.loss_scale;
+    header[7] = state.train_seconds;
+    header[8] = state.best_val_loss;
+    header[9] = state.best_val_accuracy;
+    header[10] = static_cast<double>(state.best_epoch);
+    header[11] = static_cast<double>(state.epochs_since_best);
   }
-  COUPLER_RETURN_IF_ERROR(host_comm_.Broadcast(header, 7, ElementType::kFloat64, 0));
+  COUPLER_RETURN_IF_ERROR(host_comm_.Broadcast(header, kHeader, ElementType::kFloat64, 0));
   if (header[0] < 0) {
     return comm_.rank() == 0 ? local : Aborted("rank 0 could not read the checkpoint");
   }
@@ -251,6 +259,11 @@ Status Trainer::Resume() {
   accumulate_ = static_cast<size_t>(header[3]);
   scaler_.Restore(static_cast<float>(header[6]), static_cast<int64_t>(header[4]));
   optimizer_->RestoreSteps(static_cast<int64_t>(header[5]));
+  train_seconds_before_ = header[7];
+  best_val_loss_ = header[8];
+  best_val_accuracy_ = header[9];
+  best_epoch_ = static_cast<int64_t>(header[10]);
+  epochs_since_best_ = static_cast<int64_t>(header[11]);
   COUPLER_RETURN_IF_ERROR(model_->RefreshComputeCopies());
   if (comm_.rank() == 0) {
     if (!notice.empty()) log_->warn("{}", notice);
@@ -261,7 +274,7 @@ Status Trainer::Resume() {
   return Status::Ok();
 }
 
-Status Trainer::SaveCheckpoint(int64_t next_step) {
+Status Trainer::SaveCheckpoint(int64_t next_step, const std::string& folder, int keep) {
   if (comm_.rank() != 0) return Status::Ok();
   CheckpointState s;
   s.step = next_step;
@@ -273,10 +286,17 @@ Status Trainer::SaveCheckpoint(int64_t next_step) {
   s.optimizer_steps = optimizer_->steps_taken();
   s.fingerprint = Fingerprint(config_, comm_.size());
   s.run = RunIdentity(config_);
+  s.train_seconds =
+      train_seconds_before_ + std::chrono::duration<double>(Clock::now() - loop_start_).count();
+  s.best_val_loss = best_val_loss_;
+  s.best_val_accuracy = best_val_accuracy_;
+  s.best_epoch = best_epoch_;
+  s.epochs_since_best = epochs_since_best_;
   s.params.resize(model_->num_params());
   COUPLER_RETURN_IF_ERROR(model_->ParamsToHost(s.params.data()));
   COUPLER_ASSIGN_OR_RETURN(s.optimizer_state, optimizer_->StateToHost());
-  COUPLER_RETURN_IF_ERROR(WriteCheckpoint(checkpoint_folder_, s));
+  if (!folder.empty()) return WriteCheckpoint(folder, s, keep);  // the best, apart
+  COUPLER_RETURN_IF_ERROR(WriteCheckpoint(checkpoint_folder_, s, keep));
   saved_step_ = next_step;
   return Status::Ok();
 }

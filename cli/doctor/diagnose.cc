@@ -111,6 +111,14 @@ std::vector<Finding> Diagnose(const Facts& f) {
   } else {
     out.push_back({"mpirun", Verdict::kOk, f.mpirun, ""});
   }
+  if (f.cpu_bf16_gemm) {
+    out.push_back({"cpu gemm", Verdict::kOk, "oneDNN on " + f.cpu_isa + ": fp32 and bf16 GEMMs", ""});
+  } else {
+    out.push_back({"cpu gemm", Verdict::kNote,
+                   "oneDNN on " + f.cpu_isa + ": fp32 GEMMs; bf16 ones are widened to fp32, so "
+                   "precision bf16 saves memory here but is not faster",
+                   "bf16 GEMMs need AVX-512 (fastest with AVX512_BF16 or AMX)"});
+  }
   if (f.zeromq_curve) {
     out.push_back({"zeromq", Verdict::kOk, f.zeromq + " with CURVE", ""});
   } else {

@@ -36,6 +36,10 @@ struct Facts {
   std::string mpirun;                    // path, empty when not on PATH
   std::string zeromq;                    // "4.3.4"
   bool zeromq_curve = false;
+  // The CPU GEMMs (kernels/cpu/onednn_gemm.h): the instruction set oneDNN uses here, and
+  // whether it runs bf16 ones (else they are widened to fp32 for OpenBLAS).
+  std::string cpu_isa;                   // "avx512_core_amx"
+  bool cpu_bf16_gemm = false;
 };
 
 enum class Verdict { kOk, kNote, kProblem };

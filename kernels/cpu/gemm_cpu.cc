@@ -1,13 +1,15 @@
-// Gemm on the CPU: fp32 operands go straight to OpenBLAS's sgemm; 16-bit operands are widened
-// to fp32 one tile at a time inside a fixed workspace, so a mixed-precision GEMM costs at most
-// kGemmWorkspaceBytes of scratch however large the matrices are. OpenBLAS is opened on first
-// use (kernels/cpu/openblas_library.h).
+// Gemm on the CPU: oneDNN's matmul where it has a kernel (fp32, and bf16 on AVX-512 CPUs:
+// kernels/cpu/onednn_gemm.h); otherwise fp32 operands go straight to OpenBLAS's sgemm and
+// 16-bit ones are widened to fp32 one tile at a time inside a fixed workspace, so a
+// mixed-precision GEMM costs at most kGemmWorkspaceBytes of scratch however large the matrices
+// are. OpenBLAS is opened on first use (kernels/cpu/openblas_library.h).
 
 #include <algorithm>
 #include <climits>
 #include <cstddef>
 #include <vector>
 
+#include "kernels/cpu/onednn_gemm.h"
 #include "kernels/cpu/openblas_library.h"
 #include "kernels/cpu/storage_access.h"
 #include "kernels/train_kernels.h"
@@ -173,6 +175,7 @@ Status Gemm(bool trans_a, bool trans_b, float alpha, ConstMatrix a, ConstMatrix 
     return Status::Ok();
   }
   COUPLER_CHECK(a.data != nullptr && b.data != nullptr) << "Gemm: null operand";
+  if (OneDnnGemm(trans_a, trans_b, alpha, a, b, beta, c, m, n, k)) return Status::Ok();
   COUPLER_ASSIGN_OR_RETURN(const OpenBlasApi* blas, OpenBlas());
 
   if (a.storage == ElementType::kFloat32 && b.storage == ElementType::kFloat32 &&

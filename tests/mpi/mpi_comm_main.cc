@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "train/comm/gradient_reducer.h"
+#include "train/comm/mpi_include.h"
 #include "train/comm/mpi_communicator.h"
 #include "train/comm/mpi_session.h"
 #include "runtime/precision/half.h"
@@ -149,6 +150,42 @@ void TestStalledPeer(int rank) {
   Check(c.Barrier().code() == StatusCode::kAborted, rank, "broken communicator returns Aborted");
 }
 
+// MpiSession starts Open MPI with mpi_yield_when_idle on (mpirun leaves it off unless the node
+// is oversubscribed): a rank waiting in a collective yields its core instead of spinning, so a
+// rank sharing its core with another process does not starve the peer it waits for. Read back
+// through the MPI tool interface, as Open MPI resolved it.
+void TestYieldsWhenIdle(int rank) {
+  int provided = 0;
+  Check(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) == MPI_SUCCESS, rank, "MPI_T_init_thread");
+  int count = 0;
+  MPI_T_cvar_get_num(&count);
+  int found = -1;
+  long long value = -1;
+  for (int i = 0; i < count && found < 0; ++i) {
+    char name[256];
+    char desc[1024];
+    int name_len = sizeof(name), desc_len = sizeof(desc), verbosity = 0, bind = 0, scope = 0;
+    MPI_Datatype type;
+    MPI_T_enum enumtype;
+    if (MPI_T_cvar_get_info(i, name, &name_len, &verbosity, &type, &enumtype, desc, &desc_len,
+                            &bind, &scope) != MPI_SUCCESS ||
+        std::string(name) != "mpi_yield_when_idle") {
+      continue;
+    }
+    found = i;
+    MPI_T_cvar_handle handle;
+    int elements = 0;
+    if (MPI_T_cvar_handle_alloc(i, nullptr, &handle, &elements) == MPI_SUCCESS) {
+      long long buffer[4] = {0, 0, 0, 0};  // an int or a bool, whatever width Open MPI gives it
+      if (MPI_T_cvar_read(handle, buffer) == MPI_SUCCESS) value = buffer[0] & 0xFF;
+      MPI_T_cvar_handle_free(&handle);
+    }
+  }
+  MPI_T_finalize();
+  Check(found >= 0, rank, "Open MPI lists mpi_yield_when_idle");
+  Check(value == 1, rank, "mpi_yield_when_idle is on, got " + std::to_string(value));
+}
+
 int Main(int argc, char** argv) {
   auto session = MpiSession::Start(&argc, &argv);
   if (!session.ok()) {
@@ -161,6 +198,7 @@ int Main(int argc, char** argv) {
     return 1;
   }
   Communicator& c = **comm_or;
+  TestYieldsWhenIdle(c.rank());
   TestAllReduce(c);
   TestBroadcastAndBarrier(c);
   TestReducer(c, GradientReducerOptions{}.bucket_bytes, ElementType::kFloat32, 1);

@@ -17,6 +17,8 @@ Facts HealthyGpuMachine() {
   f.mpirun = "/usr/bin/mpirun";
   f.zeromq = "4.3.4";
   f.zeromq_curve = true;
+  f.cpu_isa = "avx512_core_amx";
+  f.cpu_bf16_gemm = true;
   return f;
 }
 
@@ -35,6 +37,26 @@ TEST(DoctorTest, HealthyGpuMachineHasNoProblem) {
   EXPECT_NE(gpu->detail.find("NVIDIA H200, sm_90, 150.0 GiB total, 140.0 GiB free"),
             std::string::npos)
       << gpu->detail;
+}
+
+// The CPU GEMMs: oneDNN's instruction set, and a note (not a problem) where bf16 ones are
+// widened, saying what that costs and what would change it.
+TEST(DoctorTest, TheCpuGemmsNameTheirInstructionSetAndWhetherBf16IsFast) {
+  Facts f = HealthyGpuMachine();
+  const auto fast = Diagnose(f);
+  const Finding* gemm = Find(fast, "cpu gemm");
+  ASSERT_NE(gemm, nullptr);
+  EXPECT_EQ(gemm->verdict, Verdict::kOk);
+  EXPECT_EQ(gemm->detail, "oneDNN on avx512_core_amx: fp32 and bf16 GEMMs");
+  f.cpu_isa = "avx2";
+  f.cpu_bf16_gemm = false;
+  const auto slow = Diagnose(f);
+  gemm = Find(slow, "cpu gemm");
+  ASSERT_NE(gemm, nullptr);
+  EXPECT_EQ(gemm->verdict, Verdict::kNote);
+  EXPECT_NE(gemm->detail.find("bf16 saves memory here but is not faster"), std::string::npos);
+  EXPECT_NE(gemm->fix.find("AVX-512"), std::string::npos);
+  EXPECT_FALSE(HasProblem(slow));
 }
 
 TEST(DoctorTest, NoDriverIsANoteNotAProblem) {

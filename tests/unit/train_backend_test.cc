@@ -145,6 +145,8 @@ TEST(TrainBackendTest, TheReportAndMetricsRecordTheDeviceAndCommunicator) {
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   EXPECT_EQ(report->device, "cpu");
   EXPECT_EQ(report->communicator, "mpi");
+  // fp32 on the CPU: oneDNN's matmul, named with the instruction set it chose here.
+  EXPECT_EQ(report->gemm.rfind("onednn ", 0), 0u) << report->gemm;
 }
 
 }  // namespace

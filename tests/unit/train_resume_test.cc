@@ -98,9 +98,10 @@ TEST(ResumePlanTest, ARunIsItsModelAndItsSettingsNotItsRanksOrEpochs) {
             "not set in the checkpoint, 1.5 here");
 }
 
-// The run's settings travel in the checkpoint (format 2); a format-1 file still reads, naming
-// no run.
-TEST(CheckpointTest, TheRunIsStoredAndAFormatOneFileStillReads) {
+// The run's settings (format 2) and its progress (format 3: training time, best validation
+// score) travel in the checkpoint; files of formats 1 and 2 still read, naming no run and
+// starting the progress afresh.
+TEST(CheckpointTest, TheRunAndItsProgressAreStoredAndOlderFormatsStillRead) {
   auto dir = io::TempDir::Create("coupler-ckpt");
   ASSERT_TRUE(dir.ok());
   CheckpointState s;
@@ -109,38 +110,58 @@ TEST(CheckpointTest, TheRunIsStoredAndAFormatOneFileStillReads) {
   s.accumulate = 2;
   s.fingerprint = Fingerprint(Digits(), 1);
   s.run = RunIdentity(Digits());
+  s.train_seconds = 12.5;
+  s.best_val_loss = 0.25;
+  s.best_val_accuracy = 0.875;
+  s.best_epoch = 3;
+  s.epochs_since_best = 1;
   s.params = {1.0f, 2.0f};
   ASSERT_TRUE(WriteCheckpoint(dir->path(), s).ok());
   auto back = ReadCheckpoint(CheckpointPath(dir->path(), 7));
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(back->run, s.run);
+  EXPECT_EQ(back->train_seconds, 12.5);
+  EXPECT_EQ(back->best_val_loss, 0.25);
+  EXPECT_EQ(back->best_val_accuracy, 0.875);
+  EXPECT_EQ(back->best_epoch, 3);
+  EXPECT_EQ(back->epochs_since_best, 1);
   EXPECT_EQ(back->params, s.params);
   EXPECT_TRUE(HasCheckpoints(dir->path()));
-  // Format 1: the same payload without the run, as the previous release wrote it.
-  std::string v1 = [&] {
+  const std::string v3 = [&] {
     std::ifstream in(CheckpointPath(dir->path(), 7), std::ios::binary);
     return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   }();
-  const size_t header = 8 + 4 + 8 + 8;
-  std::string payload = v1.substr(header);
-  // step, seed, micro_batch, accumulate; loss_scale; clean_steps, optimizer_steps; fingerprint.
-  const size_t run_at = 8 * 4 + 4 + 8 * 2 + 8 + s.fingerprint.size();
-  payload.erase(run_at, 8 + s.run.size());
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char b : payload) h = (h ^ b) * 0x100000001b3ull;
-  std::string head = v1.substr(0, 8);
-  const uint32_t version = 1;
-  const uint64_t size = payload.size();
-  head.append(reinterpret_cast<const char*>(&version), 4);
-  head.append(reinterpret_cast<const char*>(&size), 8);
-  head.append(reinterpret_cast<const char*>(&h), 8);
-  const std::string old_path = dir->File("old.bin");
-  std::ofstream(old_path, std::ios::binary) << head << payload;
-  auto old = ReadCheckpoint(old_path);
-  ASSERT_TRUE(old.ok()) << old.status().ToString();
-  EXPECT_EQ(old->run, "");
-  EXPECT_EQ(old->fingerprint, s.fingerprint);
-  EXPECT_EQ(old->params, s.params);
+  // An older release's file: this payload without what it did not write, under its version.
+  auto older = [&](uint32_t version, bool keep_run) {
+    const size_t header = 8 + 4 + 8 + 8;
+    std::string payload = v3.substr(header);
+    // step, seed, micro_batch, accumulate; loss_scale; clean_steps, optimizer_steps; fingerprint.
+    const size_t run_at = 8 * 4 + 4 + 8 * 2 + 8 + s.fingerprint.size();
+    const size_t progress = 8 * 5;
+    payload.erase(keep_run ? run_at + 8 + s.run.size() : run_at,
+                  (keep_run ? 0 : 8 + s.run.size()) + progress);
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (unsigned char b : payload) h = (h ^ b) * 0x100000001b3ull;
+    std::string head = v3.substr(0, 8);
+    const uint64_t size = payload.size();
+    head.append(reinterpret_cast<const char*>(&version), 4);
+    head.append(reinterpret_cast<const char*>(&size), 8);
+    head.append(reinterpret_cast<const char*>(&h), 8);
+    const std::string path = dir->File("v" + std::to_string(version) + ".bin");
+    std::ofstream(path, std::ios::binary) << head << payload;
+    return ReadCheckpoint(path);
+  };
+  auto v2 = older(2, true);
+  ASSERT_TRUE(v2.ok()) << v2.status().ToString();
+  EXPECT_EQ(v2->run, s.run);
+  EXPECT_EQ(v2->best_epoch, 0);
+  EXPECT_EQ(v2->train_seconds, 0.0);
+  EXPECT_EQ(v2->params, s.params);
+  auto v1 = older(1, false);
+  ASSERT_TRUE(v1.ok()) << v1.status().ToString();
+  EXPECT_EQ(v1->run, "");
+  EXPECT_EQ(v1->fingerprint, s.fingerprint);
+  EXPECT_EQ(v1->params, s.params);
 }
 
 TEST(ResumePlanTest, SameRankCountKeepsTheCheckpointsSplitAndSaysSo) {

@@ -12,6 +12,12 @@ Result<MpiSession> MpiSession::Start(int* argc, char*** argv) {
   COUPLER_MPI_RETURN_IF_ERROR(MPI_Initialized(&initialized));
   bool owns = false;
   if (!initialized) {
+    // Open MPI spins while a rank waits in a collective. Where the rank shares its core (a
+    // loaded node, a process beside it) the spinning rank starves the very peer it waits for:
+    // two ranks fell to 0.4-0.6x of one when another process took a core. Yielding when idle
+    // costs a little latency and keeps a loaded machine moving. An operator's own setting
+    // (environment, or mpirun --mca, which reaches the ranks as this variable) wins.
+    ::setenv("OMPI_MCA_mpi_yield_when_idle", "1", /*overwrite=*/0);
     int provided = 0;
     COUPLER_MPI_RETURN_IF_ERROR(MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided));
     owns = true;

@@ -242,6 +242,13 @@ const Key kKeys[] = {
        return GetNumber(f, "a number in [0, 1)", [](double x) { return x >= 0 && x < 1; },
                         c.schedule.min_ratio);
      }},
+    {"validation_fraction",
+     [](TrainConfig& c, const Field& f) {
+       return GetNumber(f, "a number in [0, 1)", [](double x) { return x >= 0 && x < 1; },
+                        c.validation_fraction);
+     }},
+    {"early_stop_patience",
+     [](TrainConfig& c, const Field& f) { return GetInteger(f, 0, c.early_stop_patience); }},
     {ops::kTrainClipGradNorm,
      [](TrainConfig& c, const Field& f) {
        return GetNumber(f, "a non-negative number (0: no clipping)", [](double x) { return x >= 0; },
@@ -373,6 +380,10 @@ Result<TrainConfig> ParseTrainConfig(std::string_view text, std::string_view sou
       return InvalidArgument(std::string(source_name) + ": missing required key '" + required +
                              "'");
     }
+  }
+  if (config.early_stop_patience > 0 && config.validation_fraction <= 0) {
+    return InvalidArgument(std::string(source_name) +
+                           ": early_stop_patience needs validation_fraction (the rows it watches)");
   }
   return config;
 }

@@ -41,6 +41,8 @@ struct TrainConfig {
   int64_t checkpoint_every = 0;     // optimizer steps; 0 = never
   LrSchedule schedule;              // the rate of each step (train/lr_schedule.h)
   double clip_grad_norm = 0;        // > 0: the gradients' global L2 norm is clipped to it
+  double validation_fraction = 0;   // [0, 1): training rows scored at each epoch's end
+  int64_t early_stop_patience = 0;  // > 0: stop after this many epochs without a better val_loss
 
   bool micro_batch_auto() const { return micro_batch == 0; }
 };

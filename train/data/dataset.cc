@@ -59,8 +59,18 @@ Split SplitDataset(const Dataset& all, double test_fraction, uint64_t seed) {
   const size_t test_rows = ops::HeldOutCount(all.rows, test_fraction);
   const std::vector<uint32_t> order = ops::SeededPermutation(all.rows, seed);
   const std::span<const uint32_t> rows(order);
-  return Split{Subset(all, rows.first(all.rows - test_rows)),
-               Subset(all, rows.last(test_rows))};
+  return Split{Subset(all, rows.first(all.rows - test_rows)), Subset(all, rows.last(test_rows)),
+               Dataset{}};
+}
+
+void HoldOutValidation(Split& split, double fraction, uint64_t seed) {
+  const size_t rows = split.train.rows;
+  const size_t held = ops::HeldOutCount(rows, fraction);
+  if (held == 0) return;
+  const std::vector<uint32_t> order = ops::SeededPermutation(rows, SplitMix64(seed ^ 0x76616c6964617465ull));
+  const std::span<const uint32_t> all(order);
+  split.validation = Subset(split.train, all.last(held));
+  split.train = Subset(split.train, all.first(rows - held));
 }
 
 std::vector<uint32_t> EpochOrder(size_t rows, uint64_t seed, int64_t epoch) {

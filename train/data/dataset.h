@@ -38,8 +38,14 @@ Result<Dataset> LoadDataset(const std::string& path, const std::string& label_co
 struct Split {
   Dataset train;
   Dataset test;
+  Dataset validation;  // empty unless HoldOutValidation took some of train
 };
 Split SplitDataset(const Dataset& all, double test_fraction, uint64_t seed);
+
+// Moves round(train rows x fraction) of split.train into split.validation: the last ones of a
+// permutation seeded from (seed, "validation"), so the held-out test rows stay exactly those of
+// a run without validation, and every rank takes the same. fraction in [0, 1).
+void HoldOutValidation(Split& split, double fraction, uint64_t seed);
 
 // The order of training rows for an epoch: a permutation of [0, rows) from (seed, epoch), the
 // same on every rank and independent of the world size (so np=1 and np=2 see the same global

@@ -17,7 +17,7 @@ namespace {
 
 constexpr char kMagic[8] = {'C', 'P', 'L', 'R', 'C', 'K', 'P', 'T'};
 // 2 added the run's identity after the fingerprint; 1 is still read (its run unknown).
-constexpr uint32_t kVersion = 2;
+constexpr uint32_t kVersion = 3;
 
 // FNV-1a over the payload: catches truncation and bit rot; not a security measure.
 uint64_t Fnv1a(std::span<const std::byte> bytes) {
@@ -114,6 +114,11 @@ Status WriteCheckpoint(const std::string& dir, const CheckpointState& state, int
   payload.Put(state.optimizer_steps);
   payload.PutString(state.fingerprint);
   payload.PutString(state.run);
+  payload.Put(state.train_seconds);
+  payload.Put(state.best_val_loss);
+  payload.Put(state.best_val_accuracy);
+  payload.Put(state.best_epoch);
+  payload.Put(state.epochs_since_best);
   payload.PutFloats(state.params);
   payload.PutFloats(state.optimizer_state);
 
@@ -166,7 +171,11 @@ Result<CheckpointState> ReadCheckpoint(const std::string& path) {
   const bool ok = p.Get(&s.step) && p.Get(&s.seed) && p.Get(&s.micro_batch) &&
                   p.Get(&s.accumulate) && p.Get(&s.loss_scale) && p.Get(&s.clean_steps) &&
                   p.Get(&s.optimizer_steps) && p.GetString(&s.fingerprint) &&
-                  (version < 2 || p.GetString(&s.run)) && p.GetFloats(&s.params) &&
+                  (version < 2 || p.GetString(&s.run)) &&
+                  (version < 3 || (p.Get(&s.train_seconds) && p.Get(&s.best_val_loss) &&
+                                   p.Get(&s.best_val_accuracy) && p.Get(&s.best_epoch) &&
+                                   p.Get(&s.epochs_since_best))) &&
+                  p.GetFloats(&s.params) &&
                   p.GetFloats(&s.optimizer_state) && p.done();
   if (!ok) return InvalidArgument("checkpoint " + path + " is malformed");
   return s;

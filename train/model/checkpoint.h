@@ -24,6 +24,14 @@ struct CheckpointState {
   // The run's other settings (RunIdentity: lr, seed, ...): a resume continues only the run it
   // names. Empty in a checkpoint written before it was kept.
   std::string run;
+  // The run's progress beyond its weights (format 3), so a resumed run goes on with it: the
+  // training loop's wall time over every attempt (metrics.json's run-wide rate), and the best
+  // validation score so far with the epochs since (the best checkpoint, early stopping).
+  double train_seconds = 0;
+  double best_val_loss = 0;
+  double best_val_accuracy = 0;
+  int64_t best_epoch = 0;  // 0: no validation scored yet
+  int64_t epochs_since_best = 0;
   std::vector<float> params;
   std::vector<float> optimizer_state;
 };
