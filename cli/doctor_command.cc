@@ -68,6 +68,7 @@ doctor::Facts GatherFacts() {
   zmq_version(&major, &minor, &patch);
   f.zeromq = std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
   f.zeromq_curve = zmq_has("curve") != 0;
+  f.onednn = kernels::OneDnnBuilt();
   f.cpu_isa = std::string(kernels::OneDnnIsa());
   f.cpu_bf16_gemm = kernels::OneDnnRunsBf16();
   return f;

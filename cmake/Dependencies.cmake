@@ -38,11 +38,17 @@ coupler_require(COUPLER_CBLAS_INCLUDE_DIR "cblas.h" "libopenblas-dev")
 
 # The CPU GEMMs (fp32, and bf16 on AMX/AVX512_BF16): oneDNN's matmul, OpenBLAS where it has none.
 # Found by hand: Debian's dnnl-config.cmake insists on the OpenCL headers, which the CPU
-# library does not need.
+# library does not need. Optional: without libdnnl-dev every CPU GEMM runs on OpenBLAS (slower
+# in fp32, much slower in bf16), and `coupler doctor` says so.
 find_path(COUPLER_DNNL_INCLUDE_DIR dnnl.hpp PATH_SUFFIXES oneapi/dnnl)
 find_library(COUPLER_DNNL_LIBRARY dnnl)
-coupler_require(COUPLER_DNNL_INCLUDE_DIR "oneDNN (dnnl.hpp)" "libdnnl-dev")
-coupler_require(COUPLER_DNNL_LIBRARY "oneDNN (libdnnl.so)" "libdnnl-dev")
+if(COUPLER_DNNL_INCLUDE_DIR AND COUPLER_DNNL_LIBRARY)
+  set(COUPLER_ONEDNN_ENABLED ON)
+else()
+  set(COUPLER_ONEDNN_ENABLED OFF)
+  message(WARNING "coupler: oneDNN (libdnnl-dev) not found: the CPU GEMMs run on OpenBLAS. "
+                  "Install it with scripts/install-deps.sh for fast fp32 and bf16 training.")
+endif()
 
 find_package(PkgConfig QUIET)
 coupler_require(PKG_CONFIG_FOUND "pkg-config" "pkg-config")

@@ -210,8 +210,9 @@ Status Trainer::ClipGradients() {
 
 std::string Trainer::GemmLabel() const {
   if (backend_.name() != "cpu") return "cublas";
-  const bool onednn = config_.precision == ElementType::kFloat32 ||
-                      (config_.precision == ElementType::kBFloat16 && kernels::OneDnnRunsBf16());
+  const bool onednn = kernels::OneDnnBuilt() &&
+                      (config_.precision == ElementType::kFloat32 ||
+                       (config_.precision == ElementType::kBFloat16 && kernels::OneDnnRunsBf16()));
   return onednn ? "onednn " + std::string(kernels::OneDnnIsa()) : "openblas";
 }
 

@@ -111,7 +111,11 @@ std::vector<Finding> Diagnose(const Facts& f) {
   } else {
     out.push_back({"mpirun", Verdict::kOk, f.mpirun, ""});
   }
-  if (f.cpu_bf16_gemm) {
+  if (!f.onednn) {
+    out.push_back({"cpu gemm", Verdict::kNote,
+                   "built without oneDNN: every CPU GEMM runs on OpenBLAS (bf16 widened to fp32)",
+                   "install libdnnl-dev (scripts/install-deps.sh does) and rebuild"});
+  } else if (f.cpu_bf16_gemm) {
     out.push_back({"cpu gemm", Verdict::kOk, "oneDNN on " + f.cpu_isa + ": fp32 and bf16 GEMMs", ""});
   } else {
     out.push_back({"cpu gemm", Verdict::kNote,

@@ -38,6 +38,7 @@ struct Facts {
   bool zeromq_curve = false;
   // The CPU GEMMs (kernels/cpu/onednn_gemm.h): the instruction set oneDNN uses here, and
   // whether it runs bf16 ones (else they are widened to fp32 for OpenBLAS).
+  bool onednn = true;                    // built with oneDNN (libdnnl-dev)
   std::string cpu_isa;                   // "avx512_core_amx"
   bool cpu_bf16_gemm = false;
 };

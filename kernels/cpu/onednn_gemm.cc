@@ -1,5 +1,7 @@
 #include "kernels/cpu/onednn_gemm.h"
 
+#if COUPLER_WITH_ONEDNN
+
 #include <dlfcn.h>
 
 #include <cstdint>
@@ -145,6 +147,8 @@ std::string_view OneDnnIsa() {
   }
 }
 
+bool OneDnnBuilt() { return true; }
+
 bool OneDnnRunsBf16() {
   static const bool runs = [] {
     const uint16_t one = 0x3F80;  // 1.0 in bf16
@@ -158,3 +162,19 @@ bool OneDnnRunsBf16() {
 }
 
 }  // namespace coupler::kernels
+
+#else  // built without libdnnl-dev: every CPU GEMM runs on OpenBLAS
+
+namespace coupler::kernels {
+
+bool OneDnnGemm(bool, bool, float, ConstMatrix, ConstMatrix, float, MutMatrix, size_t, size_t,
+                size_t) {
+  return false;
+}
+std::string_view OneDnnIsa() { return "none (built without oneDNN)"; }
+bool OneDnnRunsBf16() { return false; }
+bool OneDnnBuilt() { return false; }
+
+}  // namespace coupler::kernels
+
+#endif

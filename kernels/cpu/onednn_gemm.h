@@ -25,4 +25,7 @@ std::string_view OneDnnIsa();
 // Whether a bf16 GEMM runs on oneDNN here (else it is widened to fp32 for OpenBLAS).
 bool OneDnnRunsBf16();
 
+// Whether this build has oneDNN (libdnnl-dev was there); without it every CPU GEMM is OpenBLAS's.
+bool OneDnnBuilt();
+
 }  // namespace coupler::kernels

@@ -57,6 +57,12 @@ TEST(DoctorTest, TheCpuGemmsNameTheirInstructionSetAndWhetherBf16IsFast) {
   EXPECT_NE(gemm->detail.find("bf16 saves memory here but is not faster"), std::string::npos);
   EXPECT_NE(gemm->fix.find("AVX-512"), std::string::npos);
   EXPECT_FALSE(HasProblem(slow));
+  f.onednn = false;
+  const auto none = Diagnose(f);
+  gemm = Find(none, "cpu gemm");
+  ASSERT_NE(gemm, nullptr);
+  EXPECT_EQ(gemm->verdict, Verdict::kNote);
+  EXPECT_NE(gemm->fix.find("libdnnl-dev"), std::string::npos);
 }
 
 TEST(DoctorTest, NoDriverIsANoteNotAProblem) {
