@@ -2,8 +2,11 @@
 // tasks printed, read from the log files under the job's workdir (runtime/job/task_logs.h), so
 // it runs where that shared filesystem is mounted. The coordinator says where the workdir is,
 // which nodes the job has and when it has finished.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <system_error>
 #include <map>
 #include <memory>
 #include <optional>
@@ -14,6 +17,7 @@
 #include "cli/commands.h"
 #include "client/client.h"
 #include "runtime/job/job_phase.h"
+#include "runtime/io/unique_fd.h"
 #include "runtime/job/task_logs.h"
 #include "runtime/net/endpoint.h"
 
@@ -142,11 +146,50 @@ int Follow(client::Client& client, const wire::JobStatus& first,
   return kExitOk;
 }
 
+// A run directory instead of a job id: the logs read straight from it, no coordinator asked —
+// what a job `coupler run` ran leaves behind once its coordinator is gone. Its nodes are its
+// sub-folders.
+int ShowRunDirLogs(const LogsArgs& a) {
+  if (a.follow) {
+    return Fail(InvalidArgument("--follow needs a running job's id (and its coordinator), not a "
+                                "run directory"));
+  }
+  std::vector<std::string> nodes;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(a.job, ec)) {
+    if (entry.is_directory(ec)) nodes.push_back(entry.path().filename().string());
+  }
+  if (ec) return Fail(io::ErrnoStatus("read the run directory", a.job, ec.value()));
+  std::sort(nodes.begin(), nodes.end());
+  Result<std::vector<job::TaskLogFile>> files =
+      job::ListTaskLogs(a.job, nodes, a.node, a.task, a.attempt);
+  if (!files.ok()) return Fail(files.status());
+  if (files->empty()) {
+    std::fprintf(stderr, "coupler: no logs in %s\n", a.job.c_str());
+    return kExitOk;
+  }
+  return PrintOnce(*files, a);
+}
+
+// No coordinator to ask (none there, no keys for one): `coupler run` stops its coordinator when
+// the job ends, and its logs stay in the run directory, which says where to look.
+int FailWithoutCoordinator(const Status& status) {
+  const int code = Fail(status);
+  std::fprintf(stderr, "coupler: for a job `coupler run` ran, pass its run directory (the "
+                       "`outputs:` line it printed, or WORKDIR/latest) instead of the job id\n");
+  return code;
+}
+
 int ShowLogs(const LogsArgs& a) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(a.job, ec)) return ShowRunDirLogs(a);
   auto client = client::Client::Connect(net::ClientEndpointFor(a.coordinator), 10s, a.security);
-  if (!client.ok()) return Fail(client.status());
+  if (!client.ok()) return FailWithoutCoordinator(client.status());
   Result<wire::JobStatus> job = JobOf(**client, a.job);
-  if (!job.ok()) return Fail(job.status());
+  if (!job.ok()) {
+    return job.status().code() == StatusCode::kNotFound ? Fail(job.status())
+                                                        : FailWithoutCoordinator(job.status());
+  }
   if (job->workdir.empty()) {
     return Fail(Unavailable("the coordinator did not say where job " + a.job +
                             "'s workdir is (a coordinator older than protocol 9)"));
@@ -171,7 +214,10 @@ void AddLogsCommand(CLI::App& app, CommandBody* run) {
   auto args = std::make_shared<LogsArgs>();
   CLI::App* c = app.add_subcommand(
       "logs", "Print what a job's tasks printed (each task's latest attempt, unless --attempt)");
-  c->add_option("job", args->job, "job id")->required();
+  c->add_option("job", args->job,
+                 "job id, or a run directory (`coupler run`'s outputs: line), read without a "
+                 "coordinator")
+      ->required();
   c->add_option("node", args->node, "only this node's tasks");
   auto task = std::make_shared<uint64_t>();
   auto attempt = std::make_shared<uint32_t>();

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <map>
 #include <regex>
 #include <thread>
@@ -98,6 +99,46 @@ TEST(TaskLogsTest, LogsShowWhatEachShardsCommandPrinted) {
 // A job that finished before the coordinator's last start keeps its nodes: replayed from its
 // admitted plan and commits, so `coupler logs` still finds what its tasks printed, and status
 // shows each node done (a restart used to leave it "its nodes: (none)").
+// `coupler run` stops its coordinator when the job ends; its logs stay in the run directory,
+// which `coupler logs` reads given in place of the job id (before, it could only ask a
+// coordinator, and answered with a message about keys). A job id with no coordinator says so.
+TEST(TaskLogsTest, ARunsLogsAreReadFromItsRunDirectoryOnceItsCoordinatorIsGone) {
+  TempDir scratch;
+  {
+    std::ofstream csv(scratch.path() / "small.csv");
+    csv << "x,label\n";
+    for (int r = 0; r < 40; ++r) csv << r * 0.5 << "," << r % 2 << "\n";
+    std::ofstream spec(scratch.path() / "small.yaml");
+    spec << "name: small\nworkdir: out\nnodes:\n"
+            "  - {id: import, op: import_csv, inputs: [small.csv], params: {shards: 2, label_column: label}}\n"
+            "  - {id: stats, op: column_stats, inputs: [import]}\n";
+  }
+  const CommandResult run = RunToEnd({kCoupler, "run", "small.yaml", "--workers", "1"},
+                                     scratch.path(), 120s, scratch.path());
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  std::smatch outputs;
+  ASSERT_TRUE(std::regex_search(run.out, outputs, std::regex(R"(outputs: (\S+))"))) << run.out;
+  const std::string dir = outputs[1];
+
+  const CommandResult all = RunToEnd({kCoupler, "logs", dir}, scratch.path());
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  EXPECT_NE(all.out.find("==> import/task "), std::string::npos) << all.out;
+  EXPECT_NE(all.out.find("==> stats/task "), std::string::npos) << all.out;
+  const CommandResult stats =
+      RunToEnd({kCoupler, "logs", (scratch.path() / "out" / "latest").string(), "stats"}, scratch.path());
+  ASSERT_EQ(stats.exit_code, 0) << stats.err;
+  EXPECT_NE(stats.out.find("==> stats/task "), std::string::npos) << stats.out;
+  EXPECT_EQ(stats.out.find("==> import/"), std::string::npos) << stats.out;
+  const CommandResult follow = RunToEnd({kCoupler, "logs", dir, "--follow"}, scratch.path());
+  EXPECT_EQ(follow.exit_code, 2) << follow.err;
+  EXPECT_NE(follow.err.find("--follow needs a running job"), std::string::npos) << follow.err;
+  const CommandResult by_id =
+      RunToEnd({kCoupler, "logs", "j-000001", "--coordinator", "tcp://127.0.0.1:1", "--insecure"},
+               scratch.path());
+  EXPECT_NE(by_id.exit_code, 0);
+  EXPECT_NE(by_id.err.find("pass its run directory"), std::string::npos) << by_id.err;
+}
+
 TEST(TaskLogsTest, AJobFinishedBeforeARestartKeepsItsNodesAndLogs) {
   Cluster cluster;
   ASSERT_TRUE(cluster.StartCoordinator()) << cluster.Logs();
