@@ -156,7 +156,9 @@ Status Trainer::RunStep(int64_t step) {
   const float scale_before = scaler_.scale();
   COUPLER_ASSIGN_OR_RETURN(const bool apply, scaler_.Update(finite));
   // The schedule's rate for this step: a function of the step alone, so a resume takes it too.
-  const auto lr = static_cast<float>(LearningRateAt(config_.schedule, config_.lr, step, total_steps_, steps_per_epoch_));
+  const auto lr = static_cast<float>(
+      LearningRateAt(config_.schedule, config_.lr, step, total_steps_, steps_per_epoch_));
+  grad_norm_ = -1;  // a skipped step computes none
   if (apply) {
     if (config_.clip_grad_norm > 0) COUPLER_RETURN_IF_ERROR(ClipGradients());
     COUPLER_RETURN_IF_ERROR(optimizer_->Step(model_->params(), model_->grads(), lr));
@@ -184,7 +186,8 @@ Status Trainer::RunStep(int64_t step) {
     record.loss_scale = scale_before;
     record.lr = lr;
     record.grad_norm = grad_norm_;
-    record.time = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    record.time =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
     record.samples_per_s = seconds > 0 ? static_cast<double>(config_.global_batch) / seconds : 0;
     // Applied updates are counted (and checkpointed) by the optimizer, so this holds across
     // resumes.

@@ -17,6 +17,7 @@
 #include "runtime/io/npy_header.h"
 #include "runtime/io/npy_reader.h"
 #include "runtime/io/unique_fd.h"
+#include "runtime/io/zip_crc.h"
 
 namespace coupler::io {
 namespace {
@@ -58,17 +59,6 @@ uint64_t Get(const unsigned char* p, size_t n) {
   return v;
 }
 
-uint32_t Crc(uint32_t crc, const void* data, uint64_t size) {
-  const auto* bytes = static_cast<const Bytef*>(data);
-  while (size > 0) {
-    const auto n = static_cast<uInt>(std::min<uint64_t>(size, 1u << 30));
-    crc = static_cast<uint32_t>(::crc32(crc, bytes, n));
-    bytes += n;
-    size -= n;
-  }
-  return crc;
-}
-
 bool Ascii(std::string_view s) {
   return std::all_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; });
 }
@@ -88,7 +78,7 @@ class NpzWriter {
 
   // A member whose bytes are given (header, then data), checksummed here.
   Status Add(std::string name, std::string_view head, const std::byte* data, uint64_t data_bytes) {
-    const uint32_t crc = Crc(Crc(0, head.data(), head.size()), data, data_bytes);
+    const uint32_t crc = ZipCrc(ZipCrc(0, head.data(), head.size()), data, data_bytes);
     COUPLER_RETURN_IF_ERROR(LocalHeader(std::move(name), crc, head.size() + data_bytes));
     COUPLER_RETURN_IF_ERROR(Write(head.data(), head.size()));
     return Write(data, data_bytes);

@@ -13,20 +13,10 @@
 #include "runtime/io/npy_header.h"
 #include "runtime/io/npz_file.h"
 #include "runtime/io/unique_fd.h"
+#include "runtime/io/zip_crc.h"
 
 namespace coupler::io {
 namespace {
-
-uint32_t Crc(uint32_t crc, const void* data, uint64_t size) {
-  const auto* bytes = static_cast<const Bytef*>(data);
-  while (size > 0) {
-    const auto n = static_cast<uInt>(std::min<uint64_t>(size, 1u << 30));
-    crc = static_cast<uint32_t>(::crc32(crc, bytes, n));
-    bytes += n;
-    size -= n;
-  }
-  return crc;
-}
 
 // An unlinked file beside `path` (so it lives on the shard's filesystem, where copy_file_range
 // is cheapest, and vanishes with its descriptor whatever happens).
@@ -144,7 +134,7 @@ Status NpzStreamWriter::Append(const Table& batch) {
     // At the column's own end: a failed write leaves nothing counted.
     COUPLER_RETURN_IF_ERROR(
         PwriteAll(*spool.fd, data, bytes, spool.header_bytes + spool.data_bytes, path_));
-    spool.data_crc = Crc(spool.data_crc, data, bytes);
+    spool.data_crc = ZipCrc(spool.data_crc, data, bytes);
     spool.data_bytes += bytes;
   }
   rows_ += batch.rows();
@@ -167,13 +157,13 @@ Status NpzStreamWriter::Finish(uint64_t* bytes_written) {
     stored->values.offset = 0;
     stored->values.bytes = spool.header_bytes + spool.data_bytes;
     stored->values.crc32 = static_cast<uint32_t>(::crc32_combine64(
-        Crc(0, header.data(), header.size()), spool.data_crc, static_cast<z_off64_t>(spool.data_bytes)));
+        ZipCrc(0, header.data(), header.size()), spool.data_crc, static_cast<z_off64_t>(spool.data_bytes)));
     stored->values_data = spool.header_bytes;
     if (spool.categorical) {
       const std::string json = EncodeDictionary(spool.dictionary);
       const uint64_t at = stored->values.bytes;
       COUPLER_RETURN_IF_ERROR(PwriteAll(*spool.fd, json.data(), json.size(), at, path_));
-      stored->dictionary = StoredMember{at, json.size(), Crc(0, json.data(), json.size())};
+      stored->dictionary = StoredMember{at, json.size(), ZipCrc(0, json.data(), json.size())};
     }
     COUPLER_RETURN_IF_ERROR(
         table.AddColumn(Column::Stored(spool.name, spool.dtype, rows_, std::move(stored))));

@@ -22,6 +22,8 @@
 namespace coupler::train {
 namespace {
 
+using testing::Lines;
+
 using testing::RelativeDifference;
 using testing::RunGroup;
 using testing::SmallConfig;
@@ -268,13 +270,6 @@ TEST(StopSignalsTest, ASignalRaisesTheFlagInsteadOfEndingTheProcess) {
   struct sigaction now {};
   ASSERT_EQ(::sigaction(SIGINT, nullptr, &now), 0);
   EXPECT_EQ(now.sa_handler, SIG_DFL);
-}
-
-std::vector<std::string> Lines(const std::string& path) {
-  std::ifstream in(path);
-  std::vector<std::string> lines;
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
 }
 
 TEST(TrainerResumeTest, OneRankFromATwoRankCheckpointMatchesTheTwoRankRun) {

@@ -17,15 +17,10 @@
 namespace coupler::train {
 namespace {
 
+using testing::Lines;
+
 using testing::RunGroup;
 using testing::SmallConfig;
-
-std::vector<std::string> Lines(const std::string& path) {
-  std::ifstream in(path);
-  std::vector<std::string> lines;
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
 
 // The number after "\"key\":" in a history line; NaN when the line has none.
 double Field(const std::string& line, const std::string& key) {

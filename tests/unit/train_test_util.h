@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <cstdint>
+#include <fstream>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -72,6 +74,14 @@ inline std::vector<Result<TrainReport>> RunGroup(int ranks, const TrainerOptions
   }
   for (auto& t : threads) t.join();
   return results;
+}
+
+// A text file's lines (a steps.jsonl history), without their newlines.
+inline std::vector<std::string> Lines(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
 }
 
 // ||a - b|| / ||b||, the relative difference of two weight vectors.

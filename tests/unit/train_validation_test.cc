@@ -18,15 +18,10 @@
 namespace coupler::train {
 namespace {
 
+using testing::Lines;
+
 using testing::RunGroup;
 using testing::SmallConfig;
-
-std::vector<std::string> Lines(const std::string& path) {
-  std::ifstream in(path);
-  std::vector<std::string> lines;
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
 
 TEST(TrainValidationTest, ValidationRowsComeOutOfTrainingNotOutOfTheTestRows) {
   const Dataset all = testing::TeacherDataset(400, 8, 3, 11);
