@@ -68,6 +68,54 @@ WaitOutcome WaitForJob(client::Client& client, const std::string& job_id) {
   return out;
 }
 
+namespace {
+
+// Thousands separated, as the rates and sizes below read best.
+std::string Grouped(double value) {
+  const std::string digits = std::to_string(static_cast<long long>(value + 0.5));
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out.push_back(',');
+    out.push_back(digits[i]);
+  }
+  return out;
+}
+
+// An evaluate node's rows, one per precision, beside its first (the reference).
+void PrintPrecisionTable(const io::Table& table) {
+  const io::Column* precision = table.Find("precision");
+  const io::Column* accuracy = table.Find("accuracy");
+  const io::Column* rate = table.Find("samples_per_s");
+  const io::Column* bytes = table.Find("weight_bytes");
+  if (precision == nullptr || precision->dictionary() == nullptr || rate == nullptr ||
+      bytes == nullptr || rate->dtype() != ElementType::kFloat64 ||
+      bytes->dtype() != ElementType::kFloat64) {
+    return;
+  }
+  const auto& names = *precision->dictionary();
+  const double base_accuracy = accuracy->values<double>()[0];
+  const double base_rate = rate->values<double>()[0];
+  const double base_bytes = bytes->values<double>()[0];
+  std::printf("  %-9s %9s %10s %14s %9s %14s %8s\n", "precision", "accuracy", "vs first",
+              "samples/s", "speed", "weight bytes", "size");
+  for (size_t r = 0; r < table.rows(); ++r) {
+    const int32_t code = precision->values<int32_t>()[r];
+    const std::string name =
+        code >= 0 && static_cast<size_t>(code) < names.size() ? names[code] : "?";
+    const double a = accuracy->values<double>()[r];
+    const double s = rate->values<double>()[r];
+    const double b = bytes->values<double>()[r];
+    char delta[32], speed[32], size[32];
+    std::snprintf(delta, sizeof delta, "%+.2f pt", (a - base_accuracy) * 100);
+    std::snprintf(speed, sizeof speed, "%.2fx", base_rate > 0 ? s / base_rate : 0.0);
+    std::snprintf(size, sizeof size, "%.2fx", base_bytes > 0 ? b / base_bytes : 0.0);
+    std::printf("  %-9s %9.4f %10s %14s %9s %14s %8s\n", name.c_str(), a, delta,
+                Grouped(s).c_str(), speed, Grouped(b).c_str(), size);
+  }
+}
+
+}  // namespace
+
 void PrintAccuracy(const job::JobGraph& graph, const std::string& run_dir,
                    bool quiet_if_unreadable) {
   for (const auto& node : graph.nodes) {
@@ -79,7 +127,7 @@ void PrintAccuracy(const job::JobGraph& graph, const std::string& run_dir,
     const io::Column* accuracy = table.ok() ? table->Find("accuracy") : nullptr;
     const io::Column* correct = table.ok() ? table->Find("correct") : nullptr;
     const io::Column* total = table.ok() ? table->Find("total") : nullptr;
-    if (accuracy == nullptr || correct == nullptr || total == nullptr || table->rows() != 1 ||
+    if (accuracy == nullptr || correct == nullptr || total == nullptr || table->rows() == 0 ||
         accuracy->dtype() != ElementType::kFloat64 || correct->dtype() != ElementType::kFloat64 ||
         total->dtype() != ElementType::kFloat64) {
       std::fprintf(stderr, "coupler: cannot read the accuracy of node '%s' from %s\n",
@@ -92,6 +140,7 @@ void PrintAccuracy(const job::JobGraph& graph, const std::string& run_dir,
     std::printf("%s: %s %.4f (%.0f/%.0f rows)\n", node.id.c_str(),
                 only_held_out ? "held-out accuracy" : "accuracy", accuracy->values<double>()[0],
                 correct->values<double>()[0], total->values<double>()[0]);
+    if (table->rows() > 1) PrintPrecisionTable(*table);
   }
 }
 

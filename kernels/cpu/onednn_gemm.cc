@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <unordered_map>
 
@@ -39,6 +41,16 @@ void OneOpenMpThread() {
   done = true;
   using SetThreads = void (*)(int);
   if (auto set = reinterpret_cast<SetThreads>(::dlsym(RTLD_DEFAULT, "omp_set_num_threads"))) set(1);
+}
+
+// COUPLER_CPU_GEMM=openblas: every CPU GEMM on OpenBLAS (and int8 products on the plain loop),
+// to compare or to rule oneDNN out.
+bool OneDnnRuledOut() {
+  static const bool off = [] {
+    const char* choice = std::getenv("COUPLER_CPU_GEMM");
+    return choice != nullptr && std::string_view(choice) == "openblas";
+  }();
+  return off;
 }
 
 // One GEMM shape, and the primitive built for it (or none, when oneDNN has no kernel for it).
@@ -100,12 +112,7 @@ Entry Build(const Key& key, memory::data_type ta, memory::data_type tb, memory::
 
 bool OneDnnGemm(bool trans_a, bool trans_b, float alpha, ConstMatrix a, ConstMatrix b, float beta,
                 MutMatrix c, size_t m, size_t n, size_t k) {
-  // COUPLER_CPU_GEMM=openblas: every CPU GEMM on OpenBLAS, to compare or to rule oneDNN out.
-  static const bool off = [] {
-    const char* choice = std::getenv("COUPLER_CPU_GEMM");
-    return choice != nullptr && std::string_view(choice) == "openblas";
-  }();
-  if (off) return false;
+  if (OneDnnRuledOut()) return false;
   const auto ta = DataType(a.storage), tb = DataType(b.storage), tc = DataType(c.storage);
   if (!ta || !tb || !tc || a.storage != b.storage) return false;
   if (a.storage == ElementType::kFloat32 && c.storage != ElementType::kFloat32) return false;
@@ -129,6 +136,100 @@ bool OneDnnGemm(bool trans_a, bool trans_b, float alpha, ConstMatrix a, ConstMat
   entry.primitive->execute(stream, {{DNNL_ARG_SRC, entry.src},
                                     {DNNL_ARG_WEIGHTS, entry.weights},
                                     {DNNL_ARG_DST, entry.dst}});
+  stream.wait();
+  return true;
+}
+
+namespace {
+
+// One int8 product's batch shape, and its primitive with the weights packed for it. The scales
+// are fixed in the primitive: oneDNN 2.6 has no brgemm (AMX/VNNI) int8 kernel for scales
+// given at run time.
+struct Int8Key {
+  size_t m;
+  bool a_signed;
+  bool operator==(const Int8Key&) const = default;
+};
+struct Int8KeyHash {
+  size_t operator()(const Int8Key& key) const {
+    return key.m * 0x9E3779B97F4A7C15ull ^ static_cast<size_t>(key.a_signed);
+  }
+};
+struct Int8Entry {
+  std::optional<dnnl::matmul> primitive;  // nullopt: no int8 matmul for this shape here
+  memory::desc src, dst;
+  memory weights;  // owned, in the primitive's layout
+};
+
+}  // namespace
+
+struct Int8Weights::Packed {
+  std::mutex mu;
+  std::unordered_map<Int8Key, std::shared_ptr<Int8Entry>, Int8KeyHash> entries;
+};
+
+std::shared_ptr<Int8Weights::Packed> NewInt8Packed() {
+  return std::make_shared<Int8Weights::Packed>();
+}
+
+namespace {
+
+std::shared_ptr<Int8Entry> BuildInt8(const Int8Key& key, const Int8Weights& w) {
+  auto entry = std::make_shared<Int8Entry>();
+  const auto m = static_cast<memory::dim>(key.m), n = static_cast<memory::dim>(w.rows()),
+             k = static_cast<memory::dim>(w.cols());
+  const memory::desc src({m, k}, key.a_signed ? memory::data_type::s8 : memory::data_type::u8,
+                         memory::dims{k, 1});
+  // w is n x k row-major: as the k x n weights oneDNN multiplies by, a transposed read.
+  const memory::desc plain({k, n}, memory::data_type::s8, memory::dims{1, k});
+  const memory::desc any({k, n}, memory::data_type::s8, memory::format_tag::any);
+  const memory::desc dst({m, n}, memory::data_type::f32, memory::dims{n, 1});
+  dnnl::primitive_attr attr;
+  attr.set_output_scales(/*mask: per column of dst*/ 1 << 1,
+                         std::vector<float>(w.scale().begin(), w.scale().end()));
+  try {
+    const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, any, dst), attr, Engine());
+    entry->primitive.emplace(pd);
+    entry->src = src;
+    entry->dst = dst;
+    // The weights in the primitive's layout (with the sums an s8 source's kernels subtract).
+    entry->weights = memory(pd.weights_desc(), Engine());
+    memory user(plain, Engine(), const_cast<int8_t*>(w.q().data()));
+    dnnl::stream stream(Engine());
+    dnnl::reorder(user, entry->weights).execute(stream, user, entry->weights);
+    stream.wait();
+  } catch (const dnnl::error&) {
+    entry->primitive.reset();  // no int8 matmul here: the loop
+  }
+  return entry;
+}
+
+}  // namespace
+
+bool OneDnnInt8Gemm(Int8Activations a, const Int8Weights& w, float* c) {
+  if (OneDnnRuledOut()) return false;
+  OneOpenMpThread();
+  Int8Weights::Packed& packed = w.packed();
+  const Int8Key key{a.rows, a.is_signed};
+  std::shared_ptr<Int8Entry> entry;
+  {
+    std::lock_guard<std::mutex> lock(packed.mu);
+    auto it = packed.entries.find(key);
+    if (it == packed.entries.end()) {
+      if (packed.entries.size() >= 64) packed.entries.clear();  // bounded, should shapes sweep
+      it = packed.entries.emplace(key, BuildInt8(key, w)).first;
+    }
+    entry = it->second;
+  }
+  if (!entry->primitive) return false;
+  // Memory objects carry their data handle: made per call, so callers on other threads that
+  // share these weights never see each other's buffers.
+  const memory src(entry->src, Engine(), const_cast<void*>(a.data));
+  const memory dst(entry->dst, Engine(), c);
+  thread_local dnnl::stream stream(Engine());
+  entry->primitive->execute(stream, {{DNNL_ARG_SRC, src},
+                                     {DNNL_ARG_WEIGHTS, entry->weights},
+                                     {DNNL_ARG_DST, dst}});
   stream.wait();
   return true;
 }
@@ -171,6 +272,11 @@ bool OneDnnGemm(bool, bool, float, ConstMatrix, ConstMatrix, float, MutMatrix, s
                 size_t) {
   return false;
 }
+struct Int8Weights::Packed {};
+std::shared_ptr<Int8Weights::Packed> NewInt8Packed() {
+  return std::make_shared<Int8Weights::Packed>();
+}
+bool OneDnnInt8Gemm(Int8Activations, const Int8Weights&, float*) { return false; }
 std::string_view OneDnnIsa() { return "none (built without oneDNN)"; }
 bool OneDnnRunsBf16() { return false; }
 bool OneDnnBuilt() { return false; }

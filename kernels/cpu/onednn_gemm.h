@@ -7,8 +7,10 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <string_view>
 
+#include "kernels/int8_gemm.h"
 #include "kernels/train_kernels.h"
 
 namespace coupler::kernels {
@@ -17,6 +19,13 @@ namespace coupler::kernels {
 // Returns false, with c untouched, when oneDNN has no kernel for these storages on this CPU.
 bool OneDnnGemm(bool trans_a, bool trans_b, float alpha, ConstMatrix a, ConstMatrix b, float beta,
                 MutMatrix c, size_t m, size_t n, size_t k);
+
+// int8_gemm's product (kernels/int8_gemm.h) on oneDNN's int8 matmul (u8/s8 x s8 -> s32, scaled
+// per output channel into f32), input already checked. Returns false, with c untouched, when
+// oneDNN has no kernel for it on this CPU (or the build has no oneDNN).
+// w's packed forms live in its Packed (NewInt8Packed makes an empty one).
+bool OneDnnInt8Gemm(Int8Activations a, const Int8Weights& w, float* c);
+std::shared_ptr<Int8Weights::Packed> NewInt8Packed();
 
 // The instruction set oneDNN's kernels use on this CPU ("avx512_core_amx", "avx2", ...), for
 // `coupler doctor` and metrics.json.

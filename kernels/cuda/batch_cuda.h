@@ -53,4 +53,8 @@ Status FoldMomentsCuda(const uint32_t* group, const double* x, size_t n, size_t 
 Status FoldSumsCuda(const uint32_t* group, const int64_t* x, size_t n, size_t groups,
                     int64_t* count, int64_t* sum);
 
+// See Int8Gemm (kernels/int8_gemm.h); input already checked, m, n, k >= 1.
+Status Int8GemmCuda(const void* a, bool a_signed, size_t m, size_t k, const int8_t* w, size_t n,
+                    const float* scale, float* c);
+
 }  // namespace coupler::kernels

@@ -50,4 +50,9 @@ COUPLER_INSTANTIATE_COMPACT(int64_t)
 COUPLER_INSTANTIATE_COMPACT(uint8_t)
 #undef COUPLER_INSTANTIATE_COMPACT
 
+Status Int8GemmCuda(const void*, bool, size_t, size_t, const int8_t*, size_t, const float*,
+                    float*) {
+  return NotBuilt("int8_gemm");
+}
+
 }  // namespace coupler::kernels

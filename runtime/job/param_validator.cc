@@ -126,6 +126,17 @@ class ParamChecker {
         } else {
           return mistyped();
         }
+        for (const std::string& item : out) {
+          if (s.choices.empty() ||
+              std::find(s.choices.begin(), s.choices.end(), item) != s.choices.end()) {
+            continue;
+          }
+          std::string list;
+          for (const auto& c : s.choices) list += (list.empty() ? "" : ", ") + c;
+          Error(s.name, v, "each must be one of " + list + ", got '" + item + "'",
+                DidYouMean(item, s.choices));
+          return std::nullopt;
+        }
         return ParamValue(std::move(out));
       }
       case ParamType::kIntList: {

@@ -305,9 +305,36 @@ std::vector<OpDef> BuiltinOpDefs() {
   evaluate.hardware = HardwareClass::kGpu;
   evaluate.output = OutputShape::kSingle;
   evaluate.min_inputs = evaluate.max_inputs = 2;
-  evaluate.inputs = {InputSlot{"data", {}, false}, InputSlot{"model", {"train"}, false}};
-  evaluate.params = {Param("label_column", ParamType::kString, "column holding the labels")};
+  evaluate.max_inputs = 3;
+  evaluate.inputs = {InputSlot{"data", {}, false}, InputSlot{"model", {"train"}, false},
+                     InputSlot{"calibration", {"quantize"}, false}};
+  evaluate.params = {
+      Param("label_column", ParamType::kString, "column holding the labels"),
+      Choices(Param("precisions", ParamType::kStringList,
+                    "precisions to score at, one result row each (default: fp32; fp32, bf16 "
+                    "and int8 with a calibration)"),
+              {"fp32", "bf16", "int8"}),
+  };
   ops.push_back(evaluate);
+
+  OpDef quantize = Loose("quantize",
+                         "calibrate a trained model's INT8 activations on its training rows",
+                         Expansion::kPerShardWithReduce);
+  quantize.output = OutputShape::kSingle;
+  quantize.min_inputs = quantize.max_inputs = 2;
+  quantize.inputs = {InputSlot{"data", {}, false}, InputSlot{"model", {"train"}, false}};
+  quantize.params = {
+      Param("label_column", ParamType::kString, "column holding the labels"),
+      Range(Default(Param("percentile", ParamType::kFloat,
+                          "each layer's input is clipped at this percentile of its magnitudes"),
+                    99.99),
+            50.0, 100.0),
+      Range(Default(Param("calibration_rows", ParamType::kInt,
+                          "training rows per shard the calibration looks at"),
+                    int64_t{2048}),
+            1, 10'000'000),
+  };
+  ops.push_back(quantize);
 
   OpDef noop = Loose("noop", "does nothing, one task per input shard or `tasks` tasks",
                      Expansion::kPerShard);

@@ -4,7 +4,9 @@
 // the held-out rows.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <regex>
+#include <utility>
 
 #include "runtime/io/shard_file.h"
 #include "tests/integration/coupler_cluster.h"
@@ -42,6 +44,19 @@ TEST(TrainPipelineTest, DigitsPipelineTrainsAsOneGroupAndEvaluatesHeldOutRows) {
       << r.out;
   EXPECT_GE(std::stod(m[1]), 0.95) << r.out;
   EXPECT_EQ(m[3], "359");
+  // Below it, the precisions side by side (quantize calibrated the int8 row): INT8 within a
+  // point of fp32, with under a third of its weight bytes.
+  std::map<std::string, std::pair<double, double>> by_precision;  // accuracy, size ratio
+  const std::regex row(R"(\n  (fp32|bf16|int8) +([01]\.[0-9]{4}) +[-+][0-9.]+ pt +[0-9,]+ +[0-9.]+x +[0-9,]+ +([0-9.]+)x)");
+  for (auto it = std::sregex_iterator(r.out.begin(), r.out.end(), row);
+       it != std::sregex_iterator(); ++it) {
+    by_precision[(*it)[1]] = {std::stod((*it)[2]), std::stod((*it)[3])};
+  }
+  ASSERT_EQ(by_precision.size(), 3u) << r.out;
+  EXPECT_EQ(by_precision["fp32"].first, std::stod(m[1]));
+  EXPECT_NEAR(by_precision["int8"].first, by_precision["fp32"].first, 0.01) << r.out;
+  EXPECT_LT(by_precision["int8"].second, 0.33) << r.out;
+  EXPECT_NEAR(by_precision["bf16"].second, 0.5, 0.05) << r.out;
 
   // The node directories hold what the group and the evaluation wrote, in this run.
   const fs::path work = kSourceDir / "coupler-work" / "digits-pipeline" / "latest";

@@ -169,7 +169,7 @@ TEST_F(SlurmTest, APoolAllocationRunsTheDigitsPipelineWithItsTrainingAsASlurmSte
                            ReadFile(state / "coordinator.log") + "\n--- workers ---\n" +
                            ReadFile(state / "workers.log");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err << logs << SlurmLogs();
-  EXPECT_NE(output.find("succeeded: 35/35 tasks"), std::string::npos) << logs;
+  EXPECT_NE(output.find("succeeded: 44/44 tasks"), std::string::npos) << logs;
   EXPECT_NE(output.find("coordinator up: workers tcp://"), std::string::npos) << logs;
 
   // Held-out accuracy, as evaluate committed it.

@@ -67,7 +67,7 @@ MeasuredRun PlanMeasured(const std::string& spec, const fs::path& scratch) {
 TEST(PlanCommandTest, PrintsTheDigitsPipelineWithLooseAndTightNodes) {
   auto r = RunCoupler({"plan", "examples/digits-pipeline.yaml"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("job digits-pipeline: 5 nodes"));
+  EXPECT_THAT(r.out, HasSubstr("job digits-pipeline: 6 nodes"));
   EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(train\s+train\s+tight\s+1\s+2\s+gpu\+fast-interconnect)")))
       << r.out;
   EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(import\s+import_csv\s+loose\s+8\s+1\s+cpu)")))

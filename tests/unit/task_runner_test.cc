@@ -222,7 +222,7 @@ TEST_F(TaskRunnerTest, ErrorsNameTheOpTheFileAndTheProblem) {
   auto evaluate = Run(Spec("evaluate", {Path("ok.npy")}, Path("e.npy")));
   EXPECT_FALSE(evaluate.ok);
   EXPECT_THAT(evaluate.error,
-              HasSubstr("expected input_paths [data shard, model], got 1 path(s)"));
+              HasSubstr("expected input_paths [data shard, model] or [data shard, model, calibration], got 1 path(s)"));
 
   auto unknown = Run(Spec("frobnicate", {}, ""));
   EXPECT_FALSE(unknown.ok);

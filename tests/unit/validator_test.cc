@@ -85,6 +85,8 @@ INSTANTIATE_TEST_SUITE_P(
                 "field 'params.shards': must be between 1 and 1000000, got 0"},
         BadSpec{"BadChoice", "name: j\nnodes:\n  - {id: a, op: cast, inputs: [/data/shards], params: {dtype: float8}}\n",
                 "field 'params.dtype': must be one of float16, bfloat16, got 'float8'"},
+        BadSpec{"BadChoiceInAList", "name: j\nnodes:\n  - {id: a, op: evaluate, inputs: [/data/shards, /data/shards], params: {precisions: [fp32, int4]}}\n",
+                "field 'params.precisions': each must be one of fp32, bf16, int8, got 'int4'"},
         BadSpec{"BadPlaceholder", "name: j\nnodes:\n  - {id: a, op: exec, inputs: [/data/shards], params: {command: 'cp {inptu} {output}'}}\n",
                 "unknown placeholder {inptu}; known: {input}, {output}, {shard}, {spec_dir}; did you mean 'input'?"},
         BadSpec{"PlaceholderInDoubleQuotes", "name: j\nnodes:\n  - {id: a, op: exec, inputs: [/data/shards], params: {command: 'cat \"{input}\" > {output}'}}\n",

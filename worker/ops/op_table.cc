@@ -33,7 +33,8 @@ constexpr Runner kRunners[] = {
     {"cast", &RunCast, true},
     {"exec", &RunExec},
     {"write_csv", &RunWriteCsv},
-    {"evaluate", &RunEvaluate},
+    {"evaluate", &RunEvaluate, true},
+    {"quantize", &RunQuantize},
     {"train", &RunTrain},
     {"mpi_exec", &RunMpiExec},
 };

@@ -25,6 +25,7 @@ Status RunNoop(const OpContext& context, OpReport& report);
 Status RunExec(const OpContext& context, OpReport& report);
 Status RunWriteCsv(const OpContext& context, OpReport& report);
 Status RunEvaluate(const OpContext& context, OpReport& report);
+Status RunQuantize(const OpContext& context, OpReport& report);
 // The leader's part of a tight `train` node: launches the whole gang under mpirun.
 Status RunTrain(const OpContext& context, OpReport& report);
 Status RunMpiExec(const OpContext& context, OpReport& report);
