@@ -1,15 +1,16 @@
 #!/usr/bin/python3
-"""A small PyTorch DistributedDataParallel run over gloo, as one rank of an mpi_exec group.
+"""A small data-parallel PyTorch run over gloo, as one rank of an mpi_exec group.
 
 Every rank loads the digits shards that coupler's import_csv wrote (.npz files, one array
-per column), holds out the same seeded test rows, trains its own slice of the rest
-through DDP (gradients averaged over the ranks each step), and rank 0 writes result.json into
---output. The rank and world size come from the launcher: mpirun (OMPI_COMM_WORLD_*), srun
-(SLURM_PROCID / SLURM_NTASKS) or PMIx; the rendezvous is tcp://MASTER_ADDR:MASTER_PORT, which
-mpi_exec fills in as {master_addr} and {master_port}. See README.md beside this file.
+per column), holds out the same seeded test rows, trains its own slice of the rest (gradients
+averaged over the ranks each step, as DistributedDataParallel averages them), and rank 0 writes
+result.json into --output. coupler_torch (coupler's python/ folder, which mpi_exec puts on PYTHONPATH) joins the
+process group from the gang's environment, checkpoints each epoch into the node's folder (a
+retried group resumes from the newest), stops every rank at one step when coupler ends the
+group, reports each step's loss into the node's steps.jsonl, and backs every rank off together
+should one run out of memory. See README.md beside this file.
 """
 import argparse
-import datetime
 import glob
 import json
 import os
@@ -18,14 +19,12 @@ import sys
 import numpy as np
 import torch
 import torch.distributed as dist
-from torch.nn.parallel import DistributedDataParallel
 
-
-def launcher_env(names, default):
-    for name in names:
-        if os.environ.get(name, "") != "":
-            return int(os.environ[name])
-    return default
+try:
+    import coupler_torch as ct
+except ImportError:  # run by hand from a checkout: the module is in ../../python
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+    import coupler_torch as ct
 
 
 def load_shards(paths, label_column):
@@ -52,8 +51,6 @@ def load_shards(paths, label_column):
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("data", nargs="+", help="the input dataset(s): folders of .npz or .npy shards")
-    p.add_argument("--master-addr", required=True)
-    p.add_argument("--master-port", required=True, type=int)
     p.add_argument("--output", required=True, help="folder for result.json (rank 0)")
     p.add_argument("--label-column", default="label")
     p.add_argument("--epochs", type=int, default=3)
@@ -63,52 +60,70 @@ def main():
     p.add_argument("--seed", type=int, default=7)
     args = p.parse_args()
 
-    rank = launcher_env(["OMPI_COMM_WORLD_RANK", "SLURM_PROCID", "PMIX_RANK"], 0)
-    world = launcher_env(["OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS", "PMIX_SIZE"], 1)
     # One thread per rank: the ranks share the host's cores, and more threads only contend.
     torch.set_num_threads(1)
-    torch.manual_seed(args.seed)  # the same initial weights on every rank (DDP also broadcasts)
-    # gloo's pairs connect over the interface the host name resolves to; a group that meets on
-    # loopback (one host) pairs over loopback too, which needs no name for the host.
-    if args.master_addr.startswith("127.") and "GLOO_SOCKET_IFNAME" not in os.environ:
-        os.environ["GLOO_SOCKET_IFNAME"] = "lo"
-    dist.init_process_group("gloo", init_method=f"tcp://{args.master_addr}:{args.master_port}",
-                            rank=rank, world_size=world,
-                            timeout=datetime.timedelta(seconds=120))
+    torch.manual_seed(args.seed)
+    gang = ct.init()
+    rank, world = gang.rank, gang.world
 
     x, y = load_shards(args.data, args.label_column)
     x /= max(float(x.max()), 1.0)
     order = np.random.default_rng(args.seed).permutation(len(x))
     n_test = int(len(x) * args.test_fraction)
     test, train = order[:n_test], order[n_test:]
-    # Each rank its own slice, all of one length: DDP needs the same number of steps everywhere.
+    # Each rank its own slice, all of one length: every step is collective, so every rank takes
+    # the same number of them.
     per_rank = len(train) // world
     mine = train[rank::world][:per_rank]
     xt, yt = torch.from_numpy(x[mine]), torch.from_numpy(y[mine])
 
     classes = int(y.max()) + 1
-    model = DistributedDataParallel(torch.nn.Sequential(
-        torch.nn.Linear(x.shape[1], 32), torch.nn.ReLU(), torch.nn.Linear(32, classes)))
+    model = torch.nn.Sequential(
+        torch.nn.Linear(x.shape[1], 32), torch.nn.ReLU(), torch.nn.Linear(32, classes))
+    ct.broadcast_parameters(model)  # the replicas start equal
     opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
     loss_fn = torch.nn.CrossEntropyLoss()
     generator = torch.Generator().manual_seed(args.seed + rank)
-    epoch_losses = []
-    for epoch in range(args.epochs):
+    epoch_losses, first_epoch, step = [], 0, 0
+    state = ct.load_latest()
+    if state is not None:  # a retried group: where the last whole checkpoint left off
+        model.load_state_dict(state["model"])
+        opt.load_state_dict(state["optimizer"])
+        generator.set_state(state["generators"][rank])
+        epoch_losses, first_epoch, step = state["epoch_losses"], state["epoch"], state["step"]
+        print(f"rank {rank}/{world}: resumed after epoch {first_epoch} (step {step})", flush=True)
+    batching = ct.OomBackoff(micro_batch=args.batch)
+    for epoch in range(first_epoch, args.epochs):
         perm = torch.randperm(len(xt), generator=generator)
         total, steps = 0.0, 0
         for start in range(0, per_rank - args.batch + 1, args.batch):
             idx = perm[start:start + args.batch]
-            opt.zero_grad()
-            loss = loss_fn(model(xt[idx]), yt[idx])
-            loss.backward()  # DDP averages the gradients over the ranks here
-            opt.step()
-            total += loss.item()
+            losses = []
+
+            def forward_backward(chunk, weight):
+                loss = loss_fn(model(xt[chunk]), yt[chunk])
+                (loss * weight).backward()
+                losses.append(loss.item() * weight)
+
+            # The gradients are averaged over the ranks once per step, by coupler_torch.
+            batching.step(model, opt, idx, forward_backward)
+            step += 1
+            total += sum(losses)
             steps += 1
+            ct.report(step, loss=sum(losses), epoch=epoch + 1)
         mean = torch.tensor([total / max(steps, 1)])
         dist.all_reduce(mean)
         epoch_losses.append(mean.item() / world)
         print(f"rank {rank}/{world}: epoch {epoch + 1} loss {epoch_losses[-1]:.4f} "
               f"({steps} steps of {args.batch} rows)", flush=True)
+        # Every rank's shuffling state, so a resumed rank draws the batches it would have.
+        generators = [torch.zeros_like(generator.get_state()) for _ in range(world)]
+        dist.all_gather(generators, generator.get_state())
+        ct.save({"model": model.state_dict(), "optimizer": opt.state_dict(),
+                 "generators": generators, "epoch_losses": epoch_losses, "epoch": epoch + 1,
+                 "step": step}, step)
+        if ct.should_stop():
+            ct.exit_stopped()
 
     # Every rank scores its share of the held-out rows; the counts are summed.
     mine_test = test[rank::world]
@@ -134,7 +149,7 @@ def main():
         with open(tmp, "w") as f:
             json.dump(result, f, indent=1)
         os.replace(tmp, os.path.join(args.output, "result.json"))
-    dist.destroy_process_group()
+    ct.finish()
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@
 #include <cstring>
 #include <filesystem>
 #include <mutex>
+#include <cstdlib>
 #include <string>
 
 #include "runtime/io/unique_fd.h"
@@ -107,6 +108,15 @@ Result<uint16_t> FreeMasterPort() {
   return Unavailable("no free port for {master_port}: the kernel kept handing out recent ones");
 }
 
+// The python/ folder of the tree this coupler binary was built in (build/bin/coupler ->
+// python/), or "" when there is none beside it.
+std::string PythonModulesDir(const std::string& binary) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path dir = fs::path(binary).parent_path().parent_path().parent_path() / "python";
+  return fs::is_regular_file(dir / "coupler_torch.py", ec) ? dir.lexically_normal().string() : "";
+}
+
 }  // namespace
 
 Status RunMpiExec(const OpContext& context, OpReport& report) {
@@ -157,10 +167,25 @@ Status RunMpiExec(const OpContext& context, OpReport& report) {
       }
     }
   }
-  std::string master_port;
-  if (command.find("{master_port}") != std::string::npos) {
-    COUPLER_ASSIGN_OR_RETURN(const uint16_t port, FreeMasterPort());
-    master_port = std::to_string(port);
+  // A rendezvous for the group's own process group (torch.distributed's, gloo's, NCCL's), as
+  // {master_addr}/{master_port} and in the ranks' environment with the node's folder, where
+  // python/coupler_torch.py reads them.
+  COUPLER_ASSIGN_OR_RETURN(const uint16_t port, FreeMasterPort());
+  const std::string master_port = std::to_string(port);
+  std::vector<std::string> rank_env = {"COUPLER_NODE_DIR=" + out_dir,
+                                       "COUPLER_MASTER_ADDR=" + MasterAddress(spec),
+                                       "COUPLER_MASTER_PORT=" + master_port};
+  // coupler's Python modules (python/coupler_torch.py) importable by the ranks as they are.
+  if (const std::string python = PythonModulesDir(self); !python.empty()) {
+    const char* existing = std::getenv("PYTHONPATH");
+    rank_env.push_back("PYTHONPATH=" + python +
+                       (existing != nullptr && *existing != '\0' ? ":" + std::string(existing) : ""));
+  }
+  env.insert(env.end(), rank_env.begin(), rank_env.end());
+  // mpirun hands its environment to the ranks it starts on its own host only: -x carries these
+  // to the other hosts' ranks too (srun exports the whole environment by itself).
+  if (launch.rfind("mpirun ", 0) == 0) {
+    for (const std::string& entry : rank_env) launch += " -x " + entry.substr(0, entry.find('='));
   }
   std::string line = SubstitutePlaceholders(command, {{"ranks", std::to_string(ranks)},
                                                       {"hostfile", ShellQuote(hostfile)},
