@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "client/client.h"
 #include "runtime/job/job_loader.h"
 #include "runtime/job/job_phase.h"
+#include "runtime/wire/node_progress.h"
 #include "runtime/wire/status_json.h"
 
 namespace coupler::cli {
@@ -111,8 +113,9 @@ int ShowStatus(const ClientArgs& a) {
     Result<wire::StatusReply> reply = (*client)->Status(a.job);
     if (!reply.ok()) return Fail(a, reply.status());
     if (reply->jobs.empty()) return Fail(a, NotFound("no job " + a.job));
-    std::fputs((a.json ? wire::JobStatusJson(reply->jobs.front())
-                       : JobStatusText(reply->jobs.front(), WallNowMs()))
+    const wire::JobStatus& job = reply->jobs.front();
+    std::fputs((a.json ? wire::JobStatusJson(job)
+                       : JobStatusText(job, WallNowMs(), wire::TightNodeProgress(job, false)))
                    .c_str(),
                stdout);
     return kExitOk;

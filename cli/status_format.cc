@@ -86,7 +86,8 @@ std::string GpuUsageLines(const wire::WorkerStatus& s) {
   return out;
 }
 
-std::string JobStatusText(const wire::JobStatus& j, int64_t now_ms) {
+std::string JobStatusText(const wire::JobStatus& j, int64_t now_ms,
+                          const std::map<std::string, job::StepProgress>& progress) {
   std::string out = fmt::format("job {} ({}): {}  {}/{} tasks done, {} running, {} prefetched, "
                                 "{} queued, {} failed, {} attempts\n",
                                 j.id, j.name, job::JobPhaseName(j.state), Thousands(j.tasks_done),
@@ -122,6 +123,9 @@ std::string JobStatusText(const wire::JobStatus& j, int64_t now_ms) {
       note += " on " + hosts;
     }
     if (n.reused) note += "  reused from " + n.reused_from;
+    if (auto it = progress.find(n.id); it != progress.end()) {
+      note += "  " + job::StepProgressText(it->second);
+    }
     if (!n.reason.empty()) note += "  " + n.reason;
     if (!n.error.empty()) note += "  " + n.error;
     std::string load;

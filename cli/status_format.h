@@ -3,16 +3,20 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
+#include "runtime/job/step_progress.h"
 #include "runtime/wire/client_messages.h"
 
 namespace coupler::cli {
 
 // One job in full: its counts, how long it has run (`now_ms`: the wall clock, for a job still
 // running), its nodes.
-std::string JobStatusText(const wire::JobStatus& job, int64_t now_ms);
+// `progress`: tight nodes' latest reported step, by node id (job/step_progress.h).
+std::string JobStatusText(const wire::JobStatus& job, int64_t now_ms,
+                          const std::map<std::string, job::StepProgress>& progress = {});
 // One line per job (id, name, state, done/total, running, prefetched, queued, duration),
 // in the order given; `more`: jobs left out by --limit, told as a last line.
 std::string JobListText(const std::vector<wire::JobStatus>& jobs, int64_t now_ms, bool more);

@@ -136,7 +136,10 @@ MetricsHistory::~MetricsHistory() {
 
 void MetricsHistory::Append(const StepRecord& record) {
   AppendStepLine(record, &buffer_);
-  if (buffer_.size() >= kFlushBytes) (void)Flush();
+  if (buffer_.size() >= kFlushBytes || record.time >= flushed_at_ + kFlushEverySeconds) {
+    flushed_at_ = record.time;
+    (void)Flush();
+  }
 }
 
 Status MetricsHistory::Flush() {

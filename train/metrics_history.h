@@ -1,6 +1,6 @@
 // The per-step metrics history beside metrics.json: one JSON line per optimizer step from rank
-// 0, buffered in memory and written in large appends (at checkpoints, at a stop and at the
-// end), so recording a step costs a format into a string, not a syscall. A resumed run first
+// 0, buffered in memory and written in appends (at checkpoints, at a stop, at the end and at
+// least once a second), so recording a step costs a format into a string, not a syscall. A resumed run first
 // drops the lines after its checkpoint (and any torn last line), then appends, so the file holds
 // exactly one line per step of the whole run.
 #pragma once
@@ -68,9 +68,14 @@ class MetricsHistory {
 
   // Past this the buffer is written out even between checkpoints.
   static constexpr size_t kFlushBytes = 256 * 1024;
+  // And at least this often (by the steps' own end times), so `coupler status`, the page and
+  // /metrics show a running group's step within a couple of seconds (job/step_progress.h):
+  // one write a second costs nothing beside a step.
+  static constexpr double kFlushEverySeconds = 1.0;
   std::string path_;
   std::unique_ptr<std::FILE, Closer> file_;
   std::string buffer_;
+  double flushed_at_ = 0;  // the `time` of the step last written out
 };
 
 }  // namespace coupler::train

@@ -19,6 +19,7 @@
 #include "runtime/util/json_writer.h"
 #include "runtime/wire/codec.h"
 #include "runtime/wire/envelope.h"
+#include "runtime/wire/node_progress.h"
 #include "runtime/wire/status_json.h"
 
 namespace coupler::coordinator::http {
@@ -282,7 +283,8 @@ void ListJobs(const HttpContext& ctx, const Request& req, Response& res) {
       if (state && j.state != *state) continue;
       ++matching;
       if (*limit != 0 && n >= *limit) continue;
-      wire::WriteJobStatus(w, j);
+      const auto progress = s->Progress().find(j.id);
+      wire::WriteJobStatus(w, j, progress == s->Progress().end() ? nullptr : &progress->second);
       ++n;
     }
     w.EndArray();
@@ -302,7 +304,9 @@ void ListJobs(const HttpContext& ctx, const Request& req, Response& res) {
 void GetJob(const HttpContext& ctx, const Request& req, Response& res) {
   const std::optional<wire::JobStatus> job = FindJobOrFail(ctx, req.matches[1], res);
   if (!job) return;
-  Json(res, 200, wire::JobStatusJson(*job));
+  // Read here, on the HTTP thread: the tight nodes' steps, when this host sees the run dir.
+  const auto progress = wire::TightNodeProgress(*job, /*running_only=*/false);
+  Json(res, 200, wire::JobStatusJson(*job, &progress));
 }
 
 // GET /api/v1/jobs/{id}/logs?node=&task=&attempt=&tail=: what the job's tasks printed, as

@@ -301,6 +301,32 @@ std::string RenderMetrics(const Snapshot& s, std::string_view version) {
              w.warning.empty() ? 0 : 1);
   }
   RenderWorkerSeries(e, s.workers);
+  // What running gangs report (their steps.jsonl): one series per running tight node, so the
+  // count stays bounded by the gangs the pool runs at once.
+  e.Family("coupler_node_step", "gauge",
+           "The last step a running tight node reported (coupler train, or report() of "
+           "python/coupler_torch.py).");
+  for (const auto& [job_id, nodes] : s.Progress()) {
+    for (const auto& [node_id, progress] : nodes) {
+      e.Sample("coupler_node_step",
+               fmt::format("job=\"{}\",node=\"{}\"", EscapeLabelValue(job_id),
+                           EscapeLabelValue(node_id)),
+               static_cast<double>(progress.step));
+    }
+  }
+  e.Family("coupler_node_metric", "gauge",
+           "A number a running tight node reported with its last step (loss, accuracy...), by "
+           "name.");
+  for (const auto& [job_id, nodes] : s.Progress()) {
+    for (const auto& [node_id, progress] : nodes) {
+      for (const auto& [name, value] : progress.metrics) {
+        e.Sample("coupler_node_metric",
+                 fmt::format("job=\"{}\",node=\"{}\",name=\"{}\"", EscapeLabelValue(job_id),
+                             EscapeLabelValue(node_id), EscapeLabelValue(name)),
+                 value);
+      }
+    }
+  }
   e.Gauge("coupler_dispatch_stopped",
           "1 while no task is dispatched and no job reported finished because the state cannot "
           "be written (a full disk); it resumes by itself once it can.",

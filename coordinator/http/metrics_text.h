@@ -2,8 +2,9 @@
 // directly rather than through prometheus-cpp: every value already sits in the snapshot the
 // loop published, so a registry would only be a second copy of the state to keep in step,
 // and a second thread model beside ours. Names and units follow Prometheus' conventions
-// (`_total` counters, `_seconds`, `_bytes`, `_ratio`); no job or task ids as labels, so the
-// series count stays bounded by the pool's size, not by its history.
+// (`_total` counters, `_seconds`, `_bytes`, `_ratio`); no task ids as labels and job ids only on
+// running gangs' progress (coupler_node_step, coupler_node_metric), so the series count stays
+// bounded by the pool's size, not by its history.
 #pragma once
 
 #include <string>

@@ -136,7 +136,9 @@ void Jobs(std::string& out, const Snapshot& s, std::string_view selected) {
   out += "</tbody></table></section>";
 }
 
-void Graph(std::string& out, const wire::JobStatus& j) {
+// `progress`: its running tight nodes' latest reported steps, by node id.
+void Graph(std::string& out, const wire::JobStatus& j,
+           const std::map<std::string, job::StepProgress>& progress) {
   out += fmt::format("<section id=\"graph\" data-job=\"{}\"><h2>Graph of {} ({})</h2>",
                      HtmlEscape(j.id), HtmlEscape(j.id), HtmlEscape(j.name));
   if (!j.error.empty()) out += fmt::format("<p class=\"error\">{}</p>", HtmlEscape(j.error));
@@ -164,6 +166,10 @@ void Graph(std::string& out, const wire::JobStatus& j) {
             "<div class=\"kind\">tight · gang of <span data-ranks=\"{}\">{}</span> ranks</div>"
             "<div class=\"hosts\">{}</div>",
             n->ranks, n->ranks, hosts.empty() ? "not placed yet" : "on " + HtmlEscape(hosts));
+        if (auto it = progress.find(n->id); it != progress.end()) {
+          out += fmt::format("<div class=\"step\" data-step=\"{}\">{}</div>", it->second.step,
+                             HtmlEscape(job::StepProgressText(it->second)));
+        }
       } else {
         out += fmt::format("<div class=\"kind\">loose · {} tasks ({} running, {} prefetched)</div>",
                            n->tasks_total, n->tasks_running, n->tasks_prefetched);
@@ -210,7 +216,10 @@ std::string RenderPageBody(const Snapshot& s, std::string_view job) {
   const wire::JobStatus* shown = job.empty() ? (s.jobs.empty() ? nullptr : &s.jobs.front())
                                              : s.FindJob(std::string(job));
   if (shown != nullptr) {
-    Graph(out, *shown);
+    const auto progress = s.Progress().find(shown->id);
+    Graph(out, *shown,
+          progress == s.Progress().end() ? std::map<std::string, job::StepProgress>{}
+                                         : progress->second);
   } else if (!job.empty()) {
     out += fmt::format("<section id=\"graph\"><p class=\"error\">No job {}.</p></section>", HtmlEscape(job));
   }

@@ -1,5 +1,7 @@
 #include "coordinator/http/snapshot.h"
 
+#include "runtime/wire/node_progress.h"
+
 namespace coupler::coordinator::http {
 
 const wire::JobStatus* Snapshot::FindJob(const std::string& id) const {
@@ -7,6 +9,17 @@ const wire::JobStatus* Snapshot::FindJob(const std::string& id) const {
     if (j.id == id) return &j;
   }
   return nullptr;
+}
+
+const Snapshot::NodeProgress& Snapshot::Progress() const {
+  std::call_once(progress_once_, [&] {
+    for (const wire::JobStatus& j : jobs) {
+      if (j.state != job::JobPhase::kRunning) continue;
+      auto nodes = wire::TightNodeProgress(j, /*running_only=*/true);
+      if (!nodes.empty()) progress_[j.id] = std::move(nodes);
+    }
+  });
+  return progress_;
 }
 
 const std::string& Snapshot::Cached(int which, const std::function<std::string()>& render) const {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "coordinator/pool_metrics.h"
+#include "runtime/job/step_progress.h"
 #include "runtime/wire/client_messages.h"
 
 namespace coupler::coordinator::http {
@@ -37,6 +38,12 @@ struct Snapshot {
   // The job with this id, or null.
   const wire::JobStatus* FindJob(const std::string& id) const;
 
+  // Each running tight node's latest reported step (job id -> node id -> progress), read from
+  // its steps.jsonl once, by the first request that needs it, on an HTTP thread — never on
+  // the event loop. Empty for a run directory this host cannot read.
+  using NodeProgress = std::map<std::string, std::map<std::string, job::StepProgress>>;
+  const NodeProgress& Progress() const;
+
   // A rendering of this snapshot made once, by the first request that needs it, and shared
   // by the rest (a scraper and a page polling one snapshot cost one rendering).
   const std::string& Cached(int which, const std::function<std::string()>& render) const;
@@ -44,6 +51,8 @@ struct Snapshot {
   static constexpr int kJobList = 1;
 
  private:
+  mutable std::once_flag progress_once_;
+  mutable NodeProgress progress_;
   mutable std::once_flag rendered_once_[2];
   mutable std::string rendered_[2];
 };

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <optional>
 #include <unordered_map>
+#include <vector>
 
 #include <dnnl.hpp>
 
@@ -157,7 +158,7 @@ struct Int8KeyHash {
 };
 struct Int8Entry {
   std::optional<dnnl::matmul> primitive;  // nullopt: no int8 matmul for this shape here
-  memory::desc src, dst;
+  memory::desc src, dst, scratchpad;
   memory weights;  // owned, in the primitive's layout
 };
 
@@ -187,11 +188,16 @@ std::shared_ptr<Int8Entry> BuildInt8(const Int8Key& key, const Int8Weights& w) {
   dnnl::primitive_attr attr;
   attr.set_output_scales(/*mask: per column of dst*/ 1 << 1,
                          std::vector<float>(w.scale().begin(), w.scale().end()));
+  // Threads share this primitive (the weights' packed forms are shared): each call brings its
+  // own scratchpad, as a library-managed one is shared by every execution of the primitive
+  // unless oneDNN was built for concurrent execution (measured: wrong sums from 4 threads).
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   try {
     const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, any, dst), attr, Engine());
     entry->primitive.emplace(pd);
     entry->src = src;
     entry->dst = dst;
+    entry->scratchpad = pd.scratchpad_desc();
     // The weights in the primitive's layout (with the sums an s8 source's kernels subtract).
     entry->weights = memory(pd.weights_desc(), Engine());
     memory user(plain, Engine(), const_cast<int8_t*>(w.q().data()));
@@ -226,10 +232,16 @@ bool OneDnnInt8Gemm(Int8Activations a, const Int8Weights& w, float* c) {
   // share these weights never see each other's buffers.
   const memory src(entry->src, Engine(), const_cast<void*>(a.data));
   const memory dst(entry->dst, Engine(), c);
+  thread_local std::vector<uint8_t> scratch_bytes;
+  if (scratch_bytes.size() < entry->scratchpad.get_size()) {
+    scratch_bytes.resize(entry->scratchpad.get_size());
+  }
+  const memory scratchpad(entry->scratchpad, Engine(), scratch_bytes.data());
   thread_local dnnl::stream stream(Engine());
   entry->primitive->execute(stream, {{DNNL_ARG_SRC, src},
                                      {DNNL_ARG_WEIGHTS, entry->weights},
-                                     {DNNL_ARG_DST, dst}});
+                                     {DNNL_ARG_DST, dst},
+                                     {DNNL_ARG_SCRATCHPAD, scratchpad}});
   stream.wait();
   return true;
 }

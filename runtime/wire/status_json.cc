@@ -2,7 +2,8 @@
 
 namespace coupler::wire {
 
-void WriteJobStatus(json::Writer& w, const JobStatus& j) {
+void WriteJobStatus(json::Writer& w, const JobStatus& j,
+                    const std::map<std::string, job::StepProgress>* progress) {
   w.BeginObject();
   w.Field("id", j.id);
   w.Field("name", j.name);
@@ -53,15 +54,27 @@ void WriteJobStatus(json::Writer& w, const JobStatus& j) {
     w.BeginArray("hosts");
     for (const auto& h : n.hosts) w.String(h);
     w.EndArray();
+    if (progress != nullptr) {
+      if (auto it = progress->find(n.id); it != progress->end()) {
+        w.BeginObject("progress");
+        w.Field("step", it->second.step);
+        w.Field("time", it->second.time);
+        w.BeginObject("metrics");
+        for (const auto& [name, value] : it->second.metrics) w.Field(name, value);
+        w.EndObject();
+        w.EndObject();
+      }
+    }
     w.EndObject();
   }
   w.EndArray();
   w.EndObject();
 }
 
-std::string JobStatusJson(const JobStatus& job) {
+std::string JobStatusJson(const JobStatus& job,
+                          const std::map<std::string, job::StepProgress>* progress) {
   json::Writer w;
-  WriteJobStatus(w, job);
+  WriteJobStatus(w, job, progress);
   return w.Finish();
 }
 

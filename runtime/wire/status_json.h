@@ -3,21 +3,27 @@
 // reads the same document.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
+#include "runtime/job/step_progress.h"
 #include "runtime/util/json_writer.h"
 #include "runtime/wire/client_messages.h"
 
 namespace coupler::wire {
 
-// Appends one job as a JSON object to `w` (for documents that hold several).
-void WriteJobStatus(json::Writer& w, const JobStatus& job);
+// Appends one job as a JSON object to `w` (for documents that hold several). `progress`, when
+// given: tight nodes' latest reported steps by node id, as each node's
+// "progress":{"step","time","metrics":{name: value}}.
+void WriteJobStatus(json::Writer& w, const JobStatus& job,
+                    const std::map<std::string, job::StepProgress>* progress = nullptr);
 
 // {"id","name","state","tasks":{"total","queued","running","done","failed"},"attempts",
 //  "error","devices":{...},"gpu_fallbacks","nodes":[{"id","state","tasks","done","attempts",
 //  "error","ranks","reason","hosts"}]}
-std::string JobStatusJson(const JobStatus& job);
+std::string JobStatusJson(const JobStatus& job,
+                          const std::map<std::string, job::StepProgress>* progress = nullptr);
 // {"jobs":[...], "coordinator":{"messages_received","messages_dropped","workers_alive",
 //  "uptime_ms","queued":{"cpu_tasks","gpu_tasks","gang_ranks"},"recommended_workers",...,
 //  "warnings":["..."]}}

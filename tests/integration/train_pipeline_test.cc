@@ -125,7 +125,8 @@ TEST(TrainPipelineTest, StatusShowsTheTrainNodeAsOneGroupOfTwoRanks) {
   EXPECT_EQ(final_status->node("evaluate").ranks, 0u);
   const CommandResult text = cluster.Cli({"status", job});
   ASSERT_EQ(text.exit_code, 0) << text.err;
-  EXPECT_TRUE(std::regex_search(text.out, std::regex(R"(\n +train +done +1/1 +1 attempts  group of 2 ranks on 127\.0\.0\.1\n)")))
+  // ... and, from the node's steps.jsonl, its last step: 5 epochs of the digits' training rows.
+  EXPECT_TRUE(std::regex_search(text.out, std::regex(R"(\n +train +done +1/1 +1 attempts  group of 2 ranks on 127\.0\.0\.1  step [0-9]+  epoch 5  loss [0-9.e+-]+  )")))
       << text.out;
   EXPECT_TRUE(fs::exists(cluster.dir() / "work" / "latest" / "evaluate" / PartName(0))) << cluster.Logs();
   // The node's lr and seed (train op params: a sweep is one graph) reached the run.

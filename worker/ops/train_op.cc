@@ -16,6 +16,7 @@
 #include "runtime/io/atomic_file.h"
 #include "runtime/io/unique_fd.h"
 #include "runtime/job/param_validator.h"
+#include "runtime/job/step_progress.h"
 #include "runtime/ops/train_keys.h"
 #include "runtime/ops/train_model.h"
 #include "worker/ops/gang_launch.h"
@@ -124,6 +125,8 @@ Status RunTrain(const OpContext& context, OpReport& report) {
   const fs::path weights = dir / "weights.npy";
   cmd += " --metrics-out " + ShellQuote(metrics.string());
   cmd += " --weights-out " + ShellQuote(weights.string());
+  // One line per step where `coupler status`, the page and /metrics look (job/step_progress.h).
+  cmd += " --metrics-history " + ShellQuote((dir / job::kStepsFile).string());
   // A retry continues the group from its newest checkpoint instead of starting over.
   if (spec.attempt > 0) cmd += " --resume";
 
