@@ -152,7 +152,7 @@ int RunRank(const Result<RankOptions>& parsed) {
   options.config = *config;
   auto all = LoadDataset(config->data, config->label_column);
   if (!all.ok()) return fail(all.status(), "cannot read the data");
-  Split split = SplitDataset(*all, config->test_fraction, config->seed);
+  Split split = SplitDataset(std::move(*all), config->test_fraction, config->seed);
   HoldOutValidation(split, config->validation_fraction, config->seed);
 
   auto use_cuda = UseCuda(args.device);

@@ -1,5 +1,6 @@
 // The training data: CSV and .npy shard directories load exactly, malformed input is an error
 // that says where, and the split and epoch orders are the same permutations on every machine.
+#include "runtime/ops/train_model.h"
 #include "train/data/dataset.h"
 
 #include <algorithm>
@@ -194,6 +195,22 @@ TEST(TrainSplitTest, SizesAndEveryRowOnce) {
 
   EXPECT_EQ(SplitDataset(Numbered(10), 0.25, 7).test.rows, 3u);  // round(2.5) = 3
   EXPECT_EQ(SplitDataset(Numbered(10), 0.0, 7).test.rows, 0u);
+}
+
+// The split evaluate reproduces: train is the permutation's first rows in its order, test the
+// last ones — made in the loaded rows' own memory, so a rank holds its dataset once.
+TEST(TrainSplitTest, InPlaceAndTheRowsEvaluateReproduces) {
+  Dataset data = Numbered(1001);
+  const float* loaded = data.x.data();
+  const std::vector<uint32_t> order = ops::SeededPermutation(1001, 13);
+  const Split split = SplitDataset(std::move(data), 0.2, 13);
+  const size_t test_rows = ops::HeldOutCount(1001, 0.2);
+  ASSERT_EQ(split.test.rows, test_rows);
+  const std::vector<uint32_t> train_ids = RowIds(split.train);
+  const std::vector<uint32_t> test_ids = RowIds(split.test);
+  EXPECT_EQ(train_ids, std::vector<uint32_t>(order.begin(), order.end() - test_rows));
+  EXPECT_EQ(test_ids, std::vector<uint32_t>(order.end() - test_rows, order.end()));
+  EXPECT_EQ(split.train.x.data(), loaded);  // no second copy of the training rows
 }
 
 TEST(TrainSplitTest, SameSeedSameSplitOtherSeedOther) {

@@ -29,15 +29,48 @@ uint64_t SplitMix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-Dataset Subset(const Dataset& all, std::span<const uint32_t> indices) {
-  Dataset part;
-  part.rows = indices.size();
-  part.features = all.features;
-  part.num_classes = all.num_classes;
-  part.x.resize(part.rows * part.features);
-  part.y.resize(part.rows);
-  GatherRows(all, indices, part.x.data(), part.y.data());
-  return part;
+// Row i becomes the old row order[i], in place: each cycle of the permutation is walked once,
+// one row kept aside, so the extra memory is a row and a bit per row.
+void PermuteRowsInPlace(Dataset& data, const std::vector<uint32_t>& order) {
+  COUPLER_CHECK(order.size() == data.rows) << order.size() << " indices for " << data.rows << " rows";
+  const size_t width = data.features;
+  std::vector<bool> placed(data.rows, false);
+  std::vector<float> kept(width);
+  float* x = data.x.data();
+  for (size_t start = 0; start < data.rows; ++start) {
+    if (placed[start]) continue;
+    std::copy_n(x + start * width, width, kept.data());
+    const int32_t kept_y = data.y[start];
+    size_t i = start;
+    while (true) {
+      placed[i] = true;
+      const size_t from = order[i];
+      if (from == start) {
+        std::copy_n(kept.data(), width, x + i * width);
+        data.y[i] = kept_y;
+        break;
+      }
+      std::copy_n(x + from * width, width, x + i * width);
+      data.y[i] = data.y[from];
+      i = from;
+    }
+  }
+}
+
+// The last `n` rows of `data`, moved into a dataset of their own; `data` keeps the rest (its
+// memory is not given back: shrinking would copy the rows that stay).
+Dataset TakeLastRows(Dataset& data, size_t n) {
+  Dataset tail;
+  tail.rows = n;
+  tail.features = data.features;
+  tail.num_classes = data.num_classes;
+  const size_t keep = data.rows - n;
+  tail.x.assign(data.x.begin() + static_cast<std::ptrdiff_t>(keep * data.features), data.x.end());
+  tail.y.assign(data.y.begin() + static_cast<std::ptrdiff_t>(keep), data.y.end());
+  data.rows = keep;
+  data.x.resize(keep * data.features);
+  data.y.resize(keep);
+  return tail;
 }
 
 }  // namespace
@@ -54,23 +87,24 @@ Result<Dataset> LoadDataset(const std::string& path, const std::string& label_co
   return data;
 }
 
-Split SplitDataset(const Dataset& all, double test_fraction, uint64_t seed) {
-  // The split evaluate reproduces (runtime/ops/train_model.h).
+Split SplitDataset(Dataset all, double test_fraction, uint64_t seed) {
+  // The split evaluate reproduces (runtime/ops/train_model.h): rows in the permutation's order,
+  // the last test_rows of it held out. Done in the loaded rows' own memory, so a rank holds its
+  // dataset once (with a gathered copy per side it held it twice, for the whole run).
   const size_t test_rows = ops::HeldOutCount(all.rows, test_fraction);
-  const std::vector<uint32_t> order = ops::SeededPermutation(all.rows, seed);
-  const std::span<const uint32_t> rows(order);
-  return Split{Subset(all, rows.first(all.rows - test_rows)), Subset(all, rows.last(test_rows)),
-               Dataset{}};
+  PermuteRowsInPlace(all, ops::SeededPermutation(all.rows, seed));
+  Split split;
+  split.test = TakeLastRows(all, test_rows);
+  split.train = std::move(all);
+  return split;
 }
 
 void HoldOutValidation(Split& split, double fraction, uint64_t seed) {
-  const size_t rows = split.train.rows;
-  const size_t held = ops::HeldOutCount(rows, fraction);
+  const size_t held = ops::HeldOutCount(split.train.rows, fraction);
   if (held == 0) return;
-  const std::vector<uint32_t> order = ops::SeededPermutation(rows, SplitMix64(seed ^ 0x76616c6964617465ull));
-  const std::span<const uint32_t> all(order);
-  split.validation = Subset(split.train, all.last(held));
-  split.train = Subset(split.train, all.first(rows - held));
+  PermuteRowsInPlace(split.train, ops::SeededPermutation(split.train.rows,
+                                                         SplitMix64(seed ^ 0x76616c6964617465ull)));
+  split.validation = TakeLastRows(split.train, held);
 }
 
 std::vector<uint32_t> EpochOrder(size_t rows, uint64_t seed, int64_t epoch) {

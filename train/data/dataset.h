@@ -40,7 +40,8 @@ struct Split {
   Dataset test;
   Dataset validation;  // empty unless HoldOutValidation took some of train
 };
-Split SplitDataset(const Dataset& all, double test_fraction, uint64_t seed);
+// Takes `all` (pass it with std::move: the split reuses its memory rather than copying it).
+Split SplitDataset(Dataset all, double test_fraction, uint64_t seed);
 
 // Moves round(train rows x fraction) of split.train into split.validation: the last ones of a
 // permutation seeded from (seed, "validation"), so the held-out test rows stay exactly those of
