@@ -52,6 +52,29 @@ class CouplerTorchTest(unittest.TestCase):
     def node(self, name):
         return os.path.join(self.root, f"work-{name}", "latest", "train")
 
+    def signal_rank_1_when(self, name, args, ready, signum):
+        """Runs the spec `name` (one retry) and sends `signum` to rank 1 of its first attempt
+        once ready(node_folder) returns a value; returns that value and the finished run."""
+        run = subprocess.Popen([COUPLER, "run", self.spec(name, args, retries=1),
+                                "--workers", "2"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, cwd=self.root)
+        pattern = os.path.join(self.root, f"work-{name}", "runs", "*", "train")
+        deadline, seen = time.time() + 120, None
+        while seen is None and time.time() < deadline and run.poll() is None:
+            for node in glob.glob(pattern):
+                pid_file = os.path.join(node, "pids", "rank-1")
+                seen = ready(node) if os.path.exists(pid_file) else None
+                if seen is not None:
+                    with open(pid_file) as f:
+                        os.kill(int(f.read()), signum)
+                    break
+            time.sleep(0.05)
+        out, err = run.communicate(timeout=600)
+        self.assertIsNotNone(seen, f"the group never got ready to be signalled:\n{out}{err}")
+        self.assertEqual(run.returncode, 0, out + err)
+        self.assertIn("2 attempts", out)  # the signalled group, then the retry
+        return seen, [read_json(os.path.join(self.node(name), f"rank-{k}.json")) for k in (0, 1)]
+
     def run_to_end(self, name, args, retries=0):
         r = subprocess.run([COUPLER, "run", self.spec(name, args, retries), "--workers", "2"],
                            capture_output=True, text=True, timeout=600, cwd=self.root)
@@ -59,28 +82,13 @@ class CouplerTorchTest(unittest.TestCase):
         return [read_json(os.path.join(self.node(name), f"rank-{k}.json")) for k in (0, 1)]
 
     def test_a_killed_rank_fails_the_group_and_the_retry_resumes_from_the_checkpoint(self):
-        args = "--steps 40 --save-every 5 --step-seconds 0.1"
-        run = subprocess.Popen([COUPLER, "run", self.spec("killed", args, retries=1),
-                                "--workers", "2"], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, cwd=self.root)
-        pattern = os.path.join(self.root, "work-killed", "runs", "*", "train")
-        deadline, killed = time.time() + 120, None
-        while killed is None and time.time() < deadline and run.poll() is None:
-            for node in glob.glob(pattern):
-                steps = [int(os.path.basename(p)[5:-3])
-                         for p in glob.glob(os.path.join(node, "checkpoints", "ckpt-*.pt"))]
-                pid_file = os.path.join(node, "pids", "rank-1")
-                if steps and max(steps) >= 10 and os.path.exists(pid_file):
-                    with open(pid_file) as f:
-                        killed = int(f.read())
-                    os.kill(killed, signal.SIGKILL)
-                    break
-            time.sleep(0.05)
-        self.assertIsNotNone(killed, "no checkpoint at step >= 10 to kill after")
-        out, err = run.communicate(timeout=600)
-        self.assertEqual(run.returncode, 0, out + err)
-        self.assertIn("2 attempts", out)  # the killed group, then the retry
-        resumed = [read_json(os.path.join(self.node("killed"), f"rank-{k}.json")) for k in (0, 1)]
+        def checkpoint_at_10(node):
+            steps = [int(os.path.basename(p)[5:-3])
+                     for p in glob.glob(os.path.join(node, "checkpoints", "ckpt-*.pt"))]
+            return max(steps) if steps and max(steps) >= 10 else None
+
+        _, resumed = self.signal_rank_1_when("killed", "--steps 40 --save-every 5 --step-seconds 0.1",
+                                             checkpoint_at_10, signal.SIGKILL)
         for r in resumed:
             self.assertGreaterEqual(r["resumed_from"], 10, r)
             self.assertEqual(r["final_step"], 40)
@@ -102,29 +110,19 @@ class CouplerTorchTest(unittest.TestCase):
     def test_a_stop_signal_to_one_rank_checkpoints_every_rank_at_one_step(self):
         # SIGTERM, as coupler ends a group, to rank 1 only: should_stop() agrees on it, both
         # ranks save that step and leave (a failure coupler retries), the retry resumes there.
-        args = "--steps 40 --save-every 1000 --step-seconds 0.1"
-        run = subprocess.Popen([COUPLER, "run", self.spec("stopped", args, retries=1),
-                                "--workers", "2"], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, cwd=self.root)
-        pattern = os.path.join(self.root, "work-stopped", "runs", "*", "train")
-        deadline, seen = time.time() + 120, None
-        while seen is None and time.time() < deadline and run.poll() is None:
-            for node in glob.glob(pattern):
-                steps_file, pid_file = os.path.join(node, "steps.jsonl"), os.path.join(node, "pids", "rank-1")
-                if os.path.exists(steps_file) and os.path.exists(pid_file):
-                    with open(steps_file) as f:
-                        lines = f.read().splitlines()
-                    if len(lines) >= 10:
-                        seen = json.loads(lines[-1])["step"]
-                        with open(pid_file) as f:
-                            os.kill(int(f.read()), signal.SIGTERM)
-                        break
-            time.sleep(0.05)
-        self.assertIsNotNone(seen, "the group never reached step 10")
-        out, err = run.communicate(timeout=600)
-        self.assertEqual(run.returncode, 0, out + err)
-        self.assertIn("2 attempts", out)
-        resumed = [read_json(os.path.join(self.node("stopped"), f"rank-{k}.json")) for k in (0, 1)]
+        def step_10(node):
+            steps_file = os.path.join(node, "steps.jsonl")
+            if not os.path.exists(steps_file):
+                return None
+            with open(steps_file) as f:
+                lines = f.read().splitlines()
+            try:
+                return json.loads(lines[-1])["step"] if len(lines) >= 10 else None
+            except ValueError:  # the line being written
+                return None
+
+        seen, resumed = self.signal_rank_1_when(
+            "stopped", "--steps 40 --save-every 1000 --step-seconds 0.1", step_10, signal.SIGTERM)
         # No periodic checkpoint (every 1000 steps): the retry resumed from the stop's own,
         # taken at or after the step seen when the signal went.
         self.assertGreaterEqual(resumed[0]["resumed_from"], seen)
