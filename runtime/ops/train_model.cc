@@ -28,16 +28,15 @@ uint64_t UniformBelow(std::mt19937_64& rng, uint64_t bound) {
 }  // namespace
 
 std::string ModelInfoJson(const ModelInfo& info) {
-  std::string layers;
-  for (const size_t width : info.layers) {
-    layers += (layers.empty() ? "" : ",") + std::to_string(width);
-  }
   json::Writer w;
   w.BeginObject();
-  w.Field("layers", layers);
+  w.BeginArray("layers");
+  for (const size_t width : info.layers) w.Uint(width);
+  w.EndArray();
   w.Field("label_column", info.label_column);
   w.Field("test_fraction", info.test_fraction);
-  w.Field("seed", std::to_string(info.seed));  // text: a u64 seed does not fit a double
+  // A JSON integer, exact: Python's json and rapidjson read any uint64 back as written.
+  w.Field("seed", static_cast<uint64_t>(info.seed));
   w.Field("data", info.data);
   w.EndObject();
   return w.Finish();
@@ -47,14 +46,21 @@ Result<ModelInfo> ReadModelInfo(const std::string& path) {
   ModelInfo info;
   try {
     const YAML::Node node = YAML::LoadFile(path);
-    const std::string layers = node["layers"].as<std::string>();
-    for (size_t pos = 0; pos < layers.size();) {
-      const size_t comma = std::min(layers.find(',', pos), layers.size());
-      info.layers.push_back(std::stoul(layers.substr(pos, comma - pos)));
-      pos = comma + 1;
+    const YAML::Node layers = node["layers"];
+    if (layers.IsSequence()) {
+      for (const YAML::Node& width : layers) info.layers.push_back(width.as<size_t>());
+    } else {
+      // Written before layers were a list: "64,128,10".
+      const std::string text = layers.as<std::string>();
+      for (size_t pos = 0; pos < text.size();) {
+        const size_t comma = std::min(text.find(',', pos), text.size());
+        info.layers.push_back(std::stoul(text.substr(pos, comma - pos)));
+        pos = comma + 1;
+      }
     }
     info.label_column = node["label_column"].as<std::string>();
     info.test_fraction = node["test_fraction"].as<double>();
+    // A number, or (before it was one) its decimal text: the same digits either way.
     info.seed = std::stoull(node["seed"].as<std::string>());
     info.data = node["data"].as<std::string>();
   } catch (const std::exception& e) {

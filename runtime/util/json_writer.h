@@ -58,6 +58,7 @@ class Writer {
 
   void Key(std::string_view k) { w_.Key(k.data(), static_cast<rapidjson::SizeType>(k.size())); }
   void String(std::string_view s) { w_.String(s.data(), static_cast<rapidjson::SizeType>(s.size())); }
+  void Uint(uint64_t v) { w_.Uint64(v); }  // an array element
 
   // The document, newline-terminated.
   std::string Finish() const { return std::string(buf_.GetString(), buf_.GetSize()) + "\n"; }

@@ -131,7 +131,8 @@ TEST(TrainPipelineTest, StatusShowsTheTrainNodeAsOneGroupOfTwoRanks) {
   EXPECT_TRUE(fs::exists(cluster.dir() / "work" / "latest" / "evaluate" / PartName(0))) << cluster.Logs();
   // The node's lr and seed (train op params: a sweep is one graph) reached the run.
   const std::string model = ReadFile(cluster.dir() / "work" / "latest" / "train" / "model.json");
-  EXPECT_NE(model.find("\"seed\":\"11\""), std::string::npos) << model;
+  EXPECT_NE(model.find("\"seed\":11,"), std::string::npos) << model;  // numbers as numbers
+  EXPECT_NE(model.find("\"layers\":[64,128,10]"), std::string::npos) << model;
   // The run's final checkpoint records the settings it ran with (train/resume_plan.h).
   bool checkpoint_seen = false;
   for (const auto& e : fs::directory_iterator(cluster.dir() / "work" / "latest" / "train" / "checkpoints")) {

@@ -21,10 +21,10 @@
 #include <array>
 #include <cctype>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
-#include <cstdlib>
 #include <string>
 
 #include "runtime/io/unique_fd.h"
