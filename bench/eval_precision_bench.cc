@@ -5,6 +5,7 @@
 // its ratio to fp32 measured in the same rounds. Random weights (the rate does not depend on
 // what they learned) and a calibration clipped at each layer's largest input.
 //   bench_eval_precision [--layers 200,512,512,20] [--rows 8192] [--batch 1024] [--rounds 7]
+//                        [--only fp32|bf16|int8]   (one precision alone, for a profiler)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -41,14 +42,17 @@ double Median(std::vector<double> v) {
 int main(int argc, char** argv) {
   std::string layers_text = "200,512,512,20";
   size_t rows = 8192, batch = 1024, rounds = 7;
+  std::string only;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     if (flag == "--layers") layers_text = argv[i + 1];
     else if (flag == "--rows") rows = std::stoul(argv[i + 1]);
     else if (flag == "--batch") batch = std::stoul(argv[i + 1]);
     else if (flag == "--rounds") rounds = std::stoul(argv[i + 1]);
+    else if (flag == "--only" && worker::ParseInferencePrecision(argv[i + 1])) only = argv[i + 1];
     else {
-      std::fprintf(stderr, "usage: %s [--layers 200,512,512,20] [--rows N] [--batch N] [--rounds N]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--layers 200,512,512,20] [--rows N] [--batch N] [--rounds N] "
+                   "[--only fp32|bf16|int8]\n", argv[0]);
       return 2;
     }
   }
@@ -109,6 +113,16 @@ int main(int argc, char** argv) {
   };
   for (const auto& f : forwards) pass(f);  // oneDNN builds its kernels for these shapes
   std::vector<std::vector<double>> rate(3), ratio(3);
+  if (!only.empty()) {
+    const auto p = static_cast<size_t>(*worker::ParseInferencePrecision(only));
+    const auto began = std::chrono::steady_clock::now();
+    for (size_t r = 0; r < rounds; ++r) pass(forwards[p]);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+    std::printf("%s alone: %.0f samples/s over %zu rounds\n", only.c_str(),
+                static_cast<double>(rounds * (rows / batch) * batch) / seconds, rounds);
+    return 0;
+  }
   for (size_t r = 0; r < rounds; ++r) {
     double seconds[3];
     for (size_t i = 0; i < 3; ++i) {

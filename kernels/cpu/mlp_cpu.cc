@@ -114,10 +114,24 @@ double SoftmaxRow(const typename InFormat::Bits* logits, size_t cols, int32_t la
 Status AddBiasActivate(MutMatrix y, const float* bias, bool relu) {
   if (y.rows == 0 || y.cols == 0) return Status::Ok();
   COUPLER_CHECK(y.data != nullptr && bias != nullptr) << "AddBiasActivate: null input";
+  // Rows narrower than a block (a classifier's logits) would be all remainder, one element at a
+  // time: take kBlock rows at once as one run against the bias repeated kBlock times. Each
+  // element still gets its own bias by the same add.
+  float repeated[kBlock * kBlock];
+  const bool narrow = y.cols < kBlock;
+  if (narrow) {
+    for (size_t t = 0; t < kBlock * y.cols; ++t) repeated[t] = bias[t % y.cols];
+  }
   WithFormat(y.storage, [&](auto format) {
     using Format = decltype(format);
     auto* data = Elements<Format>(y.data);
-    for (size_t r = 0; r < y.rows; ++r) AddBiasRow<Format>(data + r * y.cols, bias, y.cols, relu);
+    size_t r = 0;
+    if (narrow) {
+      for (; r + kBlock <= y.rows; r += kBlock) {
+        AddBiasRow<Format>(data + r * y.cols, repeated, kBlock * y.cols, relu);
+      }
+    }
+    for (; r < y.rows; ++r) AddBiasRow<Format>(data + r * y.cols, bias, y.cols, relu);
   });
   return Status::Ok();
 }

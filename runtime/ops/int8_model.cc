@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "runtime/io/content_hash.h"
+#include "runtime/ops/activation_quantize.h"
 
 namespace coupler::ops {
 namespace {
@@ -24,25 +25,6 @@ size_t BinOf(float magnitude) {
 double UpperEdge(size_t bin) {
   if (bin == 0) return std::ldexp(1.0, kLowestOctave);
   return std::exp2(static_cast<double>(bin) / kBinsPerOctave + kLowestOctave);
-}
-
-// Round to nearest, ties to even, by the float adder itself: adding 1.5 x 2^23 leaves no bits
-// below the units, in the default rounding mode. Written so the compiler vectorizes the loop
-// (this file is built with -O3): a select per bound, no libm call.
-template <typename T>
-void Quantize(std::span<const float> x, float scale, float lo, float hi, T* out) {
-  constexpr float kRound = 12582912.0f;  // 1.5 x 2^23
-  const float inv = 1.0f / scale;
-  const float* in = x.data();
-  const size_t n = x.size();
-  for (size_t i = 0; i < n; ++i) {
-    float v = in[i] * inv;
-    v = v == v ? v : 0.0f;  // NaN quantizes to 0, not to whatever the conversion makes of it
-    v = v < hi ? v : hi;
-    v = v > lo ? v : lo;
-    v = (v + kRound) - kRound;
-    out[i] = static_cast<T>(static_cast<int32_t>(v));
-  }
 }
 
 }  // namespace
@@ -92,26 +74,9 @@ Int8Layer QuantizeWeights(std::span<const float> w, size_t out, size_t in) {
     for (const float v : row) largest = std::max(largest, std::fabs(v));
     const float scale = largest > 0 ? largest / 127.0f : 1.0f;
     layer.scale[j] = scale;
-    Quantize(row, scale, -127.0f, 127.0f, layer.q.data() + j * in);
+    QuantizeValues(row, scale, /*is_signed=*/true, layer.q.data() + j * in);
   }
   return layer;
-}
-
-// On x86-64 a second copy of the activation loop for AVX-512 CPUs (4x the lanes of the SSE2
-// baseline the binary is built for), picked when the program loads.
-#if defined(__x86_64__) && defined(__GNUC__)
-#define COUPLER_WIDE_VECTORS __attribute__((target_clones("arch=x86-64-v4", "default")))
-#else
-#define COUPLER_WIDE_VECTORS
-#endif
-
-COUPLER_WIDE_VECTORS
-void QuantizeActivations(std::span<const float> x, const ActivationQuant& quant, void* out) {
-  if (quant.is_signed) {
-    Quantize(x, quant.Scale(), -127.0f, 127.0f, static_cast<int8_t*>(out));
-  } else {
-    Quantize(x, quant.Scale(), 0.0f, 255.0f, static_cast<uint8_t*>(out));
-  }
 }
 
 uint64_t WeightsHash(std::span<const float> params) {

@@ -62,9 +62,6 @@ struct Int8Layer {
 // all-zero row), q = round(w / scale) clamped to [-127, 127].
 Int8Layer QuantizeWeights(std::span<const float> w, size_t out, size_t in);
 
-// out[i] = round(x[i] / scale) clamped to the type's range; out is int8_t or uint8_t storage.
-void QuantizeActivations(std::span<const float> x, const ActivationQuant& quant, void* out);
-
 // The calibration `quantize` writes: one row per layer (its input), columns layer, inputs (the
 // layer's input width), clip, signed, calibration_rows, percentile and weights_hash (XXH64 of
 // weights.npy's float32 values, as int64 bits).

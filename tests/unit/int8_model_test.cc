@@ -10,6 +10,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "runtime/ops/activation_quantize.h"
 #include "runtime/ops/int8_model.h"
 
 namespace coupler::ops {

@@ -11,6 +11,7 @@
 #include <limits>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/train_kernels.h"
@@ -89,25 +90,31 @@ constexpr size_t kRows = 3;
 constexpr size_t kCols = 37;
 
 TEST(KernelsMlpTest, AddBiasActivateAddsRoundsAndClampsNegatives) {
-  for (ElementType s : kStorages) {
-    for (bool relu : {false, true}) {
-      SCOPED_TRACE(std::string(Name(s)) + (relu ? " relu" : " linear"));
-      Buffer y(s, kRows * kCols);
-      std::vector<float> bias(kCols);
-      SplitMix64 rng(11);
-      for (float& b : bias) b = rng.Uniform(-1.0f, 1.0f);
-      for (size_t i = 0; i < kRows * kCols; ++i) y.Set(i, rng.Uniform(-2.0f, 2.0f));
-      y.Set(5, std::numeric_limits<float>::quiet_NaN());
-      const Buffer before = y;
-      EXPECT_TRUE(AddBiasActivate(y.MutView(kRows, kCols), bias.data(), relu).ok());
-      for (size_t i = 0; i < kRows * kCols; ++i) {
-        if (i == 5) {
-          EXPECT_TRUE(std::isnan(y.Get(i))) << "NaN must survive ReLU to reach the loss";
-          continue;
+  // Wide rows, and narrow ones (a classifier's logits) that are added kBlock rows at a time
+  // against a repeated bias, with rows left over.
+  const std::pair<size_t, size_t> shapes[] = {{kRows, kCols}, {37, 10}, {16, 1}, {35, 15}};
+  for (const auto& [rows, cols] : shapes) {
+    for (ElementType s : kStorages) {
+      for (bool relu : {false, true}) {
+        SCOPED_TRACE(std::string(Name(s)) + (relu ? " relu " : " linear ") +
+                     std::to_string(rows) + "x" + std::to_string(cols));
+        Buffer y(s, rows * cols);
+        std::vector<float> bias(cols);
+        SplitMix64 rng(11);
+        for (float& b : bias) b = rng.Uniform(-1.0f, 1.0f);
+        for (size_t i = 0; i < rows * cols; ++i) y.Set(i, rng.Uniform(-2.0f, 2.0f));
+        y.Set(5, std::numeric_limits<float>::quiet_NaN());
+        const Buffer before = y;
+        EXPECT_TRUE(AddBiasActivate(y.MutView(rows, cols), bias.data(), relu).ok());
+        for (size_t i = 0; i < rows * cols; ++i) {
+          if (i == 5) {
+            EXPECT_TRUE(std::isnan(y.Get(i))) << "NaN must survive ReLU to reach the loss";
+            continue;
+          }
+          float expected = y.Rounded(before.Get(i) + bias[i % cols]);
+          if (relu && expected < 0.0f) expected = 0.0f;
+          ASSERT_EQ(y.Get(i), expected) << i;
         }
-        float expected = y.Rounded(before.Get(i) + bias[i % kCols]);
-        if (relu && expected < 0.0f) expected = 0.0f;
-        EXPECT_EQ(y.Get(i), expected) << i;
       }
     }
   }

@@ -4,6 +4,7 @@
 
 #include "kernels/int8_gemm.h"
 #include "kernels/train_kernels.h"
+#include "runtime/ops/activation_quantize.h"
 #include "runtime/precision/half.h"
 
 namespace coupler::worker {
@@ -88,6 +89,10 @@ size_t MlpForward::WeightBytes() const {
 
 Status MlpForward::Run(std::span<const float> x, size_t rows, std::vector<float>& logits,
                        OpReport& report, const Observer& observe) const {
+  if (precision_ == InferencePrecision::kInt8) {
+    if (observe) return InvalidArgument("an int8 forward cannot be observed: calibrate in fp32");
+    return RunInt8(x, rows, logits, report);
+  }
   std::span<const float> h = x;
   for (size_t l = 0; l < layers_.size(); ++l) {
     const Layer& layer = layers_[l];
@@ -95,35 +100,50 @@ Status MlpForward::Run(std::span<const float> x, size_t rows, std::vector<float>
     std::vector<float>& next = l + 1 == layers_.size() ? logits : hidden_[l % 2];
     next.resize(rows * layer.out);
     const kernels::MutMatrix c{next.data(), ElementType::kFloat32, rows, layer.out};
-    switch (precision_) {
-      case InferencePrecision::kFp32: {
-        const kernels::ConstMatrix a{h.data(), ElementType::kFloat32, rows, layer.in};
-        const kernels::ConstMatrix w{layer.fp32.data(), ElementType::kFloat32, layer.out, layer.in};
-        COUPLER_RETURN_IF_ERROR(kernels::Gemm(false, true, 1.0f, a, w, 0.0f, c));
-        break;
-      }
-      case InferencePrecision::kBf16: {
-        input16_.resize(h.size());
-        for (size_t i = 0; i < h.size(); ++i) input16_[i] = precision::FloatToBf16Bits(h[i]);
-        const kernels::ConstMatrix a{input16_.data(), ElementType::kBFloat16, rows, layer.in};
-        const kernels::ConstMatrix w{layer.bf16.data(), ElementType::kBFloat16, layer.out,
-                                     layer.in};
-        COUPLER_RETURN_IF_ERROR(kernels::Gemm(false, true, 1.0f, a, w, 0.0f, c));
-        break;
-      }
-      case InferencePrecision::kInt8: {
-        input8_.resize(h.size());
-        ops::QuantizeActivations(h, layer.input, input8_.data());
-        const kernels::Int8Activations a{input8_.data(), layer.input.is_signed, rows, layer.in};
-        COUPLER_RETURN_IF_ERROR(RunKernel(report, [&](kernels::Backend backend) {
-          return kernels::Int8Gemm(a, layer.int8, next, backend);
-        }));
-        break;
-      }
+    if (precision_ == InferencePrecision::kFp32) {
+      const kernels::ConstMatrix a{h.data(), ElementType::kFloat32, rows, layer.in};
+      const kernels::ConstMatrix w{layer.fp32.data(), ElementType::kFloat32, layer.out, layer.in};
+      COUPLER_RETURN_IF_ERROR(kernels::Gemm(false, true, 1.0f, a, w, 0.0f, c));
+    } else {
+      input16_.resize(h.size());
+      COUPLER_RETURN_IF_ERROR(
+          kernels::RoundCopy(h.data(), input16_.data(), ElementType::kBFloat16, h.size()));
+      const kernels::ConstMatrix a{input16_.data(), ElementType::kBFloat16, rows, layer.in};
+      const kernels::ConstMatrix w{layer.bf16.data(), ElementType::kBFloat16, layer.out,
+                                   layer.in};
+      COUPLER_RETURN_IF_ERROR(kernels::Gemm(false, true, 1.0f, a, w, 0.0f, c));
     }
     COUPLER_RETURN_IF_ERROR(
         kernels::AddBiasActivate(c, layer.bias.data(), /*relu=*/l + 1 < layers_.size()));
     h = next;
+  }
+  return Status::Ok();
+}
+
+// The features are quantized once; after that each hidden layer's product goes through one
+// pass (bias, ReLU, the next layer's quantization: ops::QuantizeBiasRelu) straight into the next
+// layer's input, the same levels as adding the bias and quantizing apart. Only the logits are
+// written in fp32.
+Status MlpForward::RunInt8(std::span<const float> x, size_t rows, std::vector<float>& logits,
+                           OpReport& report) const {
+  input8_.resize(x.size());
+  ops::QuantizeActivations(x, layers_.front().input, input8_.data());
+  for (size_t l = 0; l < layers_.size(); ++l) {
+    const Layer& layer = layers_[l];
+    const bool last = l + 1 == layers_.size();
+    std::vector<float>& product = last ? logits : hidden_[0];
+    product.resize(rows * layer.out);
+    const kernels::Int8Activations a{input8_.data(), layer.input.is_signed, rows, layer.in};
+    COUPLER_RETURN_IF_ERROR(RunKernel(report, [&](kernels::Backend backend) {
+      return kernels::Int8Gemm(a, layer.int8, product, backend);
+    }));
+    if (last) {
+      const kernels::MutMatrix c{product.data(), ElementType::kFloat32, rows, layer.out};
+      COUPLER_RETURN_IF_ERROR(kernels::AddBiasActivate(c, layer.bias.data(), /*relu=*/false));
+    } else {
+      input8_.resize(product.size());  // the GEMM has read this layer's input
+      ops::QuantizeBiasRelu(product, layer.out, layer.bias, layers_[l + 1].input, input8_.data());
+    }
   }
   return Status::Ok();
 }

@@ -35,7 +35,8 @@ class MlpForward {
                                     const ops::Calibration* calibration);
 
   // Sees layer l's input (rows x layers[l], fp32) before it is converted: what calibration
-  // measures.
+  // measures. fp32 and bf16 only: int8's hidden layers never hold their input in fp32 (each
+  // layer's epilogue writes the next one's quantized input directly).
   using Observer = std::function<void(size_t layer, std::span<const float> input)>;
 
   // logits (rows x classes) of x (rows x features). One thread at a time: the layers' outputs
@@ -56,11 +57,14 @@ class MlpForward {
     ops::ActivationQuant input;   // kInt8: how this layer's input is quantized
     std::vector<float> bias;
   };
+  Status RunInt8(std::span<const float> x, size_t rows, std::vector<float>& logits,
+                 OpReport& report) const;
+
   InferencePrecision precision_ = InferencePrecision::kFp32;
   std::vector<Layer> layers_;
   mutable std::vector<float> hidden_[2];
   mutable std::vector<uint16_t> input16_;
-  mutable std::vector<uint8_t> input8_;
+  mutable std::vector<uint8_t> input8_;  // the layer's quantized input (u8 or s8 levels)
 };
 
 }  // namespace coupler::worker
