@@ -40,6 +40,10 @@ std::string GpuMemoryText(uint64_t bytes);
 // "warning: ..." line per standing warning.
 std::string CoordinatorText(const wire::CoordinatorStats& stats);
 
+// The node whose error the job's error is ("node 'ID': " and that node's error, as the
+// coordinator words a failed job), or null: shown once, on that node's line.
+const wire::NodeStatus* NodeOfJobError(const wire::JobStatus& job);
+
 // "j-000001  1,234/5,000 tasks  24.7%  3,412 tasks/s  ETA 1.1 s"
 std::string ProgressLine(const wire::JobStatus& job, double elapsed_s);
 

@@ -119,7 +119,9 @@ wire::TaskOutcome Run(const wire::TaskSpec& spec, const std::atomic<bool>* cance
       outcome.error = "cancelled";
       outcome.error_code = static_cast<uint16_t>(StatusCode::kCancelled);
     } else {
-      outcome.error = OneLine(spec.op + ": " + status.message());
+      // "mpi_exec: mpi_exec (2 ranks) exited ...": the op's name once.
+      const bool named = status.message().starts_with(spec.op + " ");
+      outcome.error = OneLine(named ? status.message() : spec.op + ": " + status.message());
       outcome.error_code = static_cast<uint16_t>(OutcomeCode(status.code()));
       if (status.code() == StatusCode::kNotFound && spec.kind == wire::TaskKind::kReduce) {
         outcome.lost_inputs = LostInputs(spec);

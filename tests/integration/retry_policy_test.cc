@@ -1,9 +1,11 @@
 // What is retried, and where, with real processes and keys on: a CSV that does not parse fails
 // after one attempt whatever `retries:` says; a command that fails once runs again on the other
 // worker; a killed worker's task runs on the other; a shard an exec did not write is named,
-// with why, by the task that reads it.
+// with why, by the task that reads it; a failed gang's error is its program's last lines, said
+// once by `coupler status`.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -263,6 +265,52 @@ TEST_F(RetryPolicyTest, AShardAnExecDidNotWriteIsNamedWithWhyDownstream) {
   EXPECT_NE(st->error.find("input shard 1 of node 'clean'"), std::string::npos) << st->error;
   // No retry can make the shard appear: the reading task fails after one attempt.
   EXPECT_NE(error.find("failed after 1 attempt"), std::string::npos) << error;
+}
+
+TEST_F(RetryPolicyTest, AFailedGangsErrorIsItsProgramsLastLinesSaidOnceInStatus) {
+  if (std::system("command -v mpirun >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "mpirun is not installed (Debian: openmpi-bin)";
+  }
+  StartTwoWorkers();
+  // 30 lines of stderr from each rank, then mpirun's own banner blocks about the exit.
+  const fs::path spec = cluster_.dir() / "gang.yaml";
+  WriteFile(spec, "name: it-gang-error\n"
+                  "workdir: work\n"
+                  "nodes:\n"
+                  "  - id: train\n"
+                  "    op: mpi_exec\n"
+                  "    ranks: 2\n"
+                  "    retries: 0\n"
+                  "    params:\n"
+                  "      command: \"{launch} sh -c 'for i in $(seq 30); do echo \\\"bad line $i\\\" >&2;"
+                  " done; exit 3'\"\n"
+                  "      timeout: 60\n");
+  std::string why;
+  const std::string job = cluster_.Submit(spec, &why);
+  ASSERT_FALSE(job.empty()) << why << cluster_.Logs();
+  const auto st = cluster_.WaitJobFinished(job, 90s);
+  ASSERT_TRUE(st) << cluster_.Logs();
+  ASSERT_EQ(st->state, "failed");
+  const std::string error = st->node("train").error;
+  EXPECT_NE(error.find("mpi_exec (2 ranks) exited with status 3: bad line 28 | bad line 29 | "
+                       "bad line 30"),
+            std::string::npos)
+      << error;
+  EXPECT_EQ(error.find("bad line 27"), std::string::npos) << error;
+  EXPECT_EQ(error.find("mpirun"), std::string::npos) << "mpirun's banner: " << error;
+  EXPECT_EQ(error.find("mpi_exec: mpi_exec"), std::string::npos) << error;
+
+  const CommandResult status = cluster_.Cli({"status", job});
+  ASSERT_EQ(status.exit_code, 0) << status.out << status.err;
+  size_t said = 0;
+  for (size_t at = status.out.find("bad line 30"); at != std::string::npos;
+       at = status.out.find("bad line 30", at + 1)) {
+    ++said;
+  }
+  EXPECT_EQ(said, 1u) << status.out;
+  EXPECT_NE(status.out.find("error: task 0 (gang) failed after 1 attempt: mpi_exec (2 ranks)"),
+            std::string::npos)
+      << status.out;
 }
 
 }  // namespace

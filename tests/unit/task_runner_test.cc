@@ -488,14 +488,15 @@ TEST_F(TaskRunnerTest, ExecFailureReportsStatusAndTheTailOfStderr) {
   EXPECT_FALSE(failed.ok);
   EXPECT_EQ(failed.error, "exec: command exited with status 3: oops");
 
-  // 100 lines of stderr, more than the pipe buffer with the padding: only the last 20 are kept.
+  // 100 lines of stderr, more than the pipe buffer with the padding: the error carries the last
+  // 3 (the task's log keeps it all).
   auto chatty = Run(Spec("exec", {}, "",
                          {{"command", "i=0; while [ $i -lt 100 ]; do i=$((i+1)); "
                                       "echo line$i >&2; done; head -c 200000 /dev/zero; exit 1"}}));
   EXPECT_FALSE(chatty.ok);
-  EXPECT_THAT(chatty.error, HasSubstr("status 1: line81 | line82"));
+  EXPECT_THAT(chatty.error, HasSubstr("status 1: line98 | line99"));
   EXPECT_THAT(chatty.error, HasSubstr("| line100"));
-  EXPECT_THAT(chatty.error, Not(HasSubstr("line80 ")));
+  EXPECT_THAT(chatty.error, Not(HasSubstr("line97")));
 
   auto killed = Run(Spec("exec", {}, "", {{"command", "kill -9 $$"}}));
   EXPECT_THAT(killed.error, HasSubstr("exec: command killed by signal 9"));

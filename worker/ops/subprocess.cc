@@ -263,19 +263,51 @@ std::string FormatSeconds(double seconds) {
   return buffer;
 }
 
-std::string OneLine(std::string_view text) {
-  std::string out;
-  for (const char c : text) {
-    if (c == '\n') {
-      out += " | ";
-    } else if (c != '\r') {
-      out += c;
-    }
-  }
-  return out;
+bool IsBannerRule(std::string_view line) {
+  return line.size() >= 10 && line.find_first_not_of('-') == std::string_view::npos;
+}
+
+std::string_view Trimmed(std::string_view line) {
+  const size_t begin = line.find_first_not_of(" \t\r");
+  if (begin == std::string_view::npos) return {};
+  return line.substr(begin, line.find_last_not_of(" \t\r") - begin + 1);
 }
 
 }  // namespace
+
+std::string StderrSummary(std::string_view tail) {
+  constexpr size_t kLines = 3;
+  constexpr size_t kLineChars = 300;
+  std::vector<std::string_view> lines;
+  for (size_t at = 0; at <= tail.size();) {
+    const size_t end = std::min(tail.find('\n', at), tail.size());
+    if (const std::string_view line = Trimmed(tail.substr(at, end - at)); !line.empty()) {
+      lines.push_back(line);
+    }
+    at = end + 1;
+  }
+  // From the end, which is always whole (the front of a tail may cut a banner in two).
+  std::vector<std::string_view> kept;
+  bool in_banner = false;
+  for (size_t i = lines.size(); i-- > 0 && kept.size() < kLines;) {
+    if (IsBannerRule(lines[i])) {
+      in_banner = !in_banner;
+    } else if (!in_banner) {
+      kept.push_back(lines[i]);
+    }
+  }
+  if (kept.empty()) {  // nothing outside banners: the last lines as they are
+    for (size_t i = lines.size(); i-- > 0 && kept.size() < kLines;) kept.push_back(lines[i]);
+  }
+  std::string out;
+  for (size_t i = kept.size(); i-- > 0;) {
+    if (!out.empty()) out += " | ";
+    const std::string_view line = kept[i];
+    out += line.size() > kLineChars ? std::string(line.substr(0, kLineChars)) + "..."
+                                    : std::string(line);
+  }
+  return out;
+}
 
 Result<ShellResult> RunOpCommand(std::string command, double timeout_s,
                                  const std::atomic<bool>* cancel, double& kernel_ms,
@@ -304,7 +336,8 @@ Result<ShellResult> RunOpCommand(std::string command, double timeout_s,
 
 Status EndStatus(const ShellResult& r, double timeout_s, std::string_view what) {
   if (r.end == ShellResult::End::kExited && r.exit_status == 0) return Status::Ok();
-  const std::string tail = r.stderr_tail.empty() ? "(no stderr output)" : OneLine(r.stderr_tail);
+  const std::string tail =
+      r.stderr_tail.empty() ? "(no stderr output)" : StderrSummary(r.stderr_tail);
   switch (r.end) {
     case ShellResult::End::kCancelled: return Cancelled();
     case ShellResult::End::kTimedOut:

@@ -58,10 +58,17 @@ Result<ShellResult> RunOpCommand(
 // Shared with the validator, which substitutes {spec_dir} itself.
 using job::ShellQuote;
 
+// The part of a failed command's stderr an error line carries: its last 3 non-blank lines that
+// are the program's own, joined with " | " (each cut at 300 characters). mpirun wraps a rank's
+// failure in banner blocks between rules of dashes that repeat what the exit status says; they
+// are skipped (all of them are in the task's log, `coupler logs`). With nothing outside banners,
+// the last lines as they are.
+std::string StderrSummary(std::string_view tail);
+
 // How a command that did not succeed ended, as one line: DeadlineExceeded "timed out after T s",
 // Aborted "<what> killed by signal N (name)", Cancelled, Aborted "<what> exited with status N"
-// (retryable: a user's program may be flaky), each followed by stderr's last lines joined with
-// " | ". Ok for a clean exit 0.
+// (retryable: a user's program may be flaky), each followed by StderrSummary of its stderr.
+// Ok for a clean exit 0.
 Status EndStatus(const ShellResult& result, double timeout_s, std::string_view what);
 
 }  // namespace coupler::worker
