@@ -57,14 +57,10 @@ WaitOutcome WaitForJob(client::Client& client, const std::string& job_id) {
       const bool succeeded = job.state == job::JobPhase::kSucceeded;
       out.exit_code = succeeded ? 0 : 1;
       if (!succeeded) {
-        // A node's error is on its line of the summary that follows: named here, said there.
-        const wire::NodeStatus* node = NodeOfJobError(job);
-        const std::string why =
-            node != nullptr ? "in node '" + node->id + "' (the error is in the summary below)"
-                            : job.error;
-        std::fprintf(stderr, "coupler: job %s %s%s%s\n", job.id.c_str(),
-                     std::string(job::JobPhaseName(job.state)).c_str(),
-                     node != nullptr ? " " : ": ", why.c_str());
+        // The error goes to stderr, where scripts look for it; the summary that follows does
+        // not say it again (JobSummaryText).
+        std::fprintf(stderr, "coupler: job %s %s: %s\n", job.id.c_str(),
+                     std::string(job::JobPhaseName(job.state)).c_str(), job.error.c_str());
       }
       return out;
     }

@@ -86,11 +86,8 @@ std::string GpuUsageLines(const wire::WorkerStatus& s) {
   return out;
 }
 
-const wire::NodeStatus* NodeOfJobError(const wire::JobStatus& j) {
-  for (const wire::NodeStatus& n : j.nodes) {
-    if (!n.error.empty() && j.error == "node '" + n.id + "': " + n.error) return &n;
-  }
-  return nullptr;
+bool IsJobError(const wire::JobStatus& j, const wire::NodeStatus& n) {
+  return !n.error.empty() && j.error == "node '" + n.id + "': " + n.error;
 }
 
 std::string JobStatusText(const wire::JobStatus& j, int64_t now_ms,
@@ -104,9 +101,7 @@ std::string JobStatusText(const wire::JobStatus& j, int64_t now_ms,
   out += fmt::format("  duration: {}{}\n", JobDuration(j, now_ms),
                      j.finished_ms > 0 || j.submitted_ms <= 0 ? "" : " so far");
   if (!j.submitted_by.empty()) out += "  submitted by: " + j.submitted_by + "\n";
-  // The error is said once: on the failed node's line when it is that node's.
-  const wire::NodeStatus* failed_node = NodeOfJobError(j);
-  if (!j.error.empty() && failed_node == nullptr) out += "  error: " + j.error + "\n";
+  if (!j.error.empty()) out += "  error: " + j.error + "\n";
   if (!j.workdir.empty()) out += "  run dir: " + j.workdir + "\n";
   if (!j.devices.empty()) {
     std::string devices;
@@ -142,7 +137,10 @@ std::string JobStatusText(const wire::JobStatus& j, int64_t now_ms,
     }
     out += fmt::format("  {:<{}}  {:<9}  {:>8}/{:<8}  {} attempts{}{}\n", n.id, w, job::NodePhaseName(n.state),
                        n.tasks_done, n.tasks_total, n.attempts, load, note);
-    if (!n.error.empty()) out += fmt::format("  {:<{}}  error: {}\n", "", w, n.error);
+    // The job's error, said above, is not said again.
+    if (!n.error.empty() && !IsJobError(j, n)) {
+      out += fmt::format("  {:<{}}  error: {}\n", "", w, n.error);
+    }
   }
   return out;
 }
@@ -194,7 +192,7 @@ std::string JobSummaryText(const wire::JobStatus& j, double wall_s) {
     const std::string reused = n.reused ? "  reused from " + n.reused_from : "";
     out += fmt::format("  {:<20} {:<9} {}/{} tasks{}, {} attempts{}\n", n.id, job::NodePhaseName(n.state),
                        n.tasks_done, n.tasks_total, group, n.attempts, reused);
-    if (!n.error.empty()) out += fmt::format("  {:<20} error: {}\n", "", n.error);
+    if (!n.error.empty() && !IsJobError(j, n)) out += fmt::format("  {:<20} error: {}\n", "", n.error);
   }
   // Where this run's files are: its own run directory, {node}/part-NNNNN.npz (.npy) inside.
   if (!j.workdir.empty()) out += fmt::format("outputs: {}\n", j.workdir);

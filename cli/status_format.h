@@ -24,7 +24,8 @@ std::string JobListText(const std::vector<wire::JobStatus>& jobs, int64_t now_ms
 // "-" when the job's times are unknown.
 std::string JobDuration(const wire::JobStatus& job, int64_t now_ms);
 // What `coupler run` and `submit --wait` print when the job has ended: its counts, devices and
-// nodes, and `wall_s`, the time the client waited.
+// nodes, and `wall_s`, the time the client waited. Not the job's error: they print that to
+// stderr (job_wait.h); a node's own error other than the job's goes under its line.
 std::string JobSummaryText(const wire::JobStatus& job, double wall_s);
 // One line per worker: id, host, state, slots, running, prefetched, GPUs, labels. Under each
 // row, a line per GPU sample ("gpu 0: 37% busy, 12.5 GiB of 80 GiB used"), or why a GPU worker
@@ -40,9 +41,9 @@ std::string GpuMemoryText(uint64_t bytes);
 // "warning: ..." line per standing warning.
 std::string CoordinatorText(const wire::CoordinatorStats& stats);
 
-// The node whose error the job's error is ("node 'ID': " and that node's error, as the
-// coordinator words a failed job), or null: shown once, on that node's line.
-const wire::NodeStatus* NodeOfJobError(const wire::JobStatus& job);
+// Whether a node's error is the job's error ("node 'ID': " and that node's error, as the
+// coordinator words a failed job): said once, as the job's, not again on the node's line.
+bool IsJobError(const wire::JobStatus& job, const wire::NodeStatus& node);
 
 // "j-000001  1,234/5,000 tasks  24.7%  3,412 tasks/s  ETA 1.1 s"
 std::string ProgressLine(const wire::JobStatus& job, double elapsed_s);

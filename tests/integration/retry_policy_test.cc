@@ -308,7 +308,8 @@ TEST_F(RetryPolicyTest, AFailedGangsErrorIsItsProgramsLastLinesSaidOnceInStatus)
     ++said;
   }
   EXPECT_EQ(said, 1u) << status.out;
-  EXPECT_NE(status.out.find("error: task 0 (gang) failed after 1 attempt: mpi_exec (2 ranks)"),
+  EXPECT_NE(status.out.find("error: node 'train': task 0 (gang) failed after 1 attempt: "
+                            "mpi_exec (2 ranks)"),
             std::string::npos)
       << status.out;
 }

@@ -198,11 +198,15 @@ TEST(TrainPipelineTest, AFailingGroupIsRetriedAndReportsTheRanksError) {
   EXPECT_NE(r.out.find("train                failed    0/1 tasks (group of 2 ranks), 2 attempts"),
             std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("failed after 2 attempts: train: mpirun (2 ranks) exited with status 2: "
-                       "coupler train: rank 0: training failed: InvalidArgument: global_batch 64 "
-                       "!= micro_batch 7 x accumulate 2 x ranks 2 = 28"),
+  // The error on stderr, once (the summary on stdout does not repeat the job's error).
+  const std::string error =
+      "failed after 2 attempts: train: mpirun (2 ranks) exited with status 2: "
+      "coupler train: rank 0: training failed: InvalidArgument: global_batch 64 "
+      "!= micro_batch 7 x accumulate 2 x ranks 2 = 28";
+  EXPECT_NE(r.err.find("coupler: job j-000001 failed: node 'train': task 2 (gang) " + error),
             std::string::npos)
-      << r.out;
+      << r.err;
+  EXPECT_EQ(r.out.find(error), std::string::npos) << r.out;
 }
 
 }  // namespace
