@@ -257,7 +257,7 @@ std::vector<wire::JobStatus> JobControl::CollectJobs(const std::string& job_id,
     mine.push_back(job.get());
   }
   std::sort(mine.begin(), mine.end(), [&](const JobState* a, const JobState* b) {
-    return newer(a->submitted_ms(), a->id(), b->submitted_ms(), b->id());
+    return newer(a->facts().submitted_ms, a->id(), b->facts().submitted_ms, b->id());
   });
   if (limit > 0 && mine.size() > limit) mine.resize(limit);
   // The newest of the state's other jobs: enough that `limit` are left after those it holds
@@ -277,8 +277,8 @@ std::vector<wire::JobStatus> JobControl::CollectJobs(const std::string& job_id,
   while ((i < mine.size() || j < stored.size()) && (limit == 0 || jobs.size() < limit)) {
     const bool take_mine =
         j == stored.size() ||
-        (i < mine.size() && newer(mine[i]->submitted_ms(), mine[i]->id(), stored[j].submitted_ms,
-                                  stored[j].id));
+        (i < mine.size() && newer(mine[i]->facts().submitted_ms, mine[i]->id(),
+                                  stored[j].submitted_ms, stored[j].id));
     if (take_mine) {
       jobs.push_back(Live(*mine[i++]));
     } else {
@@ -351,7 +351,7 @@ void JobControl::OnCancel(const ClientRef& from, const Principal& who, const wir
     out.Error(from, NotFound("no job " + req.job_id), wire::MessageType::kCancelJob);
     return;
   }
-  const std::string owner = job != nullptr ? job->submitted_by() : summary->submitted_by;
+  const std::string owner = job != nullptr ? job->facts().submitted_by : summary->submitted_by;
   if (!MayControl(who, owner)) {
     Logger("coordinator")->warn("refused to cancel job {} for key '{}': it is not the submitter "
                                 "nor an admin", req.job_id, user);
@@ -395,7 +395,7 @@ std::optional<JobControl::RetryTicket> JobControl::OnRetry(const ClientRef& from
   const std::optional<wire::JobStatus> summary =
       job == nullptr ? StoredSummary(req.job_id) : std::nullopt;
   if (job == nullptr && !summary) return refuse(NotFound("no job " + req.job_id));
-  const std::string owner = job != nullptr ? job->submitted_by() : summary->submitted_by;
+  const std::string owner = job != nullptr ? job->facts().submitted_by : summary->submitted_by;
   if (!MayControl(who, owner)) {
     Logger("coordinator")->warn("refused to retry job {} for key '{}': it is not the submitter "
                                 "nor an admin", req.job_id, user);

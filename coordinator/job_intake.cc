@@ -306,8 +306,8 @@ Result<AdmittedJob> AdmitJob(const wire::SubmitJob& submit, const std::string& j
   out.record.plan = EncodeAdmittedPlan(admitted);
   // The job runs from the very record a restart will replay.
   out.job = JobFromPlan(job_id, std::move(admitted));
-  out.job->set_times(now_ms, 0);
-  out.job->set_submitted_by(submitted_by);
+  out.job->facts().submitted_ms = now_ms;
+  out.job->facts().submitted_by = submitted_by;
   return out;
 }
 
@@ -407,8 +407,9 @@ Result<std::unique_ptr<JobState>> RestoreJob(
     const auto& [task, attempt] = key;
     attempts_of[task] = std::max(attempts_of[task], returned ? attempt : attempt + 1);
   }
-  job->set_times(record.submitted_ms, record.finished_ms);
-  job->set_submitted_by(record.submitted_by);
+  job->facts().submitted_ms = record.submitted_ms;
+  job->facts().finished_ms = record.finished_ms;
+  job->facts().submitted_by = record.submitted_by;
   if (!job->workdir_token().empty() && !job->finished()) {
     // Written again in case the workdir was cleaned meanwhile; if it cannot be, workers refuse
     // the job's tasks and status says why.
@@ -417,7 +418,7 @@ Result<std::unique_ptr<JobState>> RestoreJob(
   for (const auto& c : commits) {
     if (c.task_id >= job->table().size()) continue;
     job->RestoreDone(c.task_id, std::max(c.attempt + 1, attempts_of[c.task_id]));
-    job->CountDevice(c.device.empty() ? "cpu" : c.device, false);
+    job->facts().CountDevice(c.device.empty() ? "cpu" : c.device, false);
     attempts_of.erase(c.task_id);
   }
   for (const auto& [task, n] : attempts_of) {

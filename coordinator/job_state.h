@@ -1,6 +1,9 @@
 // JobState: one submitted job as the scheduler sees it — its plan unrolled into tasks, each
 // task's state and attempts, the per-node countdowns that release the next stage, and the
-// queue of tasks ready to run. Pure logic; the wire form of its tasks is TaskSpecs' (task_specs.h).
+// queue of tasks ready to run. Pure logic; the wire form of its tasks is TaskSpecs' (task_specs.h),
+// and what people are told beside the states is JobFacts' (job_facts.h). Its code: dispatch and
+// outcomes in job_state.cc; tasks handed back and restarts in job_state_restore.cc; cancel,
+// compaction and `coupler retry` in job_state_finished.cc.
 #pragma once
 
 #include <algorithm>
@@ -13,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "coordinator/job_facts.h"
 #include "coordinator/placement/placement.h"
 #include "coordinator/task_specs.h"
 #include "coordinator/task_table.h"
@@ -203,22 +207,9 @@ class JobState {
   bool node_reused(size_t plan_node) const { return !reused_from_[plan_node].empty(); }
   const std::string& reused_from(size_t plan_node) const { return reused_from_[plan_node]; }
 
-  // Where committed tasks ran, for "which device ran what".
-  void CountDevice(const std::string& device, bool gpu_fallback) {
-    ++devices_[device];
-    gpu_fallbacks_ += gpu_fallback ? 1 : 0;
-  }
-  const std::map<std::string, uint64_t>& devices() const { return devices_; }
-  uint64_t gpu_fallbacks() const { return gpu_fallbacks_; }
-  void set_times(int64_t submitted_ms, int64_t finished_ms) {
-    submitted_ms_ = submitted_ms;
-    finished_ms_ = finished_ms;
-  }
-  int64_t submitted_ms() const { return submitted_ms_; }
-  int64_t finished_ms() const { return finished_ms_; }
-  // The client key that submitted it: with an admin key, the only one that may cancel it.
-  void set_submitted_by(std::string name) { submitted_by_ = std::move(name); }
-  const std::string& submitted_by() const { return submitted_by_; }
+  // What status and people are told of the job (job_facts.h): times, owner, devices, gang hosts.
+  JobFacts& facts() { return facts_; }
+  const JobFacts& facts() const { return facts_; }
   // The token of the marker written into the workdir at admission (workdir_marker.h); every
   // task spec carries it, so a worker can tell whether it sees the same filesystem.
   void set_workdir_token(std::string token) { workdir_token_ = std::move(token); }
@@ -229,14 +220,6 @@ class JobState {
   // refuses once more, which costs one round trip.
   void RefuseHost(const std::string& worker_id, const std::string& address, const std::string& why) {
     refused_hosts_[worker_id] = {worker_id, address, why};
-  }
-  // The hosts (addresses) a gang task's latest attempt was placed on, leader first.
-  void set_gang_hosts(uint64_t task, std::vector<std::string> hosts) {
-    gang_hosts_[task] = std::move(hosts);
-  }
-  std::vector<std::string> gang_hosts(uint64_t task) const {
-    auto it = gang_hosts_.find(task);
-    return it == gang_hosts_.end() ? std::vector<std::string>{} : it->second;
   }
   bool Refuses(const std::string& worker_id) const { return refused_hosts_.count(worker_id) != 0; }
   const std::map<std::string, wire::HostRefusal>& refused_hosts() const { return refused_hosts_; }
@@ -321,14 +304,9 @@ class JobState {
   uint64_t done_ = 0;
   uint64_t running_ = 0;
   uint64_t failed_ = 0;
-  std::map<std::string, uint64_t> devices_;
-  uint64_t gpu_fallbacks_ = 0;
-  int64_t submitted_ms_ = 0;
-  int64_t finished_ms_ = 0;
-  std::string submitted_by_;
+  JobFacts facts_;
   std::string workdir_token_;
   std::map<std::string, wire::HostRefusal> refused_hosts_;
-  std::map<uint64_t, std::vector<std::string>> gang_hosts_;
   uint64_t total_attempts_ = 0;
   // Retries waiting out their back-off, by the time they may start. Not persisted: after a
   // coordinator restart they are ready at once.

@@ -119,14 +119,14 @@ void Ledger::PersistPhases() {
     const bool finished = job->finished();
     // SetJobState writes the buffered commits in the same transaction, so a job is never
     // on disk as finished without the commits that finished it.
-    if (finished && job->finished_ms() == 0) job->set_times(job->submitted_ms(), WallClockMs());
+    if (finished && job->facts().finished_ms == 0) job->facts().finished_ms = WallClockMs();
     store::JobCounts counts;
     counts.tasks_total = job->table().size();
     counts.tasks_done = job->done();
     counts.tasks_failed = job->failed();
     counts.attempts = job->total_attempts();
     Status s = store_->SetJobState(job->id(), std::string(JobPhaseName(job->phase())), job->error(),
-                                   finished ? job->finished_ms() : 0, counts);
+                                   finished ? job->facts().finished_ms : 0, counts);
     NoteStoreResult(s);
     if (!s.ok()) break;  // still the old phase on disk: status keeps saying so
     persisted = job->phase();

@@ -168,7 +168,7 @@ std::vector<std::pair<std::string, wire::TaskSpec>> Scheduler::PlaceGangs(int64_
       spec.gang_ranks.push_back(n);
     }
     running_gangs_[placed.key] = {spec.attempt, placed.workers};
-    job.set_gang_hosts(placed.key.second, spec.gang_hosts);
+    job.facts().gang_hosts[placed.key.second] = spec.gang_hosts;
     out.emplace_back(placed.workers.front().first, std::move(spec));
   }
   return out;
@@ -362,7 +362,7 @@ OutcomeKind Scheduler::OnOutcome(const std::string& worker_id, const wire::TaskO
   }
   if (o.ok) {
     if (!job.Complete(o.task_id)) return OutcomeKind::kDropped;
-    job.CountDevice(o.device.empty() ? "cpu" : o.device, o.gpu_requested_but_cpu);
+    job.facts().CountDevice(o.device.empty() ? "cpu" : o.device, o.gpu_requested_but_cpu);
     return OutcomeKind::kCommitted;
   }
   if (job.task_state(o.task_id) != TaskState::kRunning) return OutcomeKind::kDropped;

@@ -134,7 +134,7 @@ Registration Scheduler::RegisterWorker(const wire::RegisterWorker& info, int64_t
       // slots reserved here until its outcome.
       running_gangs_[key] = {a.attempt, {{info.worker_id, gang_ranks}}};
       w->gang_ranks += gang_ranks;
-      job->set_gang_hosts(a.task_id, {w->info.address});
+      job->facts().gang_hosts[a.task_id] = {w->info.address};
       out.adopted.push_back(h);
       continue;
     }

@@ -70,7 +70,7 @@ std::vector<std::pair<std::string, JobPhase>> Scheduler::EvictFinished(size_t ke
       continue;
     }
     // The oldest end comes first: once it may stay, so may every newer one.
-    if (released_.size() <= keep && job->finished_ms() >= finished_before_ms) break;
+    if (released_.size() <= keep && job->facts().finished_ms >= finished_before_ms) break;
     // A task of it still out (a cancelled job's), or awaited after a restart: not yet; the
     // newer ones wait behind it, which keeps the order.
     if (Holds(i)) break;

@@ -62,11 +62,11 @@ wire::JobStatus ReportJob(const JobState& job, const WorkerRegistry& registry,
   }
   s.attempts = job.total_attempts();
   s.error = job.error();
-  s.devices = job.devices();
-  s.gpu_fallbacks = job.gpu_fallbacks();
-  s.submitted_ms = job.submitted_ms();
-  s.finished_ms = job.finished_ms();
-  s.submitted_by = job.submitted_by();
+  s.devices = job.facts().devices;
+  s.gpu_fallbacks = job.facts().gpu_fallbacks;
+  s.submitted_ms = job.facts().submitted_ms;
+  s.finished_ms = job.facts().finished_ms;
+  s.submitted_by = job.facts().submitted_by;
   s.workdir = job.graph().workdir;
   for (const auto& [id, refusal] : job.refused_hosts()) s.refused_hosts.push_back(refusal);
   const auto& plan = job.plan();
@@ -84,7 +84,7 @@ wire::JobStatus ReportJob(const JobState& job, const WorkerRegistry& registry,
       n.ranks = static_cast<uint32_t>(plan.nodes[p].ranks);
       const uint64_t task = job.table().first_task(p);
       // One entry per host: several of its workers may hold ranks of the gang.
-      for (std::string& h : job.gang_hosts(task)) {
+      for (std::string& h : job.facts().GangHosts(task)) {
         if (std::find(n.hosts.begin(), n.hosts.end(), h) == n.hosts.end()) n.hosts.push_back(std::move(h));
       }
       if (job_index && job.task_state(task) == TaskState::kReady) {

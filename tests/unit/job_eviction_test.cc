@@ -65,10 +65,10 @@ TEST(JobEvictionTest, AJobFinishedBeforeTheAgeLimitLeavesEvenAmongTheNewest) {
   w.slots = 8;
   s.RegisterWorker(w, 0);
   s.AddJob(MakeJob("old", kTwo));
-  s.FindJob("old")->set_times(0, 1'000);
+  s.FindJob("old")->facts().finished_ms = 1'000;
   Finish(s, "old");
   s.AddJob(MakeJob("new", kTwo));
-  s.FindJob("new")->set_times(0, 9'000);
+  s.FindJob("new")->facts().finished_ms = 9'000;
   Finish(s, "new");
   EXPECT_TRUE(s.EvictFinished(10, 500).empty());
   const auto evicted = s.EvictFinished(10, 5'000);

@@ -58,7 +58,7 @@ TEST(JobIntakeTest, ARestoredTaskGoesOnAfterEveryAttemptSentFailedOrCommitted) {
   EXPECT_EQ((*job)->attempts(3), 0u);
   EXPECT_EQ((*job)->total_attempts(), 5u);
   EXPECT_EQ((*job)->done(), 1u);
-  EXPECT_EQ((*job)->submitted_by(), "alice");
+  EXPECT_EQ((*job)->facts().submitted_by, "alice");
 }
 
 // An attempt given back unstarted (a Reclaim, or a drain's hand-back) is replayed as queued
