@@ -194,6 +194,8 @@ class Coordinator {
   LaunchRelay launches_;
   PoolControl pool_;      // after the scheduler, the ledger and the relay it uses
   zmq::context_t ctx_;
+  // ZeroMQ names ctx_'s I/O threads "<this>/ZMQbg/IO/<n>": how Bind finds the clients' one.
+  int io_thread_names_ = 0;
   // Bound before the sockets and destroyed after them (members go in reverse order).
   std::optional<net::ServerKeys> server_keys_;
   std::shared_ptr<AllowLists> allow_lists_;

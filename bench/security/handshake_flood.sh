@@ -5,6 +5,9 @@
 # keys (handshake_flood.py), ROUNDS times each, alternated. Prints each round's tasks/s, the
 # median ratio, and how many lines the coordinator's log grew by during the floods.
 # Usage: bench/security/handshake_flood.sh [TASKS=1000000] [FLOOD=20000] [ROUNDS=2]
+# PIN=1: the flood on CPU 1 and the pool (coordinator, workers, the timing client) on CPU 0, in
+# every run, alone or flooded: as a flood from another host, whose own CPU is not the pool's.
+# What the flood still costs the pool is then the coordinator's own work for each refusal.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 COUPLER="${COUPLER:-$ROOT/build/bin/coupler}"
@@ -12,6 +15,8 @@ TASKS="${1:-1000000}"
 FLOOD="${2:-20000}"
 ROUNDS="${3:-2}"
 PY=/usr/bin/python3  # Debian's, with python3-zmq
+POOL_CPU=(); FLOOD_CPU=()
+if [[ "${PIN:-0}" == 1 ]]; then POOL_CPU=(taskset -c 0); FLOOD_CPU=(taskset -c 1); fi
 DIR="$(mktemp -d /tmp/coupler-flood-XXXXXX)"
 PORT=$((20000 + RANDOM % 10000))
 EP="tcp://127.0.0.1:$PORT"
@@ -20,12 +25,12 @@ pids=()
 cleanup() { kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$DIR"; }
 trap cleanup EXIT
 
-"$COUPLER" coordinator --listen "$EP" --state "$DIR/state" --http off \
+"${POOL_CPU[@]}" "$COUPLER" coordinator --listen "$EP" --state "$DIR/state" --http off \
   --ready-file "$DIR/ready" 2> "$DIR/coordinator.log" &
 pids+=($!)
 for _ in $(seq 100); do [[ -s "$DIR/ready" ]] && break; sleep 0.1; done
 for w in 1 2; do
-  "$COUPLER" worker --coordinator "$EP" --slots 2 --id "w$w" \
+  "${POOL_CPU[@]}" "$COUPLER" worker --coordinator "$EP" --slots 2 --id "w$w" \
     --keys "$DIR/state/keys/local-worker" 2> "$DIR/worker$w.log" &
   pids+=($!)
 done
@@ -36,9 +41,9 @@ sleep 1
 # Runs the job; prints its tasks/s from the coordinator's own times.
 run_job() {
   local id
-  id=$("$COUPLER" submit "$DIR/job.yaml" --coordinator "$EP" --keys "$KEYS")
+  id=$("${POOL_CPU[@]}" "$COUPLER" submit "$DIR/job.yaml" --coordinator "$EP" --keys "$KEYS")
   while :; do
-    "$COUPLER" status "$id" --json --coordinator "$EP" --keys "$KEYS" > "$DIR/status.json"
+    "${POOL_CPU[@]}" "$COUPLER" status "$id" --json --coordinator "$EP" --keys "$KEYS" > "$DIR/status.json"
     grep -q '"state": *"\(succeeded\|failed\|cancelled\)"' "$DIR/status.json" && break
     sleep 0.2
   done
@@ -49,7 +54,7 @@ alone=(); flooded=(); grown=()
 for r in $(seq "$ROUNDS"); do
   alone+=("$(run_job)")
   before=$(wc -l < "$DIR/coordinator.log")
-  "$PY" "$ROOT/bench/security/handshake_flood.py" "$CLIENTS" "$DIR/state/keys/coordinator.pub" "$FLOOD" > "$DIR/flood.out" &
+  "${FLOOD_CPU[@]}" "$PY" "$ROOT/bench/security/handshake_flood.py" "$CLIENTS" "$DIR/state/keys/coordinator.pub" "$FLOOD" > "$DIR/flood.out" &
   flood=$!
   sleep 0.5
   flooded+=("$(run_job)")

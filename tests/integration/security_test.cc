@@ -5,6 +5,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <map>
+#include <sstream>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -75,6 +79,31 @@ TEST(SecurityTest, StateDatabaseKeysAndReadyFileAreTheOwnersAlone) {
   const auto c = cluster.Coordinator();
   ASSERT_TRUE(c) << cluster.Logs();
   EXPECT_TRUE(c->encrypted);
+}
+
+// The client port's I/O thread (where anyone's CURVE handshakes are computed) runs at a higher
+// nice value than the workers', so a flood of refused handshakes yields to dispatch on a busy
+// host (bench/security/handshake_flood.sh).
+TEST(SecurityTest, TheClientPortsIoThreadYieldsToTheWorkers) {
+  Cluster cluster;
+  ASSERT_TRUE(cluster.StartCoordinator()) << cluster.Logs();
+  const fs::path tasks = "/proc/" + std::to_string(cluster.coordinator().pid()) + "/task";
+  std::map<std::string, int> nice;  // by thread name suffix
+  for (const auto& task : fs::directory_iterator(tasks)) {
+    std::string comm = ReadFile(task.path() / "comm");
+    while (!comm.empty() && comm.back() == '\n') comm.pop_back();
+    for (const std::string io : {"/ZMQbg/IO/0", "/ZMQbg/IO/1"}) {
+      if (!comm.ends_with(io)) continue;
+      // /proc/PID/task/TID/stat: "tid (comm) state ..."; nice is field 19, the 17th after ')'.
+      const std::string stat = ReadFile(task.path() / "stat");
+      std::istringstream fields(stat.substr(stat.rfind(')') + 2));
+      std::string field;
+      for (int i = 0; i < 17; ++i) fields >> field;
+      nice[io] = std::stoi(field);
+    }
+  }
+  ASSERT_EQ(nice.size(), 2u) << "the coordinator's two I/O threads by name";
+  EXPECT_EQ(nice["/ZMQbg/IO/1"], std::min(nice["/ZMQbg/IO/0"] + 10, 19));
 }
 
 TEST(SecurityTest, AClientWithAnUnauthorizedKeyIsRefusedInOneLineAndNothingIsSubmitted) {

@@ -1,0 +1,70 @@
+#include "runtime/net/io_thread_priority.h"
+
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+
+namespace coupler::net {
+namespace {
+
+std::string ThreadName(int name_prefix, int io_thread) {
+  return std::to_string(name_prefix) + "/ZMQbg/IO/" + std::to_string(io_thread);
+}
+
+// The id of this process's thread named `name`; 0 when there is none.
+pid_t FindThread(const std::string& name) {
+  std::error_code ec;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task", ec)) {
+    std::ifstream comm(task.path() / "comm");
+    std::string line;
+    if (std::getline(comm, line) && line == name) {
+      return static_cast<pid_t>(std::stol(task.path().filename().string()));
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+Status LowerIoThreadPriority(int name_prefix, int io_thread, int increment,
+                             std::chrono::milliseconds wait) {
+  const std::string name = ThreadName(name_prefix, io_thread);
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  pid_t tid = FindThread(name);
+  while (tid == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    tid = FindThread(name);
+  }
+  if (tid == 0) return NotFound("no I/O thread named '" + name + "' in this process");
+  errno = 0;
+  const int now = getpriority(PRIO_PROCESS, static_cast<id_t>(tid));
+  if (now == -1 && errno != 0) {
+    return Internal("getpriority of thread " + name + ": " + std::strerror(errno));
+  }
+  // On Linux PRIO_PROCESS with a thread id applies to that thread alone.
+  if (setpriority(PRIO_PROCESS, static_cast<id_t>(tid), std::min(now + increment, 19)) != 0) {
+    return Internal("setpriority of thread " + name + ": " + std::strerror(errno));
+  }
+  return Status::Ok();
+}
+
+Result<int> IoThreadNice(int name_prefix, int io_thread) {
+  const std::string name = ThreadName(name_prefix, io_thread);
+  const pid_t tid = FindThread(name);
+  if (tid == 0) return NotFound("no I/O thread named '" + name + "' in this process");
+  errno = 0;
+  const int nice = getpriority(PRIO_PROCESS, static_cast<id_t>(tid));
+  if (nice == -1 && errno != 0) {
+    return Internal("getpriority of thread " + name + ": " + std::strerror(errno));
+  }
+  return nice;
+}
+
+}  // namespace coupler::net
