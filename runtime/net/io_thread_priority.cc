@@ -31,17 +31,24 @@ pid_t FindThread(const std::string& name) {
   return 0;
 }
 
-}  // namespace
-
-Status LowerIoThreadPriority(int name_prefix, int io_thread, int increment,
-                             std::chrono::milliseconds wait) {
-  const std::string name = ThreadName(name_prefix, io_thread);
+// FindThread until the thread is there and named (a thread names itself once it runs), or
+// `wait` has passed: 0 then.
+pid_t AwaitThread(const std::string& name, std::chrono::milliseconds wait) {
   const auto deadline = std::chrono::steady_clock::now() + wait;
   pid_t tid = FindThread(name);
   while (tid == 0 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
     tid = FindThread(name);
   }
+  return tid;
+}
+
+}  // namespace
+
+Status LowerIoThreadPriority(int name_prefix, int io_thread, int increment,
+                             std::chrono::milliseconds wait) {
+  const std::string name = ThreadName(name_prefix, io_thread);
+  const pid_t tid = AwaitThread(name, wait);
   if (tid == 0) return NotFound("no I/O thread named '" + name + "' in this process");
   errno = 0;
   const int now = getpriority(PRIO_PROCESS, static_cast<id_t>(tid));
@@ -55,9 +62,9 @@ Status LowerIoThreadPriority(int name_prefix, int io_thread, int increment,
   return Status::Ok();
 }
 
-Result<int> IoThreadNice(int name_prefix, int io_thread) {
+Result<int> IoThreadNice(int name_prefix, int io_thread, std::chrono::milliseconds wait) {
   const std::string name = ThreadName(name_prefix, io_thread);
-  const pid_t tid = FindThread(name);
+  const pid_t tid = AwaitThread(name, wait);
   if (tid == 0) return NotFound("no I/O thread named '" + name + "' in this process");
   errno = 0;
   const int nice = getpriority(PRIO_PROCESS, static_cast<id_t>(tid));

@@ -21,7 +21,9 @@ namespace coupler::net {
 Status LowerIoThreadPriority(int name_prefix, int io_thread, int increment,
                              std::chrono::milliseconds wait = std::chrono::milliseconds(1000));
 
-// The nice value of the I/O thread named as above, for checks; NotFound when there is none.
-Result<int> IoThreadNice(int name_prefix, int io_thread);
+// The nice value of the I/O thread named as above, for checks, waiting up to `wait` for it to
+// be named; NotFound when there is none.
+Result<int> IoThreadNice(int name_prefix, int io_thread,
+                         std::chrono::milliseconds wait = std::chrono::milliseconds(1000));
 
 }  // namespace coupler::net
