@@ -53,15 +53,16 @@ void RowsPlain(const float* in, size_t rows, size_t cols, const Step& s, T* out)
 #define COUPLER_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl")))
 
 // Sixteen values a step; the conversion rounds to nearest even as Level's adder trick does.
-// With the ReLU, max(v, 0) is Level's "below zero is zero" and also its NaN-to-0 (max returns
-// its second operand for a NaN), after which nothing can be NaN or below the range. The
-// zero-masked forms because GCC 12 warns of the unmasked ones' undefined pass-through operand.
+// With the ReLU, max(v x inv, 0) is both the ReLU (the product of a negative is negative) and
+// Level's NaN-to-0 (max returns its second operand for a NaN, whether the NaN came in or was
+// made by 0 x an infinite inv), after which nothing is NaN or below the range. The zero-masked
+// forms because GCC 12 warns of the unmasked ones' undefined pass-through operand.
 template <bool kRelu>
 COUPLER_AVX512 inline __m512i Levels16(__m512 v, const float* bias, __mmask16 k, __m512 inv,
                                        __m512 lo, __m512 hi) {
   if (bias != nullptr) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(k, bias));
   if constexpr (kRelu) {
-    v = _mm512_mul_ps(_mm512_maskz_max_ps(k, v, _mm512_setzero_ps()), inv);
+    v = _mm512_maskz_max_ps(k, _mm512_mul_ps(v, inv), _mm512_setzero_ps());
     v = _mm512_maskz_min_ps(k, v, hi);
   } else {
     v = _mm512_mul_ps(v, inv);

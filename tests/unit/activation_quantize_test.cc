@@ -1,7 +1,12 @@
-// The INT8 levels of runtime/ops/activation_quantize.h: the hidden layers' one-pass epilogue
-// gives the levels of the two passes it replaces (kernels::AddBiasActivate, then
-// QuantizeActivations) bit for bit, and both follow the element rule — round to nearest even,
-// saturate, NaN to 0, ReLU before the scale — at every row width, a vector's tail included.
+// The INT8 levels of runtime/ops/activation_quantize.h: the hidden layers'
+// one-pass epilogue gives the levels of the two passes it replaces
+// (kernels::AddBiasActivate, then QuantizeActivations) bit for bit, and both
+// follow the element rule — round to nearest even, saturate, NaN to 0, ReLU
+// before the scale — at every row width, a vector's tail included.
+#include "runtime/ops/activation_quantize.h"
+
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -9,16 +14,14 @@
 #include <random>
 #include <vector>
 
-#include <gtest/gtest.h>
-
 #include "kernels/train_kernels.h"
-#include "runtime/ops/activation_quantize.h"
 
 namespace coupler::ops {
 namespace {
 
-// The rule, one element at a time, with libm's rounding (the default mode: to nearest even).
-int32_t ExpectedLevel(float c, float bias, bool relu, const ActivationQuant& quant) {
+// The rule, one element at a time, with libm's rounding (the default mode: to
+// nearest even).
+int32_t ExpectedLevel(float c, float bias, bool relu, const ActivationQuant &quant) {
   float v = c + bias;
   if (relu && v < 0.0f) v = 0.0f;
   v = v * (1.0f / quant.Scale());
@@ -28,7 +31,8 @@ int32_t ExpectedLevel(float c, float bias, bool relu, const ActivationQuant& qua
   return static_cast<int32_t>(std::nearbyint(std::clamp(v, lo, hi)));
 }
 
-// Values that reach every branch: ties at .5, both saturations, NaN, infinities, signed zeros.
+// Values that reach every branch: ties at .5, both saturations, NaN,
+// infinities, signed zeros.
 std::vector<float> Awkward(size_t n, uint32_t seed) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const float inf = std::numeric_limits<float>::infinity();
@@ -44,7 +48,7 @@ std::vector<float> Awkward(size_t n, uint32_t seed) {
 }
 
 template <typename T>
-std::vector<int32_t> Levels(const std::vector<T>& q) {
+std::vector<int32_t> Levels(const std::vector<T> &q) {
   return std::vector<int32_t>(q.begin(), q.end());
 }
 
@@ -64,23 +68,26 @@ TEST_P(ActivationQuantizeTest, OnePassEpilogueIsTheTwoPassesBitForBit) {
       const size_t rows = 9;
       const std::vector<float> c = Awkward(rows * cols, static_cast<uint32_t>(cols));
       const std::vector<float> bias = Awkward(cols, 1000 + static_cast<uint32_t>(cols));
-      const ActivationQuant quant{is_signed ? 12.7 : 25.5, is_signed};  // scale 0.1
-      std::vector<uint8_t> fused(c.size(), 0xAA);
-      QuantizeBiasRelu(c, cols, bias, quant, fused.data());
+      for (const double clip : {is_signed ? 12.7 : 25.5, 1e-45}) {  // scale 0.1; 0 (inv inf)
+        const ActivationQuant quant{clip, is_signed};
+        std::vector<uint8_t> fused(c.size(), 0xAA);
+        QuantizeBiasRelu(c, cols, bias, quant, fused.data());
 
-      std::vector<float> y = c;
-      ASSERT_TRUE(kernels::AddBiasActivate(
-                      kernels::MutMatrix{y.data(), ElementType::kFloat32, rows, cols},
-                      bias.data(), /*relu=*/true)
-                      .ok());
-      std::vector<uint8_t> two_pass(c.size(), 0x55);
-      QuantizeActivations(y, quant, two_pass.data());
-      ASSERT_EQ(fused, two_pass) << "cols " << cols << (is_signed ? " s8" : " u8");
+        std::vector<float> y = c;
+        ASSERT_TRUE(kernels::AddBiasActivate(
+                        kernels::MutMatrix{y.data(), ElementType::kFloat32, rows, cols},
+                        bias.data(), /*relu=*/true)
+                        .ok());
+        std::vector<uint8_t> two_pass(c.size(), 0x55);
+        QuantizeActivations(y, quant, two_pass.data());
+        ASSERT_EQ(fused, two_pass) << "cols " << cols << (is_signed ? " s8" : " u8");
 
-      for (size_t i = 0; i < c.size(); ++i) {
-        const int32_t got = is_signed ? static_cast<int8_t>(fused[i]) : fused[i];
-        ASSERT_EQ(got, ExpectedLevel(c[i], bias[i % cols], true, quant))
-            << "element " << i << " of rows of " << cols << ": " << c[i] << " + " << bias[i % cols];
+        for (size_t i = 0; i < c.size(); ++i) {
+          const int32_t got = is_signed ? static_cast<int8_t>(fused[i]) : fused[i];
+          ASSERT_EQ(got, ExpectedLevel(c[i], bias[i % cols], true, quant))
+              << "element " << i << " of rows of " << cols << ": " << c[i] << " + "
+              << bias[i % cols] << " at clip " << clip;
+        }
       }
     }
   }
@@ -104,7 +111,8 @@ TEST_P(ActivationQuantizeTest, PlainQuantizingFollowsTheRuleAtEveryLength) {
       }
       const std::vector<int32_t> got = is_signed ? Levels(s) : Levels(u);
       for (size_t i = 0; i < n; ++i) {
-        ASSERT_EQ(got[i], ExpectedLevel(x[i], 0.0f, false, quant)) << "element " << i << ": " << x[i];
+        ASSERT_EQ(got[i], ExpectedLevel(x[i], 0.0f, false, quant))
+            << "element " << i << ": " << x[i];
       }
     }
   }
