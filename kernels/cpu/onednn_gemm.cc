@@ -228,20 +228,38 @@ bool OneDnnInt8Gemm(Int8Activations a, const Int8Weights& w, float* c) {
     entry = it->second;
   }
   if (!entry->primitive) return false;
-  // Memory objects carry their data handle: made per call, so callers on other threads that
-  // share these weights never see each other's buffers.
-  const memory src(entry->src, Engine(), const_cast<void*>(a.data));
-  const memory dst(entry->dst, Engine(), c);
+  // Memory objects carry their data handle, so each thread has its own for a packed shape
+  // (threads sharing these weights never see each other's buffers), made once and pointed at
+  // the call's buffers, as OneDnnGemm's are: made per call they were a fifth of a 40-row
+  // batch's time (allocations, perf). The entry is held so its address stays its own.
+  struct Call {
+    std::shared_ptr<Int8Entry> entry;
+    memory src, dst, scratchpad;
+    std::unordered_map<int, memory> args;
+  };
+  thread_local std::unordered_map<const Int8Entry*, Call> calls;
+  auto call = calls.find(entry.get());
+  if (call == calls.end()) {
+    if (calls.size() >= 256) calls.clear();  // bounded, should shapes sweep
+    Call made{entry, memory(entry->src, Engine(), DNNL_MEMORY_NONE),
+              memory(entry->dst, Engine(), DNNL_MEMORY_NONE),
+              memory(entry->scratchpad, Engine(), DNNL_MEMORY_NONE), {}};
+    made.args = {{DNNL_ARG_SRC, made.src},
+                 {DNNL_ARG_WEIGHTS, entry->weights},
+                 {DNNL_ARG_DST, made.dst},
+                 {DNNL_ARG_SCRATCHPAD, made.scratchpad}};
+    call = calls.emplace(entry.get(), std::move(made)).first;
+  }
   thread_local std::vector<uint8_t> scratch_bytes;
   if (scratch_bytes.size() < entry->scratchpad.get_size()) {
     scratch_bytes.resize(entry->scratchpad.get_size());
   }
-  const memory scratchpad(entry->scratchpad, Engine(), scratch_bytes.data());
+  // The handles in `args` are the same objects (dnnl::memory is a shared handle).
+  call->second.src.set_data_handle(const_cast<void*>(a.data));
+  call->second.dst.set_data_handle(c);
+  call->second.scratchpad.set_data_handle(scratch_bytes.data());
   thread_local dnnl::stream stream(Engine());
-  entry->primitive->execute(stream, {{DNNL_ARG_SRC, src},
-                                     {DNNL_ARG_WEIGHTS, entry->weights},
-                                     {DNNL_ARG_DST, dst},
-                                     {DNNL_ARG_SCRATCHPAD, scratchpad}});
+  entry->primitive->execute(stream, call->second.args);
   stream.wait();
   return true;
 }
