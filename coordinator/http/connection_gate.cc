@@ -22,6 +22,8 @@ ConnectionGate::Ticket::~Ticket() {
 
 void ConnectionGate::Ticket::SetWaiting(bool waiting) { gate_->SetWaiting(id_, waiting); }
 
+void ConnectionGate::Ticket::SetReading() { gate_->SetReading(id_); }
+
 std::optional<ConnectionGate::Ticket> ConnectionGate::Admit(const std::string& peer, int fd) {
   std::lock_guard<std::mutex> lock(mu_);
   if (closed_) return std::nullopt;
@@ -41,9 +43,12 @@ std::optional<ConnectionGate::Ticket> ConnectionGate::Admit(const std::string& p
 }
 
 bool ConnectionGate::EvictOldestWaiting(const std::string* peer) {
+  const auto now = std::chrono::steady_clock::now();
   for (auto it = open_.begin(); it != open_.end(); ++it) {
     if (!it->second.waiting || (peer != nullptr && it->second.peer != *peer)) continue;
     if (HasUnreadBytes(it->second.fd)) continue;
+    const auto since = it->second.reading_since;
+    if (since != std::chrono::steady_clock::time_point{} && now - since < reading_grace_) continue;
     // The owner's thread sees the end of the stream and closes the socket itself; the entry
     // goes now, so the place is free for the caller.
     ::shutdown(it->second.fd, SHUT_RDWR);
@@ -69,7 +74,15 @@ void ConnectionGate::Release(uint64_t id) {
 void ConnectionGate::SetWaiting(uint64_t id, bool waiting) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = open_.find(id);
-  if (it != open_.end()) it->second.waiting = waiting;
+  if (it == open_.end()) return;
+  it->second.waiting = waiting;
+  it->second.reading_since = {};
+}
+
+void ConnectionGate::SetReading(uint64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = open_.find(id);
+  if (it != open_.end()) it->second.reading_since = std::chrono::steady_clock::now();
 }
 
 void ConnectionGate::ShutdownAll() {

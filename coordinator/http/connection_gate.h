@@ -4,9 +4,12 @@
 // that sends nothing, or half a header, can therefore hold a place only until someone else
 // needs it: no number of idle connections keeps a prompt request (the liveness probe's) out.
 // A connection whose bytes have arrived but are not read yet (its thread has not started) is
-// not idle: it is never the one closed.
+// not idle: it is never the one closed; nor, for a grace period, is one whose request has begun
+// to be read (its thread parsing the header: a prompt request is done long before; half a
+// header sent slowly is closeable again once the grace has passed).
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -25,8 +28,11 @@ struct ConnectionCounts {
 
 class ConnectionGate {
  public:
-  ConnectionGate(size_t max_total, size_t max_per_peer)
-      : max_total_(max_total), max_per_peer_(max_per_peer) {}
+  static constexpr std::chrono::milliseconds kReadingGrace{1000};
+
+  ConnectionGate(size_t max_total, size_t max_per_peer,
+                 std::chrono::milliseconds reading_grace = kReadingGrace)
+      : max_total_(max_total), max_per_peer_(max_per_peer), reading_grace_(reading_grace) {}
   ConnectionGate(const ConnectionGate&) = delete;
   ConnectionGate& operator=(const ConnectionGate&) = delete;
 
@@ -42,6 +48,9 @@ class ConnectionGate {
 
     // Waiting (true: may be closed to make room) or serving a request (false: not evicted).
     void SetWaiting(bool waiting);
+    // The first bytes of a request have been read: not closed to make room for the grace
+    // period, while the rest of its header comes (until SetWaiting).
+    void SetReading();
 
    private:
     friend class ConnectionGate;
@@ -65,6 +74,7 @@ class ConnectionGate {
     std::string peer;
     int fd = -1;
     bool waiting = true;
+    std::chrono::steady_clock::time_point reading_since{};  // epoch: no request begun
   };
   using Entries = std::map<uint64_t, Entry>;  // by admission order: oldest first
 
@@ -73,9 +83,11 @@ class ConnectionGate {
   void Erase(Entries::iterator it);
   void Release(uint64_t id);
   void SetWaiting(uint64_t id, bool waiting);
+  void SetReading(uint64_t id);
 
   const size_t max_total_;
   const size_t max_per_peer_;
+  const std::chrono::milliseconds reading_grace_;
   mutable std::mutex mu_;
   Entries open_;
   std::unordered_map<std::string, size_t> per_peer_;

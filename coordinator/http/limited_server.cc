@@ -58,6 +58,7 @@ void ServeConnection(int fd, ConnectionGate& gate, const ConnectionLimits& limit
         for (size_t served = 0; served < limits.max_requests && !stopped(); ++served) {
           ticket->SetWaiting(true);
           if (!strm.NextRequest(Clock::now() + limits.idle_timeout)) break;
+          ticket->SetReading();  // its header is being read: not closed as idle meanwhile
           bool closed = false;
           // Once its headers are in, a request is being served: a new connection no longer
           // closes this one to make room.

@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
@@ -79,6 +80,27 @@ TEST(ConnectionGateTest, AConnectionWhoseRequestHasArrivedIsNotClosedAsIdle) {
   EXPECT_FALSE(s.ShutDown(0)) << "the probe was closed as if idle";
   EXPECT_TRUE(s.ShutDown(1));
   EXPECT_EQ(gate.counts().evicted, 8u);
+}
+
+// A thread that has read a request's first bytes and parses its header (the liveness probe in
+// the middle of being served) is not closed for connections admitted after it, for the grace
+// period; half a header held past it is closeable again.
+TEST(ConnectionGateTest, AConnectionReadingItsHeaderIsNotClosedDuringTheGrace) {
+  for (const bool grace_passed : {false, true}) {
+    ConnectionGate gate(100, 2, grace_passed ? std::chrono::milliseconds(0)
+                                             : std::chrono::milliseconds(60000));
+    Sockets s;
+    std::vector<ConnectionGate::Ticket> held;
+    held.push_back(*gate.Admit("10.0.0.1", s.Add()));  // the probe, its bytes read
+    held.back().SetReading();
+    held.push_back(*gate.Admit("10.0.0.1", s.Add()));  // idle
+    ASSERT_TRUE(gate.Admit("10.0.0.1", s.Add()).has_value());
+    EXPECT_EQ(s.ShutDown(0), grace_passed) << "grace passed: " << grace_passed;
+    EXPECT_EQ(s.ShutDown(1), !grace_passed) << "grace passed: " << grace_passed;
+    // Serving, then waiting for its next request: idle again.
+    held[0].SetWaiting(false);
+    held[0].SetWaiting(true);
+  }
 }
 
 TEST(ConnectionGateTest, OverTheTotalTheNewOneIsRefusedOnlyWhenAllAreServing) {
