@@ -32,15 +32,26 @@ pid_t FindThread(const std::string& name) {
 }
 
 // FindThread until the thread is there and named (a thread names itself once it runs), or
-// `wait` has passed: 0 then.
-pid_t AwaitThread(const std::string& name, std::chrono::milliseconds wait) {
+// `wait` has passed: NotFound then.
+Result<pid_t> AwaitThread(const std::string& name, std::chrono::milliseconds wait) {
   const auto deadline = std::chrono::steady_clock::now() + wait;
   pid_t tid = FindThread(name);
   while (tid == 0 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
     tid = FindThread(name);
   }
+  if (tid == 0) return NotFound("no I/O thread named '" + name + "' in this process");
   return tid;
+}
+
+// On Linux PRIO_PROCESS with a thread id reads and sets that thread's nice value alone.
+Result<int> NiceOf(pid_t tid, const std::string& name) {
+  errno = 0;
+  const int nice = getpriority(PRIO_PROCESS, static_cast<id_t>(tid));
+  if (nice == -1 && errno != 0) {
+    return Internal("getpriority of thread " + name + ": " + std::strerror(errno));
+  }
+  return nice;
 }
 
 }  // namespace
@@ -48,14 +59,8 @@ pid_t AwaitThread(const std::string& name, std::chrono::milliseconds wait) {
 Status LowerIoThreadPriority(int name_prefix, int io_thread, int increment,
                              std::chrono::milliseconds wait) {
   const std::string name = ThreadName(name_prefix, io_thread);
-  const pid_t tid = AwaitThread(name, wait);
-  if (tid == 0) return NotFound("no I/O thread named '" + name + "' in this process");
-  errno = 0;
-  const int now = getpriority(PRIO_PROCESS, static_cast<id_t>(tid));
-  if (now == -1 && errno != 0) {
-    return Internal("getpriority of thread " + name + ": " + std::strerror(errno));
-  }
-  // On Linux PRIO_PROCESS with a thread id applies to that thread alone.
+  COUPLER_ASSIGN_OR_RETURN(const pid_t tid, AwaitThread(name, wait));
+  COUPLER_ASSIGN_OR_RETURN(const int now, NiceOf(tid, name));
   if (setpriority(PRIO_PROCESS, static_cast<id_t>(tid), std::min(now + increment, 19)) != 0) {
     return Internal("setpriority of thread " + name + ": " + std::strerror(errno));
   }
@@ -64,14 +69,8 @@ Status LowerIoThreadPriority(int name_prefix, int io_thread, int increment,
 
 Result<int> IoThreadNice(int name_prefix, int io_thread, std::chrono::milliseconds wait) {
   const std::string name = ThreadName(name_prefix, io_thread);
-  const pid_t tid = AwaitThread(name, wait);
-  if (tid == 0) return NotFound("no I/O thread named '" + name + "' in this process");
-  errno = 0;
-  const int nice = getpriority(PRIO_PROCESS, static_cast<id_t>(tid));
-  if (nice == -1 && errno != 0) {
-    return Internal("getpriority of thread " + name + ": " + std::strerror(errno));
-  }
-  return nice;
+  COUPLER_ASSIGN_OR_RETURN(const pid_t tid, AwaitThread(name, wait));
+  return NiceOf(tid, name);
 }
 
 }  // namespace coupler::net
