@@ -115,9 +115,8 @@ Status Coordinator::Resume() {
   store::StateStore& store = ledger_.store();
   for (auto& rec : records) {
     control_.Restored(rec);
-    COUPLER_ASSIGN_OR_RETURN(auto commits, store.LoadCommits(rec.id));
-    COUPLER_ASSIGN_OR_RETURN(auto attempts, store.LoadAttempts(rec.id));
-    COUPLER_ASSIGN_OR_RETURN(auto sent, store.LoadSent(rec.id));
+    COUPLER_ASSIGN_OR_RETURN(store::TaskHistory history, store.LoadTaskHistory(rec.id));
+    const auto& [commits, attempts, sent] = history;
     COUPLER_ASSIGN_OR_RETURN(rec.plan, store.LoadPlan(rec.id));
     Result<std::unique_ptr<JobState>> job = RestoreJob(rec, commits, attempts, sent);
     rec.plan.clear();  // held by the job state now

@@ -521,13 +521,12 @@ Result<RetryLoad> LoadForRetry(store::StateStore& store, const std::string& job_
   if (!record) return Internal("job " + job_id + " is not in the store");
   out.record = std::move(*record);
   if (!rebuild) return out;
-  auto commits = store.LoadCommits(job_id);
-  auto attempts = store.LoadAttempts(job_id);
-  auto sent = store.LoadSent(job_id);
-  if (!commits.ok() || !attempts.ok() || !sent.ok()) {
-    return Internal("cannot read job " + job_id + "'s tasks from the store");
+  Result<store::TaskHistory> history = store.LoadTaskHistory(job_id);
+  if (!history.ok()) {
+    return history.status().WithContext("cannot read job " + job_id + "'s tasks from the store");
   }
-  COUPLER_ASSIGN_OR_RETURN(out.rebuilt, RestoreJob(out.record, *commits, *attempts, *sent));
+  COUPLER_ASSIGN_OR_RETURN(out.rebuilt, RestoreJob(out.record, history->commits,
+                                                   history->attempts, history->sent));
   return out;
 }
 

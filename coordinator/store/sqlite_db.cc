@@ -173,11 +173,13 @@ std::string SqliteStatement::ColumnText(int index) const {
   return std::string(reinterpret_cast<const char*>(text), static_cast<size_t>(size));
 }
 
-std::string SqliteStatement::ColumnBlob(int index) const {
+std::string SqliteStatement::ColumnBlob(int index) const { return std::string(ColumnBlobView(index)); }
+
+std::string_view SqliteStatement::ColumnBlobView(int index) const {
   const void* blob = sqlite3_column_blob(stmt_, index);
   int size = sqlite3_column_bytes(stmt_, index);
-  if (blob == nullptr) return std::string();
-  return std::string(static_cast<const char*>(blob), static_cast<size_t>(size));
+  if (blob == nullptr) return {};
+  return std::string_view(static_cast<const char*>(blob), static_cast<size_t>(size));
 }
 
 void SqliteStatement::Reset() noexcept {

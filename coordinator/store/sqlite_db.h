@@ -76,6 +76,8 @@ class SqliteStatement {
   double ColumnDouble(int index) const;
   std::string ColumnText(int index) const;
   std::string ColumnBlob(int index) const;
+  // Without a copy: valid until the next Step or reset.
+  std::string_view ColumnBlobView(int index) const;
 
   // Rewinds and drops bindings, ending any read snapshot the statement held.
   void Reset() noexcept;

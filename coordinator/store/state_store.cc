@@ -13,7 +13,6 @@
 #include <string_view>
 #include <utility>
 
-#include "coordinator/store/path_list.h"
 #include "coordinator/store/row_values.h"
 #include "coordinator/store/state_files.h"
 #include "coordinator/store/store_schema.h"
@@ -40,17 +39,8 @@ constexpr const char* kPutJob =
 constexpr const char* kSetJobState =
     "UPDATE jobs SET state = ?, error = ?, finished_ms = ?, tasks_total = ?, tasks_done = ?, "
     "tasks_failed = ?, attempts = ? WHERE id = ?";
-// OR IGNORE + the (job_id, task_id) primary key: the first committed attempt wins.
-constexpr const char* kInsertCommit =
-    "INSERT OR IGNORE INTO commits (job_id, task_id, attempt, output_paths, rows_in, rows_out, "
-    "device, kernel_ms, bytes_processed, worker_id) VALUES (?,?,?,?,?,?,?,?,?,?)";
-constexpr const char* kDeleteCommit = "DELETE FROM commits WHERE job_id = ? AND task_id = ?";
-constexpr const char* kInsertAttempt =
-    "INSERT INTO attempts (job_id, task_id, attempt, worker_id, outcome, error, ended_ms) "
-    "VALUES (?,?,?,?,?,?,?)";
-constexpr const char* kInsertSent =
-    "INSERT INTO sent (job_id, tasks, worker_id, worker_key, gang_ranks, returned) "
-    "VALUES (?,?,?,?,?,?)";
+// One row per job per flush: its records in order (task_log.h).
+constexpr const char* kInsertTaskLog = "INSERT INTO task_log (job_id, records) VALUES (?, ?)";
 // Compare-and-set: the generation moves only from the value this writer last wrote or read. It is
 // the store's fencing token: a writer opened later bumps it at once, so an older writer that is
 // still running (its lock taken over without its knowing) changes nothing and is fenced.
@@ -258,14 +248,14 @@ Status StateStore::PrepareStatements() {
   const Entry entries[] = {
       {&put_job_, kPutJob},
       {&set_job_state_, kSetJobState},
-      {&insert_commit_, kInsertCommit},
-      {&delete_commit_, kDeleteCommit},
-      {&insert_attempt_, kInsertAttempt},
-      {&insert_sent_, kInsertSent},
       {&set_generation_, kSetGeneration},
   };
   for (const Entry& e : entries) {
     COUPLER_ASSIGN_OR_RETURN(*e.stmt, SqliteStatement::Prepare(db_.get(), e.sql));
+  }
+  // A reader may open a state from before the log (it migrates nothing); a writer's has it.
+  if (mode_ == OpenMode::kReadWrite) {
+    COUPLER_ASSIGN_OR_RETURN(insert_task_log_, SqliteStatement::Prepare(db_.get(), kInsertTaskLog));
   }
   COUPLER_RETURN_IF_ERROR(PrepareReads());
   COUPLER_RETURN_IF_ERROR(counters_.Prepare(db_.get()));
@@ -290,10 +280,7 @@ Status StateStore::WriteWithBuffered(const std::string& what, Fn&& also) {
   if (status.ok()) status = txn->Commit();
   if (!status.ok()) return status.WithContext(context);  // txn's destructor rolls back
   ++generation_.committed;
-  commits_.clear();
-  revoked_.clear();
-  attempts_.clear();
-  sent_.clear();
+  log_.Clear();
   counters_.Committed();
   AfterCommit();
   return Status::Ok();
@@ -329,52 +316,11 @@ Status StateStore::BumpGeneration() {
 }
 
 Status StateStore::WriteBufferedRows() {
-  for (const auto& [job_id, task_id] : revoked_) {
-    StatementReset reset(delete_commit_);
-    delete_commit_.BindText(1, job_id);
-    delete_commit_.BindInt64(2, ToSql(task_id));
-    COUPLER_RETURN_IF_ERROR(delete_commit_.Step().status());
-  }
-  for (const TaskCommit& c : commits_) {
-    StatementReset reset(insert_commit_);
-    EncodePathList(c.output_paths, &paths_scratch_);
-    insert_commit_.BindText(1, c.job_id);
-    insert_commit_.BindInt64(2, ToSql(c.task_id));
-    insert_commit_.BindInt64(3, c.attempt);
-    insert_commit_.BindText(4, paths_scratch_);
-    insert_commit_.BindInt64(5, ToSql(c.rows_in));
-    insert_commit_.BindInt64(6, ToSql(c.rows_out));
-    insert_commit_.BindText(7, c.device);
-    insert_commit_.BindDouble(8, c.kernel_ms);
-    insert_commit_.BindInt64(9, ToSql(c.bytes_processed));
-    insert_commit_.BindText(10, c.worker_id);
-    COUPLER_RETURN_IF_ERROR(insert_commit_.Step().status());
-  }
-  for (const AttemptRecord& a : attempts_) {
-    StatementReset reset(insert_attempt_);
-    insert_attempt_.BindText(1, a.job_id);
-    insert_attempt_.BindInt64(2, ToSql(a.task_id));
-    insert_attempt_.BindInt64(3, a.attempt);
-    insert_attempt_.BindText(4, a.worker_id);
-    insert_attempt_.BindText(5, a.outcome);
-    insert_attempt_.BindText(6, a.error);
-    insert_attempt_.BindInt64(7, a.ended_ms);
-    COUPLER_RETURN_IF_ERROR(insert_attempt_.Step().status());
-  }
-  for (const SentAttempts& batch : sent_) {
-    StatementReset reset(insert_sent_);
-    paths_scratch_.clear();
-    for (const auto& [task, attempt] : batch.tasks) {
-      PutVarint(task, paths_scratch_);
-      PutVarint(attempt, paths_scratch_);
-    }
-    insert_sent_.BindText(1, batch.job_id);
-    insert_sent_.BindBlob(2, paths_scratch_);
-    insert_sent_.BindText(3, batch.worker_id);
-    insert_sent_.BindText(4, batch.worker_key);
-    insert_sent_.BindInt64(5, batch.gang_ranks);
-    insert_sent_.BindInt64(6, batch.returned ? 1 : 0);
-    COUPLER_RETURN_IF_ERROR(insert_sent_.Step().status());
+  for (const TaskLogBuffer::JobBlob& job : log_.jobs()) {
+    StatementReset reset(insert_task_log_);
+    insert_task_log_.BindText(1, job.job_id);
+    insert_task_log_.BindBlob(2, job.blob);
+    COUPLER_RETURN_IF_ERROR(insert_task_log_.Step().status());
   }
   return counters_.WriteBuffered();
 }
@@ -424,16 +370,6 @@ Status StateStore::SetJobState(const std::string& id, const std::string& state,
   });
 }
 
-void StateStore::AddCommit(TaskCommit commit) { commits_.push_back(std::move(commit)); }
-
-void StateStore::RevokeCommit(const std::string& job_id, uint64_t task_id) {
-  std::erase_if(commits_, [&](const TaskCommit& c) { return c.job_id == job_id && c.task_id == task_id; });
-  revoked_.emplace_back(job_id, task_id);
-}
-
-void StateStore::AddAttempt(AttemptRecord attempt) { attempts_.push_back(std::move(attempt)); }
-
-void StateStore::AddSent(SentAttempts sent) { sent_.push_back(std::move(sent)); }
 
 Status StateStore::PutBan(const BanRecord& ban) {
   return WriteWithBuffered("ban worker " + ban.worker_id, [&] { return bans_.Put(ban); });

@@ -19,6 +19,7 @@
 #include "coordinator/store/records.h"
 #include "coordinator/store/sqlite_db.h"
 #include "coordinator/store/state_dir_lock.h"
+#include "coordinator/store/task_log.h"
 
 namespace coupler::store {
 
@@ -72,15 +73,15 @@ class StateStore {
   Status SetJobState(const std::string& id, const std::string& state, const std::string& error,
                      int64_t finished_ms, const JobCounts& counts = {});
 
-  // Buffered in memory until the next Flush/PutJob/SetJobState. A commit for a (job, task) that
-  // already has one — on disk or earlier in the buffer — is dropped when written.
-  void AddCommit(TaskCommit commit);
+  // Buffered in memory until the next Flush/PutJob/SetJobState, then written as the job's task
+  // log (task_log.h): one row per job per flush. A commit for a (job, task) that already has
+  // one — on disk or earlier in the buffer — counts for nothing when read back.
+  void AddCommit(const TaskCommit& commit) { log_.AddCommit(commit); }
   // A task's commit taken back (its output was lost: the task runs again and commits anew):
-  // buffered like the rows above and written before the buffered commits of the same flush,
-  // so the next attempt's commit takes its place; a commit of the task still buffered goes.
-  void RevokeCommit(const std::string& job_id, uint64_t task_id);
-  void AddAttempt(AttemptRecord attempt);
-  void AddSent(SentAttempts sent);
+  // the next commit of the task, from this call on, takes its place.
+  void RevokeCommit(const std::string& job_id, uint64_t task_id) { log_.Revoke(job_id, task_id); }
+  void AddAttempt(const AttemptRecord& attempt) { log_.AddAttempt(attempt); }
+  void AddSent(const SentAttempts& sent) { log_.AddSent(sent); }
   // The pool's counters (counter_rows.h): buffered like the rows above, written with them.
   void SetCounters(const std::map<std::string, uint64_t>& values) { counters_.Set(values); }
   Result<std::map<std::string, uint64_t>> LoadCounters() { return counters_.Load(); }
@@ -92,10 +93,7 @@ class StateStore {
   Status PutGpuHealth(const std::vector<GpuHealthRecord>& records);
   Result<std::vector<GpuHealthRecord>> LoadGpuHealth() { return gpu_health_.Load(); }
   // Buffered rows not yet written.
-  size_t pending() const {
-    return commits_.size() + revoked_.size() + attempts_.size() + sent_.size() +
-           counters_.pending();
-  }
+  size_t pending() const { return log_.pending() + counters_.pending(); }
 
   // True once a write found that another writer opened the state after this one (its lock
   // taken over: the lock file deleted, a filesystem without working locks). Every write since
@@ -127,11 +125,13 @@ class StateStore {
   Result<std::optional<JobRecord>> LoadJob(const std::string& job_id);
   // A job's admitted plan (JobRecord::plan); empty for a job admitted before plans were kept.
   Result<std::string> LoadPlan(const std::string& job_id);
-  // By task_id (compared as SQLite's signed 64-bit: ids from 2^63 up would come first).
+  // A job's task log replayed (task_log.h): its live commits by task id, its ended attempts by
+  // task and attempt, and every (task, attempt) ever sent for it and every one given back
+  // unstarted (returned), in the order they were written. One read for a restart.
+  Result<TaskHistory> LoadTaskHistory(const std::string& job_id);
+  // Its parts alone.
   Result<std::vector<TaskCommit>> LoadCommits(const std::string& job_id);
-  Result<std::vector<AttemptRecord>> LoadAttempts(const std::string& job_id);  // by task, attempt
-  // Every (task, attempt) ever sent for the job, and every one given back unstarted (returned),
-  // in the order they were written: an attempt returned and sent again shows both.
+  Result<std::vector<AttemptRecord>> LoadAttempts(const std::string& job_id);
   Result<std::vector<SentAttempt>> LoadSent(const std::string& job_id);
 
   // 1 + the largest number at the end of a stored job id ("j-000041" → 42), 1 when there is
@@ -148,6 +148,8 @@ class StateStore {
              CommitGeneration generation);
   Status PrepareStatements();
   Status PrepareReads();  // state_store_reads.cc
+  // The rows of a schema-10 state's per-row tables (older_task_tables_), before its log.
+  Status LoadOlderTaskRows(const std::string& job_id, TaskHistoryReplay& replay);
   Status CheckWritable() const;
   // Moves the generation one on inside the open transaction, or finds that another writer
   // moved it (Aborted; fenced() from then on).
@@ -168,11 +170,11 @@ class StateStore {
   std::string dir_;
   std::string path_;
   OpenMode mode_;
-  std::vector<TaskCommit> commits_;
-  std::vector<std::pair<std::string, uint64_t>> revoked_;  // (job, task): see RevokeCommit
-  std::vector<AttemptRecord> attempts_;
-  std::vector<SentAttempts> sent_;
-  std::string paths_scratch_;  // reused encoding buffer: one allocation per flush, not per row
+  TaskLogBuffer log_;  // the task rows of the next flush
+  // A state from schema 10 or older keeps its per-row tables (commits, attempts, sent), read
+  // before the log and never written again.
+  bool older_task_tables_ = false;
+  bool task_log_table_ = false;  // false only for a reader of a state from before schema 11
   CommitGeneration generation_;
   int wal_pages_ = 0;          // frames in the WAL after the last commit (OnWalCommit)
   bool marker_failed_ = false;
@@ -183,13 +185,11 @@ class StateStore {
   SqliteDb db_;
   SqliteStatement put_job_;
   SqliteStatement set_job_state_;
-  SqliteStatement insert_commit_;
-  SqliteStatement delete_commit_;
-  SqliteStatement insert_attempt_;
+  SqliteStatement insert_task_log_;
+  SqliteStatement load_task_log_;
   SqliteStatement load_jobs_;
   SqliteStatement load_commits_;
   SqliteStatement load_attempts_;
-  SqliteStatement insert_sent_;
   SqliteStatement load_sent_;
   SqliteStatement next_job_number_;
   SqliteStatement set_generation_;

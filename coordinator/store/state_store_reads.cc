@@ -46,6 +46,11 @@ constexpr const char* kLoadAttempts =
 constexpr const char* kLoadSent =
     "SELECT tasks, worker_id, worker_key, gang_ranks, returned FROM sent WHERE job_id = ? "
     "ORDER BY seq";
+constexpr const char* kLoadTaskLog = "SELECT records FROM task_log WHERE job_id = ? ORDER BY seq";
+// A reader of a state from schema 10 or older (not migrated: readers never write) finds no
+// task_log; a state created at 11 has no per-row tables.
+constexpr const char* kTaskTables =
+    "SELECT sum(name = 'commits'), sum(name = 'task_log') FROM sqlite_master WHERE type = 'table'";
 constexpr const char* kNextJobNumber = "SELECT COALESCE(MAX(number), 0) + 1 FROM jobs";
 
 }  // namespace
@@ -63,12 +68,25 @@ Status StateStore::PrepareReads() {
       {&list_jobs_, kListJobs},
       {&count_jobs_, kCountJobs},
       {&find_submission_, kFindSubmission},
-      {&load_commits_, kLoadCommits},
-      {&load_attempts_, kLoadAttempts},
       {&next_job_number_, kNextJobNumber},
-      {&load_sent_, kLoadSent},
   };
   for (const Entry& e : entries) {
+    COUPLER_ASSIGN_OR_RETURN(*e.stmt, SqliteStatement::Prepare(db_.get(), e.sql));
+  }
+  COUPLER_ASSIGN_OR_RETURN(SqliteStatement tables, SqliteStatement::Prepare(db_.get(), kTaskTables));
+  COUPLER_ASSIGN_OR_RETURN(const bool row, tables.Step());
+  older_task_tables_ = row && tables.ColumnInt64(0) > 0;
+  task_log_table_ = row && tables.ColumnInt64(1) > 0;
+  if (task_log_table_) {
+    COUPLER_ASSIGN_OR_RETURN(load_task_log_, SqliteStatement::Prepare(db_.get(), kLoadTaskLog));
+  }
+  if (!older_task_tables_) return Status::Ok();
+  const Entry older_tables[] = {
+      {&load_commits_, kLoadCommits},
+      {&load_attempts_, kLoadAttempts},
+      {&load_sent_, kLoadSent},
+  };
+  for (const Entry& e : older_tables) {
     COUPLER_ASSIGN_OR_RETURN(*e.stmt, SqliteStatement::Prepare(db_.get(), e.sql));
   }
   return Status::Ok();
@@ -187,15 +205,14 @@ Result<std::string> StateStore::LoadPlan(const std::string& job_id) {
   return load_plan_.ColumnBlob(0);
 }
 
-Result<std::vector<TaskCommit>> StateStore::LoadCommits(const std::string& job_id) {
-  StatementReset reset(load_commits_);
+Status StateStore::LoadOlderTaskRows(const std::string& job_id, TaskHistoryReplay& replay) {
+  StatementReset reset_commits(load_commits_);
   load_commits_.BindText(1, job_id);
-  std::vector<TaskCommit> commits;
   while (true) {
     Result<bool> row = load_commits_.Step();
     if (!row.ok()) return row.status().WithContext("load commits of job " + job_id);
     if (!*row) break;
-    TaskCommit& c = commits.emplace_back();
+    TaskCommit c;
     c.job_id = job_id;
     c.task_id = FromSql(load_commits_.ColumnInt64(0));
     c.attempt = static_cast<uint32_t>(load_commits_.ColumnInt64(1));
@@ -211,19 +228,15 @@ Result<std::vector<TaskCommit>> StateStore::LoadCommits(const std::string& job_i
     c.kernel_ms = load_commits_.ColumnDouble(6);
     c.bytes_processed = FromSql(load_commits_.ColumnInt64(7));
     c.worker_id = load_commits_.ColumnText(8);
+    replay.AddOlderCommit(std::move(c));
   }
-  return commits;
-}
-
-Result<std::vector<AttemptRecord>> StateStore::LoadAttempts(const std::string& job_id) {
-  StatementReset reset(load_attempts_);
+  StatementReset reset_attempts(load_attempts_);
   load_attempts_.BindText(1, job_id);
-  std::vector<AttemptRecord> attempts;
   while (true) {
     Result<bool> row = load_attempts_.Step();
     if (!row.ok()) return row.status().WithContext("load attempts of job " + job_id);
     if (!*row) break;
-    AttemptRecord& a = attempts.emplace_back();
+    AttemptRecord a;
     a.job_id = job_id;
     a.task_id = FromSql(load_attempts_.ColumnInt64(0));
     a.attempt = static_cast<uint32_t>(load_attempts_.ColumnInt64(1));
@@ -231,14 +244,10 @@ Result<std::vector<AttemptRecord>> StateStore::LoadAttempts(const std::string& j
     a.outcome = load_attempts_.ColumnText(3);
     a.error = load_attempts_.ColumnText(4);
     a.ended_ms = load_attempts_.ColumnInt64(5);
+    replay.AddOlderAttempt(std::move(a));
   }
-  return attempts;
-}
-
-Result<std::vector<SentAttempt>> StateStore::LoadSent(const std::string& job_id) {
-  StatementReset reset(load_sent_);
+  StatementReset reset_sent(load_sent_);
   load_sent_.BindText(1, job_id);
-  std::vector<SentAttempt> out;
   while (true) {
     Result<bool> row = load_sent_.Step();
     if (!row.ok()) return row.status().WithContext("load sent attempts of job " + job_id);
@@ -254,11 +263,43 @@ Result<std::vector<SentAttempt>> StateStore::LoadSent(const std::string& job_id)
       if (!GetVarint(blob, at, task) || !GetVarint(blob, at, attempt)) {
         return Internal("damaged sent-attempts row of job " + job_id + " in " + path_);
       }
-      out.push_back({task, static_cast<uint32_t>(attempt), worker_id, worker_key, gang_ranks,
-                     returned});
+      replay.AddOlderSent({task, static_cast<uint32_t>(attempt), worker_id, worker_key,
+                           gang_ranks, returned});
     }
   }
-  return out;
+  return Status::Ok();
+}
+
+Result<TaskHistory> StateStore::LoadTaskHistory(const std::string& job_id) {
+  TaskHistoryReplay replay(job_id);
+  if (older_task_tables_) COUPLER_RETURN_IF_ERROR(LoadOlderTaskRows(job_id, replay));
+  if (!task_log_table_) return std::move(replay).Finish();
+  StatementReset reset(load_task_log_);
+  load_task_log_.BindText(1, job_id);
+  while (true) {
+    Result<bool> row = load_task_log_.Step();
+    if (!row.ok()) return row.status().WithContext("load the task log of job " + job_id);
+    if (!*row) break;
+    if (Status s = replay.AddBlob(load_task_log_.ColumnBlobView(0)); !s.ok()) {
+      return s.WithContext(path_);
+    }
+  }
+  return std::move(replay).Finish();
+}
+
+Result<std::vector<TaskCommit>> StateStore::LoadCommits(const std::string& job_id) {
+  COUPLER_ASSIGN_OR_RETURN(TaskHistory history, LoadTaskHistory(job_id));
+  return std::move(history.commits);
+}
+
+Result<std::vector<AttemptRecord>> StateStore::LoadAttempts(const std::string& job_id) {
+  COUPLER_ASSIGN_OR_RETURN(TaskHistory history, LoadTaskHistory(job_id));
+  return std::move(history.attempts);
+}
+
+Result<std::vector<SentAttempt>> StateStore::LoadSent(const std::string& job_id) {
+  COUPLER_ASSIGN_OR_RETURN(TaskHistory history, LoadTaskHistory(job_id));
+  return std::move(history.sent);
 }
 
 Result<uint64_t> StateStore::NextJobNumber() {

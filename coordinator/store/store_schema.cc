@@ -32,47 +32,15 @@ CREATE TABLE jobs (
 );
 CREATE INDEX jobs_by_number ON jobs(number);
 CREATE INDEX jobs_by_submission ON jobs(submission_id);
--- One row per task: the primary key is what makes the first committed attempt win.
-CREATE TABLE commits (
-  job_id TEXT NOT NULL,
-  task_id INTEGER NOT NULL,
-  attempt INTEGER NOT NULL,
-  output_paths TEXT NOT NULL,  -- see path_list.h
-  rows_in INTEGER NOT NULL,
-  rows_out INTEGER NOT NULL,
-  device TEXT NOT NULL,
-  kernel_ms REAL NOT NULL,
-  bytes_processed INTEGER NOT NULL,
-  worker_id TEXT NOT NULL,
-  PRIMARY KEY (job_id, task_id)
-) WITHOUT ROWID;
--- Every ended attempt, in the order they were recorded (seq).
-CREATE TABLE attempts (
+-- Each job's task history — commits, commits taken back, ended attempts, attempts sent — one
+-- row per job per flush, its records in order (coordinator/store/task_log.h). States from
+-- schema 10 and older also keep their per-row tables (commits, attempts, sent), read first.
+CREATE TABLE task_log (
   seq INTEGER PRIMARY KEY,
   job_id TEXT NOT NULL,
-  task_id INTEGER NOT NULL,
-  attempt INTEGER NOT NULL,
-  worker_id TEXT NOT NULL,
-  outcome TEXT NOT NULL,
-  error TEXT NOT NULL,
-  ended_ms INTEGER NOT NULL
+  records BLOB NOT NULL
 );
-CREATE INDEX attempts_by_task ON attempts(job_id, task_id, attempt);
--- The attempts each assignment message sent, per job (task, attempt varint pairs): a restart
--- counts the attempts that were in flight and numbers the next one after them. gang_ranks: of a
--- gang's attempt (one per row, sent to its leader), the ranks the leader runs itself; a restart
--- adopts a running gang only when that is all of them (no rank elsewhere to rejoin). returned:
--- not a send but its undoing, the worker gave those attempts back unstarted (read in seq order).
-CREATE TABLE sent (
-  seq INTEGER PRIMARY KEY,
-  job_id TEXT NOT NULL,
-  tasks BLOB NOT NULL,
-  worker_id TEXT NOT NULL DEFAULT '',  -- where the message went; '' in rows from before 6
-  worker_key TEXT NOT NULL DEFAULT '',
-  gang_ranks INTEGER NOT NULL DEFAULT 0,
-  returned INTEGER NOT NULL DEFAULT 0
-);
-CREATE INDEX sent_by_job ON sent(job_id);
+CREATE INDEX task_log_by_job ON task_log(job_id, seq);
 )sql" R"sql(
 -- The pool's counters (counter_rows.h), so coupler_*_total go on across restarts.
 CREATE TABLE counters (
@@ -230,6 +198,13 @@ Status EnsureSchema(SqliteDb& db, const std::string& path) {
         "CREATE TABLE IF NOT EXISTS gpu_health (worker_id TEXT NOT NULL, gpu INTEGER NOT NULL, "
         "uuid TEXT NOT NULL, fence TEXT NOT NULL, fenced_ms INTEGER NOT NULL, ecc_seen INTEGER "
         "NOT NULL, xid_seen INTEGER NOT NULL, PRIMARY KEY (worker_id, gpu)) WITHOUT ROWID;"));
+  }
+  if (info.user_version >= 1 && info.user_version <= 10) {
+    // Older states keep their per-row task tables, read before the log and never written again.
+    COUPLER_RETURN_IF_ERROR(db.Exec(
+        "CREATE TABLE IF NOT EXISTS task_log (seq INTEGER PRIMARY KEY, job_id TEXT NOT NULL, "
+        "records BLOB NOT NULL);"
+        "CREATE INDEX IF NOT EXISTS task_log_by_job ON task_log(job_id, seq);"));
   }
   // Older states start counting at 0: their marker records no generation, so nothing is
   // checked until the first commit records one.

@@ -15,8 +15,10 @@ namespace coupler::store {
 // submission ids (finished jobs are looked up in the state, not held in memory); 6: sent.worker_id
 // and sent.worker_key (a restart adopts an attempt only from the worker it was sent to); 7:
 // sent.gang_ranks; 8: sent.returned (attempts given back unstarted); 9: tables counters (the
-// pool's coupler_*_total, kept across restarts) and bans (worker ids an admin banned).
-inline constexpr int kSchemaVersion = 10;
+// pool's coupler_*_total, kept across restarts) and bans (worker ids an admin banned); 10:
+// gpu_health; 11: task_log (one row per job per flush in place of a row per commit, attempt
+// and assignment message; the older tables are read, never written).
+inline constexpr int kSchemaVersion = 11;
 // PRAGMA application_id: "CPLR". Tells our files apart from other SQLite databases.
 inline constexpr int kApplicationId = 0x43504c52;
 

@@ -79,8 +79,9 @@ TEST(CommitGenerationTest, EveryCommitIsRecordedAndACheckpointMakesItDurable) {
   EXPECT_EQ(recorded->boot_id, CurrentBootId());
   EXPECT_LT(recorded->durable, 3u);  // still only in the WAL
 
-  // Enough rows to pass SQLite's checkpoint threshold: the store checkpoints in its place.
-  for (uint64_t t = 0; t < 60'000; ++t) {
+  // Enough commits to pass SQLite's checkpoint threshold (1,000 pages: the task log's blob of
+  // 150,000 of them is ~6 MB): the store checkpoints in its place.
+  for (uint64_t t = 0; t < 150'000; ++t) {
     TaskCommit c = MakeCommit("j-000001", t, 0);
     store->AddCommit(std::move(c));
   }

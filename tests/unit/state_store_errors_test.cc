@@ -75,6 +75,40 @@ void ExecRaw(const fs::path& db_path, const char* sql) {
   sqlite3_close(db);
 }
 
+// Turns a fresh state into one of schema 10: the per-row task tables (verbatim from 10) in
+// place of the task log. Older versions are made from it by the tests below.
+constexpr const char* kAsVersion10 = R"sql(
+DROP INDEX task_log_by_job; DROP TABLE task_log;
+CREATE TABLE commits (
+  job_id TEXT NOT NULL, task_id INTEGER NOT NULL, attempt INTEGER NOT NULL,
+  output_paths TEXT NOT NULL, rows_in INTEGER NOT NULL, rows_out INTEGER NOT NULL,
+  device TEXT NOT NULL, kernel_ms REAL NOT NULL, bytes_processed INTEGER NOT NULL,
+  worker_id TEXT NOT NULL, PRIMARY KEY (job_id, task_id)
+) WITHOUT ROWID;
+CREATE TABLE attempts (
+  seq INTEGER PRIMARY KEY, job_id TEXT NOT NULL, task_id INTEGER NOT NULL,
+  attempt INTEGER NOT NULL, worker_id TEXT NOT NULL, outcome TEXT NOT NULL,
+  error TEXT NOT NULL, ended_ms INTEGER NOT NULL
+);
+CREATE INDEX attempts_by_task ON attempts(job_id, task_id, attempt);
+CREATE TABLE sent (
+  seq INTEGER PRIMARY KEY, job_id TEXT NOT NULL, tasks BLOB NOT NULL,
+  worker_id TEXT NOT NULL DEFAULT '', worker_key TEXT NOT NULL DEFAULT '',
+  gang_ranks INTEGER NOT NULL DEFAULT 0, returned INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX sent_by_job ON sent(job_id);
+PRAGMA user_version = 10;
+)sql";
+
+// A fresh state with job j-000001, turned into schema 10.
+void MakeVersion10State(const TempDir& dir) {
+  {
+    auto store = OpenOrDie(dir.str());
+    ASSERT_TRUE(store->PutJob(MakeJob("j-000001")).ok());
+  }
+  ExecRaw(dir.path() / "coupler.db", kAsVersion10);
+}
+
 TEST(StateStoreTest, ForeignSqliteDatabaseIsRefusedUntouched) {
   TempDir dir;
   const fs::path db = dir.path() / "coupler.db";
@@ -89,10 +123,7 @@ TEST(StateStoreTest, ForeignSqliteDatabaseIsRefusedUntouched) {
 // stay, with no submission id, and new ones keep theirs.
 TEST(StateStoreTest, AVersion2StateGainsSubmissionIds) {
   TempDir dir;
-  {
-    auto store = OpenOrDie(dir.str());
-    ASSERT_TRUE(store->PutJob(MakeJob("j-000001")).ok());
-  }
+  MakeVersion10State(dir);
   ExecRaw(dir.path() / "coupler.db",
           "DROP INDEX jobs_by_submission; ALTER TABLE jobs DROP COLUMN submission_id; "
           "ALTER TABLE jobs DROP COLUMN plan; "
@@ -114,13 +145,10 @@ TEST(StateStoreTest, AVersion2StateGainsSubmissionIds) {
 // its sent rows record none (a restart abandons such a gang, as then).
 TEST(StateStoreTest, AVersion6StateGainsGangRanks) {
   TempDir dir;
-  {
-    auto store = OpenOrDie(dir.str());
-    ASSERT_TRUE(store->PutJob(MakeJob("j-000001")).ok());
-    store->AddSent({"j-000001", {{0, 0}}, "w1", "alice"});
-    ASSERT_TRUE(store->Flush().ok());
-  }
-  ExecRaw(dir.path() / "coupler.db", "ALTER TABLE sent DROP COLUMN gang_ranks; "
+  MakeVersion10State(dir);
+  ExecRaw(dir.path() / "coupler.db", "INSERT INTO sent (job_id, tasks, worker_id, worker_key) "
+                                     "VALUES ('j-000001', x'0000', 'w1', 'alice');"
+                                     "ALTER TABLE sent DROP COLUMN gang_ranks; "
                                           "ALTER TABLE sent DROP COLUMN returned; PRAGMA user_version = 6");
   auto store = OpenOrDie(dir.str());
   store->AddSent({"j-000001", {{1, 0}}, "w1", "alice", 2});
@@ -135,13 +163,10 @@ TEST(StateStoreTest, AVersion6StateGainsGangRanks) {
 // its rows are all sends, and a hand-back written after reads back as one.
 TEST(StateStoreTest, AVersion7StateGainsReturnedAttempts) {
   TempDir dir;
-  {
-    auto store = OpenOrDie(dir.str());
-    ASSERT_TRUE(store->PutJob(MakeJob("j-000001")).ok());
-    store->AddSent({"j-000001", {{0, 0}}, "w1", "alice"});
-    ASSERT_TRUE(store->Flush().ok());
-  }
-  ExecRaw(dir.path() / "coupler.db", "ALTER TABLE sent DROP COLUMN returned; PRAGMA user_version = 7");
+  MakeVersion10State(dir);
+  ExecRaw(dir.path() / "coupler.db", "INSERT INTO sent (job_id, tasks, worker_id, worker_key) "
+                                     "VALUES ('j-000001', x'0000', 'w1', 'alice');"
+                                     "ALTER TABLE sent DROP COLUMN returned; PRAGMA user_version = 7");
   auto store = OpenOrDie(dir.str());
   store->AddSent({"j-000001", {{0, 0}}, "w1", "", 0, /*returned=*/true});
   ASSERT_TRUE(store->Flush().ok());
@@ -182,10 +207,7 @@ TEST(StateStoreTest, CountersAreKeptAcrossAReopenAndOnlyChangesAreWritten) {
 
 TEST(StateStoreTest, AVersion8StateGainsCountersStartingAtZero) {
   TempDir dir;
-  {
-    auto store = OpenOrDie(dir.str());
-    ASSERT_TRUE(store->PutJob(MakeJob("j-000001")).ok());
-  }
+  MakeVersion10State(dir);
   ExecRaw(dir.path() / "coupler.db", "DROP TABLE counters; DROP TABLE bans; PRAGMA user_version = 8");
   auto store = OpenOrDie(dir.str());
   auto counters = store->LoadCounters();
@@ -198,14 +220,57 @@ TEST(StateStoreTest, AVersion8StateGainsCountersStartingAtZero) {
   EXPECT_EQ(again->at("jobs_submitted"), 2u);
 }
 
+// A version-10 state keeps its per-row task tables: read first, the log after them, never
+// written again. A commit in the log for a task the old table had committed counts for nothing;
+// a revoke in the log takes the old table's commit back. A reader (which migrates nothing) reads
+// the old tables alone.
+TEST(StateStoreTest, AVersion10StatesTaskRowsAreReadBeforeItsLog) {
+  TempDir dir;
+  MakeVersion10State(dir);
+  ExecRaw(dir.path() / "coupler.db",
+          "INSERT INTO commits VALUES ('j-000001', 0, 0, '', 10, 5, 'cpu', 1.5, 100, 'w1');"
+          "INSERT INTO commits VALUES ('j-000001', 1, 2, '', 11, 6, 'cpu', 2.5, 200, 'w2');"
+          "INSERT INTO attempts (job_id, task_id, attempt, worker_id, outcome, error, ended_ms) "
+          "VALUES ('j-000001', 1, 1, 'w1', 'failed', 'boom', 1700000000001);"
+          "INSERT INTO sent (job_id, tasks, worker_id, worker_key) "
+          "VALUES ('j-000001', x'00000102', 'w1', 'alice');");
+  {
+    auto reader = OpenOrDie(dir.str(), OpenMode::kReadOnly);
+    auto history = reader->LoadTaskHistory("j-000001");
+    ASSERT_TRUE(history.ok()) << history.status().ToString();
+    ASSERT_EQ(history->commits.size(), 2u);
+    EXPECT_EQ(history->commits[1].attempt, 2u);
+    EXPECT_EQ(history->commits[1].worker_id, "w2");
+    ASSERT_EQ(history->attempts.size(), 1u);
+    EXPECT_EQ(history->attempts[0].error, "boom");
+    ASSERT_EQ(history->sent.size(), 2u);
+    EXPECT_EQ(history->sent[1].attempt, 2u);
+  }
+  auto store = OpenOrDie(dir.str());
+  store->AddCommit(MakeCommit("j-000001", 1, 3));  // task 1 has its commit in the old table
+  store->RevokeCommit("j-000001", 0);
+  store->AddCommit(MakeCommit("j-000001", 2, 0));
+  store->AddAttempt({"j-000001", 0, 0, "", "output_lost", "gone", 1700000000002});
+  store->AddSent({"j-000001", {{0, 1}}, "w3", "bob"});
+  ASSERT_TRUE(store->Flush().ok());
+  auto history = store->LoadTaskHistory("j-000001");
+  ASSERT_TRUE(history.ok()) << history.status().ToString();
+  ASSERT_EQ(history->commits.size(), 2u);
+  EXPECT_EQ(history->commits[0].task_id, 1u);
+  EXPECT_EQ(history->commits[0].attempt, 2u) << "the old table's commit stays the task's";
+  EXPECT_EQ(history->commits[1], MakeCommit("j-000001", 2, 0));
+  ASSERT_EQ(history->attempts.size(), 2u);
+  EXPECT_EQ(history->attempts[0].outcome, "output_lost") << "by task, then attempt";
+  EXPECT_EQ(history->attempts[1].outcome, "failed");
+  const std::vector<SentAttempt> sent = {{0, 0, "w1", "alice"}, {1, 2, "w1", "alice"}, {0, 1, "w3", "bob"}};
+  EXPECT_EQ(history->sent, sent);
+}
+
 // A version-9 state (before GPU health) gains the table: no GPU fenced, and a fence written
 // after the migration is read back as written.
 TEST(StateStoreTest, AVersion9StateGainsGpuHealthWithNoGpuFenced) {
   TempDir dir;
-  {
-    auto store = OpenOrDie(dir.str());
-    ASSERT_TRUE(store->PutJob(MakeJob("j-000001")).ok());
-  }
+  MakeVersion10State(dir);
   ExecRaw(dir.path() / "coupler.db", "DROP TABLE gpu_health; PRAGMA user_version = 9");
   auto store = OpenOrDie(dir.str());
   auto none = store->LoadGpuHealth();
@@ -223,10 +288,7 @@ TEST(StateStoreTest, AVersion9StateGainsGpuHealthWithNoGpuFenced) {
 // have no plan (they are planned again from their spec at a restart), new ones keep theirs.
 TEST(StateStoreTest, AVersion4StateGainsAdmittedPlans) {
   TempDir dir;
-  {
-    auto store = OpenOrDie(dir.str());
-    ASSERT_TRUE(store->PutJob(MakeJob("j-000001")).ok());
-  }
+  MakeVersion10State(dir);
   ExecRaw(dir.path() / "coupler.db",
           "DROP INDEX jobs_by_submission; ALTER TABLE jobs DROP COLUMN plan; "
           "ALTER TABLE jobs DROP COLUMN run_dir; ALTER TABLE sent DROP COLUMN worker_id; "
