@@ -16,6 +16,7 @@
 #include "coordinator/store/row_values.h"
 #include "coordinator/store/state_files.h"
 #include "coordinator/store/store_schema.h"
+#include "coordinator/store/wal_checkpointer.h"
 #include "runtime/logging.h"
 
 namespace coupler::store {
@@ -120,16 +121,6 @@ Status ConfigureForWriting(SqliteDb& db, const std::string& path) {
   return db.Exec(limit.c_str());
 }
 
-// True when a passive checkpoint copied the whole WAL into the database file, which
-// synchronous=NORMAL then syncs: everything committed so far survives a power loss.
-bool CheckpointCompletes(sqlite3* db) {
-  int log_frames = -1;
-  int copied = -1;
-  const int rc =
-      sqlite3_wal_checkpoint_v2(db, nullptr, SQLITE_CHECKPOINT_PASSIVE, &log_frames, &copied);
-  return rc == SQLITE_OK && log_frames >= 0 && log_frames == copied;
-}
-
 // The writer's generation at open: what the database holds, checked against what the marker
 // recorded. Runs before anything bumps the generation.
 Result<CommitGeneration> OpenGeneration(SqliteDb& db, const std::string& dir,
@@ -199,8 +190,10 @@ Result<std::unique_ptr<StateStore>> StateStore::Open(const std::string& dir, Ope
   std::unique_ptr<StateStore> store(
       new StateStore(std::move(lock), dir, path, mode, std::move(db), std::move(generation)));
   COUPLER_RETURN_IF_ERROR(store->PrepareStatements());
-  // Replaces SQLite's auto-checkpoint (AfterCommit checkpoints instead).
+  // Replaces SQLite's auto-checkpoint (AfterCommit asks the checkpointer's thread instead).
   if (writing) {
+    COUPLER_ASSIGN_OR_RETURN(store->checkpointer_,
+                             WalCheckpointer::Start(dir, path, store->generation_));
     sqlite3_wal_hook(store->db_.get(), &StateStore::OnWalCommit, store.get());
     // Every writer's start moves the generation on: a writer still running from before (one
     // whose lock was taken over) then finds it moved at its next write and is fenced.
@@ -225,17 +218,14 @@ int StateStore::OnWalCommit(void* self, sqlite3* /*db*/, const char* /*name*/, i
 }
 
 void StateStore::AfterCommit() {
-  if (wal_pages_ >= kCheckpointPages && CheckpointCompletes(db_.get())) {
-    generation_.durable = generation_.committed;
-  }
-  Status recorded = WriteCommitGeneration(dir_, path_, generation_);
-  if (!recorded.ok() && !marker_failed_) {
-    // The commit itself stands; only the check at the next start is weaker until a write works.
-    Logger("store")->warn("{}: a lost WAL would go unnoticed at the next start until it can be "
-                          "written",
-                          recorded.message());
-  }
-  marker_failed_ = !recorded.ok();
+  checkpointer_->Committed(generation_.committed, wal_pages_ >= kCheckpointPages);
+  generation_.durable = checkpointer_->durable();
+}
+
+void StateStore::Settle() {
+  if (!checkpointer_) return;
+  checkpointer_->Settle();
+  generation_.durable = checkpointer_->durable();
 }
 
 StateStore::~StateStore() = default;

@@ -20,6 +20,7 @@
 #include "coordinator/store/sqlite_db.h"
 #include "coordinator/store/state_dir_lock.h"
 #include "coordinator/store/task_log.h"
+#include "coordinator/store/wal_checkpointer.h"
 
 namespace coupler::store {
 
@@ -142,6 +143,9 @@ class StateStore {
   // checkpoint synced into the database file.
   uint64_t generation() const { return generation_.committed; }
   uint64_t durable_generation() const { return generation_.durable; }
+  // Waits for the checkpointer's thread (wal_checkpointer.h) to finish what the commits so far
+  // asked of it: the marker written, a checkpoint run. The loop never needs to.
+  void Settle();
 
  private:
   StateStore(StateDirLock lock, std::string dir, std::string path, OpenMode mode, SqliteDb db,
@@ -159,8 +163,9 @@ class StateStore {
   template <typename Fn>
   Status WriteWithBuffered(const std::string& what, Fn&& also);
   Status WriteBufferedRows();
-  // After a commit: checkpoints once the WAL is long (in place of SQLite's auto-checkpoint, so
-  // the store knows what is synced), then records the generation in the marker.
+  // After a commit: asks the checkpointer to record the generation in the marker and, once
+  // the WAL is long, to copy it into the database file (in place of SQLite's auto-checkpoint,
+  // so the store knows what is synced).
   void AfterCommit();
   static int OnWalCommit(void* self, sqlite3* db, const char* name, int pages);
 
@@ -177,9 +182,8 @@ class StateStore {
   bool task_log_table_ = false;  // false only for a reader of a state from before schema 11
   CommitGeneration generation_;
   int wal_pages_ = 0;          // frames in the WAL after the last commit (OnWalCommit)
-  bool marker_failed_ = false;
   bool fenced_ = false;          // another writer took the state over (BumpGeneration)
-  std::string fenced_message_;  // the last marker write failed (warned once, until one works)
+  std::string fenced_message_;  // what fenced it, once fenced_
 
   // The connection first, so it is destroyed after the statements that borrow it.
   SqliteDb db_;
@@ -202,6 +206,9 @@ class StateStore {
   CounterRows counters_;
   BanRows bans_;
   GpuHealthRows gpu_health_;
+  // A writer's, last: its thread is stopped (writing the last marker) before the connection
+  // closes and the directory's lock is released.
+  std::unique_ptr<WalCheckpointer> checkpointer_;
 };
 
 }  // namespace coupler::store

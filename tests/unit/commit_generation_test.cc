@@ -73,6 +73,7 @@ TEST(CommitGenerationTest, EveryCommitIsRecordedAndACheckpointMakesItDurable) {
   store->AddAttempt({"j-000001", 0, 0, "w1", "failed", "boom", 1});
   ASSERT_TRUE(store->Flush().ok());
   EXPECT_EQ(store->generation(), 3u);
+  store->Settle();  // the marker is written off the caller's thread
   std::optional<CommitGeneration> recorded = ReadCommitGeneration(dir.str());
   ASSERT_TRUE(recorded);
   EXPECT_EQ(recorded->committed, 3u);
@@ -86,8 +87,28 @@ TEST(CommitGenerationTest, EveryCommitIsRecordedAndACheckpointMakesItDurable) {
     store->AddCommit(std::move(c));
   }
   ASSERT_TRUE(store->Flush().ok());
+  store->Settle();
   EXPECT_EQ(store->durable_generation(), 4u);
   EXPECT_EQ(ReadCommitGeneration(dir.str())->durable, 4u);
+}
+
+// The marker and checkpoints are written on the checkpointer's thread: a store closed right
+// after its commits still leaves the marker recording the last of them, and a checkpoint
+// asked for is run before the close.
+TEST(CommitGenerationTest, AClosedStoreLeavesTheMarkerCurrent) {
+  TempDir dir;
+  uint64_t last = 0;
+  {
+    auto store = OpenOrDie(dir.str());
+    for (int i = 1; i <= 5; ++i) ASSERT_TRUE(store->PutJob(MakeJob("j-00000" + std::to_string(i))).ok());
+    for (uint64_t t = 0; t < 150'000; ++t) store->AddCommit(MakeCommit("j-000001", t, 0));
+    ASSERT_TRUE(store->Flush().ok());
+    last = store->generation();
+  }
+  const std::optional<CommitGeneration> recorded = ReadCommitGeneration(dir.str());
+  ASSERT_TRUE(recorded);
+  EXPECT_EQ(recorded->committed, last);
+  EXPECT_EQ(recorded->durable, last) << "the WAL passed the threshold: its checkpoint ran";
 }
 
 TEST(CommitGenerationTest, AfterAPowerLossTheStateOpensWithWhatWasSynced) {
@@ -114,6 +135,7 @@ TEST(CommitGenerationTest, AcceptingTheLossOpensWithWhatTheDatabaseHolds) {
   EXPECT_EQ((*store)->LoadJobs()->size(), 1u);
   // The marker now records what the database holds (2: the first writer's start and its job;
   // 3: this start), so the next open needs no flag.
+  (*store)->Settle();
   EXPECT_EQ(ReadCommitGeneration(dir.str())->committed, 3u);
   store->reset();
   EXPECT_TRUE(StateStore::Open(dir.str()).ok());
