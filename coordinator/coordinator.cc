@@ -30,6 +30,12 @@ constexpr int64_t kReapEveryMs = 100;
 constexpr int kClientQueue = 64;
 // Specs being parsed and planned at once, at most; more are refused (Unavailable) at once.
 constexpr size_t kMaxPendingAdmissions = 16;
+// One turn reads at most this many worker messages, or for this long: what they finished is
+// then dispatched again before more are read, so a turn's dispatch stays small too.
+constexpr int kBurstMessages = 4096;
+constexpr auto kBurstTime = std::chrono::milliseconds(10);
+// Clients are served at least this often during a burst.
+constexpr auto kClientsEvery = std::chrono::milliseconds(2);
 
 }  // namespace
 
@@ -277,10 +283,12 @@ Status Coordinator::Run(const std::atomic<bool>& stop) {
     const unsigned ready = net::PollReadable({&workers_, &clients_, &admitted_, &http_requests_},
                                              std::chrono::milliseconds(20));
     const auto turn_began = std::chrono::steady_clock::now();
-    // Clients first, and again between slices of the workers' burst: a status or a submit is
-    // one message, where a pool of 1,000 workers can have thousands waiting, and answering it
-    // only after all of them put the whole burst on its latency.
+    // Clients first, and again every few milliseconds of the workers' burst: a status or a
+    // submit is one message, where a pool of 1,000 workers can have thousands waiting, and
+    // answering it only after all of them put the whole burst on its latency.
+    auto clients_served = turn_began;
     auto serve_clients = [&](int most) {
+      clients_served = std::chrono::steady_clock::now();
       for (int i = 0; i < most && !broken; ++i) {
         auto m = net::TryRecvRouted(clients_);
         if (!received(m)) break;
@@ -297,8 +305,13 @@ Status Coordinator::Run(const std::atomic<bool>& stop) {
     if (ready & 2u) serve_clients(256);
     // Drain what is waiting in bounded bursts, so one busy socket cannot starve the other.
     if (!broken && (ready & 1u)) {
-      for (int i = 0; i < 4096 && !broken; ++i) {
-        if (i > 0 && i % 512 == 0) serve_clients(16);
+      for (int i = 0; i < kBurstMessages && !broken; ++i) {
+        if (i > 0 && i % 32 == 0) {
+          // The clock is read every 32 messages, not every one.
+          const auto now = std::chrono::steady_clock::now();
+          if (now - turn_began >= kBurstTime) break;  // dispatch what came in, then go on
+          if (now - clients_served >= kClientsEvery) serve_clients(16);
+        }
         auto m = net::TryRecvRouted(workers_);
         if (!received(m)) break;
         ++received_;
