@@ -395,17 +395,32 @@ Result<std::unique_ptr<JobState>> RestoreJob(
   // Every attempt sent, failed, lost or committed counts (against `retries` too): a task goes
   // on after the highest one, so one in flight at the crash is neither forgotten nor reused,
   // and its late result is not the live attempt's.
-  std::map<uint64_t, uint32_t> attempts_of;
+  // Flat, by task id: a restart of a 10M-task job replays millions of rows, and trees of them
+  // took seconds. 0: no attempt seen.
+  const uint64_t tasks = job->table().size();
+  std::vector<uint32_t> attempts_of(tasks, 0);
   for (const auto& a : attempts) {
-    attempts_of[a.task_id] = std::max(attempts_of[a.task_id], a.attempt + 1);
+    if (a.task_id < tasks) attempts_of[a.task_id] = std::max(attempts_of[a.task_id], a.attempt + 1);
   }
   // An attempt whose last row is its return never ran: it waits in the queue under its own
-  // number again, as it did before the restart (JobState::Requeue).
-  std::map<std::pair<uint64_t, uint32_t>, bool> returned_last;
-  for (const store::SentAttempt& sa : sent) returned_last[{sa.task, sa.attempt}] = sa.returned;
-  for (const auto& [key, returned] : returned_last) {
-    const auto& [task, attempt] = key;
-    attempts_of[task] = std::max(attempts_of[task], returned ? attempt : attempt + 1);
+  // number again, as it did before the restart (JobState::Requeue). Only a task's highest
+  // attempt sent can decide its count (a lower one's is at most its number + 1), so that one's
+  // last row is all that is kept.
+  struct LastSent {
+    uint32_t attempt_plus_1 = 0;  // 0: none sent
+    bool returned = false;
+  };
+  std::vector<LastSent> last_sent(tasks);
+  for (const store::SentAttempt& sa : sent) {
+    if (sa.task >= tasks) continue;
+    LastSent& l = last_sent[sa.task];
+    if (sa.attempt + 1 >= l.attempt_plus_1) l = {sa.attempt + 1, sa.returned};
+  }
+  for (uint64_t t = 0; t < tasks; ++t) {
+    const LastSent& l = last_sent[t];
+    if (l.attempt_plus_1 == 0) continue;
+    const uint32_t attempt = l.attempt_plus_1 - 1;
+    attempts_of[t] = std::max(attempts_of[t], l.returned ? attempt : attempt + 1);
   }
   job->facts().submitted_ms = record.submitted_ms;
   job->facts().finished_ms = record.finished_ms;
@@ -415,14 +430,15 @@ Result<std::unique_ptr<JobState>> RestoreJob(
     // the job's tasks and status says why.
     (void)job::WriteWorkdirMarker(job->graph().workdir, record.id, job->workdir_token());
   }
+  static const std::string kCpu = "cpu";
   for (const auto& c : commits) {
-    if (c.task_id >= job->table().size()) continue;
+    if (c.task_id >= tasks) continue;
     job->RestoreDone(c.task_id, std::max(c.attempt + 1, attempts_of[c.task_id]));
-    job->facts().CountDevice(c.device.empty() ? "cpu" : c.device, false);
-    attempts_of.erase(c.task_id);
+    job->facts().CountDevice(c.device.empty() ? kCpu : c.device, false);
+    attempts_of[c.task_id] = 0;  // counted with its commit
   }
-  for (const auto& [task, n] : attempts_of) {
-    if (task < job->table().size()) job->RestoreAttempts(task, n);
+  for (uint64_t t = 0; t < tasks; ++t) {
+    if (attempts_of[t] > 0) job->RestoreAttempts(t, attempts_of[t]);
   }
   const std::map<uint64_t, uint32_t> bases = AttemptBases(record.extra);
   for (const auto& [task, base] : bases) {
@@ -448,8 +464,13 @@ std::vector<store::SentAttempt> InFlightAttempts(
     const std::vector<store::TaskCommit>& commits,
     const std::vector<store::AttemptRecord>& attempts,
     const std::vector<store::SentAttempt>& sent) {
-  std::set<uint64_t> committed;
-  for (const auto& c : commits) committed.insert(c.task_id);
+  // Commits come by task id (StateStore::LoadTaskHistory): a binary search, not a tree of
+  // millions. Ended attempts are few (failures, losses).
+  auto committed = [&](uint64_t task) {
+    auto it = std::lower_bound(commits.begin(), commits.end(), task,
+                               [](const store::TaskCommit& c, uint64_t t) { return c.task_id < t; });
+    return it != commits.end() && it->task_id == task;
+  };
   std::set<std::pair<uint64_t, uint32_t>> ended;
   for (const auto& a : attempts) ended.insert({a.task_id, a.attempt});
   // One per attempt, with where it went last: an attempt reclaimed from one worker unstarted
@@ -458,7 +479,7 @@ std::vector<store::SentAttempt> InFlightAttempts(
   std::map<std::pair<uint64_t, uint32_t>, const store::SentAttempt*> in_flight;
   for (const store::SentAttempt& t : sent) {
     const std::pair<uint64_t, uint32_t> key{t.task, t.attempt};
-    if (!committed.count(t.task) && !ended.count(key)) in_flight[key] = &t;
+    if (!committed(t.task) && !ended.count(key)) in_flight[key] = &t;
   }
   std::vector<store::SentAttempt> out;
   for (const auto& [key, t] : in_flight) {

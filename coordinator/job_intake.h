@@ -71,6 +71,7 @@ Result<RetryLoad> LoadForRetry(store::StateStore& store, const std::string& job_
 // lost) when the coordinator stopped: still running somewhere, or lost with their worker (not
 // those given back unstarted since). One per (task, attempt), in that order, with the worker it
 // was sent to. A restart waits for their workers to report them (Scheduler::AwaitAdoption).
+// `commits` by task id, as StateStore::LoadTaskHistory returns them.
 std::vector<store::SentAttempt> InFlightAttempts(
     const std::vector<store::TaskCommit>& commits,
     const std::vector<store::AttemptRecord>& attempts,
