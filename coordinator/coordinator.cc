@@ -122,9 +122,8 @@ Status Coordinator::Resume() {
   for (auto& rec : records) {
     control_.Restored(rec);
     COUPLER_ASSIGN_OR_RETURN(store::TaskHistory history, store.LoadTaskHistory(rec.id));
-    const auto& [commits, attempts, sent] = history;
     COUPLER_ASSIGN_OR_RETURN(rec.plan, store.LoadPlan(rec.id));
-    Result<std::unique_ptr<JobState>> job = RestoreJob(rec, commits, attempts, sent);
+    Result<std::unique_ptr<JobState>> job = RestoreJob(rec, history);
     rec.plan.clear();  // held by the job state now
     if (!job.ok()) {
       log->error("cannot resume job {}: {}", rec.id, job.status().message());
@@ -135,7 +134,7 @@ Status Coordinator::Resume() {
     log->info("resuming job {} ({}): {} of {} tasks already done", rec.id, rec.name,
               (*job)->done(), (*job)->table().size());
     scheduler_.AddJob(std::move(*job));
-    if (const size_t waiting = pool_.AwaitInFlight(rec.id, commits, attempts, sent, NowMs());
+    if (const size_t waiting = pool_.AwaitInFlight(rec.id, history, NowMs());
         waiting > 0) {
       log->info("job {}: {} attempt(s) were in flight; waiting up to {} ms for their workers to "
                 "report them", rec.id, waiting, pool_.AdoptionWaitMs());

@@ -305,10 +305,10 @@ std::optional<wire::JobStatus> JobControl::StoredSummary(const std::string& job_
   // before plans were kept shows its summary alone.
   if ((*rec)->plan.empty()) return summary;
   Result<AdmittedPlan> plan = DecodeAdmittedPlan((*rec)->plan);
-  Result<std::vector<store::TaskCommit>> commits = ledger_.store().LoadCommits(job_id);
-  if (!plan.ok() || !commits.ok()) return summary;
+  Result<store::TaskHistory> history = ledger_.store().LoadTaskHistory(job_id);
+  if (!plan.ok() || !history.ok()) return summary;
   std::unique_ptr<JobState> job = JobFromPlan(job_id, std::move(*plan));
-  for (const store::TaskCommit& c : *commits) {
+  for (const store::CommittedTask& c : history->commits) {
     if (c.task_id < job->table().size()) job->RestoreDone(c.task_id, c.attempt + 1);
   }
   summary.nodes = scheduler_.Status(*job).nodes;

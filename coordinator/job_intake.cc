@@ -373,10 +373,9 @@ std::map<uint64_t, uint32_t> AttemptBases(const std::string& extra) {
 
 }  // namespace
 
-Result<std::unique_ptr<JobState>> RestoreJob(
-    const store::JobRecord& record, const std::vector<store::TaskCommit>& commits,
-    const std::vector<store::AttemptRecord>& attempts,
-    const std::vector<store::SentAttempt>& sent) {
+Result<std::unique_ptr<JobState>> RestoreJob(const store::JobRecord& record,
+                                             const store::TaskHistory& history) {
+  const auto& [commits, attempts, sent, devices] = history;
   std::unique_ptr<JobState> job;
   if (!record.plan.empty()) {
     // Replayed, never re-derived: no parser, validator or planner runs, and nothing on disk is
@@ -434,7 +433,8 @@ Result<std::unique_ptr<JobState>> RestoreJob(
   for (const auto& c : commits) {
     if (c.task_id >= tasks) continue;
     job->RestoreDone(c.task_id, std::max(c.attempt + 1, attempts_of[c.task_id]));
-    job->facts().CountDevice(c.device.empty() ? kCpu : c.device, false);
+    const std::string& device = history.device_of(c);
+    job->facts().CountDevice(device.empty() ? kCpu : device, false);
     attempts_of[c.task_id] = 0;  // counted with its commit
   }
   for (uint64_t t = 0; t < tasks; ++t) {
@@ -460,15 +460,13 @@ Result<std::unique_ptr<JobState>> RestoreJob(
   return job;
 }
 
-std::vector<store::SentAttempt> InFlightAttempts(
-    const std::vector<store::TaskCommit>& commits,
-    const std::vector<store::AttemptRecord>& attempts,
-    const std::vector<store::SentAttempt>& sent) {
+std::vector<store::SentAttempt> InFlightAttempts(const store::TaskHistory& history) {
+  const auto& [commits, attempts, sent, devices] = history;
   // Commits come by task id (StateStore::LoadTaskHistory): a binary search, not a tree of
   // millions. Ended attempts are few (failures, losses).
   auto committed = [&](uint64_t task) {
     auto it = std::lower_bound(commits.begin(), commits.end(), task,
-                               [](const store::TaskCommit& c, uint64_t t) { return c.task_id < t; });
+                               [](const store::CommittedTask& c, uint64_t t) { return c.task_id < t; });
     return it != commits.end() && it->task_id == task;
   };
   std::set<std::pair<uint64_t, uint32_t>> ended;
@@ -546,8 +544,7 @@ Result<RetryLoad> LoadForRetry(store::StateStore& store, const std::string& job_
   if (!history.ok()) {
     return history.status().WithContext("cannot read job " + job_id + "'s tasks from the store");
   }
-  COUPLER_ASSIGN_OR_RETURN(out.rebuilt, RestoreJob(out.record, history->commits,
-                                                   history->attempts, history->sent));
+  COUPLER_ASSIGN_OR_RETURN(out.rebuilt, RestoreJob(out.record, *history));
   return out;
 }
 

@@ -52,10 +52,8 @@ std::unique_ptr<JobState> JobFromPlan(const std::string& job_id, AdmittedPlan ad
 // `sent`: every (task, attempt) sent to a worker: a task goes on after the highest attempt it
 // was sent, failed or committed with, so attempts in flight at a crash are counted too; one
 // given back unstarted since its last send (returned) is not counted, and is sent again as is.
-Result<std::unique_ptr<JobState>> RestoreJob(
-    const store::JobRecord& record, const std::vector<store::TaskCommit>& commits,
-    const std::vector<store::AttemptRecord>& attempts,
-    const std::vector<store::SentAttempt>& sent = {});
+Result<std::unique_ptr<JobState>> RestoreJob(const store::JobRecord& record,
+                                             const store::TaskHistory& history = {});
 
 // What a `coupler retry` needs from the store: the job's own row (with its plan), and, for a job
 // not in memory any more (finished before this start, or its tasks released), the job rebuilt
@@ -71,11 +69,8 @@ Result<RetryLoad> LoadForRetry(store::StateStore& store, const std::string& job_
 // lost) when the coordinator stopped: still running somewhere, or lost with their worker (not
 // those given back unstarted since). One per (task, attempt), in that order, with the worker it
 // was sent to. A restart waits for their workers to report them (Scheduler::AwaitAdoption).
-// `commits` by task id, as StateStore::LoadTaskHistory returns them.
-std::vector<store::SentAttempt> InFlightAttempts(
-    const std::vector<store::TaskCommit>& commits,
-    const std::vector<store::AttemptRecord>& attempts,
-    const std::vector<store::SentAttempt>& sent);
+// Its commits by task id, as StateStore::LoadTaskHistory returns them.
+std::vector<store::SentAttempt> InFlightAttempts(const store::TaskHistory& history);
 
 // The run directory a stored job was admitted with ("" for a record without one), for the
 // status of a finished job after a restart (its logs and outputs are there).

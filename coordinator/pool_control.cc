@@ -161,12 +161,10 @@ void PoolControl::NoteDrainingBeat(const std::string& worker_id) {
   ledger_.WorkerDrained(worker_id);
 }
 
-size_t PoolControl::AwaitInFlight(const std::string& job_id,
-                                  const std::vector<store::TaskCommit>& commits,
-                                  const std::vector<store::AttemptRecord>& attempts,
-                                  const std::vector<store::SentAttempt>& sent, int64_t now_ms) {
+size_t PoolControl::AwaitInFlight(const std::string& job_id, const store::TaskHistory& history,
+                                  int64_t now_ms) {
   // Even with nothing recorded in flight: sends not yet recorded at the crash are adopted too.
-  const std::vector<store::SentAttempt> in_flight = InFlightAttempts(commits, attempts, sent);
+  const std::vector<store::SentAttempt> in_flight = InFlightAttempts(history);
   const std::vector<std::pair<uint64_t, uint32_t>> abandoned =
       scheduler_.AwaitAdoption(job_id, in_flight, now_ms + AdoptionWaitMs(), now_ms);
   for (const auto& [task, attempt] : abandoned) {

@@ -40,9 +40,8 @@ class PoolControl {
   // wait for their workers to report them (adopted at registration); those that cannot wait
   // (gangs across workers) are abandoned now, with an attempt_abandoned event each. Returns how
   // many wait.
-  size_t AwaitInFlight(const std::string& job_id, const std::vector<store::TaskCommit>& commits,
-                       const std::vector<store::AttemptRecord>& attempts,
-                       const std::vector<store::SentAttempt>& sent, int64_t now_ms);
+  size_t AwaitInFlight(const std::string& job_id, const store::TaskHistory& history,
+                       int64_t now_ms);
   // How long a restarted coordinator waits for its workers to report the attempts they hold:
   // long enough for a worker to reconnect (ZeroMQ's back-off reaches 5 s) and register.
   int64_t AdoptionWaitMs() const;

@@ -126,12 +126,14 @@ class StateStore {
   Result<std::optional<JobRecord>> LoadJob(const std::string& job_id);
   // A job's admitted plan (JobRecord::plan); empty for a job admitted before plans were kept.
   Result<std::string> LoadPlan(const std::string& job_id);
-  // A job's task log replayed (task_log.h): its live commits by task id, its ended attempts by
-  // task and attempt, and every (task, attempt) ever sent for it and every one given back
-  // unstarted (returned), in the order they were written. One read for a restart.
+  // A job's task log replayed (task_log.h): its live commits by task id (what a restart needs
+  // of each), its ended attempts by task and attempt, and every (task, attempt) ever sent for it
+  // and every one given back unstarted (returned), in the order they were written. One read for
+  // a restart.
   Result<TaskHistory> LoadTaskHistory(const std::string& job_id);
-  // Its parts alone.
+  // The live commits' whole records (outputs, rows, worker), by task id.
   Result<std::vector<TaskCommit>> LoadCommits(const std::string& job_id);
+  // The other parts of LoadTaskHistory alone.
   Result<std::vector<AttemptRecord>> LoadAttempts(const std::string& job_id);
   Result<std::vector<SentAttempt>> LoadSent(const std::string& job_id);
 
@@ -154,6 +156,8 @@ class StateStore {
   Status PrepareReads();  // state_store_reads.cc
   // The rows of a schema-10 state's per-row tables (older_task_tables_), before its log.
   Status LoadOlderTaskRows(const std::string& job_id, TaskHistoryReplay& replay);
+  // The job's older rows and log, into `replay`.
+  Status ReplayTaskLog(const std::string& job_id, TaskHistoryReplay& replay);
   Status CheckWritable() const;
   // Moves the generation one on inside the open transaction, or finds that another writer
   // moved it (Aborted; fenced() from then on).

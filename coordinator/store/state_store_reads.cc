@@ -270,26 +270,31 @@ Status StateStore::LoadOlderTaskRows(const std::string& job_id, TaskHistoryRepla
   return Status::Ok();
 }
 
-Result<TaskHistory> StateStore::LoadTaskHistory(const std::string& job_id) {
-  TaskHistoryReplay replay(job_id);
+Status StateStore::ReplayTaskLog(const std::string& job_id, TaskHistoryReplay& replay) {
   if (older_task_tables_) COUPLER_RETURN_IF_ERROR(LoadOlderTaskRows(job_id, replay));
-  if (!task_log_table_) return std::move(replay).Finish();
+  if (!task_log_table_) return Status::Ok();
   StatementReset reset(load_task_log_);
   load_task_log_.BindText(1, job_id);
   while (true) {
     Result<bool> row = load_task_log_.Step();
     if (!row.ok()) return row.status().WithContext("load the task log of job " + job_id);
-    if (!*row) break;
+    if (!*row) return Status::Ok();
     if (Status s = replay.AddBlob(load_task_log_.ColumnBlobView(0)); !s.ok()) {
       return s.WithContext(path_);
     }
   }
+}
+
+Result<TaskHistory> StateStore::LoadTaskHistory(const std::string& job_id) {
+  TaskHistoryReplay replay(job_id);
+  COUPLER_RETURN_IF_ERROR(ReplayTaskLog(job_id, replay));
   return std::move(replay).Finish();
 }
 
 Result<std::vector<TaskCommit>> StateStore::LoadCommits(const std::string& job_id) {
-  COUPLER_ASSIGN_OR_RETURN(TaskHistory history, LoadTaskHistory(job_id));
-  return std::move(history.commits);
+  TaskHistoryReplay replay(job_id, /*whole_commits=*/true);
+  COUPLER_RETURN_IF_ERROR(ReplayTaskLog(job_id, replay));
+  return std::move(replay).FinishWholeCommits();
 }
 
 Result<std::vector<AttemptRecord>> StateStore::LoadAttempts(const std::string& job_id) {

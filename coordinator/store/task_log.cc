@@ -162,10 +162,22 @@ void TaskLogBuffer::Clear() {
   records_ = 0;
 }
 
-void TaskHistoryReplay::AddOlderCommit(TaskCommit c) {
-  steps_.push_back({c.task_id, history_.commits.size()});
-  history_.commits.push_back(std::move(c));
+const std::string& TaskHistory::device_of(const CommittedTask& c) const {
+  static const std::string kNone;
+  return c.device < devices.size() ? devices[c.device] : kNone;
 }
+
+void TaskHistoryReplay::AddCommit(TaskCommit c) {
+  std::vector<std::string>& devices = history_.devices;
+  // Few distinct devices in a job (cpu, a GPU or two): a short scan.
+  size_t device = 0;
+  while (device < devices.size() && devices[device] != c.device) ++device;
+  if (device == devices.size()) devices.push_back(c.device);
+  commits_.push_back({c.task_id, c.attempt, static_cast<uint32_t>(device)});
+  if (whole_) whole_commits_.push_back(std::move(c));
+}
+
+void TaskHistoryReplay::AddOlderCommit(TaskCommit c) { AddCommit(std::move(c)); }
 
 void TaskHistoryReplay::AddOlderAttempt(AttemptRecord a) { history_.attempts.push_back(std::move(a)); }
 
@@ -203,15 +215,13 @@ Status TaskHistoryReplay::AddBlob(std::string_view blob) {
             !r.U64(c.bytes_processed) || !r.Ref(c.worker_id)) {
           return Damaged("a commit");
         }
-        steps_.push_back({c.task_id, history_.commits.size()});
-        history_.commits.push_back(std::move(c));
+        AddCommit(std::move(c));
         break;
       }
       case TaskLogRecord::kRevoke: {
         uint64_t task = 0;
         if (!r.U64(task)) return Damaged("a revoke");
-        steps_.push_back({task, kRevoke});
-        any_revoke_ = true;
+        revokes_.emplace_back(task, commits_.size());
         break;
       }
       case TaskLogRecord::kAttempt: {
@@ -252,49 +262,37 @@ Status TaskHistoryReplay::AddBlob(std::string_view blob) {
   return Status::Ok();
 }
 
-TaskHistory TaskHistoryReplay::Finish() && {
-  std::vector<TaskCommit>& commits = history_.commits;
-  if (any_revoke_) {
-    // Rare (a reduce found an output missing): fold in order.
-    std::unordered_map<uint64_t, size_t> live;
-    for (const Step& s : steps_) {
-      if (s.commit == kRevoke) {
-        live.erase(s.task);
-      } else {
-        live.try_emplace(s.task, s.commit);
-      }
-    }
-    std::vector<TaskCommit> kept;
-    kept.reserve(live.size());
-    for (const auto& [task, at] : live) kept.push_back(std::move(commits[at]));
-    commits = std::move(kept);
-    std::sort(commits.begin(), commits.end(),
-              [](const TaskCommit& a, const TaskCommit& b) { return a.task_id < b.task_id; });
+std::vector<size_t> TaskHistoryReplay::LiveCommits() const {
+  // (task, position) pairs sorted: ties in write order, so the first commit of a task comes
+  // first. Sorting pairs, not the records, keeps a big job's restart from moving them around.
+  std::vector<std::pair<uint64_t, size_t>> order;
+  if (revokes_.empty()) {
+    order.reserve(commits_.size());
+    for (size_t i = 0; i < commits_.size(); ++i) order.emplace_back(commits_[i].task_id, i);
   } else {
-    // Results of many workers interleave, so the order is sorted by (task, write position)
-    // pairs and the commits moved once into it, not sorted themselves (each is ~170 bytes:
-    // a stable sort of a 10M-task job's moved gigabytes). The first commit of a task wins.
-    auto by_task = [](const TaskCommit& a, const TaskCommit& b) { return a.task_id < b.task_id; };
-    if (!std::is_sorted(commits.begin(), commits.end(), by_task)) {
-      std::vector<std::pair<uint64_t, size_t>> order;
-      order.reserve(commits.size());
-      for (size_t i = 0; i < commits.size(); ++i) order.emplace_back(commits[i].task_id, i);
-      std::sort(order.begin(), order.end());
-      std::vector<TaskCommit> sorted;
-      sorted.reserve(commits.size());
-      for (const auto& [task, at] : order) {
-        if (!sorted.empty() && sorted.back().task_id == task) continue;
-        sorted.push_back(std::move(commits[at]));
-      }
-      commits = std::move(sorted);
-    } else {
-      commits.erase(std::unique(commits.begin(), commits.end(),
-                                [](const TaskCommit& a, const TaskCommit& b) {
-                                  return a.task_id == b.task_id;
-                                }),
-                    commits.end());
+    // Rare (a reduce found an output missing): replayed in write order.
+    std::unordered_map<uint64_t, size_t> live;
+    size_t r = 0;
+    for (size_t i = 0; i <= commits_.size(); ++i) {
+      for (; r < revokes_.size() && revokes_[r].second == i; ++r) live.erase(revokes_[r].first);
+      if (i < commits_.size()) live.try_emplace(commits_[i].task_id, i);
     }
+    order.assign(live.begin(), live.end());
   }
+  std::sort(order.begin(), order.end());
+  std::vector<size_t> keep;
+  keep.reserve(order.size());
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (i > 0 && order[i].first == order[i - 1].first) continue;
+    keep.push_back(order[i].second);
+  }
+  return keep;
+}
+
+TaskHistory TaskHistoryReplay::Finish() && {
+  const std::vector<size_t> keep = LiveCommits();
+  history_.commits.reserve(keep.size());
+  for (const size_t i : keep) history_.commits.push_back(commits_[i]);
   auto& attempts = history_.attempts;
   auto by_attempt = [](const AttemptRecord& a, const AttemptRecord& b) {
     return a.task_id != b.task_id ? a.task_id < b.task_id : a.attempt < b.attempt;
@@ -302,8 +300,16 @@ TaskHistory TaskHistoryReplay::Finish() && {
   if (!std::is_sorted(attempts.begin(), attempts.end(), by_attempt)) {
     std::stable_sort(attempts.begin(), attempts.end(), by_attempt);
   }
-  steps_.clear();
   return std::move(history_);
+}
+
+std::vector<TaskCommit> TaskHistoryReplay::FinishWholeCommits() && {
+  std::vector<TaskCommit> out;
+  if (!whole_) return out;
+  const std::vector<size_t> keep = LiveCommits();
+  out.reserve(keep.size());
+  for (const size_t i : keep) out.push_back(std::move(whole_commits_[i]));
+  return out;
 }
 
 }  // namespace coupler::store

@@ -68,21 +68,37 @@ class TaskLogBuffer {
   size_t records_ = 0;
 };
 
+// A committed task as a restart needs it: which, under which attempt, on what device (an index
+// into TaskHistory::devices). A restart of a 10M-task job holds millions: the whole record
+// (TaskCommit, ~170 bytes with its strings) is read only by StateStore::LoadCommits.
+struct CommittedTask {
+  uint64_t task_id = 0;
+  uint32_t attempt = 0;
+  uint32_t device = 0;
+  friend bool operator==(const CommittedTask&, const CommittedTask&) = default;
+};
+
 // A job's history as a restart and `coupler status` read it.
 struct TaskHistory {
   // The live commit of each task, by task id.
-  std::vector<TaskCommit> commits;
+  std::vector<CommittedTask> commits;
   // Every ended attempt, by task then attempt (ties in write order).
   std::vector<AttemptRecord> attempts;
   // Every attempt sent and every one given back, in write order.
   std::vector<SentAttempt> sent;
+  // The devices commits ran on; "" (an index past the end too) is the CPU.
+  std::vector<std::string> devices;
+
+  const std::string& device_of(const CommittedTask& c) const;
 };
 
 // Folds a job's log into its history: rows of the tables from before the log (schema 10 and
 // older) first, then blobs in write order.
 class TaskHistoryReplay {
  public:
-  explicit TaskHistoryReplay(std::string job_id) : job_id_(std::move(job_id)) {}
+  // `whole_commits`: also keep each live commit's whole record (FinishWholeCommits).
+  explicit TaskHistoryReplay(std::string job_id, bool whole_commits = false)
+      : job_id_(std::move(job_id)), whole_(whole_commits) {}
 
   // Older tables' rows: a commit (the table held one per task), an attempt, a sent attempt.
   void AddOlderCommit(TaskCommit c);
@@ -91,20 +107,23 @@ class TaskHistoryReplay {
   // One task_log row. A damaged blob is an Internal error naming the job.
   Status AddBlob(std::string_view blob);
   TaskHistory Finish() &&;
+  // The live commits' whole records, by task id; empty unless asked for at construction.
+  std::vector<TaskCommit> FinishWholeCommits() &&;
 
  private:
   Status Damaged(const char* what) const;
+  void AddCommit(TaskCommit c);
+  // The positions (into commits_) of the live commit of each task, in task order: the first
+  // commit of a task wins, a revoke removes the one before it.
+  std::vector<size_t> LiveCommits() const;
 
   std::string job_id_;
+  bool whole_;
   TaskHistory history_;
-  // Commits and revokes in write order; folded in Finish (first commit wins, a revoke removes).
-  struct Step {
-    uint64_t task;
-    size_t commit;  // index into history_.commits, or kRevoke
-  };
-  static constexpr size_t kRevoke = SIZE_MAX;
-  std::vector<Step> steps_;
-  bool any_revoke_ = false;
+  std::vector<CommittedTask> commits_;   // every commit read, in write order
+  std::vector<TaskCommit> whole_commits_;  // the same, whole, when whole_
+  // Each revoke: its task, and how many commits were read before it (it undoes only those).
+  std::vector<std::pair<uint64_t, size_t>> revokes_;
 };
 
 }  // namespace coupler::store

@@ -41,8 +41,7 @@ TEST(JobIntakeTest, ARestoredTaskGoesOnAfterEveryAttemptSentFailedOrCommitted) {
   ASSERT_TRUE(admitted.ok()) << admitted.status().ToString();
   store::JobRecord rec = admitted->record;
   rec.state = "running";
-  store::TaskCommit done;
-  done.job_id = rec.id;
+  store::CommittedTask done;
   done.task_id = 0;
   done.attempt = 0;
   store::AttemptRecord lost{rec.id, 2, 0, "w1", "lost", "worker w1 died", 1};
@@ -50,7 +49,7 @@ TEST(JobIntakeTest, ARestoredTaskGoesOnAfterEveryAttemptSentFailedOrCommitted) {
   // again; 3 was never sent.
   const std::vector<store::SentAttempt> sent = {
       {0, 0, "", ""}, {1, 0, "", ""}, {2, 0, "", ""}, {1, 1, "", ""}, {2, 1, "", ""}};
-  Result<std::unique_ptr<JobState>> job = RestoreJob(rec, {done}, {lost}, sent);
+  Result<std::unique_ptr<JobState>> job = RestoreJob(rec, {{done}, {lost}, sent});
   ASSERT_TRUE(job.ok()) << job.status().ToString();
   EXPECT_EQ((*job)->attempts(0), 1u);
   EXPECT_EQ((*job)->attempts(1), 2u);
@@ -77,14 +76,14 @@ TEST(JobIntakeTest, AnAttemptGivenBackUnstartedIsQueuedAgainUnchargedAfterAResta
       {0, 0, "w1", "k"},       {1, 0, "w1", "k"},       {2, 0, "w0", "k"},
       {0, 0, "w1", "", 0, true}, {1, 0, "w1", "", 0, true}, {1, 0, "w2", "k"},
       {2, 1, "w1", "k"},       {2, 1, "w1", "", 0, true}};
-  Result<std::unique_ptr<JobState>> job = RestoreJob(rec, {}, {lost}, sent);
+  Result<std::unique_ptr<JobState>> job = RestoreJob(rec, {{}, {lost}, sent});
   ASSERT_TRUE(job.ok()) << job.status().ToString();
   EXPECT_EQ((*job)->attempts(0), 0u);
   EXPECT_EQ((*job)->attempts(1), 1u);
   EXPECT_EQ((*job)->attempts(2), 1u);
   EXPECT_EQ((*job)->total_attempts(), 2u);
   const std::vector<store::SentAttempt> want = {{1, 0, "w2", "k"}};
-  EXPECT_EQ(InFlightAttempts({}, {lost}, sent), want);
+  EXPECT_EQ(InFlightAttempts({{}, {lost}, sent}), want);
 }
 
 // Attempts withdrawn by an operator (the worker's key revoked, a ban) are replayed as uncharged:
@@ -100,7 +99,7 @@ TEST(JobIntakeTest, WithdrawnAttemptsAreReplayedUncharged) {
       {rec.id, 0, 1, "w2", std::string(store::kWithdrawnOutcome), "worker w2 was banned", 2},
       {rec.id, 1, 0, "w1", "lost", "worker w1 was lost", 3}};
   const std::vector<store::SentAttempt> sent = {{0, 0, "w1", "k"}, {1, 0, "w1", "k"}, {0, 1, "w2", "k"}};
-  Result<std::unique_ptr<JobState>> job = RestoreJob(rec, {}, ended, sent);
+  Result<std::unique_ptr<JobState>> job = RestoreJob(rec, {{}, ended, sent});
   ASSERT_TRUE(job.ok()) << job.status().ToString();
   EXPECT_EQ((*job)->attempts(0), 2u);
   EXPECT_EQ((*job)->attempt_base(0), 2u) << "both withdrawn attempts are free";
@@ -122,35 +121,35 @@ nodes:
   store::JobRecord rec = admitted->record;
   rec.state = "running";
   // Tasks: src 0, 1; g's maps 2, 3; g's reduce 4.
-  std::vector<store::TaskCommit> commits(3);
+  std::vector<store::CommittedTask> commits(3);
   for (uint64_t t : {0, 1, 3}) commits[t == 3 ? 2 : t].task_id = t;
   const std::vector<store::AttemptRecord> ended = {
       {rec.id, 4, 0, "w1", "failed", "group_by: no such file", 5},
       {rec.id, 2, 0, "", std::string(store::kOutputLostOutcome), "its output is missing", 5}};
   const std::vector<store::SentAttempt> sent = {{0, 0, "w1", "k"}, {1, 0, "w1", "k"}, {2, 0, "w1", "k"},
                                                 {3, 0, "w1", "k"}, {4, 0, "w1", "k"}};
-  Result<std::unique_ptr<JobState>> job = RestoreJob(rec, commits, ended, sent);
+  Result<std::unique_ptr<JobState>> job = RestoreJob(rec, {commits, ended, sent});
   ASSERT_TRUE(job.ok()) << job.status().ToString();
   EXPECT_EQ((*job)->task_state(2), TaskState::kReady);
   EXPECT_EQ((*job)->attempts(2), 1u);
   EXPECT_EQ((*job)->attempt_base(2), 1u) << "the rebuild is free";
   EXPECT_EQ((*job)->task_state(4), TaskState::kBlocked) << "the reduce waits for map task 2";
   EXPECT_EQ((*job)->attempts(4), 1u);
-  EXPECT_TRUE(InFlightAttempts(commits, ended, sent).empty());
+  EXPECT_TRUE(InFlightAttempts({commits, ended, sent}).empty());
 }
 
 // A restored job's tasks carry the same typed params as the admitted job's, defaults filled in,
 // and the same coordinator decisions (kind, shard count).
 // What a restart reports as abandoned: sent, and neither committed nor ended before it.
 TEST(JobIntakeTest, InFlightAttemptsAreTheSentOnesThatNeitherCommittedNorEnded) {
-  store::TaskCommit done;
+  store::CommittedTask done;
   done.task_id = 0;
   store::AttemptRecord lost{"j-1", 2, 0, "w1", "lost", "worker w1 died", 1};
   const std::vector<store::SentAttempt> sent = {
       {0, 0, "w1", "k"}, {2, 1, "w2", "k"}, {1, 0, "w1", "k"}, {2, 0, "w1", "k"}, {1, 0, "w1", "k"}};
   const std::vector<store::SentAttempt> want = {{1, 0, "w1", "k"}, {2, 1, "w2", "k"}};
-  EXPECT_EQ(InFlightAttempts({done}, {lost}, sent), want);
-  EXPECT_TRUE(InFlightAttempts({}, {}, {}).empty());
+  EXPECT_EQ(InFlightAttempts({{done}, {lost}, sent}), want);
+  EXPECT_TRUE(InFlightAttempts({}).empty());
 }
 
 TEST(JobIntakeTest, ARestoredJobsTasksGetTheSameTypedParams) {
@@ -158,7 +157,7 @@ TEST(JobIntakeTest, ARestoredJobsTasksGetTheSameTypedParams) {
       R"({"name": "j", "nodes": [{"id": "a", "op": "noop", "params": {"tasks": 3}}]})";
   Result<AdmittedJob> admitted = AdmitJob(Submit(text), "j-000001", 0, "alice", IntakeContext{});
   ASSERT_TRUE(admitted.ok()) << admitted.status().ToString();
-  Result<std::unique_ptr<JobState>> restored = RestoreJob(admitted->record, {}, {});
+  Result<std::unique_ptr<JobState>> restored = RestoreJob(admitted->record);
   ASSERT_TRUE(restored.ok()) << restored.status().ToString();
   for (uint64_t t = 0; t < 3; ++t) {
     const wire::TaskSpec before = admitted->job->MakeSpec(t);
@@ -197,12 +196,9 @@ TEST(JobIntakeTest, ARestoredJobFollowsItsRecordedPlanNotTodaysPlanner) {
   rec.plan = EncodeAdmittedPlan(*plan);
   rec.spec_text = "{not a spec";
   rec.state = "running";
-  std::vector<store::TaskCommit> commits(2);
-  for (uint64_t t = 0; t < 2; ++t) {
-    commits[t].job_id = rec.id;
-    commits[t].task_id = t;
-  }
-  Result<std::unique_ptr<JobState>> job = RestoreJob(rec, commits, {}, {});
+  std::vector<store::CommittedTask> commits(2);
+  for (uint64_t t = 0; t < 2; ++t) commits[t].task_id = t;
+  Result<std::unique_ptr<JobState>> job = RestoreJob(rec, {commits});
   ASSERT_TRUE(job.ok()) << job.status().ToString();
   const JobState& j = **job;
   ASSERT_EQ(j.plan().nodes[0].id, "b");
@@ -221,7 +217,7 @@ TEST(JobIntakeTest, ADamagedPlanFailsTheRestoreByName) {
   ASSERT_TRUE(admitted.ok()) << admitted.status().ToString();
   store::JobRecord rec = admitted->record;
   rec.plan.resize(rec.plan.size() / 2);
-  Result<std::unique_ptr<JobState>> job = RestoreJob(rec, {}, {}, {});
+  Result<std::unique_ptr<JobState>> job = RestoreJob(rec);
   ASSERT_FALSE(job.ok());
   EXPECT_THAT(job.status().message(), HasSubstr("job j-000002's admitted plan"));
   EXPECT_THAT(job.status().message(), HasSubstr("damaged"));

@@ -240,7 +240,12 @@ TEST(StateStoreTest, AVersion10StatesTaskRowsAreReadBeforeItsLog) {
     ASSERT_TRUE(history.ok()) << history.status().ToString();
     ASSERT_EQ(history->commits.size(), 2u);
     EXPECT_EQ(history->commits[1].attempt, 2u);
-    EXPECT_EQ(history->commits[1].worker_id, "w2");
+    EXPECT_EQ(history->device_of(history->commits[1]), "cpu");
+    auto commits = reader->LoadCommits("j-000001");
+    ASSERT_TRUE(commits.ok()) << commits.status().ToString();
+    ASSERT_EQ(commits->size(), 2u);
+    EXPECT_EQ((*commits)[1].worker_id, "w2");
+    EXPECT_EQ((*commits)[1].rows_in, 11u);
     ASSERT_EQ(history->attempts.size(), 1u);
     EXPECT_EQ(history->attempts[0].error, "boom");
     ASSERT_EQ(history->sent.size(), 2u);
@@ -258,7 +263,13 @@ TEST(StateStoreTest, AVersion10StatesTaskRowsAreReadBeforeItsLog) {
   ASSERT_EQ(history->commits.size(), 2u);
   EXPECT_EQ(history->commits[0].task_id, 1u);
   EXPECT_EQ(history->commits[0].attempt, 2u) << "the old table's commit stays the task's";
-  EXPECT_EQ(history->commits[1], MakeCommit("j-000001", 2, 0));
+  EXPECT_EQ(history->commits[1].task_id, 2u);
+  EXPECT_EQ(history->device_of(history->commits[1]), "cuda:0");
+  auto commits = store->LoadCommits("j-000001");
+  ASSERT_TRUE(commits.ok()) << commits.status().ToString();
+  ASSERT_EQ(commits->size(), 2u);
+  EXPECT_EQ((*commits)[0].worker_id, "w2");
+  EXPECT_EQ((*commits)[1], MakeCommit("j-000001", 2, 0));
   ASSERT_EQ(history->attempts.size(), 2u);
   EXPECT_EQ(history->attempts[0].outcome, "output_lost") << "by task, then attempt";
   EXPECT_EQ(history->attempts[1].outcome, "failed");

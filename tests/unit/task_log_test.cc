@@ -38,6 +38,20 @@ TaskHistory Replay(const TaskLogBuffer& buffer) {
   return std::move(replay).Finish();
 }
 
+// The live commits' whole records.
+std::vector<TaskCommit> ReplayWhole(const std::vector<std::string>& blobs,
+                                    const std::string& job = "j-000007") {
+  TaskHistoryReplay replay(job, /*whole_commits=*/true);
+  for (const std::string& blob : blobs) EXPECT_TRUE(replay.AddBlob(blob).ok());
+  return std::move(replay).FinishWholeCommits();
+}
+
+std::vector<std::string> Blobs(const TaskLogBuffer& buffer) {
+  std::vector<std::string> out;
+  for (const auto& job : buffer.jobs()) out.push_back(job.blob);
+  return out;
+}
+
 TEST(TaskLogTest, EveryRecordReadsBackAsWritten) {
   TaskLogBuffer log;
   TaskCommit edge = Commit(std::numeric_limits<uint64_t>::max(), UINT32_MAX, "");
@@ -57,10 +71,18 @@ TEST(TaskLogTest, EveryRecordReadsBackAsWritten) {
 
   const TaskHistory h = Replay(log);
   ASSERT_EQ(h.commits.size(), 3u);
-  EXPECT_EQ(h.commits[0], Commit(3, 0));
-  EXPECT_EQ(h.commits[1], Commit(4, 1, "w-2"));
-  EXPECT_EQ(h.commits[2], edge);
-  EXPECT_TRUE(std::signbit(h.commits[2].kernel_ms));
+  EXPECT_EQ(h.commits[0], (CommittedTask{3, 0, 0}));
+  EXPECT_EQ(h.commits[1], (CommittedTask{4, 1, 1}));
+  EXPECT_EQ(h.commits[2].task_id, std::numeric_limits<uint64_t>::max());
+  EXPECT_EQ(h.device_of(h.commits[0]), "cpu");
+  EXPECT_EQ(h.device_of(h.commits[1]), "cuda:0");
+  EXPECT_EQ(h.device_of(h.commits[2]), "");
+  const std::vector<TaskCommit> whole = ReplayWhole(Blobs(log));
+  ASSERT_EQ(whole.size(), 3u);
+  EXPECT_EQ(whole[0], Commit(3, 0));
+  EXPECT_EQ(whole[1], Commit(4, 1, "w-2"));
+  EXPECT_EQ(whole[2], edge);
+  EXPECT_TRUE(std::signbit(whole[2].kernel_ms));
   ASSERT_EQ(h.attempts.size(), 2u);
   EXPECT_EQ(h.attempts[0], (AttemptRecord{"j-000007", 4, 0, "w-1", "failed", "exit 3: bad | line", -5}));
   EXPECT_EQ(h.attempts[1].ended_ms, std::numeric_limits<int64_t>::max());
@@ -89,11 +111,9 @@ TEST(TaskLogTest, EachJobHasItsOwnBlobAndStringTable) {
   log.AddCommit(a);  // back to the first job
   ASSERT_EQ(log.jobs().size(), 2u);
   EXPECT_EQ(log.jobs()[0].records, 2u);
-  TaskHistoryReplay replay("j-b");
-  ASSERT_TRUE(replay.AddBlob(log.jobs()[1].blob).ok());
-  const TaskHistory h = std::move(replay).Finish();
-  ASSERT_EQ(h.commits.size(), 1u);
-  EXPECT_EQ(h.commits[0].worker_id, "w-9") << "a table entry is never one of another job's blob";
+  const std::vector<TaskCommit> h = ReplayWhole({log.jobs()[1].blob}, "j-b");
+  ASSERT_EQ(h.size(), 1u);
+  EXPECT_EQ(h[0].worker_id, "w-9") << "a table entry is never one of another job's blob";
   log.Clear();
   EXPECT_EQ(log.pending(), 0u);
   EXPECT_TRUE(log.jobs().empty());
@@ -111,14 +131,17 @@ TEST(TaskLogTest, TheFirstCommitWinsAndARevokeMakesRoomForTheNext) {
   second.AddCommit(Commit(8, 2));  // its next attempt
   second.Revoke("j-000007", 2);
   second.AddCommit(Commit(2, 1));
-  TaskHistoryReplay replay("j-000007");
-  ASSERT_TRUE(replay.AddBlob(first.jobs()[0].blob).ok());
-  ASSERT_TRUE(replay.AddBlob(second.jobs()[0].blob).ok());
-  const TaskHistory h = std::move(replay).Finish();
-  ASSERT_EQ(h.commits.size(), 3u);
-  EXPECT_EQ(h.commits[0], Commit(2, 1));
-  EXPECT_EQ(h.commits[1], Commit(5, 0));
-  EXPECT_EQ(h.commits[2], Commit(8, 2));
+  const std::vector<TaskCommit> h = ReplayWhole({first.jobs()[0].blob, second.jobs()[0].blob});
+  ASSERT_EQ(h.size(), 3u);
+  EXPECT_EQ(h[0], Commit(2, 1));
+  EXPECT_EQ(h[1], Commit(5, 0));
+  EXPECT_EQ(h[2], Commit(8, 2));
+  TaskHistoryReplay light("j-000007");
+  ASSERT_TRUE(light.AddBlob(first.jobs()[0].blob).ok());
+  ASSERT_TRUE(light.AddBlob(second.jobs()[0].blob).ok());
+  const TaskHistory l = std::move(light).Finish();
+  const std::vector<CommittedTask> want = {{2, 1, 1}, {5, 0, 0}, {8, 2, 1}};  // cpu first seen
+  EXPECT_EQ(l.commits, want) << "what a restart reads: the same commits";
 
   // Without any revoke: out of order and duplicated, the first of each task, by task.
   TaskLogBuffer plain;
