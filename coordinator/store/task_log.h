@@ -81,13 +81,13 @@ struct CommittedTask {
 // A job's history as a restart and `coupler status` read it.
 struct TaskHistory {
   // The live commit of each task, by task id.
-  std::vector<CommittedTask> commits;
+  std::vector<CommittedTask> commits = {};
   // Every ended attempt, by task then attempt (ties in write order).
-  std::vector<AttemptRecord> attempts;
+  std::vector<AttemptRecord> attempts = {};
   // Every attempt sent and every one given back, in write order.
-  std::vector<SentAttempt> sent;
+  std::vector<SentAttempt> sent = {};
   // The devices commits ran on; "" (an index past the end too) is the CPU.
-  std::vector<std::string> devices;
+  std::vector<std::string> devices = {};
 
   const std::string& device_of(const CommittedTask& c) const;
 };
