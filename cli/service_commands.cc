@@ -159,7 +159,7 @@ void AddServiceCommands(CLI::App& app, CommandBody* run) {
                 "its node)");
   w->add_option("--prefetch", wopts->prefetch,
                 "extra tasks held queued (default: adaptive, about 20 ms of work, at least its "
-                "slots, at most 256)");
+                "slots, at most 2048)");
   w->add_option("--labels", *labels, "k=v labels, e.g. interconnect=nvlink")->delimiter(',');
   w->add_option("--gpus", wopts->gpus,
                 "GPUs its tasks may use: all (default; under Slurm, those the allocation "

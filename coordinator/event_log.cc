@@ -6,8 +6,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <chrono>
+#include <cmath>
 #include <ctime>
+
+#include <rapidjson/internal/dtoa.h>
 
 #include "runtime/logging.h"
 
@@ -27,6 +31,28 @@ int64_t EpochMs() {
       .count();
 }
 
+// A string JSON writes as it is: no quote, backslash or control character (the escapes
+// rapidjson's writer makes; it leaves UTF-8 as it is).
+bool Plain(std::string_view s) {
+  for (const unsigned char c : s) {
+    if (c < 0x20 || c == '"' || c == '\\') return false;
+  }
+  return true;
+}
+
+void AppendUint(std::string& out, uint64_t v) {
+  char digits[24];
+  const std::to_chars_result r = std::to_chars(digits, digits + sizeof(digits), v);
+  out.append(digits, static_cast<size_t>(r.ptr - digits));
+}
+
+// As rapidjson's Writer::Double writes it (its dtoa, every decimal place it needs).
+void AppendDouble(std::string& out, double v) {
+  char digits[32];
+  const char* end = rapidjson::internal::dtoa(v, digits);
+  out.append(digits, static_cast<size_t>(end - digits));
+}
+
 }  // namespace
 
 EventLog::EventLog(EventLogOptions options) : options_(std::move(options)) {}
@@ -35,8 +61,8 @@ EventLog::~EventLog() {
   if (!buffer_.empty()) (void)Flush();  // the failure, if any, is logged there
 }
 
-json::Writer& EventLog::Begin(std::string_view event) {
-  const int64_t ms = EpochMs();
+size_t EventLog::Stamp(char* ts, int64_t& ms) {
+  ms = EpochMs();
   const int64_t second = ms / 1000;
   if (second != cached_second_) {
     const std::time_t t = static_cast<std::time_t>(second);
@@ -49,15 +75,21 @@ json::Writer& EventLog::Begin(std::string_view event) {
   }
   // The milliseconds by hand: snprintf would cost more than the rest of the stamp.
   const int frac = static_cast<int>(ms % 1000);
-  char ts[40];
-  const size_t n = cached_stamp_.copy(ts, sizeof(ts) - 4);
+  const size_t n = cached_stamp_.copy(ts, 28);
   ts[n] = static_cast<char>('0' + frac / 100);
   ts[n + 1] = static_cast<char>('0' + frac / 10 % 10);
   ts[n + 2] = static_cast<char>('0' + frac % 10);
   ts[n + 3] = 'Z';
+  return n + 4;
+}
+
+json::Writer& EventLog::Begin(std::string_view event) {
+  char ts[32];
+  int64_t ms = 0;
+  const size_t n = Stamp(ts, ms);
   line_.Clear();
   line_.BeginObject();
-  line_.Field("ts", std::string_view(ts, n + 4));
+  line_.Field("ts", std::string_view(ts, n));
   line_.Field("ms", ms);
   line_.Field("event", event);
   return line_;
@@ -67,6 +99,40 @@ void EventLog::End() {
   line_.EndObject();
   buffer_ += line_.View();
   buffer_ += '\n';
+  if (buffer_.size() >= kFlushAtBytes) (void)Flush();  // a failure is counted and logged there
+}
+
+bool EventLog::BeginPlainTaskLine(std::string_view event, const TaskEventRef& t,
+                                  std::string_view worker) {
+  if ((t.fused != nullptr && !t.fused->empty()) || !Plain(t.job) || !Plain(t.node) ||
+      !Plain(worker)) {
+    return false;
+  }
+  char ts[32];
+  int64_t ms = 0;
+  const size_t n = Stamp(ts, ms);
+  buffer_ += R"({"ts":")";
+  buffer_.append(ts, n);
+  buffer_ += R"(","ms":)";
+  AppendUint(buffer_, static_cast<uint64_t>(ms));
+  buffer_ += R"(,"event":")";
+  buffer_ += event;
+  buffer_ += R"(","job":")";
+  buffer_ += t.job;
+  buffer_ += R"(","node":")";
+  buffer_ += t.node;
+  buffer_ += R"(","task":)";
+  AppendUint(buffer_, t.task);
+  buffer_ += R"(,"attempt":)";
+  AppendUint(buffer_, t.attempt);
+  buffer_ += R"(,"worker":")";
+  buffer_ += worker;
+  buffer_ += '"';
+  return true;
+}
+
+void EventLog::EndPlainLine() {
+  buffer_ += "}\n";
   if (buffer_.size() >= kFlushAtBytes) (void)Flush();  // a failure is counted and logged there
 }
 
@@ -112,6 +178,10 @@ void EventLog::JobCancelled(std::string_view job, std::string_view by) {
 
 void EventLog::TaskAssigned(const TaskEventRef& t, std::string_view worker) {
   if (!enabled()) return;
+  if (BeginPlainTaskLine("task_assigned", t, worker)) {
+    EndPlainLine();
+    return;
+  }
   json::Writer& w = Begin("task_assigned");
   Task(t);
   w.Field("worker", worker);
@@ -132,6 +202,18 @@ void EventLog::GangPlaced(const TaskEventRef& t, std::string_view leader,
 
 void EventLog::TaskDone(const TaskEventRef& t, std::string_view worker, const TaskCost& cost) {
   if (!enabled()) return;
+  // A cost that is not a number takes the writer's path (which writes what it always did).
+  if (std::isfinite(cost.wall_ms) && std::isfinite(cost.kernel_ms) &&
+      BeginPlainTaskLine("task_done", t, worker)) {
+    buffer_ += R"(,"wall_ms":)";
+    AppendDouble(buffer_, cost.wall_ms);
+    buffer_ += R"(,"kernel_ms":)";
+    AppendDouble(buffer_, cost.kernel_ms);
+    buffer_ += R"(,"bytes":)";
+    AppendUint(buffer_, cost.bytes);
+    EndPlainLine();
+    return;
+  }
   json::Writer& w = Begin("task_done");
   Task(t);
   w.Field("worker", worker);

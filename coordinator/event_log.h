@@ -109,6 +109,16 @@ class EventLog {
   // closes it and appends it to the buffer.
   json::Writer& Begin(std::string_view event);
   void End();
+  // Writes the line's time, "YYYY-MM-DDTHH:MM:SS.mmmZ", into `ts` (32 bytes at least) and returns
+  // its length; `ms`: the Unix epoch ms it stands for.
+  size_t Stamp(char* ts, int64_t& ms);
+  // The two lines every task has (task_assigned, task_done: two per task dispatched) are
+  // written straight into the buffer, the same fields in the same order as Begin/Task/End
+  // write them, when none of their strings needs escaping (ids and worker names never do):
+  // through the JSON writer they cost a fifth of the loop at 200k tasks a second. False: not
+  // plain (a quote, a control character, a fused chain), nothing written.
+  bool BeginPlainTaskLine(std::string_view event, const TaskEventRef& t, std::string_view worker);
+  void EndPlainLine();
   void Task(const TaskEventRef& t);
   Status WriteBuffer();
   Status OpenFile();

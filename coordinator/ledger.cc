@@ -125,13 +125,21 @@ void Ledger::PersistPhases() {
     counts.tasks_done = job->done();
     counts.tasks_failed = job->failed();
     counts.attempts = job->total_attempts();
+    // The counters (this job's end counted) go in the same transaction as the phase: staged
+    // after it, they were a second commit for every job that finished.
+    uint64_t* finished_counter =
+        finished ? &metrics_.jobs_finished[std::string(JobPhaseName(job->phase()))] : nullptr;
+    if (finished_counter != nullptr) ++*finished_counter;
+    StageCounters();
     Status s = store_->SetJobState(job->id(), std::string(JobPhaseName(job->phase())), job->error(),
                                    finished ? job->facts().finished_ms : 0, counts);
     NoteStoreResult(s);
-    if (!s.ok()) break;  // still the old phase on disk: status keeps saying so
+    if (!s.ok()) {
+      if (finished_counter != nullptr) --*finished_counter;  // not finished on disk: not counted
+      break;  // still the old phase on disk: status keeps saying so
+    }
     persisted = job->phase();
     if (!finished) continue;
-    ++metrics_.jobs_finished[std::string(JobPhaseName(job->phase()))];
     node_ready_ms_.erase(job->id());
     Logger("coordinator")->info("job {} {}: {} of {} tasks, {} attempts{}", job->id(),
                                 JobPhaseName(job->phase()), job->done(), job->table().size(),

@@ -58,6 +58,8 @@ void WalCheckpointer::Committed(uint64_t generation, bool checkpoint) {
 
 void WalCheckpointer::Settle() {
   std::unique_lock<std::mutex> lock(mu_);
+  hurry_ = true;
+  wake_.notify_one();
   settled_.wait(lock, [&] { return !working_ && written_ == posted_ && !checkpoint_; });
 }
 
@@ -65,6 +67,9 @@ void WalCheckpointer::Run() {
   std::unique_lock<std::mutex> lock(mu_);
   while (true) {
     wake_.wait(lock, [&] { return stop_ || written_ != posted_ || checkpoint_; });
+    // A marker alone waits out the interval since the last one, taking the commits made
+    // meanwhile with it; a checkpoint, a stop or a Settle does not wait.
+    wake_.wait_until(lock, last_marker_ + kMarkerEvery, [&] { return stop_ || checkpoint_ || hurry_; });
     if (written_ == posted_ && !checkpoint_) break;  // stopping, nothing left to write
     const uint64_t generation = posted_;
     const bool checkpoint = checkpoint_;
@@ -84,7 +89,9 @@ void WalCheckpointer::Run() {
     }
     marker_failed_ = !recorded.ok();
     lock.lock();
+    last_marker_ = std::chrono::steady_clock::now();
     written_ = generation;
+    if (written_ == posted_) hurry_ = false;
     working_ = false;
     settled_.notify_all();
   }

@@ -3,13 +3,16 @@
 // on a busy pool's flush, up to 70 ms measured at 1,000 workers) and the marker is a file
 // written and renamed, neither of which the event loop should wait for.
 //
-// The marker may lag the database by the commits made since it was last written: that makes
+// The marker is written at most every kMarkerEvery (a file written and renamed, and a thread
+// woken, for every commit would be three of them for a one-task job: a busy loop commits every
+// few milliseconds), so it may lag the database by the commits of that interval: that makes
 // the check at the next start (commit_generation.h) weaker for those commits, never wrong,
 // since the database must hold at least what the marker records. Destruction writes the
 // marker for the last commit posted, so a clean stop leaves it current.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -31,6 +34,8 @@ bool CheckpointCompletes(sqlite3* db);
 
 class WalCheckpointer {
  public:
+  static constexpr std::chrono::milliseconds kMarkerEvery{20};
+
   // Opens its own connection to `db_path` (WAL mode already set by the writer). `initial`: what
   // the writer recorded at open.
   static Result<std::unique_ptr<WalCheckpointer>> Start(std::string dir, std::string db_path,
@@ -66,6 +71,8 @@ class WalCheckpointer {
   bool checkpoint_ = false;   // guarded by mu_: a checkpoint is asked for
   bool working_ = false;      // guarded by mu_
   bool stop_ = false;         // guarded by mu_
+  bool hurry_ = false;        // guarded by mu_: a Settle waits, the interval does not apply
+  std::chrono::steady_clock::time_point last_marker_;  // guarded by mu_
   bool marker_failed_ = false;  // the thread's: the last marker write failed (warned once)
   std::thread thread_;        // last: started once everything above is set
 };

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -114,6 +115,54 @@ TEST_F(EventLogTest, EveryLineIsOneJsonObjectWithItsTimeAndFields) {
   struct stat st {};
   ASSERT_EQ(::stat(Path().c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u) << "the log names jobs and users: owner only";
+}
+
+// The two lines each task has skip the JSON writer when their strings need no escaping: what
+// they write must be what the writer writes, byte for byte, and a line whose strings need
+// escaping (or whose cost is not a number) still goes through the writer.
+TEST_F(EventLogTest, TaskLinesWrittenByHandAreWhatTheWriterWrites) {
+  {
+    EventLog log({Path(), kDefaultEventLogBytes, kEventLogKeep});
+    log.TaskAssigned({"j-000003", "norm", 12, 0}, "w-2");
+    log.TaskDone({"j-000003", "norm", 12, 1}, "w-1", {12.5, 7.25, 4096});
+    log.TaskDone({"j-000003", "norm", 18'446'744'073'709'551'615ull, 4'294'967'295u}, "w-1",
+                 {0.0, 1e-7, 0});
+    log.TaskDone({"j-000003", "norm", 13, 0}, "w-1", {0.1 + 0.2, 123456789.125, 1});
+    log.TaskAssigned({"j-000003", "no\"de", 14, 0}, "w\n2");  // escaped: the writer's path
+    log.TaskDone({"j-000003", "norm", 15, 0}, "w-1", {std::nan(""), 1.0, 1});
+    ASSERT_TRUE(log.Flush().ok());
+  }
+  const std::vector<std::string> lines = Lines(Path());
+  ASSERT_EQ(lines.size(), 6u);
+  for (size_t i = 0; i < 4; ++i) {
+    rapidjson::Document d;  // every bit of the doubles back, to write them again
+    d.Parse<rapidjson::kParseFullPrecisionFlag>(lines[i].c_str());
+    ASSERT_FALSE(d.HasParseError()) << lines[i];
+    json::Writer w;
+    w.BeginObject();
+    w.Field("ts", std::string_view(d["ts"].GetString()));
+    w.Field("ms", d["ms"].GetInt64());
+    w.Field("event", std::string_view(d["event"].GetString()));
+    w.Field("job", std::string_view(d["job"].GetString()));
+    w.Field("node", std::string_view(d["node"].GetString()));
+    w.Field("task", d["task"].GetUint64());
+    w.Field("attempt", static_cast<uint32_t>(d["attempt"].GetUint()));
+    w.Field("worker", std::string_view(d["worker"].GetString()));
+    if (d.HasMember("wall_ms")) {
+      w.Field("wall_ms", d["wall_ms"].GetDouble());
+      w.Field("kernel_ms", d["kernel_ms"].GetDouble());
+      w.Field("bytes", d["bytes"].GetUint64());
+    }
+    w.EndObject();
+    EXPECT_EQ(lines[i], std::string(w.View()));
+  }
+  EXPECT_EQ(Parse(lines[2])["task"].GetUint64(), 18'446'744'073'709'551'615ull);
+  EXPECT_EQ(Parse(lines[2])["kernel_ms"].GetDouble(), 1e-7);
+  rapidjson::Document escaped = Parse(lines[4]);
+  ASSERT_FALSE(escaped.HasParseError()) << lines[4];
+  EXPECT_STREQ(escaped["node"].GetString(), "no\"de");
+  EXPECT_STREQ(escaped["worker"].GetString(), "w\n2");
+  EXPECT_NE(lines[5].find(R"("event":"task_done")"), std::string::npos) << lines[5];
 }
 
 TEST_F(EventLogTest, NothingReachesTheFileBeforeAFlush) {

@@ -77,6 +77,43 @@ TEST_F(PoolControlTest, ARegisteredWorkerIsDealtWorkAndAnUnknownConnectionIsTold
 
 // Its link was cut and made again: a new connection, the same worker process, still running
 // what it was sent. Its registration keeps the attempts it reports; nothing is released.
+// A job's end is one commit: its phase, the results that ended it and the counter that counts
+// it (staged after the phase, the counters were a second commit for every job that finished).
+TEST_F(PoolControlTest, AJobsEndIsOneCommitWithTheCounterThatCountsIt) {
+  ASSERT_TRUE(
+      ledger_.JobAdmitted(store::testing::MakeJob("j1"), *scheduler_.FindJob("j1"), "").ok());
+  Outbox out;
+  pool_.OnMessage("r1", "k1", Registration("w1", 4), 0, out);
+  pool_.Dispatch(0, out);
+  const auto assigned = Sent<wire::TaskAssignment>(out, "w1");
+  ASSERT_EQ(assigned.size(), 1u);
+  ASSERT_EQ(assigned[0].tasks.size(), 4u);
+  ledger_.Tick(1, 0);  // running now, on disk
+  wire::TaskResult result;
+  result.worker_id = "w1";
+  for (const wire::TaskSpec& t : assigned[0].tasks) {
+    wire::TaskOutcome o;
+    o.job_id = t.job_id;
+    o.task_id = t.task_id;
+    o.attempt = t.attempt;
+    o.ok = true;
+    o.device = "cpu";
+    result.outcomes.push_back(o);
+  }
+  Outbox done;
+  ASSERT_TRUE(pool_.OnMessage("r1", "k1", result, 2, done));
+  ASSERT_TRUE(scheduler_.FindJob("j1")->finished());
+  const uint64_t before = ledger_.store().generation();
+  ledger_.Tick(3, 0);
+  EXPECT_EQ(ledger_.store().generation(), before + 1);
+  Result<std::map<std::string, uint64_t>> counters = ledger_.store().LoadCounters();
+  ASSERT_TRUE(counters.ok());
+  EXPECT_EQ((*counters)["jobs_finished.succeeded"], 1u);
+  Result<std::optional<store::JobRecord>> row = ledger_.store().LoadJob("j1");
+  ASSERT_TRUE(row.ok() && row->has_value());
+  EXPECT_EQ((*row)->state, "succeeded");
+}
+
 TEST_F(PoolControlTest, AWorkerOnANewConnectionKeepsTheAttemptsItHolds) {
   Outbox out;
   pool_.OnMessage("r1", "k1", Registration("w1", 2), 0, out);
