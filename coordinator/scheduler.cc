@@ -219,7 +219,10 @@ std::vector<std::pair<std::string, std::vector<wire::TaskSpec>>> Scheduler::Assi
       if (got.empty()) continue;
       progress = true;
       auto [it, fresh] = slot.try_emplace(id, out.size());
-      if (fresh) out.emplace_back(id, std::vector<wire::TaskSpec>{});
+      if (fresh) {
+        out.emplace_back(id, std::move(got));
+        continue;
+      }
       auto& mine = out[it->second].second;
       mine.insert(mine.end(), std::make_move_iterator(got.begin()),
                   std::make_move_iterator(got.end()));
@@ -247,12 +250,17 @@ std::vector<wire::TaskSpec> Scheduler::Assign(const std::string& worker_id, uint
   // The highest priority among jobs with ready work this worker may run (a job waiting for
   // other labels must not hold back the rest); round robin among those jobs.
   int best = INT32_MIN;
+  size_t ready = 0;
   for (const auto& j : jobs_) {
     if (j && !j->finished() && !j->Refuses(worker_id) && j->HasReadyFor(taker)) {
       best = std::max(best, j->priority());
+      ready += j->ready_count();
     }
   }
   if (best == INT32_MIN) return out;
+  // At most what it may take (its slots and prefetch: thousands) and what is ready: grown one
+  // spec at a time, the vector moved every spec again at each doubling.
+  out.reserve(std::min<size_t>(credit, ready));
   const size_t n = jobs_.size();
   size_t idle_rounds = 0;
   for (size_t i = rr_cursor_ % n; credit > 0 && idle_rounds < n; i = (i + 1) % n) {

@@ -1,7 +1,8 @@
 #include "runtime/io/output_layout.h"
 
 #include <charconv>
-#include <cstdio>
+
+#include "runtime/util/padded_number.h"
 
 namespace coupler::io {
 
@@ -12,28 +13,49 @@ std::string NodeDir(std::string_view workdir, std::string_view node) {
   return dir;
 }
 
+namespace {
+
+// "part-00012.npy": ShardFileName, appended.
+void AppendShardFileName(std::string& out, int64_t shard, ShardKind kind, ShardFormat format) {
+  out += kind == ShardKind::kPartial ? "partial-" : "part-";
+  util::AppendZeroPadded(out, shard, 5);
+  out += format == ShardFormat::kColumns ? ".npz" : ".npy";
+}
+
+}  // namespace
+
 std::string ShardFileName(int64_t shard, ShardKind kind, ShardFormat format) {
-  char name[48];
-  std::snprintf(name, sizeof(name), "%s-%05lld.%s", kind == ShardKind::kPartial ? "partial" : "part",
-                static_cast<long long>(shard), format == ShardFormat::kColumns ? "npz" : "npy");
+  std::string name;
+  AppendShardFileName(name, shard, kind, format);
   return name;
 }
 
 std::string ShardPath(std::string_view workdir, std::string_view node, int64_t shard,
                       ShardKind kind, ShardFormat format) {
-  return NodeDir(workdir, node) + '/' + ShardFileName(shard, kind, format);
+  // Made for every task dispatched: one allocation, no format parsed.
+  std::string path;
+  path.reserve(workdir.size() + node.size() + 24);
+  path += workdir;
+  path += '/';
+  path += node;
+  path += '/';
+  AppendShardFileName(path, shard, kind, format);
+  return path;
 }
 
 std::string ShufflePrefix(std::string_view workdir, std::string_view node, int64_t map_shard) {
-  char name[32];
-  std::snprintf(name, sizeof(name), "/shuffle/map-%05lld", static_cast<long long>(map_shard));
-  return NodeDir(workdir, node) + name;
+  std::string prefix = NodeDir(workdir, node);
+  prefix += "/shuffle/map-";
+  util::AppendZeroPadded(prefix, map_shard, 5);
+  return prefix;
 }
 
 std::string ShufflePartitionPath(std::string_view prefix, int64_t partition) {
-  char name[24];
-  std::snprintf(name, sizeof(name), ".p%05lld.npz", static_cast<long long>(partition));
-  return std::string(prefix) + name;
+  std::string path(prefix);
+  path += ".p";
+  util::AppendZeroPadded(path, partition, 5);
+  path += ".npz";
+  return path;
 }
 
 std::string ShuffleSortedPath(std::string_view prefix) { return std::string(prefix) + ".sorted.npz"; }

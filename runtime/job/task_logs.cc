@@ -15,6 +15,7 @@
 #include "runtime/io/beneath.h"
 #include "runtime/io/output_layout.h"
 #include "runtime/io/unique_fd.h"
+#include "runtime/util/padded_number.h"
 
 namespace coupler::job {
 namespace {
@@ -183,16 +184,42 @@ std::string TaskLogDir(std::string_view workdir, std::string_view node) {
   return io::NodeDir(workdir, node) + "/logs";
 }
 
+namespace {
+
+// "task-000012.attempt-0.stdout": TaskLogFileName, appended (a worker makes three of these
+// paths for every task it runs: no format parsed, one allocation each).
+void AppendTaskLogFileName(std::string& out, uint64_t task_id, uint32_t attempt,
+                           std::string_view stream) {
+  out += "task-";
+  if (task_id <= static_cast<uint64_t>(INT64_MAX)) {
+    util::AppendZeroPadded(out, static_cast<int64_t>(task_id), 6);
+  } else {
+    out += std::to_string(task_id);  // past 19 digits: wider than the padding anyway
+  }
+  out += ".attempt-";
+  out += std::to_string(attempt);
+  out += '.';
+  out += stream;
+}
+
+}  // namespace
+
 std::string TaskLogFileName(uint64_t task_id, uint32_t attempt, std::string_view stream) {
-  char name[64];
-  std::snprintf(name, sizeof(name), "task-%06llu.attempt-%u.",
-                static_cast<unsigned long long>(task_id), attempt);
-  return name + std::string(stream);
+  std::string name;
+  AppendTaskLogFileName(name, task_id, attempt, stream);
+  return name;
 }
 
 std::string TaskLogPath(std::string_view workdir, std::string_view node, uint64_t task_id,
                         uint32_t attempt, std::string_view stream) {
-  return TaskLogDir(workdir, node) + '/' + TaskLogFileName(task_id, attempt, stream);
+  std::string path;
+  path.reserve(workdir.size() + node.size() + 48 + stream.size());
+  path += workdir;
+  path += '/';
+  path += node;
+  path += "/logs/";
+  AppendTaskLogFileName(path, task_id, attempt, stream);
+  return path;
 }
 
 std::string TaskRankLogDir(std::string_view workdir, std::string_view node, uint64_t task_id,

@@ -5,14 +5,13 @@
 #include <exception>
 #include <limits>
 #include <new>
-#include <ostream>
-#include <streambuf>
 #include <utility>
 
 #include <cereal/archives/binary.hpp>
 
 #include "runtime/wire/bounded_archive.h"
 #include "runtime/wire/payload_version.h"
+#include "runtime/wire/string_archive.h"
 
 namespace coupler::wire {
 namespace {
@@ -22,28 +21,6 @@ namespace {
 // portable payload archive and a version bump.
 static_assert(std::endian::native == std::endian::little,
               "the wire payload is little-endian; see docs/protocol.md");
-
-// Lets cereal's ostream-based archive append straight to the message string (no
-// ostringstream copy of every payload).
-class StringAppendBuffer : public std::streambuf {
- public:
-  explicit StringAppendBuffer(std::string* out) : out_(out) {}
-
- protected:
-  int_type overflow(int_type c) override {
-    if (!traits_type::eq_int_type(c, traits_type::eof())) {
-      out_->push_back(traits_type::to_char_type(c));
-    }
-    return traits_type::not_eof(c);
-  }
-  std::streamsize xsputn(const char* s, std::streamsize n) override {
-    out_->append(s, static_cast<size_t>(n));
-    return n;
-  }
-
- private:
-  std::string* out_;
-};
 
 template <WireMessage T>
 Result<Message> DecodePayload(std::string_view payload) {
@@ -93,9 +70,7 @@ std::string EncodeAs(const T& message, uint16_t version) {
   std::string out(kHeaderSize, '\0');
   {
     PayloadVersionScope scope(version);
-    StringAppendBuffer buffer(&out);
-    std::ostream stream(&buffer);
-    cereal::BinaryOutputArchive archive(stream);
+    StringOutputArchive archive(&out);
     archive(message);
   }
   const size_t payload_size = out.size() - kHeaderSize;

@@ -2,9 +2,14 @@
 
 #include <unistd.h>
 
+#include <cstdint>
+#include <cstdio>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include "runtime/io/atomic_file.h"
+#include "runtime/job/task_logs.h"
 
 namespace coupler::io {
 namespace {
@@ -17,6 +22,40 @@ TEST(OutputLayoutTest, NamesNodeFoldersAndShards) {
   EXPECT_EQ(ShardFileName(4, ShardKind::kPart, ShardFormat::kRecords), "part-00004.npy");
   EXPECT_EQ(ShardPath("/w/job", "eval", 0), "/w/job/eval/part-00000.npz");
   EXPECT_EQ(ShardPath("/w", "eval", 1, ShardKind::kPartial), "/w/eval/partial-00001.npz");
+}
+
+// The names are made by hand (they are made for every task): what printf's formats made, for
+// every width a number can take, negative and past the padding included.
+TEST(OutputLayoutTest, NamesAreWhatPrintfsFormatsMade) {
+  std::vector<int64_t> values = {0, 1, -1, 9, 10, 99999, 100000, 123456789, -99999, -100000,
+                                 INT64_MAX, INT64_MIN};
+  for (int64_t v = 1; v < INT64_MAX / 10; v *= 10) {
+    values.push_back(v - 1);
+    values.push_back(v);
+    values.push_back(-v);
+  }
+  char want[96];
+  for (const int64_t v : values) {
+    std::snprintf(want, sizeof(want), "%s-%05lld.%s", "partial", static_cast<long long>(v), "npz");
+    EXPECT_EQ(ShardFileName(v, ShardKind::kPartial, ShardFormat::kColumns), want) << v;
+    std::snprintf(want, sizeof(want), "/w/n/%s-%05lld.%s", "part", static_cast<long long>(v), "npy");
+    EXPECT_EQ(ShardPath("/w", "n", v, ShardKind::kPart, ShardFormat::kRecords), want) << v;
+    std::snprintf(want, sizeof(want), "/w/n/shuffle/map-%05lld", static_cast<long long>(v));
+    EXPECT_EQ(ShufflePrefix("/w", "n", v), want) << v;
+    std::snprintf(want, sizeof(want), "pre.p%05lld.npz", static_cast<long long>(v));
+    EXPECT_EQ(ShufflePartitionPath("pre", v), want) << v;
+    if (v < 0) continue;
+    const auto task = static_cast<uint64_t>(v);
+    for (const uint32_t attempt : {0u, 7u, 4294967295u}) {
+      std::snprintf(want, sizeof(want), "task-%06llu.attempt-%u.stdout",
+                    static_cast<unsigned long long>(task), attempt);
+      EXPECT_EQ(job::TaskLogFileName(task, attempt, "stdout"), want) << v;
+      EXPECT_EQ(job::TaskLogPath("/w", "n", task, attempt, "stdout"), std::string("/w/n/logs/") + want)
+          << v;
+    }
+  }
+  std::snprintf(want, sizeof(want), "task-%06llu.attempt-%u.ranks", 18446744073709551615ull, 1u);
+  EXPECT_EQ(job::TaskLogFileName(18446744073709551615ull, 1, "ranks"), want);
 }
 
 TEST(OutputLayoutTest, ItsShardNamesAreShards) {
