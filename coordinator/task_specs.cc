@@ -17,9 +17,11 @@ TaskSpecs::TaskSpecs(const job::JobGraph& graph, const plan::Plan& plan, Dataset
   // Looked up once: MakeOne runs for every task dispatched.
   defs_.reserve(plan_.nodes.size());
   broadcast_.reserve(plan_.nodes.size());
+  params_.reserve(plan_.nodes.size());
   for (const plan::PlanNode& pn : plan_.nodes) {
     const ops::OpDef* def = ops::OpRegistry::Builtin().Find(pn.op);
     defs_.push_back(def);
+    params_.emplace_back(graph_.nodes[pn.node_index].params);
     broadcast_.push_back(!pn.has_reduce && def != nullptr &&
                                  ops::Broadcasts(*def, graph_.nodes[pn.node_index].params)
                              ? 1
@@ -101,7 +103,7 @@ wire::TaskSpec TaskSpecs::MakeOne(const TaskRef& ref) const {
                          : -1;
   spec.kind = ref.kind;
   spec.shards = static_cast<uint32_t>(pn.map_tasks);
-  spec.params = wire::TaskParams(node.params);
+  spec.params = params_[ref.plan_node];
   spec.workdir = graph_.workdir;
   const ops::OpDef* def = defs_[ref.plan_node];
   if (ref.kind == TaskKind::kReduce && shuffles && def->range_partitioned) {

@@ -57,6 +57,8 @@ class TaskSpecs {
   std::vector<size_t> fused_next_;    // plan node -> the node fused after it; SIZE_MAX: none
   std::vector<const ops::OpDef*> defs_;  // plan node -> its op (null: unknown to this build)
   std::vector<uint8_t> broadcast_;    // plan node -> a join that broadcasts its right input
+  // plan node -> its params in wire form: converted once, copied into each task's spec.
+  std::vector<wire::TaskParams> params_;
 };
 
 }  // namespace coupler::coordinator

@@ -27,8 +27,6 @@ namespace fs = std::filesystem;
 // Long enough to ride out another process's checkpoint or a reader's brief lock; short enough
 // that a wedged peer surfaces as Unavailable rather than a hung coordinator.
 constexpr int kBusyTimeoutMs = 5000;
-// After a big flush the WAL is truncated back to this on checkpoint instead of staying huge.
-constexpr int64_t kJournalSizeLimit = 64ll << 20;
 // WAL frames after which a commit checkpoints: SQLite's own auto-checkpoint threshold, which
 // the store's WAL hook takes over.
 constexpr int kCheckpointPages = 1000;

@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include <string>
 #include <utility>
 
 #include "runtime/logging.h"
@@ -22,7 +23,9 @@ Result<std::unique_ptr<WalCheckpointer>> WalCheckpointer::Start(std::string dir,
                            SqliteDb::Open(db_path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX));
   // As the writer's connection: a checkpoint syncs the database file, and truncates a WAL
   // that a big flush grew.
-  COUPLER_RETURN_IF_ERROR(db.Exec("PRAGMA synchronous = NORMAL; PRAGMA journal_size_limit = 67108864"));
+  const std::string pragmas = "PRAGMA synchronous = NORMAL; PRAGMA journal_size_limit = " +
+                              std::to_string(kJournalSizeLimit);
+  COUPLER_RETURN_IF_ERROR(db.Exec(pragmas.c_str()));
   return std::unique_ptr<WalCheckpointer>(
       new WalCheckpointer(std::move(dir), std::move(db_path), std::move(db), std::move(initial)));
 }

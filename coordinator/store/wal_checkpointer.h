@@ -28,6 +28,10 @@ struct sqlite3;
 
 namespace coupler::store {
 
+// What a checkpoint truncates the WAL back to after a big flush grew it, rather than leaving it
+// huge: the writer's connection and the checkpointer's both set it.
+inline constexpr int64_t kJournalSizeLimit = int64_t{64} << 20;
+
 // True when a passive checkpoint on `db` copied the whole WAL into the database file, which
 // synchronous=NORMAL then syncs: every commit made before it began survives a power loss.
 bool CheckpointCompletes(sqlite3* db);
