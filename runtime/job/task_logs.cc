@@ -212,12 +212,8 @@ std::string TaskLogFileName(uint64_t task_id, uint32_t attempt, std::string_view
 
 std::string TaskLogPath(std::string_view workdir, std::string_view node, uint64_t task_id,
                         uint32_t attempt, std::string_view stream) {
-  std::string path;
-  path.reserve(workdir.size() + node.size() + 48 + stream.size());
-  path += workdir;
+  std::string path = TaskLogDir(workdir, node);
   path += '/';
-  path += node;
-  path += "/logs/";
   AppendTaskLogFileName(path, task_id, attempt, stream);
   return path;
 }
