@@ -37,7 +37,13 @@ echo
 echo "== outputs: one .npz shard per task (one .npy per column), readable with numpy.load"
 # Each shard's columns and their types, read from the members' .npy headers (Python's zipfile).
 for node in import stats standardize clipped half features; do
-  printf '  %-12s %3d files  %s\n' "$node" "$(ls "$OUT_DIR/$node" | grep -c '^part-')" \
+  files=$(ls "$OUT_DIR/$node" 2>/dev/null | grep -c '^part-' || true)
+  if [ "$files" -eq 0 ]; then
+    # Fused into the next node's task (docs/ops.md, "Fused chains"): no shard of it is written.
+    printf '  %-12s %3d files  %s\n' "$node" 0 "(fused into the next node: its shards stay in memory)"
+    continue
+  fi
+  printf '  %-12s %3d files  %s\n' "$node" "$files" \
     "$(/usr/bin/python3 -c '
 import ast, sys, zipfile
 z = zipfile.ZipFile(sys.argv[1])
