@@ -28,6 +28,7 @@ JobState::JobState(std::string id, job::JobGraph graph, plan::Plan plan, Dataset
   node_maps_done_.assign(n, 0);
   node_attempts_.assign(n, 0);
   node_running_.assign(n, 0);
+  node_ready_.assign(n, 0);
   node_error_.resize(n);
   readers_.resize(n);
   fused_next_ = plan::FusedNext(plan_);
@@ -67,11 +68,14 @@ void JobState::Release(size_t p) {
   auto& queue = gang ? ready_gangs_ : LooseQueue(p, false);
   // Reduce tasks wait for the node's map tasks, so they are released by ReleaseReduces().
   const uint64_t releasable = count - static_cast<uint64_t>(plan_.nodes[p].reduce_tasks());
+  uint64_t released = 0;
   for (uint64_t t = first; t < first + releasable; ++t) {
     if (state_[t] != static_cast<uint8_t>(TaskState::kBlocked)) continue;  // restored as done
-    state_[t] = static_cast<uint8_t>(TaskState::kReady);
+    state_[t] = static_cast<uint8_t>(TaskState::kReady);  // counted below, all at once
     queue.push_back(t);
+    ++released;
   }
+  CountReady(p, gang ? ReadyClass::kGang : LooseClass(p, false), static_cast<int64_t>(released));
   if (count == 0) NodeFinished(p);
 }
 
@@ -79,11 +83,14 @@ void JobState::ReleaseReduces(size_t p) {
   const uint64_t end = table_.first_task(p) + table_.task_count(p);
   const uint64_t first = end - static_cast<uint64_t>(plan_.nodes[p].reduce_tasks());
   auto& queue = LooseQueue(p, true);
+  uint64_t released = 0;
   for (uint64_t t = first; t < end; ++t) {
     if (state_[t] != static_cast<uint8_t>(TaskState::kBlocked)) continue;  // restored as done
-    state_[t] = static_cast<uint8_t>(TaskState::kReady);
+    state_[t] = static_cast<uint8_t>(TaskState::kReady);  // counted below, all at once
     queue.push_back(t);
+    ++released;
   }
+  CountReady(p, LooseClass(p, true), static_cast<int64_t>(released));
 }
 
 std::deque<uint64_t>& JobState::LooseQueue(size_t p, bool reduce) {
@@ -116,26 +123,54 @@ bool JobState::HasReadyFor(const Taker& taker) const {
   return false;
 }
 
+JobState::ReadyClass JobState::LooseClass(size_t p, bool reduce) const {
+  // As LooseQueue files them: a node's own queue counts as GPU work when the node asks for
+  // GPUs or a share of one; the shared queues by which of them the task is in.
+  if (gpu_share(p) > 0) return ReadyClass::kGpu;
+  if (!required_labels(p).empty()) return wants_gpus(p) ? ReadyClass::kGpu : ReadyClass::kCpu;
+  return !reduce && wants_gpus(p) ? ReadyClass::kGpu : ReadyClass::kCpu;
+}
+
+void JobState::CountReady(size_t p, ReadyClass c, int64_t delta) {
+  node_ready_[p] += static_cast<uint64_t>(delta);  // wraps back on the way down
+  if (c != ReadyClass::kGang) ready_loose_[static_cast<size_t>(c)] += static_cast<uint64_t>(delta);
+}
+
+void JobState::SetState(uint64_t t, const TaskRef& ref, TaskState s) {
+  const bool was_ready = state_[t] == static_cast<uint8_t>(TaskState::kReady);
+  const bool is_ready = s == TaskState::kReady;
+  state_[t] = static_cast<uint8_t>(s);
+  if (was_ready == is_ready) return;
+  const ReadyClass c = ref.kind == TaskKind::kGang
+                           ? ReadyClass::kGang
+                           : LooseClass(ref.plan_node, ref.kind == TaskKind::kReduce);
+  CountReady(ref.plan_node, c, is_ready ? 1 : -1);
+}
+
+void JobState::SetState(uint64_t t, TaskState s) { SetState(t, table_.Describe(t), s); }
+
 std::pair<uint64_t, uint64_t> JobState::ReadyLooseByHardware() const {
-  std::pair<uint64_t, uint64_t> n{0, 0};
-  if (finished()) return n;
-  auto ready = [&](uint64_t t) { return state_[t] == static_cast<uint8_t>(TaskState::kReady); };
-  for (const uint64_t t : ready_) n.first += ready(t) ? 1 : 0;
-  for (const uint64_t t : ready_gpu_) n.second += ready(t) ? 1 : 0;
-  for (const auto& [p, queue] : ready_by_node_) {
-    uint64_t& count = wants_gpus(p) || gpu_share(p) > 0 ? n.second : n.first;
-    for (const uint64_t t : queue) count += ready(t) ? 1 : 0;
+  if (finished()) return {0, 0};
+  // Kept counts, not a walk of the queues: every status reply carries these, and a walk of a
+  // 10M-task job's queues took milliseconds of the loop each time. Retries backing off are
+  // ready but queued nowhere yet; they are few.
+  std::pair<uint64_t, uint64_t> n{ready_loose_[0], ready_loose_[1]};
+  std::vector<uint64_t> waiting;
+  for (const auto& [at, t] : backing_off_) {
+    if (state_[t] == static_cast<uint8_t>(TaskState::kReady)) waiting.push_back(t);
+  }
+  std::sort(waiting.begin(), waiting.end());
+  waiting.erase(std::unique(waiting.begin(), waiting.end()), waiting.end());
+  for (const uint64_t t : waiting) {
+    const TaskRef ref = table_.Describe(t);
+    if (ref.kind == TaskKind::kGang) continue;
+    const ReadyClass c = LooseClass(ref.plan_node, ref.kind == TaskKind::kReduce);
+    (c == ReadyClass::kGpu ? n.second : n.first) -= 1;
   }
   return n;
 }
 
-bool JobState::node_has_ready(size_t p) const {
-  const uint64_t first = table_.first_task(p);
-  for (uint64_t t = first; t < first + table_.task_count(p); ++t) {
-    if (state_[t] == static_cast<uint8_t>(TaskState::kReady)) return true;
-  }
-  return false;
-}
+bool JobState::node_has_ready(size_t p) const { return node_ready_[p] > 0; }
 
 std::optional<uint64_t> JobState::TakeReady(const Taker& taker) {
   if (finished()) return std::nullopt;
@@ -189,9 +224,10 @@ const std::vector<std::string>& JobState::tried_on(uint64_t t) const {
 }
 
 void JobState::MarkRunning(uint64_t t) {
-  state_[t] = static_cast<uint8_t>(TaskState::kRunning);
+  const TaskRef ref = table_.Describe(t);
+  SetState(t, ref, TaskState::kRunning);
   if (attempts_[t] < 255) ++attempts_[t];
-  const size_t p = table_.Describe(t).plan_node;
+  const size_t p = ref.plan_node;
   ++node_attempts_[p];
   ++node_running_[p];
   ++total_attempts_;
@@ -241,7 +277,7 @@ bool JobState::Complete(uint64_t t) {
   const TaskRef ref = table_.Describe(t);
   const size_t p = ref.plan_node;
   if (state_[t] == static_cast<uint8_t>(TaskState::kRunning)) EndRunning(p);
-  state_[t] = static_cast<uint8_t>(TaskState::kDone);
+  SetState(t, ref, TaskState::kDone);
   tried_on_.erase(t);
   ++done_;
   ++node_done_[p];
@@ -295,17 +331,17 @@ void JobState::Fail(uint64_t t, const FailedAttempt& failure) {
   }
   if (failure.retryable && attempts_[t] - attempt_base_[t] < MaxAttempts(p)) {
     if (WaitsForMaps(t)) {
-      state_[t] = static_cast<uint8_t>(TaskState::kBlocked);  // ReleaseReduces queues it
+      SetState(t, ref, TaskState::kBlocked);  // ReleaseReduces queues it
     } else if (failure.retry_at_ms > 0) {
       // Ready, but in no queue until its back-off ends: nothing polls it meanwhile.
-      state_[t] = static_cast<uint8_t>(TaskState::kReady);
+      SetState(t, ref, TaskState::kReady);
       backing_off_.emplace(failure.retry_at_ms, t);
     } else {
       ReadyAgain(t);
     }
     return;
   }
-  state_[t] = static_cast<uint8_t>(TaskState::kFailed);
+  SetState(t, ref, TaskState::kFailed);
   ++failed_;
   // A fused chain's failure is the failing node's, and its task of the shard is named.
   size_t shown = p;
@@ -371,7 +407,7 @@ std::vector<uint64_t> JobState::ReopenLostInputs(uint64_t reduce,
     // so input i was written by map task i modulo the node's map tasks (task_specs.cc).
     const uint64_t map = table_.first_task(p) + input % static_cast<uint64_t>(pn.map_tasks);
     if (state_[map] != static_cast<uint8_t>(TaskState::kDone)) continue;  // reopened already
-    state_[map] = static_cast<uint8_t>(TaskState::kReady);
+    SetState(map, TaskState::kReady);
     --done_;
     --node_done_[p];
     --node_maps_done_[p];
@@ -386,10 +422,10 @@ std::vector<uint64_t> JobState::ReopenLostInputs(uint64_t reduce,
 void JobState::ReadyAgain(uint64_t t) {
   const TaskRef ref = table_.Describe(t);
   if (WaitsForMaps(t)) {
-    state_[t] = static_cast<uint8_t>(TaskState::kBlocked);  // ReleaseReduces queues it
+    SetState(t, ref, TaskState::kBlocked);  // ReleaseReduces queues it
     return;
   }
-  state_[t] = static_cast<uint8_t>(TaskState::kReady);
+  SetState(t, ref, TaskState::kReady);
   // To the front: a retried task holds back its whole node, so it goes next.
   (ref.kind == TaskKind::kGang ? ready_gangs_
                                : LooseQueue(ref.plan_node, ref.kind == TaskKind::kReduce))

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -253,6 +254,14 @@ class JobState {
   bool PrefersElsewhere(uint64_t task, const Taker& taker) const;
   // Where a ready loose task of the node waits; `reduce`: its reduce task (never on a GPU).
   std::deque<uint64_t>& LooseQueue(size_t plan_node, bool reduce);
+  // Which count a ready task of the node adds to: the loose CPU or GPU work that status and
+  // the autoscale advice report (as LooseQueue files it), or none for a gang's.
+  enum class ReadyClass : uint8_t { kCpu = 0, kGpu = 1, kGang = 2 };
+  ReadyClass LooseClass(size_t plan_node, bool reduce) const;
+  void CountReady(size_t plan_node, ReadyClass c, int64_t delta);
+  // Every change of a task's state goes through here, so the ready counts stay true.
+  void SetState(uint64_t task, const TaskRef& ref, TaskState s);
+  void SetState(uint64_t task, TaskState s);
   void Release(size_t plan_node);
   // Makes the node's reduce tasks ready once its map tasks are all done.
   void ReleaseReduces(size_t plan_node);
@@ -284,6 +293,9 @@ class JobState {
   std::vector<uint64_t> node_maps_done_;
   std::vector<uint64_t> node_attempts_;
   std::vector<uint64_t> node_running_;
+  std::vector<uint64_t> node_ready_;  // per plan node: tasks in kReady (see SetState)
+  // Loose tasks in kReady, by ReadyClass (kCpu, kGpu): kept, not counted by walking queues.
+  std::array<uint64_t, 2> ready_loose_{0, 0};
   std::vector<std::string> node_error_;
   std::vector<std::vector<uint32_t>> readers_;  // per plan node: plan nodes reading it
   // Per plan node, the node fused after it (runtime/plan/fusion.h); SIZE_MAX: none. The node

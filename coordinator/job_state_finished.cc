@@ -65,6 +65,8 @@ void JobState::Compact(wire::JobStatus summary) {
   FreeAll(fused_nodes_);
   fused_ids_.clear();
   FreeAll(node_running_);
+  FreeAll(node_ready_);
+  ready_loose_ = {0, 0};
   FreeAll(node_error_);
   FreeAll(readers_);
   FreeAll(ready_);
@@ -91,7 +93,7 @@ void JobState::Retry() {
   error_.clear();
   for (uint64_t t = 0; t < table_.size(); ++t) {
     if (state_[t] == static_cast<uint8_t>(TaskState::kDone)) continue;
-    state_[t] = static_cast<uint8_t>(TaskState::kBlocked);
+    SetState(t, TaskState::kBlocked);
     attempt_base_[t] = attempts_[t];
     unreported_losses_[t] = 0;
   }

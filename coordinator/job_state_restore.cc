@@ -31,7 +31,7 @@ std::vector<uint64_t> JobState::AwaitAdoption(const std::vector<uint64_t>& tasks
   if (finished()) return taken;
   for (const uint64_t t : tasks) {
     if (t >= table_.size() || state_[t] != static_cast<uint8_t>(TaskState::kReady)) continue;
-    state_[t] = static_cast<uint8_t>(TaskState::kRunning);
+    SetState(t, TaskState::kRunning);
     ++node_running_[table_.Describe(t).plan_node];
     ++running_;
     taken.push_back(t);

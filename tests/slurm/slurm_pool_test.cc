@@ -295,6 +295,66 @@ TEST_F(SlurmTest, AWorkerArrayJoinsARunningCoordinatorAndAScancelledWorkerLosesN
   EXPECT_TRUE(WaitUntil([&] { return pool.WorkerViews()[second].state == "drained"; }, 60s));
 }
 
+// Two Slurm jobs on one node (a worker array of 1 CPU each) share its address but not their
+// allocations: a 2-rank gang must not run both ranks in one job's single CPU, however many
+// slots its worker offers loose tasks. It waits, saying why.
+TEST_F(SlurmTest, TwoWorkerJobsOnOneNodeNeverRunAGangBeyondOneJobsCpus) {
+  Cluster pool;
+  ASSERT_TRUE(pool.StartCoordinator()) << pool.Logs();
+  const std::string exported = "--export=ALL,COUPLER_COORDINATOR=" + pool.endpoint() +
+                               ",COUPLER_KEYS=" + (pool.keys() / "local-worker").string() +
+                               ",COUPLER_WORKER_ARGS=--slots 2 --heartbeat-ms 300";
+  const CommandResult submitted =
+      Slurm({"sbatch", "--array=1-2", "--cpus-per-task=1", exported, "--output",
+             (scratch_ / "worker-%A_%a.out").string(), kWorkersScript.string()});
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.out << submitted.err << SlurmLogs();
+  const std::string array = SubmittedJob(submitted.out);
+  ASSERT_FALSE(array.empty()) << submitted.out;
+  const std::string first = "slurm-" + array + "_1";
+  const std::string second = "slurm-" + array + "_2";
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        auto w = pool.WorkerViews();
+        return w.count(first) && w[first].state == "alive" && w.count(second) &&
+               w[second].state == "alive";
+      },
+      60s))
+      << testing::PrintToString(pool.Workers()) << pool.Logs() << SlurmLogs();
+  // Each offers 2 slots for loose tasks: 4 on the node, where the gang would once have fit.
+  EXPECT_EQ(pool.WorkerViews()[first].slots, 2u);
+  EXPECT_EQ(pool.WorkerViews()[second].slots, 2u);
+
+  const fs::path spec = scratch_ / "gang.yaml";
+  WriteFile(spec, "name: gang\nworkdir: " + (scratch_ / "work").string() +
+                      "\nnodes:\n  - {id: g, op: mpi_exec, ranks: 2, params: {command: \"true\"}}\n");
+  std::string why;
+  const std::string job = pool.Submit(spec, &why);
+  ASSERT_FALSE(job.empty()) << why;
+  std::optional<JobView> seen;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        seen = pool.Job(job);
+        return seen && seen->node("g").reason.find("shared by several Slurm jobs") !=
+                           std::string::npos;
+      },
+      30s))
+      << (seen ? seen->state + ": " + seen->node("g").reason : "no status") << pool.Logs();
+  EXPECT_EQ(seen->state, "queued");
+  EXPECT_THAT(seen->node("g").reason, testing::HasSubstr("needs 2 ranks"));
+  EXPECT_TRUE(seen->node("g").hosts.empty());
+  EXPECT_EQ(seen->attempts, 0u);
+
+  ASSERT_EQ(pool.Cli({"cancel", job}).exit_code, 0);
+  ASSERT_EQ(Slurm({"scancel", array}).exit_code, 0);
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        auto w = pool.WorkerViews();
+        return w[first].state == "drained" && w[second].state == "drained";
+      },
+      60s))
+      << testing::PrintToString(pool.Workers());
+}
+
 // `coupler status JOB --json` through a pool's client endpoint and keys.
 std::optional<JobView> PoolJob(const fs::path& state, const std::string& clients,
                                const std::string& job, const fs::path& scratch) {

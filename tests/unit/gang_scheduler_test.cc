@@ -37,13 +37,7 @@ wire::RegisterWorker Worker(const std::string& id, uint32_t slots, uint32_t pref
 }
 
 wire::TaskOutcome Outcome(const wire::TaskSpec& s, bool ok) {
-  wire::TaskOutcome o;
-  o.job_id = s.job_id;
-  o.task_id = s.task_id;
-  o.attempt = s.attempt;
-  o.ok = ok;
-  if (!ok) o.error = "boom";
-  return o;
+  return testing::OutcomeOf(s, ok, ok ? "" : "boom");
 }
 
 // One gang of `ranks` (mpi_exec) and `loose` noop tasks, independent of each other.

@@ -40,11 +40,7 @@ std::vector<std::string> NodesOf(const std::vector<wire::TaskSpec>& specs) {
 }
 
 wire::TaskOutcome Ok(const wire::TaskSpec& spec) {
-  wire::TaskOutcome o;
-  o.job_id = spec.job_id;
-  o.task_id = spec.task_id;
-  o.attempt = spec.attempt;
-  o.ok = true;
+  wire::TaskOutcome o = testing::OutcomeOf(spec);
   o.device = "cuda:0";
   return o;
 }

@@ -72,12 +72,7 @@ TEST(JobCompactionTest, AFailedJobWhoseTasksAreStillOutWaitsForThem) {
   s.ReleaseFinished("j-1");
   EXPECT_FALSE(job.compacted()) << "compacted while w1 held its tasks";
   for (const wire::TaskSpec& t : sent) {
-    wire::TaskOutcome o;
-    o.job_id = t.job_id;
-    o.task_id = t.task_id;
-    o.attempt = t.attempt;
-    o.ok = true;
-    EXPECT_EQ(s.OnOutcome("w1", o), OutcomeKind::kDropped);
+    EXPECT_EQ(s.OnOutcome("w1", testing::OutcomeOf(t)), OutcomeKind::kDropped);
   }
   s.ReapSilentWorkers(1);  // the periodic sweep
   EXPECT_TRUE(s.FindJob("j-1")->compacted());

@@ -10,6 +10,7 @@
 
 #include "coordinator/job_intake.h"
 #include "runtime/wire/codec.h"
+#include "tests/unit/scheduler_test_util.h"
 #include "tests/unit/store_test_util.h"
 
 namespace coupler::coordinator {
@@ -212,11 +213,7 @@ TEST_F(JobControlTest, AnEvictedJobIsAnsweredFromTheStore) {
   reg.slots = 4;
   scheduler_.RegisterWorker(reg, 0, "worker");
   for (const wire::TaskSpec& t : scheduler_.Assign("w1")) {
-    wire::TaskOutcome o;
-    o.job_id = t.job_id;
-    o.task_id = t.task_id;
-    o.attempt = t.attempt;
-    o.ok = true;
+    const wire::TaskOutcome o = testing::OutcomeOf(t);
     ledger_.Outcome("w1", o, scheduler_.OnOutcome("w1", o));
   }
   ledger_.PersistPhases();

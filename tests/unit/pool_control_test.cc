@@ -92,13 +92,8 @@ TEST_F(PoolControlTest, AJobsEndIsOneCommitWithTheCounterThatCountsIt) {
   wire::TaskResult result;
   result.worker_id = "w1";
   for (const wire::TaskSpec& t : assigned[0].tasks) {
-    wire::TaskOutcome o;
-    o.job_id = t.job_id;
-    o.task_id = t.task_id;
-    o.attempt = t.attempt;
-    o.ok = true;
-    o.device = "cpu";
-    result.outcomes.push_back(o);
+    result.outcomes.push_back(testing::OutcomeOf(t));
+    result.outcomes.back().device = "cpu";
   }
   Outbox done;
   ASSERT_TRUE(pool_.OnMessage("r1", "k1", result, 2, done));

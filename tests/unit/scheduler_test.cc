@@ -20,14 +20,7 @@ wire::RegisterWorker Worker(const std::string& id, uint32_t slots, uint32_t pref
   return w;
 }
 
-wire::TaskOutcome Ok(const wire::TaskSpec& s) {
-  wire::TaskOutcome o;
-  o.job_id = s.job_id;
-  o.task_id = s.task_id;
-  o.attempt = s.attempt;
-  o.ok = true;
-  return o;
-}
+wire::TaskOutcome Ok(const wire::TaskSpec& s) { return testing::OutcomeOf(s); }
 
 wire::TaskOutcome Failed(const wire::TaskSpec& s, const std::string& error) {
   wire::TaskOutcome o = Ok(s);

@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "coordinator/job_state.h"
 #include "runtime/plan/planner.h"
@@ -19,6 +20,18 @@ inline std::unique_ptr<JobState> MakeJob(const std::string& id, const std::strin
   auto plan = plan::PlanJob(*j.graph);
   EXPECT_TRUE(plan.ok()) << plan.status().ToString();
   return std::make_unique<JobState>(id, std::move(*j.graph), std::move(*plan), DatasetListing{});
+}
+
+// What a worker reports for the attempt `spec` sent it: success, or a failure with `error`.
+inline wire::TaskOutcome OutcomeOf(const wire::TaskSpec& spec, bool ok = true,
+                                   std::string error = "") {
+  wire::TaskOutcome o;
+  o.job_id = spec.job_id;
+  o.task_id = spec.task_id;
+  o.attempt = spec.attempt;
+  o.ok = ok;
+  o.error = std::move(error);
+  return o;
 }
 
 }  // namespace coupler::coordinator::testing

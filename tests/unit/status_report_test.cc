@@ -29,13 +29,7 @@ wire::Heartbeat Beat(const std::vector<wire::TaskSpec>& running, bool draining =
 }
 
 wire::TaskOutcome Outcome(const wire::TaskSpec& s, bool ok) {
-  wire::TaskOutcome o;
-  o.job_id = s.job_id;
-  o.task_id = s.task_id;
-  o.attempt = s.attempt;
-  o.ok = ok;
-  o.error = ok ? "" : "exit 1";
-  return o;
+  return testing::OutcomeOf(s, ok, ok ? "" : "exit 1");
 }
 
 const wire::WorkerStatus& WorkerNamed(const std::vector<wire::WorkerStatus>& all,
