@@ -10,12 +10,14 @@
 //      dealing at its full rate again; every task committed once.
 //
 //   bench_pool_sim WORKERS SLOTS TASKS [THREADS]
-// Prints a Markdown table (docs/scale.md).
+// Prints a Markdown table (docs/scale.md). COUPLER_BENCH_KEEP=1 keeps the run's folder (the
+// coordinator's state and event log, named in its first line) to read afterwards.
 #include <signal.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <thread>
@@ -182,6 +184,6 @@ int main(int argc, char** argv) {
               static_cast<unsigned long>(end.tasks_done), static_cast<unsigned long>(end.tasks_total),
               static_cast<unsigned long>(end.attempts), static_cast<unsigned long>(twice));
   coordinator.reset();
-  fs::remove_all(dir);
+  if (std::getenv("COUPLER_BENCH_KEEP") == nullptr) fs::remove_all(dir);
   return end.state == coupler::job::JobPhase::kSucceeded ? 0 : 1;
 }
