@@ -131,6 +131,11 @@ void PoolControl::OnRegister(const std::string& route, const std::string& user,
                       "sent before the coordinator restarted to worker " + reg.worker_id +
                           ", which registered again without it: the task runs again");
   }
+  // Recorded as withdrawn, so a later restart replays them uncharged too.
+  ledger_.Withdrawn(joined.undelivered,
+                    "sent before the coordinator restarted to worker " + reg.worker_id +
+                        ", which registered again without it and still holding what it did "
+                        "get: it never arrived; the task runs again, not charged");
   Logger("coordinator")->info("worker {} joined from {} with {} slots, {} GPUs{}{}", reg.worker_id,
                               reg.host, reg.slots, reg.gpus.size(),
                               user.empty() ? "" : ", key " + user,

@@ -51,6 +51,11 @@ struct Registration {
   std::vector<wire::TaskAttempt> release;
   // Attempts awaited from this worker that it did not report: they run again now.
   std::vector<LostAttempt> abandoned;
+  // Of those, the ones a worker that is still the same process (it reports holding others)
+  // never received: sent before the restart, still in the dead coordinator's send queue. They
+  // run again under a new number, not charged (JobState::Reissue), where `abandoned` ones are:
+  // a worker that holds nothing may have restarted, the task perhaps what stopped it.
+  std::vector<LostAttempt> undelivered;
 };
 
 class Scheduler {

@@ -145,7 +145,10 @@ Registration Scheduler::RegisterWorker(const wire::RegisterWorker& info, int64_t
     out.adopted.push_back(h);
   }
   // The worker they were sent to is back and did not report them: they are gone (it restarted,
-  // or never got them). They run again now, not after the wait.
+  // or never got them). They run again now, not after the wait. A worker reporting anything it
+  // holds from before is the same process (a new one holds nothing), and that process keeps
+  // every attempt it got until its result is acknowledged: it never got these.
+  const bool same_process = !info.holding.empty();
   for (auto it = awaiting_.begin(); it != awaiting_.end();) {
     const Awaited& awaited = it->second;
     if (awaited.worker_id.empty() || awaited.worker_id != info.worker_id ||
@@ -155,8 +158,14 @@ Registration Scheduler::RegisterWorker(const wire::RegisterWorker& info, int64_t
     }
     JobState& job = *jobs_[it->first.first];
     if (!job.finished() && job.task_state(it->first.second) == TaskState::kRunning) {
-      out.abandoned.push_back({job.id(), it->first.second, awaited.attempt, info.worker_id});
-      job.AbandonAdoption(it->first.second);
+      const LostAttempt gone{job.id(), it->first.second, awaited.attempt, info.worker_id};
+      if (same_process) {
+        out.undelivered.push_back(gone);
+        job.Reissue(it->first.second);
+      } else {
+        out.abandoned.push_back(gone);
+        job.AbandonAdoption(it->first.second);
+      }
     }
     it = awaiting_.erase(it);
   }

@@ -195,12 +195,56 @@ TEST(AdoptionTest, OnlyTheWorkerItWasSentToTakesAnAttemptBackAndItsSilenceEndsTh
   // w1 comes back holding task 0 only: 0 is adopted, 1 (never reported) runs again now.
   const Registration back = s.RegisterWorker(Worker("w1", 4, {Held(0, 0, true)}), 0, "k1");
   ASSERT_EQ(back.adopted.size(), 1u);
-  ASSERT_EQ(back.abandoned.size(), 1u);
-  EXPECT_EQ(back.abandoned[0].task_id, 1u);
+  ASSERT_EQ(back.undelivered.size(), 1u);
+  EXPECT_EQ(back.undelivered[0].task_id, 1u);
+  EXPECT_TRUE(back.abandoned.empty());
   EXPECT_FALSE(s.AwaitsAdoption("j1", 1, 0));
   EXPECT_EQ(s.FindJob("j1")->task_state(1), TaskState::kReady);
   // w2's own key never came: its attempt waits out the deadline.
   EXPECT_TRUE(s.AwaitsAdoption("j1", 2, 0));
+}
+
+// A coordinator killed with assignments still in its send queue: they were recorded as sent,
+// never arrived. Their worker (the same process: it reports what it did get) registers again
+// without them; they run again under a new number and are not charged against `retries`, so
+// a crash never eats a task's retry budget. A worker that comes back holding nothing may be a
+// new process, the task perhaps what stopped the old one: that attempt is charged.
+TEST(AdoptionTest, AnAttemptTheCrashKeptFromItsWorkerIsNotCharged) {
+  auto restored = MakeJob("j1", "name: n\nnodes:\n  - {id: a, op: noop, params: {tasks: 4}, retries: 1}\n");
+  for (uint64_t t = 0; t < 4; ++t) restored->RestoreAttempts(t, 1);
+  Scheduler s(5000);
+  s.AddJob(std::move(restored));
+  ASSERT_TRUE(s.AwaitAdoption("j1",
+                              {{0, 0, "w1", "k1"}, {1, 0, "w1", "k1"}, {2, 0, "w2", "k2"},
+                               {3, 0, "w2", "k2"}},
+                              10'000)
+                  .empty());
+  const Registration same = s.RegisterWorker(Worker("w1", 4, {Held(0, 0, true)}), 0, "k1");
+  ASSERT_EQ(same.undelivered.size(), 1u);
+  EXPECT_EQ(same.undelivered[0].task_id, 1u);
+  const Registration fresh = s.RegisterWorker(Worker("w2", 4), 0, "k2");
+  ASSERT_EQ(fresh.abandoned.size(), 2u);
+  EXPECT_TRUE(fresh.undelivered.empty());
+
+  const JobState& job = *s.FindJob("j1");
+  EXPECT_EQ(job.attempt_base(1), 1u) << "never arrived: not charged";
+  EXPECT_EQ(job.attempt_base(2), 0u) << "its worker holds nothing: maybe it ran, charged";
+  // Task 1's next attempt is a new number, and its one retry is still there: a failure of it
+  // runs it once more.
+  std::vector<wire::TaskSpec> sent = s.Assign("w1");
+  auto of = [&](uint64_t task) {
+    for (const wire::TaskSpec& t : sent) {
+      if (t.task_id == task) return t;
+    }
+    ADD_FAILURE() << "task " << task << " not sent";
+    return wire::TaskSpec{};
+  };
+  EXPECT_EQ(of(1).attempt, 1u);
+  EXPECT_EQ(s.OnOutcome("w1", testing::OutcomeOf(of(1), false, "boom")), OutcomeKind::kRetrying);
+  EXPECT_EQ(job.task_state(1), TaskState::kReady);
+  // Task 2's abandoned attempt was charged: a failure of its next one is its last.
+  EXPECT_EQ(s.OnOutcome("w1", testing::OutcomeOf(of(2), false, "boom")), OutcomeKind::kFailed);
+  EXPECT_EQ(job.phase(), JobPhase::kFailed);
 }
 
 // The same worker on a new connection (its link was cut and ZeroMQ connected again; the
