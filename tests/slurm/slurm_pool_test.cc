@@ -98,6 +98,42 @@ class SlurmTest : public ::testing::Test {
     return RunToEnd(argv, scratch_.path(), timeout, scratch_.path());
   }
 
+  // coupler-workers.sbatch as a 2-task array joining `pool` (`worker_args`: its
+  // COUPLER_WORKER_ARGS; `sbatch_args`: more for sbatch), both workers then alive. The jobs'
+  // environment only carries the worker keys: this process's own clients keep theirs. Returns
+  // the array's job id, "" (with a failure added) when they did not join.
+  std::string StartWorkerPair(Cluster& pool, const std::string& worker_args,
+                              const std::vector<std::string>& sbatch_args = {}) {
+    const std::string exported = "--export=ALL,COUPLER_COORDINATOR=" + pool.endpoint() +
+                                 ",COUPLER_KEYS=" + (pool.keys() / "local-worker").string() +
+                                 ",COUPLER_WORKER_ARGS=" + worker_args;
+    std::vector<std::string> argv = {"sbatch", "--array=1-2"};
+    argv.insert(argv.end(), sbatch_args.begin(), sbatch_args.end());
+    argv.insert(argv.end(), {exported, "--output", (scratch_ / "worker-%A_%a.out").string(),
+                             kWorkersScript.string()});
+    const CommandResult submitted = Slurm(argv);
+    const std::string array = SubmittedJob(submitted.out);
+    if (submitted.exit_code != 0 || array.empty()) {
+      ADD_FAILURE() << submitted.out << submitted.err << SlurmLogs();
+      return "";
+    }
+    const std::string first = "slurm-" + array + "_1";
+    const std::string second = "slurm-" + array + "_2";
+    if (!WaitUntil(
+            [&] {
+              auto w = pool.WorkerViews();
+              return w.count(first) && w[first].state == "alive" && w.count(second) &&
+                     w[second].state == "alive";
+            },
+            60s)) {
+      ADD_FAILURE() << testing::PrintToString(pool.Workers()) << pool.Logs()
+                    << "\n--- workers ---\n" << ReadFile(scratch_ / ("worker-" + array + "_1.out"))
+                    << ReadFile(scratch_ / ("worker-" + array + "_2.out")) << SlurmLogs();
+      return "";
+    }
+    return array;
+  }
+
   std::string SlurmLogs() const {
     return "\n--- slurmctld ---\n" + ReadFile(cluster_dir_ / "log" / "slurmctld.log") +
            "\n--- slurmd ---\n" + ReadFile(cluster_dir_ / "log" / "slurmd.log");
@@ -242,29 +278,11 @@ TEST_F(SlurmTest, AWorkerArrayJoinsARunningCoordinatorAndAScancelledWorkerLosesN
   ASSERT_TRUE(fs::exists(kSourceDir / "data" / "digits.csv")) << "run scripts/fetch-digits.sh";
   Cluster pool;
   ASSERT_TRUE(pool.StartCoordinator()) << pool.Logs();
-  // The jobs' environment only: this process's own clients keep their keys. One task at a
-  // time each, so both hold work and the cancelled one holds a running task.
-  const std::string exported = "--export=ALL,COUPLER_COORDINATOR=" + pool.endpoint() +
-                               ",COUPLER_KEYS=" + (pool.keys() / "local-worker").string() +
-                               ",COUPLER_WORKER_ARGS=--prefetch 1 --heartbeat-ms 300";
-  const CommandResult submitted = Slurm({"sbatch", "--array=1-2", exported, "--output",
-                                         (scratch_ / "worker-%A_%a.out").string(),
-                                         kWorkersScript.string()});
-  ASSERT_EQ(submitted.exit_code, 0) << submitted.out << submitted.err << SlurmLogs();
-  const std::string array = SubmittedJob(submitted.out);
-  ASSERT_FALSE(array.empty()) << submitted.out;
+  // One task at a time each, so both hold work and the cancelled one holds a running task.
+  const std::string array = StartWorkerPair(pool, "--prefetch 1 --heartbeat-ms 300");
+  ASSERT_FALSE(array.empty());
   const std::string first = "slurm-" + array + "_1";
   const std::string second = "slurm-" + array + "_2";
-  ASSERT_TRUE(WaitUntil(
-      [&] {
-        auto w = pool.WorkerViews();
-        return w.count(first) && w[first].state == "alive" && w.count(second) &&
-               w[second].state == "alive";
-      },
-      60s))
-      << testing::PrintToString(pool.Workers()) << pool.Logs() << "\n--- workers ---\n"
-      << ReadFile(scratch_ / ("worker-" + array + "_1.out"))
-      << ReadFile(scratch_ / ("worker-" + array + "_2.out")) << SlurmLogs();
 
   const fs::path spec = NapsSpec(scratch_.path(), 12);
   std::string why;
@@ -301,25 +319,11 @@ TEST_F(SlurmTest, AWorkerArrayJoinsARunningCoordinatorAndAScancelledWorkerLosesN
 TEST_F(SlurmTest, TwoWorkerJobsOnOneNodeNeverRunAGangBeyondOneJobsCpus) {
   Cluster pool;
   ASSERT_TRUE(pool.StartCoordinator()) << pool.Logs();
-  const std::string exported = "--export=ALL,COUPLER_COORDINATOR=" + pool.endpoint() +
-                               ",COUPLER_KEYS=" + (pool.keys() / "local-worker").string() +
-                               ",COUPLER_WORKER_ARGS=--slots 2 --heartbeat-ms 300";
-  const CommandResult submitted =
-      Slurm({"sbatch", "--array=1-2", "--cpus-per-task=1", exported, "--output",
-             (scratch_ / "worker-%A_%a.out").string(), kWorkersScript.string()});
-  ASSERT_EQ(submitted.exit_code, 0) << submitted.out << submitted.err << SlurmLogs();
-  const std::string array = SubmittedJob(submitted.out);
-  ASSERT_FALSE(array.empty()) << submitted.out;
+  const std::string array =
+      StartWorkerPair(pool, "--slots 2 --heartbeat-ms 300", {"--cpus-per-task=1"});
+  ASSERT_FALSE(array.empty());
   const std::string first = "slurm-" + array + "_1";
   const std::string second = "slurm-" + array + "_2";
-  ASSERT_TRUE(WaitUntil(
-      [&] {
-        auto w = pool.WorkerViews();
-        return w.count(first) && w[first].state == "alive" && w.count(second) &&
-               w[second].state == "alive";
-      },
-      60s))
-      << testing::PrintToString(pool.Workers()) << pool.Logs() << SlurmLogs();
   // Each offers 2 slots for loose tasks: 4 on the node, where the gang would once have fit.
   EXPECT_EQ(pool.WorkerViews()[first].slots, 2u);
   EXPECT_EQ(pool.WorkerViews()[second].slots, 2u);
