@@ -49,12 +49,12 @@ struct Registration {
   std::vector<LostAttempt> lost;
   std::vector<wire::HeldAttempt> adopted;
   std::vector<wire::TaskAttempt> release;
-  // Attempts awaited from this worker that it did not report: they run again now.
+  // Attempts awaited from this worker (sent before a restart) that it did not report: they run
+  // again now, under a new number. `abandoned` when it holds nothing from before: it may have
+  // restarted, the task perhaps what stopped it, so the attempt is charged. `undelivered` when
+  // it holds others: the same process, which never got these (the dead coordinator's send
+  // queue kept them), so they are not charged (JobState::Reissue).
   std::vector<LostAttempt> abandoned;
-  // Of those, the ones a worker that is still the same process (it reports holding others)
-  // never received: sent before the restart, still in the dead coordinator's send queue. They
-  // run again under a new number, not charged (JobState::Reissue), where `abandoned` ones are:
-  // a worker that holds nothing may have restarted, the task perhaps what stopped it.
   std::vector<LostAttempt> undelivered;
 };
 
