@@ -894,6 +894,7 @@ class Client:
         self._socket = s
         self._handshake_ok = False
         self._connected = False  # a TCP/IPC connection, whether or not a handshake followed
+        self._cut_short = 0  # handshakes that ended without a reason (see _handshake_refusal)
         self._opened = time.monotonic()
 
     def _close_socket(self) -> None:
@@ -947,7 +948,10 @@ class Client:
                     "the security handshake with the coordinator at %s failed: it is not the "
                     "coordinator whose coordinator.pub this key set holds, or it does not run "
                     "with the same --insecure setting" % self.endpoint)
-            # FAILED_NO_DETAIL: a connection cut mid-handshake; libzmq retries, and so do we.
+            elif event == zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL:
+                # A connection cut mid-handshake; libzmq retries, and so do we. Counted: a
+                # listener that ends every handshake is not a coordinator that is down.
+                self._cut_short += 1
 
     def call(self, message_type: str, fields: Dict[str, Any],
              extra_s: float = 0.0) -> Tuple[str, Dict[str, Any]]:
@@ -972,10 +976,15 @@ class Client:
                 waited = int(min(self.timeout_s, _CONNECT_TIMEOUT_S))
                 # A coordinator that cannot read the handshake (it was made for another
                 # server key) drops it without a word: say so rather than "is it running?".
-                why = ("connected, but no security handshake completed within %d s: is the "
-                       "coordinator.pub of this key set that coordinator's key?" % waited
-                       if self._connected and self._keys is not None else
-                       "no coordinator answered within %d s; is it running?" % waited)
+                if self._cut_short > 0:
+                    why = ("the security handshake was cut short %d time(s) in %d s: it does not "
+                           "run with the same --insecure setting, or it is not the coordinator "
+                           "whose coordinator.pub this key set holds" % (self._cut_short, waited))
+                elif self._connected and self._keys is not None:
+                    why = ("connected, but no security handshake completed within %d s: is the "
+                           "coordinator.pub of this key set that coordinator's key?" % waited)
+                else:
+                    why = "no coordinator answered within %d s; is it running?" % waited
                 self._open()  # the request must not reach a coordinator that comes up later
                 raise CouplerTimeout.of("Unavailable", "%s: %s" % (self.endpoint, why))
             left = deadline - now
