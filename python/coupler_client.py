@@ -980,9 +980,14 @@ class Client:
                     why = ("the security handshake was cut short %d time(s) in %d s: it does not "
                            "run with the same --insecure setting, or it is not the coordinator "
                            "whose coordinator.pub this key set holds" % (self._cut_short, waited))
-                elif self._connected and self._keys is not None:
-                    why = ("connected, but no security handshake completed within %d s: is the "
-                           "coordinator.pub of this key set that coordinator's key?" % waited)
+                elif self._connected:
+                    # Something took the connection and never finished a handshake: a
+                    # coordinator made for another key, or one with keys on while this client
+                    # speaks plaintext, or one too busy to answer yet. Not "is it running?".
+                    why = ("connected, but no security handshake completed within %d s: %s"
+                           % (waited, "is the coordinator.pub of this key set that "
+                              "coordinator's key?" if self._keys is not None else
+                              "does it run with keys on (this client runs insecure)?"))
                 else:
                     why = "no coordinator answered within %d s; is it running?" % waited
                 self._open()  # the request must not reach a coordinator that comes up later
