@@ -147,7 +147,16 @@ void JobState::SetState(uint64_t t, const TaskRef& ref, TaskState s) {
   CountReady(ref.plan_node, c, is_ready ? 1 : -1);
 }
 
-void JobState::SetState(uint64_t t, TaskState s) { SetState(t, table_.Describe(t), s); }
+void JobState::SetState(uint64_t t, TaskState s) {
+  // Describe only when the ready count changes: Retry() sets every unfinished task of a job,
+  // and a binary search over plan nodes per task is 10M searches on the loop for a 10M job.
+  const bool was_ready = state_[t] == static_cast<uint8_t>(TaskState::kReady);
+  if (was_ready == (s == TaskState::kReady)) {
+    state_[t] = static_cast<uint8_t>(s);
+    return;
+  }
+  SetState(t, table_.Describe(t), s);
+}
 
 std::pair<uint64_t, uint64_t> JobState::ReadyLooseByHardware() const {
   if (finished()) return {0, 0};
