@@ -192,17 +192,37 @@ std::vector<std::pair<std::string, std::vector<wire::TaskSpec>>> Scheduler::Assi
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   for (auto& [preference, id] : warm) takers.push_back(std::move(id));
   if (takers.empty()) return out;
-  std::map<std::string, size_t> slot;  // a worker's entry in `out`
+  std::map<std::string, size_t> last;  // a worker's latest message in `out`
+  // Adds up to `limit` tasks for `id`, filling its latest message up to kMaxTasksPerAssignment
+  // before it starts another. How many it got.
+  auto deal = [&](const std::string& id, uint32_t limit) {
+    uint32_t dealt = 0;
+    while (dealt < limit) {
+      auto it = last.find(id);
+      const size_t held = it != last.end() ? out[it->second].second.size() : 0;
+      const bool fits = it != last.end() && held < kMaxTasksPerAssignment;
+      const auto room = static_cast<uint32_t>(fits ? kMaxTasksPerAssignment - held
+                                                   : kMaxTasksPerAssignment);
+      std::vector<wire::TaskSpec> got = Assign(id, std::min(limit - dealt, room));
+      if (got.empty()) break;
+      dealt += static_cast<uint32_t>(got.size());
+      if (fits) {
+        auto& mine = out[it->second].second;
+        mine.insert(mine.end(), std::make_move_iterator(got.begin()),
+                    std::make_move_iterator(got.end()));
+        continue;
+      }
+      last.insert_or_assign(id, out.size());
+      out.emplace_back(id, std::move(got));
+    }
+    return dealt;
+  };
   // Open slots first: a task that can start now must not queue behind another worker's busy
   // slots as its prefetch (then it would only be reclaimed again).
   for (const std::string& id : takers) {
     const WorkerEntry* w = registry_.Find(id);
     const uint32_t open = w != nullptr ? w->free_slots() : 0;
-    if (open == 0) continue;
-    std::vector<wire::TaskSpec> got = Assign(id, open);
-    if (got.empty()) continue;
-    slot.try_emplace(id, out.size());
-    out.emplace_back(id, std::move(got));
+    if (open > 0) deal(id, open);
   }
   size_t ready = 0;
   for (const auto& j : jobs_) ready += !j || j->finished() ? 0 : j->ready_count();
@@ -214,19 +234,7 @@ std::vector<std::pair<std::string, std::vector<wire::TaskSpec>>> Scheduler::Assi
                                                UINT32_MAX));
   for (bool progress = true; progress && !takers.empty();) {
     progress = false;
-    for (const std::string& id : takers) {
-      std::vector<wire::TaskSpec> got = Assign(id, share);
-      if (got.empty()) continue;
-      progress = true;
-      auto [it, fresh] = slot.try_emplace(id, out.size());
-      if (fresh) {
-        out.emplace_back(id, std::move(got));
-        continue;
-      }
-      auto& mine = out[it->second].second;
-      mine.insert(mine.end(), std::make_move_iterator(got.begin()),
-                  std::make_move_iterator(got.end()));
-    }
+    for (const std::string& id : takers) progress |= deal(id, share) > 0;
   }
   return out;
 }

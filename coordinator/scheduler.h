@@ -125,8 +125,15 @@ class Scheduler {
   // Deals the ready tasks out to every worker with credit (in registry order), in rounds of an
   // even share each, rather than one worker's whole credit first: a stage of fewer tasks than
   // the pool's credit then splits evenly instead of queueing on the first worker while the
-  // others idle. The workers that got tasks, with their tasks.
+  // others idle. The workers that got tasks, with their tasks, in messages of at most
+  // kMaxTasksPerAssignment each (a worker may have several).
   std::vector<std::pair<std::string, std::vector<wire::TaskSpec>>> AssignBalanced();
+  // One assignment's tasks: its spec vector (~450 bytes a spec) and its encoded message stay
+  // below the 128 KiB the coordinator's malloc maps on its own (admission_queue.cc). A whole
+  // prefetch (thousands of tasks) in one message mapped and unmapped ~1 MiB of fresh pages per
+  // dispatch: a fifth of the loop's time went to page faults. A worker starts the first
+  // message's tasks while the next ones are encoded, too.
+  static constexpr uint32_t kMaxTasksPerAssignment = 128;
   // Any worker with credit and any job with ready work?
   bool HasDispatchableWork() const;
 

@@ -29,6 +29,8 @@ namespace {
 // 40 for 2 slots), and queued tasks an idle worker could run are taken back (work stealing).
 constexpr double kPipeDepthMs = 20.0;
 constexpr uint32_t kMaxPrefetch = 2048;
+// Outcomes per result message (see SendOutcomes).
+constexpr size_t kMaxOutcomesPerResult = 128;
 // A start is reported at most this long after the last heartbeat.
 constexpr int64_t kStartReportMs = 50;
 // Handshakes cut short in a row, none succeeding, before the silence warning says what that
@@ -222,7 +224,7 @@ Status Worker::SendToCoordinator(std::string message) {
 void Worker::OnRegistered(const wire::Registered& registered) {
   size_t released = pool_->Release(registered.release);
   for (const wire::TaskAttempt& a : registered.release) {
-    released += unacked_.erase({a.job_id, a.task_id, a.attempt});
+    released += unacked_.erase({a.task_id, a.attempt, a.job_id});
   }
   if (released > 0) {
     // Given to others while the coordinator did not know us (it declared us dead), or never
@@ -283,26 +285,35 @@ void Worker::SendOutcomes() {
                     std::make_move_iterator(unsent_.end()));
     unsent_.clear();
   }
-  if (outcomes.empty()) return;
-  wire::TaskResult result;
-  result.worker_id = options_.id;
-  result.outcomes = std::move(outcomes);
-  const uint32_t prefetch = DesiredPrefetch();
-  if (prefetch != sent_prefetch_) {
-    result.prefetch = prefetch;
-    sent_prefetch_ = prefetch;
-    registration_.prefetch = prefetch;  // a re-registration keeps what we learned
-  }
-  if (Status s = SendToCoordinator(wire::Encode(result)); !s.ok()) {
-    // Kept, not lost: a result the coordinator never gets would hold its task for ever.
-    Logger("worker")->warn("sending {} result(s) failed, keeping them to send again: {}",
-                           result.outcomes.size(), s.message());
-    unsent_ = std::move(result.outcomes);
-    return;
-  }
-  for (wire::TaskOutcome& o : result.outcomes) {
-    AttemptKey key{o.job_id, o.task_id, o.attempt};
-    unacked_.insert_or_assign(std::move(key), std::move(o));
+  // In messages of at most kMaxOutcomesPerResult: the coordinator decodes each into a vector
+  // (~256 bytes an outcome) that then stays below the 128 KiB its malloc maps on its own, so
+  // a busy pool's results do not map and unmap fresh pages on the coordinator's loop.
+  for (size_t from = 0; from < outcomes.size(); from += kMaxOutcomesPerResult) {
+    const size_t to = std::min(outcomes.size(), from + kMaxOutcomesPerResult);
+    wire::TaskResult result;
+    result.worker_id = options_.id;
+    result.outcomes.assign(std::make_move_iterator(outcomes.begin() + from),
+                           std::make_move_iterator(outcomes.begin() + to));
+    const uint32_t prefetch = DesiredPrefetch();
+    if (prefetch != sent_prefetch_) {
+      result.prefetch = prefetch;
+      sent_prefetch_ = prefetch;
+      registration_.prefetch = prefetch;  // a re-registration keeps what we learned
+    }
+    if (Status s = SendToCoordinator(wire::Encode(result)); !s.ok()) {
+      // Kept, not lost: a result the coordinator never gets would hold its task for ever.
+      Logger("worker")->warn("sending {} result(s) failed, keeping them to send again: {}",
+                             outcomes.size() - from, s.message());
+      unsent_ = std::move(result.outcomes);
+      unsent_.insert(unsent_.end(), std::make_move_iterator(outcomes.begin() + to),
+                     std::make_move_iterator(outcomes.end()));
+      if (result.prefetch != 0) sent_prefetch_ = 0;  // not told: tell it with the next ones
+      return;
+    }
+    for (wire::TaskOutcome& o : result.outcomes) {
+      AttemptKey key{o.task_id, o.attempt, o.job_id};
+      unacked_.insert_or_assign(std::move(key), std::move(o));
+    }
   }
 }
 
@@ -363,7 +374,7 @@ void Worker::OnMessage(const std::string& payload, bool& drain_requested) {
     daemons_->Stop(*stop);
   } else if (const auto* ack = std::get_if<wire::ResultAck>(&*msg)) {
     for (const wire::TaskAttempt& a : ack->attempts) {
-      unacked_.erase({a.job_id, a.task_id, a.attempt});
+      unacked_.erase({a.task_id, a.attempt, a.job_id});
     }
   } else if (const auto* reclaim = std::get_if<wire::Reclaim>(&*msg)) {
     // Another worker idles while these wait here: what has not started goes back.

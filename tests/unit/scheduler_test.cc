@@ -78,6 +78,24 @@ TEST(SchedulerTest, BalancedDealingFillsEveryCreditWhenWorkIsPlenty) {
   EXPECT_EQ(total, 6u);
 }
 
+TEST(SchedulerTest, ABigCreditIsDealtInMessagesOfAtMostTheAssignmentCap) {
+  Scheduler s(5000);
+  s.AddJob(MakeJob("j1", "name: n\nnodes:\n  - {id: a, op: noop, params: {tasks: 1000}}\n"));
+  s.RegisterWorker(Worker("w1", 2, 298), 0);
+  s.RegisterWorker(Worker("w2", 1, 0), 0);
+  std::map<std::string, size_t> total;
+  size_t messages = 0;
+  for (const auto& [id, tasks] : s.AssignBalanced()) {
+    EXPECT_LE(tasks.size(), Scheduler::kMaxTasksPerAssignment) << id;
+    EXPECT_FALSE(tasks.empty()) << id;
+    total[id] += tasks.size();
+    ++messages;
+  }
+  EXPECT_EQ(total["w1"], 300u);  // its whole credit, still
+  EXPECT_EQ(total["w2"], 1u);
+  EXPECT_EQ(messages, 4u);  // 128 + 128 + 44 for w1, 1 for w2
+}
+
 TEST(SchedulerTest, ReleasesStagesInOrderAndReduceAfterMaps) {
   Scheduler s(5000);
   s.AddJob(MakeJob("j1", kStatsJob));
