@@ -28,7 +28,6 @@ JobState::JobState(std::string id, job::JobGraph graph, plan::Plan plan, Dataset
   node_maps_done_.assign(n, 0);
   node_attempts_.assign(n, 0);
   node_running_.assign(n, 0);
-  node_ready_.assign(n, 0);
   node_error_.resize(n);
   readers_.resize(n);
   fused_next_ = plan::FusedNext(plan_);
@@ -49,9 +48,33 @@ JobState::JobState(std::string id, job::JobGraph graph, plan::Plan plan, Dataset
     deps_left_[p] = static_cast<uint32_t>(deps.size());
     for (uint32_t d : deps) readers_[d].push_back(static_cast<uint32_t>(p));
   }
+  std::vector<ReadyQueues::Route> routes(n);
+  for (size_t p = 0; p < n; ++p) routes[p] = RouteOf(p);
+  queues_ = ReadyQueues(std::move(routes));
   for (size_t p = 0; p < n; ++p) {
     if (deps_left_[p] == 0) Release(p);
   }
+}
+
+ReadyQueues::Route JobState::RouteOf(size_t p) const {
+  using Count = ReadyQueues::Count;
+  using Queue = ReadyQueues::Queue;
+  ReadyQueues::Route r;  // a gang's tasks (TaskKind::kGang) wait in the gang queue whatever it says
+  // A node with `requires` or a GPU share has a queue of its own: a worker's labels and room
+  // are checked once per node, not once per task, and a share that does not fit now holds up
+  // only its own node. Its tasks count as GPU work when the node asks for GPUs or a share.
+  if (!required_labels(p).empty() || gpu_share(p) > 0) {
+    const Count c = gpu_share(p) > 0 || wants_gpus(p) ? Count::kGpu : Count::kCpu;
+    r.map_queue = r.reduce_queue = Queue::kNode;
+    r.map_count = r.reduce_count = c;
+    return r;
+  }
+  // Otherwise the shared queues: whole-GPU nodes' map tasks in the GPU one; reduces never.
+  if (wants_gpus(p)) {
+    r.map_queue = Queue::kGpu;
+    r.map_count = Count::kGpu;
+  }
+  return r;
 }
 
 int JobState::MaxAttempts(size_t plan_node) const {
@@ -65,7 +88,8 @@ void JobState::Release(size_t p) {
   const uint64_t first = table_.first_task(p);
   const uint64_t count = table_.task_count(p);
   const bool gang = plan_.nodes[p].coupling == job::Coupling::kTight;
-  auto& queue = gang ? ready_gangs_ : LooseQueue(p, false);
+  const TaskKind kind = gang ? TaskKind::kGang : TaskKind::kMap;
+  auto& queue = queues_.QueueOf(p, kind);
   // Reduce tasks wait for the node's map tasks, so they are released by ReleaseReduces().
   const uint64_t releasable = count - static_cast<uint64_t>(plan_.nodes[p].reduce_tasks());
   uint64_t released = 0;
@@ -75,14 +99,14 @@ void JobState::Release(size_t p) {
     queue.push_back(t);
     ++released;
   }
-  CountReady(p, gang ? ReadyClass::kGang : LooseClass(p, false), static_cast<int64_t>(released));
+  queues_.Add(p, kind, static_cast<int64_t>(released));
   if (count == 0) NodeFinished(p);
 }
 
 void JobState::ReleaseReduces(size_t p) {
   const uint64_t end = table_.first_task(p) + table_.task_count(p);
   const uint64_t first = end - static_cast<uint64_t>(plan_.nodes[p].reduce_tasks());
-  auto& queue = LooseQueue(p, true);
+  auto& queue = queues_.QueueOf(p, TaskKind::kReduce);
   uint64_t released = 0;
   for (uint64_t t = first; t < end; ++t) {
     if (state_[t] != static_cast<uint8_t>(TaskState::kBlocked)) continue;  // restored as done
@@ -90,18 +114,7 @@ void JobState::ReleaseReduces(size_t p) {
     queue.push_back(t);
     ++released;
   }
-  CountReady(p, LooseClass(p, true), static_cast<int64_t>(released));
-}
-
-std::deque<uint64_t>& JobState::LooseQueue(size_t p, bool reduce) {
-  if (!required_labels(p).empty() || gpu_share(p) > 0) return ready_by_node_[p];
-  return !reduce && wants_gpus(p) ? ready_gpu_ : ready_;
-}
-
-size_t JobState::ready_count() const {
-  size_t n = ready_.size() + ready_gpu_.size();
-  for (const auto& [p, queue] : ready_by_node_) n += queue.size();
-  return n;
+  queues_.Add(p, TaskKind::kReduce, static_cast<int64_t>(released));
 }
 
 bool JobState::Admits(size_t p, const Taker& taker) const {
@@ -116,24 +129,11 @@ bool JobState::Admits(size_t p, const Taker& taker) const {
 
 bool JobState::HasReadyFor(const Taker& taker) const {
   if (finished()) return false;
-  if (!ready_.empty() || (taker.has_gpus && !ready_gpu_.empty())) return true;
-  for (const auto& [p, queue] : ready_by_node_) {
+  if (!queues_.cpu().empty() || (taker.has_gpus && !queues_.gpu().empty())) return true;
+  for (const auto& [p, queue] : queues_.by_node()) {
     if (!queue.empty() && Admits(p, taker)) return true;
   }
   return false;
-}
-
-JobState::ReadyClass JobState::LooseClass(size_t p, bool reduce) const {
-  // As LooseQueue files them: a node's own queue counts as GPU work when the node asks for
-  // GPUs or a share of one; the shared queues by which of them the task is in.
-  if (gpu_share(p) > 0) return ReadyClass::kGpu;
-  if (!required_labels(p).empty()) return wants_gpus(p) ? ReadyClass::kGpu : ReadyClass::kCpu;
-  return !reduce && wants_gpus(p) ? ReadyClass::kGpu : ReadyClass::kCpu;
-}
-
-void JobState::CountReady(size_t p, ReadyClass c, int64_t delta) {
-  node_ready_[p] += static_cast<uint64_t>(delta);  // wraps back on the way down
-  if (c != ReadyClass::kGang) ready_loose_[static_cast<size_t>(c)] += static_cast<uint64_t>(delta);
 }
 
 void JobState::SetState(uint64_t t, const TaskRef& ref, TaskState s) {
@@ -141,10 +141,7 @@ void JobState::SetState(uint64_t t, const TaskRef& ref, TaskState s) {
   const bool is_ready = s == TaskState::kReady;
   state_[t] = static_cast<uint8_t>(s);
   if (was_ready == is_ready) return;
-  const ReadyClass c = ref.kind == TaskKind::kGang
-                           ? ReadyClass::kGang
-                           : LooseClass(ref.plan_node, ref.kind == TaskKind::kReduce);
-  CountReady(ref.plan_node, c, is_ready ? 1 : -1);
+  queues_.Add(ref.plan_node, ref.kind, is_ready ? 1 : -1);
 }
 
 void JobState::SetState(uint64_t t, TaskState s) {
@@ -163,7 +160,7 @@ std::pair<uint64_t, uint64_t> JobState::ReadyLooseByHardware() const {
   // Kept counts, not a walk of the queues: every status reply carries these, and a walk of a
   // 10M-task job's queues took milliseconds of the loop each time. Retries backing off are
   // ready but queued nowhere yet; they are few.
-  std::pair<uint64_t, uint64_t> n{ready_loose_[0], ready_loose_[1]};
+  std::pair<uint64_t, uint64_t> n = queues_.loose();
   std::vector<uint64_t> waiting;
   for (const auto& [at, t] : backing_off_) {
     if (state_[t] == static_cast<uint8_t>(TaskState::kReady)) waiting.push_back(t);
@@ -172,23 +169,21 @@ std::pair<uint64_t, uint64_t> JobState::ReadyLooseByHardware() const {
   waiting.erase(std::unique(waiting.begin(), waiting.end()), waiting.end());
   for (const uint64_t t : waiting) {
     const TaskRef ref = table_.Describe(t);
-    if (ref.kind == TaskKind::kGang) continue;
-    const ReadyClass c = LooseClass(ref.plan_node, ref.kind == TaskKind::kReduce);
-    (c == ReadyClass::kGpu ? n.second : n.first) -= 1;
+    const ReadyQueues::Count c = queues_.CountOf(ref.plan_node, ref.kind);
+    if (c == ReadyQueues::Count::kGang) continue;
+    (c == ReadyQueues::Count::kGpu ? n.second : n.first) -= 1;
   }
   return n;
 }
 
-bool JobState::node_has_ready(size_t p) const { return node_ready_[p] > 0; }
-
 std::optional<uint64_t> JobState::TakeReady(const Taker& taker) {
   if (finished()) return std::nullopt;
   // Constrained nodes first: few workers can take them, and this one can.
-  for (auto& [p, queue] : ready_by_node_) {
+  for (auto& [p, queue] : queues_.by_node()) {
     if (queue.empty() || !Admits(p, taker)) continue;
     if (std::optional<uint64_t> t = TakeFrom(queue, taker)) return t;
   }
-  for (auto* queue : {taker.has_gpus ? &ready_gpu_ : nullptr, &ready_}) {
+  for (auto* queue : {taker.has_gpus ? &queues_.gpu() : nullptr, &queues_.cpu()}) {
     if (queue == nullptr) continue;
     if (std::optional<uint64_t> t = TakeFrom(*queue, taker)) return t;
   }
@@ -247,7 +242,7 @@ void JobState::MarkRunning(uint64_t t) {
 std::vector<uint64_t> JobState::ReadyGangs() const {
   std::vector<uint64_t> out;
   if (finished()) return out;
-  for (const uint64_t t : ready_gangs_) {
+  for (const uint64_t t : queues_.gangs()) {
     if (state_[t] == static_cast<uint8_t>(TaskState::kReady) &&
         std::find(out.begin(), out.end(), t) == out.end()) {
       out.push_back(t);
@@ -258,7 +253,7 @@ std::vector<uint64_t> JobState::ReadyGangs() const {
 
 void JobState::StartGang(uint64_t t) {
   COUPLER_CHECK(state_[t] == static_cast<uint8_t>(TaskState::kReady)) << "gang task " << t;
-  std::erase(ready_gangs_, t);
+  std::erase(queues_.gangs(), t);
   MarkRunning(t);
 }
 
@@ -436,9 +431,7 @@ void JobState::ReadyAgain(uint64_t t) {
   }
   SetState(t, ref, TaskState::kReady);
   // To the front: a retried task holds back its whole node, so it goes next.
-  (ref.kind == TaskKind::kGang ? ready_gangs_
-                               : LooseQueue(ref.plan_node, ref.kind == TaskKind::kReduce))
-      .push_front(t);
+  queues_.QueueOf(ref.plan_node, ref.kind).push_front(t);
 }
 
 const std::string& JobState::node_key(size_t p) const {

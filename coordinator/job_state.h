@@ -1,13 +1,13 @@
 // JobState: one submitted job as the scheduler sees it — its plan unrolled into tasks, each
-// task's state and attempts, the per-node countdowns that release the next stage, and the
-// queue of tasks ready to run. Pure logic; the wire form of its tasks is TaskSpecs' (task_specs.h),
+// task's state and attempts, and the per-node countdowns that release the next stage; where
+// its ready tasks wait, and how many, is ReadyQueues' (ready_queues.h), told by SetState. Pure
+// logic; the wire form of its tasks is TaskSpecs' (task_specs.h),
 // and what people are told beside the states is JobFacts' (job_facts.h). Its code: dispatch and
 // outcomes in job_state.cc; tasks handed back and restarts in job_state_restore.cc; cancel,
 // compaction and `coupler retry` in job_state_finished.cc.
 #pragma once
 
 #include <algorithm>
-#include <array>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -19,6 +19,7 @@
 
 #include "coordinator/job_facts.h"
 #include "coordinator/placement/placement.h"
+#include "coordinator/ready_queues.h"
 #include "coordinator/task_specs.h"
 #include "coordinator/task_table.h"
 #include "runtime/job/job_graph.h"
@@ -92,7 +93,8 @@ class JobState {
     for (const size_t p : fused_nodes_) n += node_attempts_[fused_head_[p]];
     return n;
   }
-  size_t ready_count() const;
+  // Entries in its loose queues (stale ones included).
+  size_t ready_count() const { return queues_.queued(); }
   uint64_t failed() const { return failed_; }
 
   // Pops the next ready task `taker` may run and marks it running (its attempt counter +1).
@@ -121,7 +123,7 @@ class JobState {
   // Ready loose tasks, split by whether their node asks for GPUs: {cpu, gpu}.
   std::pair<uint64_t, uint64_t> ReadyLooseByHardware() const;
   // Does the plan node have tasks ready (not running) now?
-  bool node_has_ready(size_t plan_node) const;
+  bool node_has_ready(size_t plan_node) const { return queues_.node_has_ready(plan_node); }
   // May the taker run the node's tasks (labels, GPUs, share room)?
   bool Admits(size_t plan_node, const Taker& taker) const;
 
@@ -252,13 +254,8 @@ class JobState {
   // that failed on this worker and can run on another are passed over and keep their places.
   std::optional<uint64_t> TakeFrom(std::deque<uint64_t>& queue, const Taker& taker);
   bool PrefersElsewhere(uint64_t task, const Taker& taker) const;
-  // Where a ready loose task of the node waits; `reduce`: its reduce task (never on a GPU).
-  std::deque<uint64_t>& LooseQueue(size_t plan_node, bool reduce);
-  // Which count a ready task of the node adds to: the loose CPU or GPU work that status and
-  // the autoscale advice report (as LooseQueue files it), or none for a gang's.
-  enum class ReadyClass : uint8_t { kCpu = 0, kGpu = 1, kGang = 2 };
-  ReadyClass LooseClass(size_t plan_node, bool reduce) const;
-  void CountReady(size_t plan_node, ReadyClass c, int64_t delta);
+  // Where the node's ready tasks wait and what they count as (fixed at admission).
+  ReadyQueues::Route RouteOf(size_t plan_node) const;
   // Every change of a task's state goes through here, so the ready counts stay true.
   void SetState(uint64_t task, const TaskRef& ref, TaskState s);
   void SetState(uint64_t task, TaskState s);
@@ -293,9 +290,6 @@ class JobState {
   std::vector<uint64_t> node_maps_done_;
   std::vector<uint64_t> node_attempts_;
   std::vector<uint64_t> node_running_;
-  std::vector<uint64_t> node_ready_;  // per plan node: tasks in kReady (see SetState)
-  // Loose tasks in kReady, by ReadyClass (kCpu, kGpu): kept, not counted by walking queues.
-  std::array<uint64_t, 2> ready_loose_{0, 0};
   std::vector<std::string> node_error_;
   std::vector<std::vector<uint32_t>> readers_;  // per plan node: plan nodes reading it
   // Per plan node, the node fused after it (runtime/plan/fusion.h); SIZE_MAX: none. The node
@@ -304,13 +298,7 @@ class JobState {
   std::vector<size_t> fused_head_;
   std::vector<size_t> fused_nodes_;
   std::map<size_t, std::vector<std::string>> fused_ids_;  // by chain start: see fused_after_ids
-  std::deque<uint64_t> ready_;      // may hold stale ids (tasks completed meanwhile): skipped
-  std::deque<uint64_t> ready_gpu_;  // tasks of nodes asking for whole GPUs
-  // Loose tasks of nodes with `requires` or a GPU share, by plan node: a worker's labels and
-  // room are checked once per node, not once per task, and a share that does not fit now
-  // holds up only its own node. May hold stale ids too.
-  std::map<size_t, std::deque<uint64_t>> ready_by_node_;
-  std::deque<uint64_t> ready_gangs_;  // gang tasks; may hold stale ids too
+  ReadyQueues queues_;  // the ready tasks, and how many (kept by SetState)
   JobPhase phase_ = JobPhase::kQueued;
   std::string error_;
   uint64_t done_ = 0;

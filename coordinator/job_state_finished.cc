@@ -13,10 +13,7 @@ void JobState::Cancel() {
   if (finished()) return;
   phase_ = JobPhase::kCancelled;
   error_ = "cancelled";
-  ready_.clear();
-  ready_gpu_.clear();
-  ready_by_node_.clear();
-  ready_gangs_.clear();
+  queues_.ClearQueues();
   backing_off_.clear();
   ForgetRunning();
 }
@@ -65,14 +62,9 @@ void JobState::Compact(wire::JobStatus summary) {
   FreeAll(fused_nodes_);
   fused_ids_.clear();
   FreeAll(node_running_);
-  FreeAll(node_ready_);
-  ready_loose_ = {0, 0};
   FreeAll(node_error_);
   FreeAll(readers_);
-  FreeAll(ready_);
-  FreeAll(ready_gpu_);
-  FreeAll(ready_by_node_);
-  FreeAll(ready_gangs_);
+  queues_.Free();
   FreeAll(facts_.gang_hosts);
   FreeAll(backing_off_);
   FreeAll(tried_on_);
@@ -82,10 +74,7 @@ void JobState::Retry() {
   COUPLER_CHECK(phase_ != JobPhase::kSucceeded) << "job " << id_;
   COUPLER_CHECK(!compacted()) << "job " << id_ << " was compacted: rebuild it from the store";
   compact_wanted_ = false;
-  ready_.clear();
-  ready_gpu_.clear();
-  ready_by_node_.clear();
-  ready_gangs_.clear();
+  queues_.ClearQueues();
   backing_off_.clear();  // a retry starts every unfinished task afresh, on any worker
   tried_on_.clear();
   ForgetRunning();

@@ -40,10 +40,7 @@ std::vector<uint64_t> JobState::AwaitAdoption(const std::vector<uint64_t>& tasks
   if (phase_ == JobPhase::kQueued) phase_ = JobPhase::kRunning;
   // Out of the queues at once (one pass each), so ready counts stay true.
   auto not_ready = [this](uint64_t t) { return state_[t] != static_cast<uint8_t>(TaskState::kReady); };
-  std::erase_if(ready_, not_ready);
-  std::erase_if(ready_gpu_, not_ready);
-  for (auto& [p, queue] : ready_by_node_) std::erase_if(queue, not_ready);
-  std::erase_if(ready_gangs_, not_ready);
+  queues_.EraseIf(not_ready);
   return taken;
 }
 
