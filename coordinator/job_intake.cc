@@ -315,7 +315,7 @@ std::unique_ptr<JobState> JobFromPlan(const std::string& job_id, AdmittedPlan ad
   auto job = std::make_unique<JobState>(job_id, std::move(admitted.graph),
                                         std::move(admitted.plan), std::move(admitted.datasets));
   job->set_workdir_token(std::move(admitted.workdir_marker));
-  job->set_node_keys(std::move(admitted.node_keys));
+  job->facts().node_keys = std::move(admitted.node_keys);
   for (const auto& [p, from] : admitted.reused) job->MarkReused(p, from);
   return job;
 }

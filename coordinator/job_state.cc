@@ -22,7 +22,7 @@ JobState::JobState(std::string id, job::JobGraph graph, plan::Plan plan, Dataset
   attempts_.assign(table_.size(), 0);
   unreported_losses_.assign(table_.size(), 0);
   attempt_base_.assign(table_.size(), 0);
-  reused_from_.resize(n);
+  facts_.reused_runs.resize(n);
   deps_left_.resize(n);
   node_done_.assign(n, 0);
   node_maps_done_.assign(n, 0);
@@ -434,13 +434,8 @@ void JobState::ReadyAgain(uint64_t t) {
   queues_.QueueOf(ref.plan_node, ref.kind).push_front(t);
 }
 
-const std::string& JobState::node_key(size_t p) const {
-  static const std::string kNone;
-  return p < node_keys_.size() ? node_keys_[p] : kNone;
-}
-
 void JobState::MarkReused(size_t p, std::string from) {
-  reused_from_[p] = std::move(from);
+  facts_.reused_runs[p] = std::move(from);
   const uint64_t first = table_.first_task(p);
   for (uint64_t t = first; t < first + table_.task_count(p); ++t) {
     if (state_[t] != static_cast<uint8_t>(TaskState::kDone)) RestoreDone(t, 0);

@@ -202,15 +202,12 @@ class JobState {
     attempt_base_[task] = static_cast<uint8_t>(std::min<uint32_t>(base, 255));
   }
 
-  // Reuse (reuse_index.h): each plan node's key, and the nodes whose outputs came from an
-  // earlier run (`from`: its run directory) — their tasks are done without running.
-  void set_node_keys(std::vector<std::string> keys) { node_keys_ = std::move(keys); }
-  const std::string& node_key(size_t plan_node) const;
+  // Reuse (reuse_index.h): the node's outputs came from an earlier run (`from`: its run
+  // directory, kept in facts()): its tasks are done without running.
   void MarkReused(size_t plan_node, std::string from);
-  bool node_reused(size_t plan_node) const { return !reused_from_[plan_node].empty(); }
-  const std::string& reused_from(size_t plan_node) const { return reused_from_[plan_node]; }
 
-  // What status and people are told of the job (job_facts.h): times, owner, devices, gang hosts.
+  // What status and people are told of the job (job_facts.h): times, owner, devices, gang
+  // hosts, reuse.
   JobFacts& facts() { return facts_; }
   const JobFacts& facts() const { return facts_; }
   // The token of the marker written into the workdir at admission (workdir_marker.h); every
@@ -283,8 +280,6 @@ class JobState {
   std::vector<uint8_t> attempts_;      // attempts started per task (capped at 255)
   std::vector<uint8_t> unreported_losses_;  // see ChargeUnreportedLoss
   std::vector<uint8_t> attempt_base_;       // see Retry
-  std::vector<std::string> node_keys_;      // per plan node; empty when not computed
-  std::vector<std::string> reused_from_;    // per plan node: the run dir its outputs came from
   std::vector<uint32_t> deps_left_;    // per plan node: input nodes not finished yet
   std::vector<uint64_t> node_done_;
   std::vector<uint64_t> node_maps_done_;

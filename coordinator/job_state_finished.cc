@@ -51,8 +51,8 @@ void JobState::Compact(wire::JobStatus summary) {
   FreeAll(attempts_);
   FreeAll(unreported_losses_);
   FreeAll(attempt_base_);
-  FreeAll(node_keys_);
-  FreeAll(reused_from_);
+  FreeAll(facts_.node_keys);
+  FreeAll(facts_.reused_runs);
   FreeAll(deps_left_);
   FreeAll(node_done_);
   FreeAll(node_maps_done_);

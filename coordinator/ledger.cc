@@ -460,9 +460,9 @@ void Ledger::ObserveQueueWait(const JobState& job, uint64_t task, int64_t now_ms
 }
 
 void Ledger::RecordReusable(const JobState& job, uint32_t plan_node) {
-  const std::string& key = job.node_key(plan_node);
+  const std::string& key = job.facts().node_key(plan_node);
   // A node whose shards stayed in memory (a fused chain's) has no outputs to offer.
-  if (!record_reuse_ || key.empty() || job.node_reused(plan_node) ||
+  if (!record_reuse_ || key.empty() || job.facts().node_reused(plan_node) ||
       job.plan().nodes[plan_node].output_in_memory || job.graph().workdir_root.empty()) {
     return;
   }

@@ -114,8 +114,8 @@ wire::JobStatus ReportJob(const JobState& job, const WorkerRegistry& registry,
     const size_t runs_in = job.fused_head(p);
     n.tasks_prefetched = prefetched[runs_in];
     n.tasks_running = job.node_running(runs_in) - std::min(job.node_running(runs_in), prefetched[runs_in]);
-    n.reused = job.node_reused(p);
-    n.reused_from = job.reused_from(p);
+    n.reused = job.facts().node_reused(p);
+    n.reused_from = job.facts().reused_from(p);
     if (!n.error.empty()) {
       n.state = NodePhase::kFailed;
     } else if (n.tasks_done == n.tasks_total) {

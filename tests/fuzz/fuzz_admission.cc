@@ -96,7 +96,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // Recorded as a node that succeeded, so later inputs exercise reuse and linking too.
     const auto& job = *admitted->job;
     for (uint32_t p = 0; p < job.plan().nodes.size(); ++p) {
-      (void)w.reuse->Record(job.graph().workdir_root, job.node_key(p), workdir, id,
+      (void)w.reuse->Record(job.graph().workdir_root, job.facts().node_key(p), workdir, id,
                             job.plan().nodes[p].id);
     }
   }

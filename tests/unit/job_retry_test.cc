@@ -83,9 +83,9 @@ TEST(JobRetryTest, ReusedNodesAreDoneWithoutAttemptsAndReleaseTheirReaders) {
   auto job = MakeJob("j-3", kChain);
   job->MarkReused(0, "/w/runs/j-0");
   job->MarkReused(1, "/w/runs/j-0");
-  EXPECT_TRUE(job->node_reused(1));
-  EXPECT_FALSE(job->node_reused(2));
-  EXPECT_EQ(job->reused_from(0), "/w/runs/j-0");
+  EXPECT_TRUE(job->facts().node_reused(1));
+  EXPECT_FALSE(job->facts().node_reused(2));
+  EXPECT_EQ(job->facts().reused_from(0), "/w/runs/j-0");
   Taker any;
   std::optional<uint64_t> next = job->TakeReady(any);
   ASSERT_TRUE(next.has_value());
